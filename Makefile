@@ -1,0 +1,45 @@
+# Everyday commands. `make run` and `make test` set up everything they need and are safe
+# to run twice: the venv is rebuilt only when a requirements file changes.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PORT   ?= 8501
+
+.PHONY: install run test lint format bench demo-data browser clean
+
+$(STAMP): requirements.txt requirements-data.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-data.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
+
+# Debian's Chromium for the real-browser test (Playwright cannot download one here).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+test: install browser
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+lint: install
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: install
+	$(PY) -m ruff format .
+
+bench: install
+	$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	$(PY) bench/bench_select.py
+
+demo-data: install
+	$(PY) scripts/build_demo_data.py
+
+clean:
+	rm -rf $(VENV) artifacts

@@ -1,0 +1,149 @@
+"""Validation at the boundary of the public functions.
+
+Each helper takes what a caller passed, checks it once and returns the array the core
+trusts from then on. Messages name the argument, the chunk index and the numbers.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+
+# A vector whose norm is this close to 1 is taken as already normalised (no copy).
+_UNIT_TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-9}
+
+
+def _float_array(value: Any, name: str) -> np.ndarray:
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name}: cannot be read as an array of numbers ({exc})") from None
+    if array.dtype == np.float32 or array.dtype == np.float64:
+        return array
+    if array.dtype.kind in "iub":
+        return array.astype(np.float64)
+    if array.dtype.kind == "f":  # float16, longdouble
+        return array.astype(np.float64)
+    raise InputError(f"{name}: expected numbers, got values of type {array.dtype}")
+
+
+def _describe_bad_row(row: np.ndarray) -> str:
+    if np.isnan(row).any():
+        return f"has a NaN at position {int(np.flatnonzero(np.isnan(row))[0])}"
+    if np.isinf(row).any():
+        return f"has an infinite value at position {int(np.flatnonzero(np.isinf(row))[0])}"
+    return "overflows when squared (values too large to normalise)"
+
+
+def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
+    """Return ``value`` as an (N, d) float array of unit rows, normalising only if needed.
+
+    float32 input stays float32 (embedding models emit float32 and it halves memory
+    traffic); anything else becomes float64. Zero, NaN and infinite rows raise an error
+    that names the row index.
+    """
+    array = _float_array(value, name)
+    if array.ndim != 2:
+        raise InputError(f"{name}: expected a 2-D array (chunks x dimensions), got shape {array.shape}")
+    n, d = array.shape
+    if n == 0:
+        raise InputError(f"{name}: the pool is empty (0 chunks)")
+    if d == 0:
+        raise InputError(f"{name}: embeddings have 0 dimensions")
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", array, array))
+    bad = ~np.isfinite(norms)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{name}: chunk {i} {_describe_bad_row(array[i])}")
+    zero = norms == 0
+    if zero.any():
+        i = int(np.flatnonzero(zero)[0])
+        raise InputError(f"{name}: chunk {i} is an all-zero vector (it has no direction)")
+    if np.all(np.abs(norms - 1.0) <= _UNIT_TOLERANCE[array.dtype]):
+        return array
+    return array / norms[:, None].astype(array.dtype)
+
+
+def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarray:
+    """Return the query as a unit vector of length ``dim`` (float64)."""
+    array = _float_array(value, name).astype(np.float64)
+    if array.ndim != 1:
+        raise InputError(f"{name}: expected a 1-D vector, got shape {array.shape}")
+    if array.shape[0] != dim:
+        raise InputError(
+            f"{name}: has {array.shape[0]} values, the chunk embeddings have {dim} dimensions"
+        )
+    norm = float(np.sqrt(array @ array)) if np.isfinite(array).all() else float("nan")
+    if not np.isfinite(norm):
+        raise InputError(f"{name}: {_describe_bad_row(array)}")
+    if norm == 0:
+        raise InputError(f"{name}: is an all-zero vector (it has no direction)")
+    return array / norm
+
+
+def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
+    """Return token counts as an int64 array of length ``n``; each count an integer >= 0."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name}: cannot be read as an array of integers ({exc})") from None
+    if array.ndim != 1:
+        raise InputError(f"{name}: expected a 1-D array, got shape {array.shape}")
+    if array.shape[0] != n:
+        raise InputError(f"{name}: has {array.shape[0]} entries, the pool has {n} chunks")
+    if array.dtype.kind == "f":
+        bad = ~np.isfinite(array) | (array != np.round(array))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{name}: chunk {i} has {array[i]!r} tokens, not a whole number")
+    elif array.dtype.kind not in "iu":
+        raise InputError(f"{name}: expected integers, got values of type {array.dtype}")
+    array = array.astype(np.int64)
+    negative = array < 0
+    if negative.any():
+        i = int(np.flatnonzero(negative)[0])
+        raise InputError(f"{name}: chunk {i} has {int(array[i])} tokens; counts must be >= 0")
+    return array
+
+
+def budget(value: Any) -> int:
+    """Return the token budget as an int >= 0."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
+    if not isinstance(value, Integral) and (not np.isfinite(value) or value != int(value)):
+        raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
+    if value < 0:
+        raise InputError(f"budget: must be >= 0 tokens, got {int(value)}")
+    return int(value)
+
+
+def real(value: Any, name: str, *, minimum: float | None = None) -> float:
+    """Return ``value`` as a finite float, optionally with a lower bound."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+        raise InputError(f"{name}: expected a finite number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InputError(f"{name}: must be >= {minimum}, got {value}")
+    return float(value)
+
+
+def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of ``options``; otherwise name them all."""
+    if value not in options:
+        raise InputError(f"{name}: expected one of {', '.join(map(repr, options))}, got {value!r}")
+    return value
+
+
+def indices(value: Any, n: int, name: str = "indices") -> np.ndarray:
+    """Return distinct pool positions in [0, n) as an int64 array."""
+    array = np.asarray(value if len(value) else [], dtype=np.int64).reshape(-1)
+    out = (array < 0) | (array >= n)
+    if out.any():
+        raise InputError(f"{name}: position {int(array[out][0])} is outside the pool of {n} chunks")
+    if len(np.unique(array)) != len(array):
+        raise InputError(f"{name}: a chunk appears more than once")
+    return array

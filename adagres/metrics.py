@@ -1,0 +1,180 @@
+"""Metrics of a selection (SPEC.md, "Metrics of a selection").
+
+Works on any :class:`~adagres.selection.Selection`, whichever strategy made it.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import _validate as v
+from .errors import InputError
+from .selection import Selection
+
+__all__ = [
+    "NEAR_DUPLICATE",
+    "Metrics",
+    "answer_found",
+    "evaluate",
+    "iou",
+    "near_duplicate_pairs",
+    "normalize_answer",
+]
+
+#: Cosine at or above which two chunks count as near-duplicates.
+NEAR_DUPLICATE = 0.9
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The numbers that describe one selection. Gold-based fields are None without gold."""
+
+    strategy: str
+    size: int
+    tokens_used: int
+    budget: int
+    budget_use: float
+    objective: float
+    relevance_sum: float
+    relevance_mean: float
+    redundancy_mean: float
+    redundancy_max: float
+    near_duplicates: int
+    iou: float | None
+    recall: float | None
+    precision: float | None
+    answer_found: bool | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The metrics as a plain dict (for tables and JSON)."""
+        return asdict(self)
+
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def normalize_answer(text: str) -> str:
+    """Lower case, strip punctuation and the articles a/an/the, collapse white space.
+
+    >>> normalize_answer("The  Maximum: 1,200 mg!")
+    'maximum 1200 mg'
+    """
+    text = text.lower().translate(_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def answer_found(answers: Iterable[str], text: str) -> bool:
+    """Whether any answer string occurs in ``text`` after :func:`normalize_answer`.
+
+    The match is on whole words: "12" does not match inside "120".
+
+    >>> answer_found(["1,200 mg"], "Never take more than 1200 mg a day.")
+    True
+    """
+    haystack = f" {normalize_answer(text)} "
+    for answer in answers:
+        needle = normalize_answer(answer)
+        if needle and f" {needle} " in haystack:
+            return True
+    return False
+
+
+def iou(selected: Iterable[Any], gold: Iterable[Any]) -> float:
+    """|S ∩ G| / |S ∪ G| (the paper's metric); 1.0 when both are empty.
+
+    >>> iou([1, 2, 3], [2, 3, 4])
+    0.5
+    """
+    s, g = set(selected), set(gold)
+    union = s | g
+    return len(s & g) / len(union) if union else 1.0
+
+
+def near_duplicate_pairs(
+    unit_chunks: np.ndarray, indices: Sequence[int], threshold: float = NEAR_DUPLICATE
+) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, cosine) of the given pool positions with cosine >= ``threshold``, i < j."""
+    idx = np.asarray(indices, dtype=np.int64)
+    if idx.size < 2:
+        return []
+    sub = unit_chunks[idx]
+    gram = (sub @ sub.T).astype(np.float64)
+    a, b = np.triu_indices(idx.size, k=1)
+    hits = gram[a, b] >= threshold
+    pairs = [(int(idx[i]), int(idx[j]), float(gram[i, j])) for i, j in zip(a[hits], b[hits])]
+    return sorted((min(i, j), max(i, j), s) for i, j, s in pairs)
+
+
+def evaluate(
+    selection: Selection,
+    chunk_embeddings: Any,
+    *,
+    gold: Iterable[int] | None = None,
+    answers: Sequence[str] | None = None,
+    texts: Sequence[str] | None = None,
+    near_duplicate: float = NEAR_DUPLICATE,
+) -> Metrics:
+    """Compute every metric of ``selection`` on the pool it was made from.
+
+    ``gold`` are pool positions of the gold chunks (IoU, recall, precision); ``answers`` with
+    ``texts`` give whether any answer occurs in the selected text. Redundancy is the mean and
+    max cosine over pairs inside the selection (0 with fewer than two chunks).
+
+    >>> import numpy as np
+    >>> from adagres import select
+    >>> q = np.array([1.0, 0.0]); C = np.array([[0.9, 0.1], [0.9, 0.11], [0.6, 0.8]])
+    >>> s = select(q, C, [50, 50, 50], 100, lam=1.0)
+    >>> m = evaluate(s, C, gold=[0, 2])
+    >>> m.size, m.iou, m.near_duplicates
+    (2, 1.0, 0)
+    """
+    chunks = v.unit_rows(chunk_embeddings)
+    if chunks.shape[0] != selection.n_chunks:
+        raise InputError(
+            f"chunk_embeddings: has {chunks.shape[0]} chunks, the selection was made from "
+            f"{selection.n_chunks}"
+        )
+    picks = list(selection.indices)
+    rel = selection.relevance[picks] if picks else np.zeros(0)
+    if len(picks) >= 2:
+        sub = chunks[picks]
+        gram = (sub @ sub.T).astype(np.float64)
+        pair_values = gram[np.triu_indices(len(picks), k=1)]
+        red_mean, red_max = float(pair_values.mean()), float(pair_values.max())
+    else:
+        red_mean = red_max = 0.0
+    overlap = recall = precision = None
+    if gold is not None:
+        gold_set = {int(g) for g in gold}
+        overlap = iou(picks, gold_set)
+        hit = len(gold_set & set(picks))
+        recall = hit / len(gold_set) if gold_set else None
+        precision = hit / len(picks) if picks else None
+    found = None
+    if answers:
+        if texts is None:
+            raise InputError("answers: checking answers needs the chunk texts (texts=...)")
+        found = answer_found(answers, "\n".join(texts[i] for i in picks))
+    return Metrics(
+        strategy=selection.strategy,
+        size=len(picks),
+        tokens_used=selection.tokens_used,
+        budget=selection.budget,
+        budget_use=selection.budget_use,
+        objective=selection.objective,
+        relevance_sum=float(rel.sum()),
+        relevance_mean=float(rel.mean()) if picks else 0.0,
+        redundancy_mean=red_mean,
+        redundancy_max=red_max,
+        near_duplicates=len(near_duplicate_pairs(chunks, picks, near_duplicate)),
+        iou=overlap,
+        recall=recall,
+        precision=precision,
+        answer_found=found,
+    )
