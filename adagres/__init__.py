@@ -6,7 +6,7 @@ needs only numpy; plotting and the app live elsewhere.
 
 >>> import numpy as np, adagres
 >>> q = np.array([1.0, 0.0])
->>> C = np.array([[0.9, 0.1], [0.9, 0.11], [0.6, 0.8]])
+>>> C = np.array([[0.94, 0.34], [0.91, 0.42], [0.87, -0.5]])
 >>> adagres.select(q, C, [50, 50, 50], 100, lam=1.0).indices
 (0, 2)
 """

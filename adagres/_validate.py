@@ -48,7 +48,9 @@ def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
     """
     array = _float_array(value, name)
     if array.ndim != 2:
-        raise InputError(f"{name}: expected a 2-D array (chunks x dimensions), got shape {array.shape}")
+        raise InputError(
+            f"{name}: expected a 2-D array (chunks x dimensions), got shape {array.shape}"
+        )
     n, d = array.shape
     if n == 0:
         raise InputError(f"{name}: the pool is empty (0 chunks)")
@@ -100,7 +102,9 @@ def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
         bad = ~np.isfinite(array) | (array != np.round(array))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{name}: chunk {i} has {array[i]!r} tokens, not a whole number")
+            raise InputError(
+                f"{name}: chunk {i} has {float(array[i]):g} tokens, not a whole number"
+            )
     elif array.dtype.kind not in "iu":
         raise InputError(f"{name}: expected integers, got values of type {array.dtype}")
     array = array.astype(np.int64)

@@ -8,7 +8,8 @@ reported; by default it is the adaptive λ, so F is comparable with AdaGReS's.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -287,8 +288,8 @@ def reference_code(
         raise InputError(f"texts: got {got}, the pool has {pool.chunks.shape[0]} chunks")
     mean_chars = float(np.mean([len(t) for t in texts]))
     k = max(1, int(pool.budget // mean_chars)) if mean_chars > 0 else 1
-    lam_value = reference_lam(pool.relevance, pool.chunks, k, alpha) if lam is None else v.real(
-        lam, "lam"
+    lam_value = (
+        reference_lam(pool.relevance, pool.chunks, k, alpha) if lam is None else v.real(lam, "lam")
     )
     rule = _Rule(score="gain", budget="stop" if enforce_budget else "ignore",
                  stop_nonpositive=False, max_picks=k)  # fmt: skip
@@ -334,4 +335,3 @@ def run(
         return function(*args, **options)
     except TypeError as exc:
         raise InputError(f"{strategy}: {exc}") from None
-

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -107,7 +108,9 @@ def near_duplicate_pairs(
     gram = (sub @ sub.T).astype(np.float64)
     a, b = np.triu_indices(idx.size, k=1)
     hits = gram[a, b] >= threshold
-    pairs = [(int(idx[i]), int(idx[j]), float(gram[i, j])) for i, j in zip(a[hits], b[hits])]
+    pairs = [
+        (int(idx[i]), int(idx[j]), float(gram[i, j])) for i, j in zip(a[hits], b[hits], strict=True)
+    ]
     return sorted((min(i, j), max(i, j), s) for i, j, s in pairs)
 
 
@@ -128,7 +131,7 @@ def evaluate(
 
     >>> import numpy as np
     >>> from adagres import select
-    >>> q = np.array([1.0, 0.0]); C = np.array([[0.9, 0.1], [0.9, 0.11], [0.6, 0.8]])
+    >>> q = np.array([1.0, 0.0]); C = np.array([[0.94, 0.34], [0.91, 0.42], [0.87, -0.5]])
     >>> s = select(q, C, [50, 50, 50], 100, lam=1.0)
     >>> m = evaluate(s, C, gold=[0, 2])
     >>> m.size, m.iou, m.near_duplicates

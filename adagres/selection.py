@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from functools import cached_property
 from typing import Any, Literal
 
@@ -37,7 +37,7 @@ Policy = Literal["skip", "stop", "ratio", "fill"]
 POLICIES: tuple[str, ...] = ("skip", "stop", "ratio", "fill")
 
 
-class StopReason(str, Enum):
+class StopReason(StrEnum):
     """Why a selection ended."""
 
     BUDGET_EXHAUSTED = "budget_exhausted"
@@ -46,11 +46,8 @@ class StopReason(str, Enum):
     K_REACHED = "k_reached"  # baselines with a fixed number of picks
     OPTIMAL = "optimal"  # the exact solver's set
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class VerdictKind(str, Enum):
+class VerdictKind(StrEnum):
     """The fate of one chunk of the pool (SPEC.md, "Why was this chunk dropped?")."""
 
     SELECTED = "selected"
@@ -58,9 +55,6 @@ class VerdictKind(str, Enum):
     OUTSCORED = "outscored"
     NON_POSITIVE_GAIN = "non_positive_gain"
     NOT_IN_OPTIMUM = "not_in_optimum"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -373,10 +367,7 @@ def _greedy(
 
     while True:
         left = pool.budget - used
-        if rule.budget == "ignore":
-            eligible = in_play
-        else:
-            eligible = in_play & (tokens <= left)
+        eligible = in_play if rule.budget == "ignore" else in_play & (tokens <= left)
         gain = relevance_term - lam * redundancy
         if rule.score == "gain":
             score = gain
@@ -524,7 +515,13 @@ def _finish(
 
 
 def _resolve_lam(
-    lam: Any, pool: _Pool, *, alpha: float, formula: str, scale: float, offset: float,
+    lam: Any,
+    pool: _Pool,
+    *,
+    alpha: float,
+    formula: str,
+    scale: float,
+    offset: float,
     lam_max: float | None,
 ) -> tuple[float, Calibration]:
     calibration = _calibrate(
@@ -582,7 +579,7 @@ def select(
 
     >>> import numpy as np
     >>> q = np.array([1.0, 0.0])
-    >>> C = np.array([[0.9, 0.1], [0.9, 0.11], [0.6, 0.8]])  # chunks 0 and 1 are near-twins
+    >>> C = np.array([[0.94, 0.34], [0.91, 0.42], [0.87, -0.5]])  # 0 and 1 are near-twins
     >>> s = select(q, C, [50, 50, 50], 100, lam=1.0)
     >>> s.indices, s.stop_reason.value, s.tokens_used
     ((0, 2), 'budget_exhausted', 100)
@@ -656,7 +653,9 @@ def _replay(
         gain = relevance_term - lam * redundancy
         eligible = in_play & (pool.tokens <= pool.budget - used)
         last = chunk is None
-        record = _candidates(lam * redundancy, gain, gain, eligible, in_play) if trace or last else None
+        record = (
+            _candidates(lam * redundancy, gain, gain, eligible, in_play) if trace or last else None
+        )
         if last:
             masked = np.where(in_play, gain, -np.inf)
             nxt = int(np.argmax(masked)) if in_play.any() else None
@@ -755,7 +754,9 @@ def _history(steps: tuple[Step, ...], i: int) -> tuple[GainAtStep, ...]:
     return tuple(rows)
 
 
-def _sources(selection: Selection, i: int, n_picks: int, top: int = 3) -> tuple[tuple[int, float], ...]:
+def _sources(
+    selection: Selection, i: int, n_picks: int, top: int = 3
+) -> tuple[tuple[int, float], ...]:
     """The picks made before the verdict's step that are most similar to chunk i."""
     if selection.pick_similarity is None or n_picks == 0:
         return ()

@@ -1,0 +1,197 @@
+"""Command line: ``python -m adagres select POOL_FILE --budget 800 [...]``.
+
+Prints the picks, tokens, stop reason, λ derivation and metrics, or with ``--json`` one JSON
+object. Bad input exits with status 2 and one line that names the problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from .errors import AdagresError, InputError
+
+__all__ = ["main"]
+
+STRATEGIES = ("adagres", "topk_same_k", "topk_budget", "mmr", "exact", "reference_code")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage block
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _lam(text: str) -> float | str:
+    if text == "adaptive":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'adaptive' or a number, got {text!r}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="adagres", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sel = commands.add_parser("select", help="select chunks from a pool file")
+    sel.add_argument("pool_file", help="pool file (.json, .jsonl, .csv, .parquet, ...)")
+    sel.add_argument("--budget", type=int, required=True, help="token budget")
+    sel.add_argument("--lam", type=_lam, default="adaptive", help="'adaptive' or a number >= 0")
+    sel.add_argument("--strategy", choices=STRATEGIES, default="adagres")
+    sel.add_argument("--policy", choices=("skip", "stop", "ratio", "fill"), default="skip")
+    sel.add_argument("--formula", choices=("paper", "derived"), default="paper")
+    sel.add_argument("--alpha", type=float, default=1.0)
+    sel.add_argument("--index", type=int, default=None, help="pool index in a multi-pool file")
+    sel.add_argument("--query", default=None, help="query text (choose a pool, or supply one)")
+    sel.add_argument(
+        "--tokenizer",
+        default="cl100k",
+        help="tokenizer for chunks without token counts: cl100k, o200k, minilm or words",
+    )
+    sel.add_argument("--json", action="store_true", help="print one JSON object")
+    val = commands.add_parser("validate", help="load a pool file and report what it holds")
+    val.add_argument("pool_file")
+    val.add_argument("--index", type=int, default=None)
+    val.add_argument("--query", default=None)
+    return parser
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from .io import load_pool
+
+    return load_pool(args.pool_file, index=args.index, query=args.query)
+
+
+def _ready(pool: Any, tokenizer: str) -> Any:
+    """Fill in what the selector needs: embeddings (model) and token counts (tokenizer)."""
+    if pool.embeddings is None or pool.query_embedding is None:
+        from .embed import ensure_embeddings
+
+        print("embedding chunks with the local model...", file=sys.stderr)
+        pool = ensure_embeddings(pool)
+    if pool.token_counts is None:
+        from .tokens import ensure_token_counts
+
+        pool = ensure_token_counts(pool, tokenizer)
+    return pool
+
+
+def _select(args: argparse.Namespace) -> dict[str, Any]:
+    from . import baselines
+    from .metrics import evaluate
+
+    pool = _ready(_load(args), args.tokenizer)
+    options: dict[str, Any] = {"lam": args.lam, "alpha": args.alpha}
+    if args.strategy == "adagres":
+        options.update(policy=args.policy, formula=args.formula)
+    elif args.strategy != "reference_code":
+        options["formula"] = args.formula
+    selection = baselines.run(
+        args.strategy, pool.query_embedding, pool.embeddings, pool.token_counts, args.budget,
+        texts=pool.texts, **options,
+    )  # fmt: skip
+    gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
+    metrics = evaluate(
+        selection, pool.embeddings, gold=gold or None, answers=list(pool.answers) or None,
+        texts=pool.texts,
+    )  # fmt: skip
+    out = selection.to_dict(pool.ids)
+    out["metrics"] = metrics.as_dict()
+    out["pool"] = {
+        "file": str(args.pool_file),
+        "query": pool.query,
+        "chunks": len(pool),
+        "tokenizer": pool.tokenizer,
+        "embedding_model": pool.embedding_model,
+    }
+    return out
+
+
+def _print_selection(out: dict[str, Any]) -> None:
+    pool, cal = out["pool"], out["calibration"]
+    print(f"pool    {pool['file']}: {pool['chunks']} chunks, tokens from {pool['tokenizer']}")
+    print(f"query   {pool['query']}")
+    print(f"strategy {out['strategy']}" + (f" (policy {out['policy']})" if out["policy"] else ""))
+    print()
+    print(f"{'step':>4}  {'chunk':<24} {'tokens':>6} {'gain':>9} {'relevance':>9} {'redund.':>9}")
+    for step in out["steps"]:
+        if not step["accepted"]:
+            continue
+        print(
+            f"{step['number']:>4}  {str(step['winner'])[:24]:<24} {step['winner_tokens']:>6} "
+            f"{step['gain']:>+9.4f} {step['relevance_term']:>9.4f} {step['redundancy_term']:>9.4f}"
+        )
+    print()
+    print(f"tokens  {out['tokens_used']} of {out['budget']} ({out['budget_use']:.0%})")
+    print(f"stop    {out['stop_reason']}")
+    print(f"F       {out['objective']:.4f} at λ = {out['lam']:.4f}")
+    if cal is not None:
+        print(
+            f"λ       L̄ = {cal['mean_tokens']:.1f} tokens, k̄ = {cal['expected_k']:.2f}, "
+            f"r̄ = {cal['mean_relevance']:.4f}, ρ̄ = {cal['mean_similarity']:.4f}, "
+            f"formula {cal['formula']}: "
+            + (
+                f"λ* = {cal['lam_star']:.4f}"
+                if cal["fallback"] is None
+                else f"fallback ({cal['fallback']})"
+            )
+        )  # fmt: skip
+    m = out["metrics"]
+    line = (
+        f"metrics relevance mean {m['relevance_mean']:.4f}, redundancy mean "
+        f"{m['redundancy_mean']:.4f} (max {m['redundancy_max']:.4f}), "
+        f"near-duplicate pairs {m['near_duplicates']}"
+    )
+    if m["iou"] is not None:
+        line += f", IoU {m['iou']:.3f}, recall {m['recall']:.3f}"
+    if m["answer_found"] is not None:
+        line += f", answer found: {'yes' if m['answer_found'] else 'no'}"
+    print(line)
+    if out["note"]:
+        print(f"note    {out['note']}")
+
+
+def _validate(args: argparse.Namespace) -> None:
+    pool = _load(args)
+    dim = None if pool.embeddings is None else pool.embeddings.shape[1]
+    tokens = "missing" if pool.token_counts is None else f"from {pool.tokenizer}"
+    gold = sum(1 for c in pool.chunks if c.gold)
+    print(
+        f"{args.pool_file}: {len(pool)} chunks, query {pool.query!r}, embeddings "
+        f"{'missing' if dim is None else f'{dim}-d'}, token counts {tokens}, {gold} gold, "
+        f"{len(pool.answers)} answers"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 2 bad input)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "validate":
+            _validate(args)
+            return 0
+        if args.budget < 0:
+            raise InputError(f"--budget: must be >= 0 tokens, got {args.budget}")
+        out = _select(args)
+    except AdagresError as exc:
+        print(f"adagres: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"adagres: error: {args.pool_file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, default=_json_default))
+    else:
+        _print_selection(out)
+    return 0
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

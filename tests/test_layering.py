@@ -1,0 +1,27 @@
+"""The core stays numpy-only: importing it loads no UI, plotting or model library."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HEAVY = ["streamlit", "plotly", "torch", "sentence_transformers", "pandas", "umap", "scipy"]
+
+
+def test_import_adagres_loads_no_heavy_library():
+    code = (
+        "import sys, adagres, adagres.cli\n"
+        f"loaded = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print(','.join(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_public_api_names():
+    import adagres
+
+    for name in ("select", "calibrate", "objective", "Selection", "baselines", "metrics"):
+        assert name in adagres.__all__ and hasattr(adagres, name)
+    for name in ("topk_same_k", "topk_budget", "mmr", "exact", "reference_code"):
+        assert callable(getattr(adagres.baselines, name))
