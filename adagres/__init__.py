@@ -11,10 +11,14 @@ needs only numpy; plotting and the app live elsewhere.
 (0, 2)
 """
 
-from . import baselines, metrics
+from . import baselines, corpus, datasets, embed, io, metrics, tokens
 from .calibration import FALLBACK_LAM, Calibration, calibrate, mean_pairwise_similarity
+from .corpus import chunk_documents, pool_from_documents
+from .embed import embed_texts, ensure_embeddings
 from .errors import AdagresError, InputError, PoolError, SolverError
 from .guarantee import Guarantee, guarantee
+from .io import dump_retrieval, load_pool, load_pools, pool_from_retrieval, save_pool, save_pools
+from .pool import Chunk, Pool
 from .selection import (
     POLICIES,
     Candidates,
@@ -27,16 +31,20 @@ from .selection import (
     objective,
     select,
 )
+from .tokens import TOKENIZERS, count_tokens, ensure_token_counts
 
 __all__ = [
     "FALLBACK_LAM",
     "POLICIES",
+    "TOKENIZERS",
     "AdagresError",
     "Calibration",
     "Candidates",
+    "Chunk",
     "GainAtStep",
     "Guarantee",
     "InputError",
+    "Pool",
     "PoolError",
     "Selection",
     "SolverError",
@@ -46,11 +54,28 @@ __all__ = [
     "VerdictKind",
     "baselines",
     "calibrate",
+    "chunk_documents",
+    "corpus",
+    "count_tokens",
+    "datasets",
+    "dump_retrieval",
+    "embed",
+    "embed_texts",
+    "ensure_embeddings",
+    "ensure_token_counts",
     "guarantee",
+    "io",
+    "load_pool",
+    "load_pools",
     "mean_pairwise_similarity",
     "metrics",
     "objective",
+    "pool_from_documents",
+    "pool_from_retrieval",
+    "save_pool",
+    "save_pools",
     "select",
+    "tokens",
 ]
 
 __version__ = "0.1.0"

@@ -1,0 +1,217 @@
+"""Corpus mode: chunk a few documents the way RAG pipelines do, embed, retrieve a pool.
+
+Chunks are windows of ``size`` tokens that start every ``size - overlap`` tokens, cut at
+character boundaries of the original text. Each chunk remembers its document and its
+character and token offsets in ``chunk.metadata``, so a user can see what overlapping
+chunking does to redundancy.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from adagres.errors import InputError, PoolError
+from adagres.pool import Chunk, Pool
+from adagres.tokens import DEFAULT_TOKENIZER, count_tokens, token_spans
+
+__all__ = ["chunk_documents", "pool_from_documents", "read_documents"]
+
+_TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".rst")
+_TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".json", ".jsonl")
+
+Documents = Mapping[str, str] | Sequence[Any] | str | os.PathLike[str]
+
+
+def read_documents(documents: Documents) -> dict[str, str]:
+    """Return ``{doc_id: text}`` from a mapping, a list of texts or files, a folder or a table.
+
+    Text and markdown files are read as UTF-8 (id: the file name); a CSV/parquet/JSON(L)
+    table gives one document per row (``text`` column, ``id`` or ``title`` for the id); a
+    plain string that is not a path is one document (id ``doc0``).
+
+    >>> read_documents(["first text", "second text"])
+    {'doc0': 'first text', 'doc1': 'second text'}
+    """
+    if isinstance(documents, Mapping):
+        return {str(key): value for key, value in documents.items()}
+    if isinstance(documents, (str, os.PathLike)):
+        path = Path(documents)
+        if isinstance(documents, os.PathLike) or _is_path(str(documents)):
+            if path.is_dir():
+                files = sorted(p for p in path.iterdir() if p.suffix.lower() in _TEXT_SUFFIXES)
+                return _read_files(files)
+            if path.suffix.lower() in _TABLE_SUFFIXES:
+                return _read_table(path)
+            return _read_files([path])
+        documents = [documents]
+    out: dict[str, str] = {}
+    for position, item in enumerate(documents):
+        if isinstance(item, os.PathLike) or (isinstance(item, str) and _is_path(item)):
+            out.update(_read_files([Path(item)]))
+        elif isinstance(item, str):
+            out[f"doc{position}"] = item
+        else:
+            raise InputError(
+                f"documents[{position}] is a {type(item).__name__}, expected a text or a file path"
+            )
+    return out
+
+
+def _is_path(text: str) -> bool:
+    return (
+        "\n" not in text
+        and len(text) < 4096
+        and Path(text).suffix.lower() in (_TEXT_SUFFIXES + _TABLE_SUFFIXES)
+        and Path(text).exists()
+    )
+
+
+def _read_files(paths: Iterable[Path]) -> dict[str, str]:
+    out = {}
+    for path in paths:
+        try:
+            out[path.name] = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as error:
+            raise PoolError(f"{path.name}: bytes are not UTF-8 (offset {error.start})") from None
+        except OSError as error:
+            raise PoolError(f"{path.name}: cannot read the file ({error.strerror})") from None
+    return out
+
+
+def _read_table(path: Path) -> dict[str, str]:
+    from adagres.io import load_pools
+
+    out = {}
+    for pool in load_pools(path, query="(documents)"):
+        for chunk in pool.chunks:
+            out[chunk.title or chunk.id] = chunk.text
+    return out
+
+
+def chunk_documents(
+    documents: Documents,
+    *,
+    size: int = 200,
+    overlap: int = 40,
+    tokenizer: str = DEFAULT_TOKENIZER,
+) -> list[Chunk]:
+    """Split documents into windows of ``size`` tokens overlapping by ``overlap`` tokens.
+
+    Chunk ids are ``"<doc id>#<k>"``; ``metadata`` holds ``doc_id``, ``start``/``end``
+    (character offsets into the document) and ``token_start``/``token_end``; ``tokens``
+    is the chunk text's own count under ``tokenizer``.
+
+    >>> chunks = chunk_documents({"d": "one two three four five"}, size=3, overlap=1,
+    ...                          tokenizer="words")
+    >>> [(c.id, c.text) for c in chunks]
+    [('d#0', 'one two three'), ('d#1', 'three four five')]
+    """
+    if not isinstance(size, int) or size < 1:
+        raise InputError(f"chunk size must be a positive number of tokens, got {size!r}")
+    if not isinstance(overlap, int) or not 0 <= overlap < size:
+        raise InputError(
+            f"overlap must be at least 0 and below the chunk size {size}, got {overlap!r}"
+        )
+    chunks: list[Chunk] = []
+    for doc_id, text in read_documents(documents).items():
+        chunks.extend(_chunk_one(doc_id, text, size, overlap, tokenizer))
+    if not chunks:
+        raise PoolError("the documents hold no text to chunk")
+    counts = count_tokens([chunk.text for chunk in chunks], tokenizer)
+    return [_with_tokens(chunk, int(count)) for chunk, count in zip(chunks, counts, strict=True)]
+
+
+def _with_tokens(chunk: Chunk, count: int) -> Chunk:
+    return Chunk(chunk.id, chunk.text, tokens=count, title=chunk.title, metadata=chunk.metadata)
+
+
+def _chunk_one(doc_id: str, text: str, size: int, overlap: int, tokenizer: str) -> list[Chunk]:
+    spans = token_spans(text, tokenizer)
+    out: list[Chunk] = []
+    step = size - overlap
+    for first in range(0, max(len(spans) - overlap, 1), step):
+        last = min(first + size, len(spans))
+        if last <= first:
+            break
+        start, end = spans[first][0], spans[last - 1][1]
+        piece = text[start:end]
+        if piece.strip():
+            metadata = {
+                "doc_id": doc_id,
+                "start": start,
+                "end": end,
+                "token_start": first,
+                "token_end": last,
+            }
+            out.append(Chunk(f"{doc_id}#{len(out)}", piece, title=doc_id, metadata=metadata))
+        if last == len(spans):
+            break
+    return out
+
+
+def pool_from_documents(
+    documents: Documents,
+    query: str,
+    *,
+    size: int = 200,
+    overlap: int = 40,
+    top_n: int = 20,
+    tokenizer: str = DEFAULT_TOKENIZER,
+    model: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: Any = None,
+) -> Pool:
+    """Chunk ``documents``, embed chunks and query with one model, and return the top-N pool.
+
+    The pool is in descending cosine order (ties: document order), each chunk's ``score``
+    is its cosine with the query, and ``pool.extra["corpus"]`` records the chunking.
+
+    >>> pool = pool_from_documents(["Paris is in France. Lyon too."], "French cities",
+    ...                            size=4, overlap=1, top_n=2)  # doctest: +SKIP
+    """
+    from adagres.embed import embed_texts, resolve_model
+
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("the query must be a non-empty text")
+    if not isinstance(top_n, int) or top_n < 1:
+        raise InputError(f"top_n must be a positive integer, got {top_n!r}")
+    chunks = chunk_documents(documents, size=size, overlap=overlap, tokenizer=tokenizer)
+    name = resolve_model(model)
+    vectors = embed_texts(
+        [*(c.text for c in chunks), query], model=name, cache_dir=cache_dir, progress=progress
+    )
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosine = unit[:-1] @ unit[-1]
+    order = np.argsort(-cosine, kind="stable")[:top_n]
+    picked = tuple(
+        Chunk(
+            chunks[i].id,
+            chunks[i].text,
+            tokens=chunks[i].tokens,
+            title=chunks[i].title,
+            score=round(float(cosine[i]), 6),
+            metadata=chunks[i].metadata,
+        )
+        for i in order
+    )
+    corpus = {
+        "size": size,
+        "overlap": overlap,
+        "tokenizer": tokenizer,
+        "documents": len({c.metadata["doc_id"] for c in chunks}),
+        "chunks": len(chunks),
+    }
+    return Pool(
+        query,
+        picked,
+        raw_embeddings=vectors[order],
+        raw_query_embedding=vectors[-1],
+        embedding_model=name,
+        tokenizer=tokenizer,
+        extra={"corpus": corpus},
+    )

