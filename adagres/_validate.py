@@ -6,6 +6,7 @@ trusts from then on. Messages name the argument, the chunk index and the numbers
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 from typing import Any
 
@@ -46,6 +47,14 @@ def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
     traffic); anything else becomes float64. Zero, NaN and infinite rows raise an error
     that names the row index.
     """
+    return unit_rows_and_squares(value, name)[0]
+
+
+def unit_rows_and_squares(value: Any, name: str = "chunk_embeddings") -> tuple[np.ndarray, float]:
+    """:func:`unit_rows`, plus Σ‖c_i‖² of the returned rows (N up to rounding).
+
+    The sum lets ρ̄ be computed exactly without another pass over the matrix.
+    """
     array = _float_array(value, name)
     if array.ndim != 2:
         raise InputError(
@@ -57,7 +66,9 @@ def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
     if d == 0:
         raise InputError(f"{name}: embeddings have 0 dimensions")
     with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", array, array))
+        norms = np.sqrt(np.vecdot(array, array))
+    if (np.abs(norms - 1.0) <= _UNIT_TOLERANCE[array.dtype]).all():  # already unit: no copy
+        return array, float(np.square(norms, dtype=np.float64).sum())
     bad = ~np.isfinite(norms)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -66,9 +77,7 @@ def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
     if zero.any():
         i = int(np.flatnonzero(zero)[0])
         raise InputError(f"{name}: chunk {i} is an all-zero vector (it has no direction)")
-    if np.all(np.abs(norms - 1.0) <= _UNIT_TOLERANCE[array.dtype]):
-        return array
-    return array / norms[:, None].astype(array.dtype)
+    return array / norms[:, None].astype(array.dtype), float(n)
 
 
 def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarray:
@@ -128,7 +137,7 @@ def budget(value: Any) -> int:
 
 def real(value: Any, name: str, *, minimum: float | None = None) -> float:
     """Return ``value`` as a finite float, optionally with a lower bound."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
         raise InputError(f"{name}: expected a finite number, got {value!r}")
     if minimum is not None and value < minimum:
         raise InputError(f"{name}: must be >= {minimum}, got {value}")

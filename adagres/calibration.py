@@ -67,17 +67,19 @@ class Calibration:
         )
 
 
-def mean_pairwise_similarity(unit_embeddings: np.ndarray) -> float:
+def mean_pairwise_similarity(unit_embeddings: np.ndarray, squares: float | None = None) -> float:
     """Mean cosine over ordered pairs i != j, exactly, in O(N·d) time.
 
-    Uses ‖Σc‖² = Σ‖c_i‖² + Σ_{i≠j} c_i·c_j, so no N×N matrix is formed. Returns nan for
-    N < 2. Sums are taken in float64 whatever the input dtype.
+    Uses ‖Σc‖² = Σ‖c_i‖² + Σ_{i≠j} c_i·c_j, so no N×N matrix is formed. ``squares`` is
+    Σ‖c_i‖² if the caller already has it. Returns nan for N < 2.
     """
     n = unit_embeddings.shape[0]
     if n < 2:
         return float("nan")
-    total = unit_embeddings.sum(axis=0, dtype=np.float64)
-    squares = float(np.einsum("ij,ij->", unit_embeddings, unit_embeddings, dtype=np.float64))
+    # The column sum as one BLAS product (a float64 reduction over the matrix is ~5x slower).
+    total = (np.ones(n, dtype=unit_embeddings.dtype) @ unit_embeddings).astype(np.float64)
+    if squares is None:
+        squares = float(np.einsum("ij,ij->", unit_embeddings, unit_embeddings, dtype=np.float64))
     return (float(total @ total) - squares) / (n * (n - 1))
 
 
@@ -92,13 +94,14 @@ def _calibrate(
     scale: float,
     offset: float,
     lam_max: float | None,
+    squares: float | None = None,
 ) -> Calibration:
     """Calibrate on validated arrays (the core's entry point; no checks here)."""
     n = int(relevance.shape[0])
-    mean_tokens = float(tokens.mean())
+    mean_tokens = float(tokens.sum()) / n
     expected_k = budget / mean_tokens if mean_tokens > 0 else float("inf")
-    mean_relevance = float(relevance.mean())
-    rho = mean_pairwise_similarity(unit_embeddings)
+    mean_relevance = float(relevance.sum()) / n
+    rho = mean_pairwise_similarity(unit_embeddings, squares)
     fallback = None
     if n < 2:
         fallback = "pool_too_small"
@@ -165,7 +168,7 @@ def calibrate(
     >>> round(c.lam, 4)  # 0.8 / (((5 - 1) / 2) * (0.6 + 0.8 + 0.96) / 3)
     0.5085
     """
-    chunks = v.unit_rows(chunk_embeddings)
+    chunks, squares = v.unit_rows_and_squares(chunk_embeddings)
     query = v.unit_vector(query_embedding, chunks.shape[1])
     tokens = v.token_counts(token_counts, chunks.shape[0])
     relevance = chunks @ query.astype(chunks.dtype)
@@ -179,4 +182,5 @@ def calibrate(
         scale=v.real(scale, "scale"),
         offset=v.real(offset, "offset"),
         lam_max=None if lam_max is None else v.real(lam_max, "lam_max", minimum=0.0),
+        squares=squares,
     )

@@ -190,7 +190,7 @@ class Selection:
     """A selection and the full record of how it was made.
 
     ``indices`` are pool positions in pick order. ``steps`` has one record per pick plus a
-    final, non-accepted step that shows where and why the run stopped. ``relevance`` (r,
+    final, non-accepted step (``step_rows`` holds the same as plain tuples) that shows where and why the run stopped. ``relevance`` (r,
     cosine to the query) and ``token_counts`` are over the whole pool. ``pick_similarity``
     (traced runs) holds, for each pick in order, its cosine to every chunk of the pool: the
     rows the redundancy term was built from. ``objective`` is F(S) at ``lam`` and ``alpha``.
@@ -198,7 +198,7 @@ class Selection:
 
     strategy: str
     indices: tuple[int, ...]
-    steps: tuple[Step, ...]
+    step_rows: tuple[tuple, ...] = field(repr=False)
     stop_reason: StopReason
     tokens_used: int
     budget: int
@@ -214,6 +214,15 @@ class Selection:
     respects_budget: bool = True
     note: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def steps(self) -> tuple[Step, ...]:
+        """One :class:`Step` per pick, plus the final step where the run stopped.
+
+        The loop records plain tuples (cheap on the fast path); the Step objects are made
+        on first access.
+        """
+        return tuple(Step(*row) for row in self.step_rows)
 
     @property
     def n_chunks(self) -> int:
@@ -328,14 +337,15 @@ class _Pool:
     relevance: np.ndarray  # float64, cosine to the query
     tokens: np.ndarray  # int64
     budget: int
+    squares: float  # Σ‖c_i‖² of the rows as stored (N up to rounding), for ρ̄
 
 
 def _prepare(query_embedding: Any, chunk_embeddings: Any, token_counts: Any, budget: Any) -> _Pool:
-    chunks = v.unit_rows(chunk_embeddings)
+    chunks, squares = v.unit_rows_and_squares(chunk_embeddings)
     query = v.unit_vector(query_embedding, chunks.shape[1])
     tokens = v.token_counts(token_counts, chunks.shape[0])
     relevance = (chunks @ query.astype(chunks.dtype)).astype(np.float64)
-    return _Pool(chunks, _frozen(relevance), _frozen(tokens), v.budget(budget))
+    return _Pool(chunks, _frozen(relevance), _frozen(tokens), v.budget(budget), squares)
 
 
 @dataclass(frozen=True)
@@ -350,96 +360,164 @@ class _Rule:
     lambda_mmr: float = 0.5
 
 
+class _Fit:
+    """Which chunks still fit, updated in O(changes) as the tokens left shrink.
+
+    Chunks are sorted by token count once; since the tokens left only go down, the chunks
+    that stop fitting at a step are a contiguous run at the top of that order. Each array
+    in ``masks`` gets False (bool) or -inf (float penalty) for them.
+    """
+
+    def __init__(self, tokens: np.ndarray, eligible: np.ndarray, penalty: np.ndarray | None):
+        self.order = np.argsort(tokens, kind="stable")
+        self.sorted_tokens = tokens[self.order]
+        self.end = len(tokens)  # chunks order[end:] no longer fit
+        self.largest = int(self.sorted_tokens[-1]) if len(tokens) else 0  # largest that fits
+        self.eligible, self.penalty = eligible, penalty
+
+    def shrink(self, left: int) -> None:
+        if left >= self.largest:  # the common case: everything still in play fits
+            return
+        end = int(np.searchsorted(self.sorted_tokens, left, side="right"))
+        self.largest = int(self.sorted_tokens[end - 1]) if end else -1
+        gone = self.order[end : self.end]
+        self.eligible[gone] = False
+        if self.penalty is not None:
+            self.penalty[gone] = -np.inf
+        self.end = end
+
+
+#: How each AdaGReS policy scores, filters and stops (SPEC.md, "Greedy selection").
+_POLICY_RULES = {
+    "skip": _Rule(score="gain", budget="skip", stop_nonpositive=True),
+    "stop": _Rule(score="gain", budget="stop", stop_nonpositive=True),
+    "ratio": _Rule(score="ratio", budget="skip", stop_nonpositive=True),
+    "fill": _Rule(score="gain", budget="skip", stop_nonpositive=False),
+}
+
+
 def _greedy(
     pool: _Pool, lam: float, alpha: float, tau: float | None, rule: _Rule, trace: bool
 ) -> tuple[list[int], list[Step], StopReason, np.ndarray | None]:
+    """The selection loop shared by every greedy strategy (see :class:`_Rule`).
+
+    ``gain`` holds α·r_i − λ·R̃_i(S) and is updated with one matrix-vector product per
+    pick; the traced and the fast path do the same arithmetic, so they pick the same
+    chunks, and tracing only adds copies. At small N the cost is numpy call overhead, so
+    the loop keeps the number of array operations per step low (about eight).
+    """
     chunks, tokens = pool.chunks, pool.tokens
     n = chunks.shape[0]
     relevance_term = alpha * pool.relevance
-    redundancy = np.zeros(n)  # R̃_i(S), float64
-    max_sim = np.full(n, -np.inf)  # for MMR
+    gain = relevance_term.copy()
+    # penalty is 0 for the chunks that compete at this step and -inf for the others, so
+    # one addition masks the scores. Buffers are reused: fresh arrays cost page faults.
+    penalty, masked, work = np.zeros(n), np.empty(n), np.empty(n)
     in_play = np.ones(n, dtype=bool)
-    per_token = np.maximum(tokens, 1).astype(np.float64)
+    eligible = np.ones(n, dtype=bool)  # in play and, unless the budget is ignored, fitting
+    fit = _Fit(tokens, eligible, penalty if rule.budget == "skip" else None)
+    max_sim = np.zeros(n) if rule.score == "mmr" else None  # 0 before the first pick
+    per_token = np.maximum(tokens, 1).astype(np.float64) if rule.score == "ratio" else None
+    scaled_update = tau is None  # gain -= C·(λ·c_w): one product, no separate scaling
+    need_similarity = trace or not scaled_update or max_sim is not None
+    lam_typed = chunks.dtype.type(lam)
+    score_kind, budget_kind, max_picks = rule.score, rule.budget, rule.max_picks
+    shrink = fit.shrink if budget_kind != "ignore" else None
     picks: list[int] = []
     steps: list[Step] = []
     pick_rows: list[np.ndarray] = []
     used = 0
+    reason: StopReason | None = None
 
-    while True:
+    while reason is None:
         left = pool.budget - used
-        eligible = in_play if rule.budget == "ignore" else in_play & (tokens <= left)
-        gain = relevance_term - lam * redundancy
-        if rule.score == "gain":
+        if shrink is not None:
+            shrink(left)
+        if score_kind == "gain":
             score = gain
-        elif rule.score == "ratio":
-            score = gain / per_token
-        elif rule.score == "mmr":
-            penalty = max_sim if picks else np.zeros(n)
-            score = rule.lambda_mmr * pool.relevance - (1.0 - rule.lambda_mmr) * penalty
+        elif score_kind == "ratio":
+            score = np.divide(gain, per_token, out=work)
+        elif score_kind == "mmr":
+            np.multiply(max_sim, rule.lambda_mmr - 1.0, out=work)
+            work += rule.lambda_mmr * pool.relevance
+            score = work
         else:
             score = pool.relevance
-        compete = in_play if rule.budget == "stop" else eligible
-        masked = np.where(compete, score, -np.inf)
-        winner = int(np.argmax(masked)) if compete.any() else None
+        np.add(score, penalty, out=masked)
+        winner: int | None = int(masked.argmax())
+        if masked[winner] == -np.inf:
+            winner = None
 
-        reason: StopReason | None = None
         if winner is None:
             reason = StopReason.POOL_EXHAUSTED if not in_play.any() else StopReason.BUDGET_EXHAUSTED
-        elif rule.max_picks is not None and len(picks) >= rule.max_picks:
+        elif max_picks is not None and len(picks) >= max_picks:
             reason = StopReason.K_REACHED
         elif rule.stop_nonpositive and score[winner] <= 0:
             reason = StopReason.NO_POSITIVE_GAIN
-        elif tokens[winner] > left and rule.budget == "stop":
+        elif budget_kind == "stop" and tokens[winner] > left:
             reason = StopReason.BUDGET_EXHAUSTED
 
         runner_up = None
         if winner is not None:
             masked[winner] = -np.inf
-            second = int(np.argmax(masked))
+            second = int(masked.argmax())
             runner_up = second if masked[second] > -np.inf else None
 
         record = None
         if trace or reason is not None:
-            record = _candidates(lam * redundancy, gain, score, eligible, in_play)
-        accepted = reason is None
-        if accepted:
+            record = _candidates(relevance_term - gain, gain, score, eligible, in_play)
+        if reason is None:
             used += int(tokens[winner])
-        steps.append(
-            Step(
-                number=len(steps) + 1,
-                winner=winner,
-                accepted=accepted,
-                winner_tokens=None if winner is None else int(tokens[winner]),
-                relevance_term=None if winner is None else float(relevance_term[winner]),
-                redundancy_term=None if winner is None else float(lam * redundancy[winner]),
-                gain=None if winner is None else float(gain[winner]),
-                score=None if winner is None else float(score[winner]),
-                runner_up=runner_up,
-                runner_up_gain=None if runner_up is None else float(gain[runner_up]),
-                runner_up_score=None if runner_up is None else float(score[runner_up]),
-                tokens_used=used,
-                tokens_left=pool.budget - used,
-                candidates=record,
-            )
-        )
-        if not accepted:
+        steps.append(_row(len(steps) + 1, winner, reason is None, runner_up, tokens,
+                          relevance_term, gain, score, used, pool.budget, record))  # fmt: skip
+        if reason is not None:
             break
         picks.append(winner)
-        in_play[winner] = False
-        similarity = chunks @ chunks[winner]
-        if trace:
-            pick_rows.append(similarity.astype(np.float64))
-        if tau is None:
-            redundancy += similarity
-        else:
-            redundancy += np.maximum(similarity - tau, 0.0)
-        if rule.score == "mmr":
-            np.maximum(max_sim, similarity, out=max_sim)
+        in_play[winner] = eligible[winner] = False
+        penalty[winner] = -np.inf
+        vector = chunks[winner]
+        if scaled_update:
+            gain -= chunks @ (vector * lam_typed)
+        if need_similarity:
+            similarity = chunks @ vector
+            if trace:
+                pick_rows.append(similarity.astype(np.float64))
+            if not scaled_update:
+                gain -= lam * np.maximum(similarity - tau, 0.0)
+            if max_sim is not None:
+                np.maximum(max_sim, similarity, out=max_sim)
 
     pick_similarity = None
     if trace:
         pick_similarity = _frozen(np.array(pick_rows).reshape(len(pick_rows), n))
     return picks, steps, reason, pick_similarity
+
+
+def _row(
+    number: int,
+    winner: int | None,
+    accepted: bool,
+    runner_up: int | None,
+    tokens: np.ndarray,
+    relevance_term: np.ndarray,
+    gain: np.ndarray,
+    score: np.ndarray,
+    used: int,
+    budget: int,
+    record: Candidates | None,
+) -> tuple:
+    """One step as a tuple in :class:`Step`'s field order (Steps are built on first access)."""
+    if winner is None:
+        return (number, None, False, None, None, None, None, None, None, None, None,
+                used, budget - used, record)  # fmt: skip
+    relevance, gain_w = float(relevance_term[winner]), float(gain[winner])
+    if runner_up is None:
+        runner_gain = runner_score = None
+    else:
+        runner_gain, runner_score = float(gain[runner_up]), float(score[runner_up])
+    return (number, winner, accepted, int(tokens[winner]), relevance, relevance - gain_w,
+            gain_w, float(score[winner]), runner_up, runner_gain, runner_score, used,
+            budget - used, record)  # fmt: skip
 
 
 def _candidates(
@@ -494,12 +572,14 @@ def _finish(
     picks, steps, reason, pick_similarity = run
     return Selection(
         strategy=strategy,
-        indices=tuple(int(i) for i in picks),
-        steps=tuple(steps),
+        indices=tuple(picks),
+        step_rows=tuple(steps),
         stop_reason=reason,
         tokens_used=int(pool.tokens[picks].sum()) if picks else 0,
         budget=pool.budget,
-        objective=_objective(pool, picks, lam, alpha, tau),
+        # F telescopes over the picks: the sum of the marginal gains (tests check it against
+        # a direct evaluation of F).
+        objective=math.fsum([row[6] for row in steps if row[2]]),
         lam=float(lam),
         alpha=float(alpha),
         redundancy_floor=tau,
@@ -527,6 +607,7 @@ def _resolve_lam(
     calibration = _calibrate(
         pool.relevance, pool.chunks, pool.tokens, pool.budget,
         alpha=alpha, formula=formula, scale=scale, offset=offset, lam_max=lam_max,
+        squares=pool.squares,
     )  # fmt: skip
     if isinstance(lam, str):
         v.choice(lam, "lam", ("adaptive",))
@@ -595,13 +676,7 @@ def select(
         lam_max=None if lam_max is None else v.real(lam_max, "lam_max", minimum=0.0),
     )  # fmt: skip
     tau = _resolve_floor(redundancy_floor, calibration)
-    budget_rule = "stop" if policy == "stop" else "skip"
-    rule = _Rule(
-        score="ratio" if policy == "ratio" else "gain",
-        budget=budget_rule,
-        stop_nonpositive=policy != "fill",
-    )
-    run = _greedy(pool, lam_value, alpha, tau, rule, trace)
+    run = _greedy(pool, lam_value, alpha, tau, _POLICY_RULES[policy], trace)
     common = dict(lam=lam_value, alpha=alpha, tau=tau, calibration=calibration, policy=policy)
     result = _finish("adagres", pool, run, **common)
     if policy == "ratio":
@@ -660,7 +735,7 @@ def _replay(
             masked = np.where(in_play, gain, -np.inf)
             nxt = int(np.argmax(masked)) if in_play.any() else None
             steps.append(
-                Step(number, nxt, False, None if nxt is None else int(pool.tokens[nxt]),
+                (number, nxt, False, None if nxt is None else int(pool.tokens[nxt]),
                      None if nxt is None else float(relevance_term[nxt]),
                      None if nxt is None else float(lam * redundancy[nxt]),
                      None if nxt is None else float(gain[nxt]),
@@ -670,7 +745,7 @@ def _replay(
             break
         used += int(pool.tokens[chunk])
         steps.append(
-            Step(number, chunk, True, int(pool.tokens[chunk]), float(relevance_term[chunk]),
+            (number, chunk, True, int(pool.tokens[chunk]), float(relevance_term[chunk]),
                  float(lam * redundancy[chunk]), float(gain[chunk]), float(gain[chunk]),
                  None, None, None, used, pool.budget - used, record)
         )  # fmt: skip
@@ -702,7 +777,7 @@ def objective(
     query = v.unit_vector(query_embedding, chunks.shape[1])
     picks = v.indices(indices, chunks.shape[0])
     relevance = (chunks @ query.astype(chunks.dtype)).astype(np.float64)
-    pool = _Pool(chunks, relevance, np.zeros(chunks.shape[0], dtype=np.int64), 0)
+    pool = _Pool(chunks, relevance, np.zeros(chunks.shape[0], dtype=np.int64), 0, 0.0)
     tau = None if redundancy_floor is None else v.real(redundancy_floor, "redundancy_floor")
     return _objective(pool, picks, v.real(lam, "lam"), v.real(alpha, "alpha"), tau)
 
