@@ -190,10 +190,11 @@ class Selection:
     """A selection and the full record of how it was made.
 
     ``indices`` are pool positions in pick order. ``steps`` has one record per pick plus a
-    final, non-accepted step (``step_rows`` holds the same as plain tuples) that shows where and why the run stopped. ``relevance`` (r,
-    cosine to the query) and ``token_counts`` are over the whole pool. ``pick_similarity``
-    (traced runs) holds, for each pick in order, its cosine to every chunk of the pool: the
-    rows the redundancy term was built from. ``objective`` is F(S) at ``lam`` and ``alpha``.
+    final, non-accepted step that shows where and why the run stopped (``step_rows`` holds
+    the same as plain tuples). ``relevance`` (r, cosine to the query) and ``token_counts``
+    are over the whole pool. ``pick_similarity`` (traced runs) holds, for each pick in
+    order, its cosine to every chunk of the pool: the rows the redundancy term was built
+    from. ``objective`` is F(S) at ``lam`` and ``alpha``.
     """
 
     strategy: str
