@@ -1,0 +1,110 @@
+"""Budget fill: one horizontal bar of tokens per pick, with the remaining budget empty."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+
+from ..selection import Selection
+from ._common import check_length
+from .layout import PALETTE, apply_layout, escape
+
+__all__ = ["BarData", "BarSegment", "budget_bar", "budget_bar_data"]
+
+
+@dataclass(frozen=True)
+class BarSegment:
+    """One pick: its number in pick order, pool position, id label and tokens."""
+
+    pick: int
+    chunk: int
+    label: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class BarData:
+    """Segments up to the step, the tokens they use, the budget and what is left (>= 0)."""
+
+    segments: tuple[BarSegment, ...]
+    used: int
+    remaining: int
+    budget: int
+
+
+def budget_bar_data(
+    selection: Selection, *, ids: Sequence[Any], step: int | None = None
+) -> BarData:
+    """The picks up to ``step`` (all picks when None) with their token counts."""
+    check_length(ids, "ids", selection.n_chunks)
+    k = selection.size if step is None else max(0, min(int(step), selection.size))
+    segments = tuple(
+        BarSegment(n, i, escape(ids[i]), int(selection.token_counts[i]))
+        for n, i in enumerate(selection.indices[:k], start=1)
+    )
+    used = sum(s.tokens for s in segments)
+    return BarData(segments, used, max(0, selection.budget - used), selection.budget)
+
+
+def budget_bar(
+    selection: Selection,
+    *,
+    ids: Sequence[Any],
+    step: int | None = None,
+    color: str = PALETTE["selected"],
+    alt_color: str = "#3A93C9",
+    title: str | None = None,
+    height: int | None = 170,
+) -> go.Figure:
+    """Tokens per pick, stacked in pick order, then the unused budget as an empty segment."""
+    data = budget_bar_data(selection, ids=ids, step=step)
+    fig = go.Figure()
+    for s in data.segments:
+        fig.add_trace(
+            go.Bar(
+                x=[s.tokens],
+                y=["budget"],
+                orientation="h",
+                name=f"{s.pick}. {s.label}",
+                text=[f"{s.pick}. {s.label} · {s.tokens}"],
+                textposition="inside",
+                insidetextanchor="middle",
+                showlegend=False,
+                marker={
+                    "color": color if s.pick % 2 else alt_color,
+                    "line": {"color": "white", "width": 1},
+                },
+                hovertemplate=f"pick {s.pick}: {s.label}<br>{s.tokens} tokens<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Bar(
+            x=[data.remaining],
+            y=["budget"],
+            orientation="h",
+            name="remaining",
+            text=[f"{data.remaining} left"],
+            textposition="inside",
+            insidetextanchor="middle",
+            showlegend=False,
+            marker={
+                "color": PALETTE["remaining"],
+                "line": {"color": PALETTE["chunk"], "width": 1},
+                "pattern": {"shape": "/", "fgcolor": PALETTE["grid"]},
+            },
+            hovertemplate=f"{data.remaining} tokens left<extra></extra>",
+        )
+    )
+    if title is None:
+        title = (
+            f"{data.used} of {data.budget} tokens used by {len(data.segments)} "
+            f"chunk{'s' if len(data.segments) != 1 else ''}"
+        )
+    apply_layout(fig, title=title, height=height)
+    fig.update_layout(barmode="stack", bargap=0.3)
+    fig.update_xaxes(range=[0, max(data.budget, data.used, 1)], title="tokens")
+    fig.update_yaxes(showticklabels=False)
+    return fig

@@ -1,0 +1,225 @@
+"""Pairwise cosine similarity of the chunks, in pick or cluster order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import _validate as v
+from ..errors import InputError
+from ..selection import Selection
+from ._common import check_length
+from .layout import PALETTE, apply_layout, escape, snippet
+
+__all__ = ["HeatmapData", "heatmap_data", "heatmap_order", "similarity_heatmap"]
+
+#: Optimal leaf ordering is O(n³): 0.2 s at 500 chunks but 12 s at 2000. Above this size
+#: the plain dendrogram order is used.
+OPTIMAL_ORDERING_MAX = 600
+
+#: With more runs of selected chunks than this in the order, only diagonal blocks are outlined.
+MAX_OUTLINE_RUNS = 12
+
+
+def heatmap_order(
+    selection: Selection,
+    unit_chunks: Any,
+    *,
+    method: Literal["pick", "cluster"] = "pick",
+    limit: int | None = None,
+) -> tuple[int, ...]:
+    """An order of pool positions for the heatmap.
+
+    ``"pick"``: the picks in pick order, then the other chunks by decreasing relevance (ties
+    to the lower position). ``"cluster"``: the same chunks grouped by average-linkage
+    clustering on cosine distance (optimal leaf ordering up to
+    :data:`OPTIMAL_ORDERING_MAX` chunks). ``limit`` keeps only the first ``limit`` chunks of
+    the pick order before clustering, so a clustered heatmap of a large pool shows the
+    picks and the most relevant chunks (pass the heatmap's ``max_chunks``).
+    """
+    chunks = v.unit_rows(unit_chunks, "unit_chunks")
+    n = selection.n_chunks
+    if chunks.shape[0] != n:
+        raise InputError(f"unit_chunks: has {chunks.shape[0]} chunks, the selection {n}")
+    if method not in ("pick", "cluster"):
+        raise InputError(f"method: expected 'pick' or 'cluster', got {method!r}")
+    picked = set(selection.indices)
+    rest = sorted(
+        (i for i in range(n) if i not in picked), key=lambda i: (-selection.relevance[i], i)
+    )
+    order = [*selection.indices, *rest]
+    if limit is not None:
+        if limit < 1:
+            raise InputError(f"limit: must be >= 1, got {limit}")
+        order = order[:limit]
+    if method == "pick" or len(order) < 3:
+        return tuple(int(i) for i in order)
+    from scipy.cluster.hierarchy import leaves_list, linkage
+    from scipy.spatial.distance import squareform
+
+    sub = chunks[order].astype(np.float64)
+    gram = sub @ sub.T
+    distances = np.clip(1.0 - (gram + gram.T) / 2.0, 0.0, 2.0)
+    np.fill_diagonal(distances, 0.0)
+    tree = linkage(
+        squareform(distances, checks=False),
+        method="average",
+        optimal_ordering=len(order) <= OPTIMAL_ORDERING_MAX,
+    )
+    return tuple(int(order[k]) for k in leaves_list(tree))
+
+
+@dataclass(frozen=True)
+class HeatmapData:
+    """The similarity matrix as drawn.
+
+    ``order`` are the pool positions shown (the first ``max_chunks`` of the order given),
+    ``n_total`` the length of that order. ``z[a][b]`` is the cosine of ``order[a]`` and
+    ``order[b]``. ``outlines`` are rectangles (x0, x1, y0, y1) in cell coordinates around
+    the blocks where both chunks are selected.
+    """
+
+    order: tuple[int, ...]
+    n_total: int
+    truncated: bool
+    z: tuple[tuple[float, ...], ...]
+    selected: tuple[int, ...]
+    outlines: tuple[tuple[float, float, float, float], ...]
+    labels: tuple[str, ...]
+    hover: tuple[tuple[str, ...], ...]
+
+
+def _runs(positions: Sequence[int]) -> list[tuple[int, int]]:
+    """Maximal runs of consecutive integers, as (first, last)."""
+    runs: list[tuple[int, int]] = []
+    for p in positions:
+        if runs and p == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], p)
+        else:
+            runs.append((p, p))
+    return runs
+
+
+def heatmap_data(
+    unit_chunks: Any,
+    *,
+    order: Sequence[int],
+    ids: Sequence[Any],
+    texts: Sequence[str],
+    selected: Iterable[int] | None = None,
+    max_chunks: int = 150,
+    snippet_chars: int = 50,
+) -> HeatmapData:
+    """Build the matrix, labels, hover text and selected-block outlines (see the class)."""
+    chunks = v.unit_rows(unit_chunks, "unit_chunks")
+    n = chunks.shape[0]
+    check_length(ids, "ids", n)
+    check_length(texts, "texts", n)
+    full = [int(i) for i in order]
+    v.indices(full, n, "order")
+    if max_chunks < 1:
+        raise InputError(f"max_chunks: must be >= 1, got {max_chunks}")
+    shown = full[:max_chunks]
+    sub = chunks[shown].astype(np.float64)
+    z = sub @ sub.T
+    chosen = set() if selected is None else {int(i) for i in selected}
+    positions = [a for a, i in enumerate(shown) if i in chosen]
+    runs = _runs(positions)
+    pairs = (
+        [(r, c) for r in runs for c in runs]
+        if len(runs) <= MAX_OUTLINE_RUNS
+        else [(r, r) for r in runs]
+    )
+    outlines = tuple((c[0] - 0.5, c[1] + 0.5, r[0] - 0.5, r[1] + 0.5) for r, c in pairs)
+    labels = tuple(escape(ids[i]) for i in shown)
+    short = [snippet(texts[i], snippet_chars) for i in shown]
+    hover = tuple(
+        tuple(
+            f"<b>{labels[a]}</b>: {short[a]}<br><b>{labels[b]}</b>: {short[b]}"
+            f"<br>cosine {z[a, b]:.3f}"
+            for b in range(len(shown))
+        )
+        for a in range(len(shown))
+    )
+    return HeatmapData(
+        order=tuple(shown),
+        n_total=len(full),
+        truncated=len(full) > len(shown),
+        z=tuple(tuple(float(x) for x in row) for row in z),
+        selected=tuple(positions),
+        outlines=outlines,
+        labels=labels,
+        hover=hover,
+    )
+
+
+def similarity_heatmap(
+    unit_chunks: Any,
+    *,
+    order: Sequence[int],
+    ids: Sequence[Any],
+    texts: Sequence[str],
+    selected: Iterable[int] | None = None,
+    max_chunks: int = 150,
+    snippet_chars: int = 50,
+    colorscale: str = "Blues",
+    outline_color: str = PALETTE["winner"],
+    title: str | None = None,
+    height: int | None = 650,
+) -> go.Figure:
+    """Cosine heatmap with rows and columns in ``order``; the selected block outlined.
+
+    Above ``max_chunks`` only the first ``max_chunks`` of the order are drawn and the title
+    says "top M of N". Hover shows both chunks' ids and snippets (``snippet_chars`` each;
+    the hover text grows as M², about 2.5 MB at M = 150 with 50 characters).
+    """
+    data = heatmap_data(
+        unit_chunks,
+        order=order,
+        ids=ids,
+        texts=texts,
+        selected=selected,
+        max_chunks=max_chunks,
+        snippet_chars=snippet_chars,
+    )
+    m = len(data.order)
+    cells = list(range(m))
+    z = [list(row) for row in data.z]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=cells,
+            y=cells,
+            colorscale=colorscale,
+            zmin=min(0.0, *map(min, data.z)),
+            zmax=1.0,
+            hovertext=[list(row) for row in data.hover],
+            hoverinfo="text",
+            colorbar={"title": {"text": "cosine"}, "thickness": 14},
+            name="similarity",
+        )
+    )
+    for x0, x1, y0, y1 in data.outlines:
+        fig.add_shape(
+            type="rect",
+            x0=x0,
+            x1=x1,
+            y0=y0,
+            y1=y1,
+            line={"color": outline_color, "width": 2},
+            fillcolor="rgba(0,0,0,0)",
+        )
+    if title is None:
+        what = f"top {m} of {data.n_total} chunks" if data.truncated else f"{m} chunks"
+        title = f"Pairwise cosine similarity, {what}"
+    apply_layout(fig, title=title, height=height)
+    ticks = (
+        {"tickvals": cells, "ticktext": list(data.labels)} if m <= 60 else {"showticklabels": False}
+    )
+    fig.update_xaxes(**ticks, showgrid=False, zeroline=False, constrain="domain")
+    fig.update_yaxes(**ticks, showgrid=False, zeroline=False, autorange="reversed", scaleanchor="x")
+    return fig

@@ -1,0 +1,113 @@
+"""Shared look of every figure: template, fonts, margins, colours, and safe hover text."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+__all__ = ["FONT", "PALETTE", "STRATEGY_COLORS", "apply_layout", "escape", "snippet"]
+
+#: Named colours used across figures (colour-blind safe: Okabe–Ito plus greys).
+PALETTE: dict[str, str] = {
+    "query": "#D55E00",  # vermillion
+    "selected": "#0072B2",  # blue
+    "winner": "#E69F00",  # orange
+    "runner_up": "#56B4E9",  # sky blue
+    "candidate": "#999999",
+    "did_not_fit": "#BBBBBB",
+    "stop": "#CC79A7",  # reddish purple
+    "remaining": "#FFFFFF",
+    "grid": "#DDDDDD",
+    "zero": "#666666",
+    "adaptive": "#009E73",  # bluish green
+    "manual": "#D55E00",
+    "band": "rgba(153, 153, 153, 0.25)",
+    "chunk": "#666666",
+}
+
+#: Continuous colour scale for gains (low → high).
+GAIN_SCALE = "Viridis"
+
+#: One colour per strategy, stable across figures.
+STRATEGY_COLORS: dict[str, str] = {
+    "adagres": "#0072B2",
+    "topk_same_k": "#E69F00",
+    "topk_budget": "#D55E00",
+    "mmr": "#009E73",
+    "exact": "#000000",
+    "reference_code": "#CC79A7",
+}
+
+FONT: dict[str, Any] = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
+
+
+def apply_layout(
+    fig: go.Figure, *, title: str | None = None, height: int | None = None
+) -> go.Figure:
+    """Set the shared template, font and margins (and optionally title and height) in place.
+
+    ``title`` is plotly label markup written by code: escape any user text in it (chunk ids)
+    with :func:`escape`. Returns ``fig`` so calls can be chained.
+    """
+    fig.update_layout(
+        template="plotly_white",
+        font=FONT,
+        margin={"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+        hoverlabel={"font": {"family": FONT["family"], "size": 12}, "align": "left"},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
+    )
+    if title is not None:
+        fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"})
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig
+
+
+def escape(text: Any) -> str:
+    """``text`` as plain text for a plotly label: ``&``, ``<`` and ``>`` are escaped.
+
+    >>> escape("a<b & c>d")
+    'a&lt;b &amp; c&gt;d'
+    """
+    return html.escape(str(text), quote=False)
+
+
+def snippet(text: Any, n: int = 160) -> str:
+    """The first ``n`` characters of ``text`` on one line, escaped for a hover label.
+
+    White space (newlines included) collapses to single spaces; a cut text ends with "…".
+    Escaping happens after the cut, so an entity is never split.
+
+    >>> snippet("<script>alert(1)</script>")
+    '&lt;script&gt;alert(1)&lt;/script&gt;'
+    >>> snippet("one\\n two   three", n=7)
+    'one two…'
+    """
+    flat = " ".join(str(text).split())
+    if len(flat) > n:
+        flat = flat[:n].rstrip() + "…"
+    return escape(flat)
+
+
+def number(value: float | None, fmt: str = "+.4f") -> str:
+    """A number for hover text; "–" for None or NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return format(value, fmt)
+
+
+def nan_list(values: Iterable[Any]) -> list[float | None]:
+    """Floats for plotting, with None and NaN as None (a gap in a line)."""
+    out: list[float | None] = []
+    for x in values:
+        out.append(None if x is None or math.isnan(float(x)) else float(x))
+    return out
+
+
+def name_of(ids: Sequence[Any] | None, i: int) -> str:
+    """The escaped id of pool position ``i`` (``#i`` without ids)."""
+    return escape(ids[i]) if ids is not None else f"#{i}"

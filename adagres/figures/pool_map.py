@@ -1,0 +1,297 @@
+"""The map of the pool at one step of a selection: picks so far, the winner, the gains."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..errors import InputError
+from ..projection import Projection
+from ..selection import Selection
+from ._common import check_length, step_candidates
+from .layout import GAIN_SCALE, PALETTE, apply_layout, escape, number, snippet
+
+__all__ = ["MapData", "MapPoints", "map_data", "pool_map"]
+
+
+@dataclass(frozen=True)
+class MapPoints:
+    """One group of chunks on the map: pool positions, coordinates, hover text.
+
+    ``values`` are the gains at the step (candidates); ``labels`` the pick numbers (picks).
+    """
+
+    indices: tuple[int, ...]
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    hover: tuple[str, ...]
+    values: tuple[float, ...] | None = None
+    labels: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class MapData:
+    """What the map shows at step ``step`` of a selection, as plain numbers and strings.
+
+    ``step`` is the step drawn (1..len(selection.steps)), or 0 for "before the first
+    pick". ``picked`` are the accepted picks up to that step, in pick order, labelled
+    "1", "2", …; ``winner`` is the step's winner (accepted: it is the last of ``picked``;
+    not accepted: the chunk that would have come next when the run stopped, with
+    ``stop_reason`` set). ``candidates`` are the other chunks in play that fit, valued by
+    their gain at the step; ``unfit`` are chunks in play that no longer fit.
+    """
+
+    step: int
+    method: str
+    query: tuple[float, float] | None
+    picked: MapPoints
+    candidates: MapPoints
+    unfit: MapPoints
+    winner: int | None
+    winner_xy: tuple[float, float] | None
+    winner_accepted: bool
+    stop_reason: str | None
+    color_by: str
+
+
+def _hover(
+    i: int,
+    selection: Selection,
+    ids: Sequence[Any],
+    texts: Sequence[str],
+    titles: Sequence[str] | None,
+    line: str,
+) -> str:
+    head = f"<b>{escape(ids[i])}</b>"
+    if titles is not None and titles[i]:
+        head += f" · {snippet(titles[i], 80)}"
+    verdict = selection.verdicts[i]
+    return "<br>".join(
+        [
+            head,
+            f"tokens {int(selection.token_counts[i])} · relevance {selection.relevance[i]:.4f}",
+            line,
+            f"verdict: {verdict.kind.value.replace('_', ' ')}",
+            snippet(texts[i], 160),
+        ]
+    )
+
+
+def map_data(
+    projection: Projection,
+    selection: Selection,
+    step: int,
+    *,
+    ids: Sequence[Any],
+    texts: Sequence[str],
+    titles: Sequence[str] | None = None,
+    color_by: str = "gain",
+) -> MapData:
+    """Extract what :func:`pool_map` draws at ``step`` from the selection's step record.
+
+    ``step`` beyond the last step is the last step (where the run stopped); 0 shows the
+    pool before the first pick, valued by the first step's gains. Steps other than the last
+    need a traced selection. ``color_by`` is ``"gain"`` or ``"score"`` (what the strategy
+    maximised; differs from the gain for ``ratio``, MMR and top-k).
+    """
+    n = selection.n_chunks
+    if projection.chunks.shape[0] != n:
+        raise InputError(f"projection: has {projection.chunks.shape[0]} chunks, the selection {n}")
+    check_length(ids, "ids", n)
+    check_length(texts, "texts", n)
+    check_length(titles, "titles", n)
+    if color_by not in ("gain", "score"):
+        raise InputError(f"color_by: expected 'gain' or 'score', got {color_by!r}")
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+        raise InputError(f"step: expected a whole number >= 0, got {step!r}")
+    t = min(int(step), len(selection.steps))
+    record = selection.steps[max(t, 1) - 1]
+    cand = step_candidates(selection, max(t, 1))
+    values = cand.gain if color_by == "gain" else cand.score
+    xy = projection.chunks
+    shown = t > 0
+    winner = record.winner if shown else None
+    accepted = shown and record.accepted
+    n_picks = min(t, selection.size)
+    picks = selection.indices[:n_picks]
+
+    def points(indices: Sequence[int], lines: Sequence[str], **extra: Any) -> MapPoints:
+        return MapPoints(
+            indices=tuple(int(i) for i in indices),
+            x=tuple(float(xy[i, 0]) for i in indices),
+            y=tuple(float(xy[i, 1]) for i in indices),
+            hover=tuple(
+                _hover(int(i), selection, ids, texts, titles, line)
+                for i, line in zip(indices, lines, strict=True)
+            ),
+            **extra,
+        )
+
+    pick_lines = [
+        f"pick {k} · gain at pick {number(selection.steps[k - 1].gain)}"
+        for k in range(1, n_picks + 1)
+    ]
+    picked = points(picks, pick_lines, labels=tuple(str(k) for k in range(1, n_picks + 1)))
+    in_play = cand.in_play.copy()
+    if accepted and winner is not None:
+        in_play[winner] = False
+    fits = np.flatnonzero(in_play & cand.eligible)
+    unfit_idx = np.flatnonzero(in_play & ~cand.eligible)
+    label = "gain" if color_by == "gain" else "score"
+    at = f"step {max(t, 1)}"
+    candidates = points(
+        fits,
+        [f"{label} at {at}: {number(float(values[i]))}" for i in fits],
+        values=tuple(float(values[i]) for i in fits),
+    )
+    left = selection.steps[max(t, 1) - 1].tokens_available
+    unfit = points(unfit_idx, [f"does not fit: {left} tokens left at {at}"] * len(unfit_idx))
+    query = (
+        None
+        if projection.query is None
+        else (float(projection.query[0]), float(projection.query[1]))
+    )
+    return MapData(
+        step=t,
+        method=projection.method,
+        query=query,
+        picked=picked,
+        candidates=candidates,
+        unfit=unfit,
+        winner=winner,
+        winner_xy=None if winner is None else (float(xy[winner, 0]), float(xy[winner, 1])),
+        winner_accepted=accepted,
+        stop_reason=None if accepted or not shown else selection.stop_reason.value,
+        color_by=color_by,
+    )
+
+
+def pool_map(
+    projection: Projection,
+    selection: Selection,
+    step: int,
+    *,
+    ids: Sequence[Any],
+    texts: Sequence[str],
+    titles: Sequence[str] | None = None,
+    color_by: str = "gain",
+    selected_color: str = PALETTE["selected"],
+    winner_color: str = PALETTE["winner"],
+    query_color: str = PALETTE["query"],
+    unfit_color: str = PALETTE["did_not_fit"],
+    colorscale: str = GAIN_SCALE,
+    marker_size: int = 9,
+    title: str | None = None,
+    height: int | None = 600,
+) -> go.Figure:
+    """The pool's 2-D map at step ``step`` (see :func:`map_data` for what is shown).
+
+    The query is a star, picks are numbered in pick order, the step's winner is ringed,
+    the remaining candidates are coloured by their gain at the step (with a colour bar) and
+    chunks that no longer fit are grey crosses. Hover: id, title, tokens, relevance, gain
+    and final verdict, then a snippet of the text (escaped, so chunk text is plain text).
+    """
+    data = map_data(
+        projection, selection, step, ids=ids, texts=texts, titles=titles, color_by=color_by
+    )
+    fig = go.Figure()
+    c = data.candidates
+    fig.add_trace(
+        go.Scattergl(
+            x=list(c.x),
+            y=list(c.y),
+            mode="markers",
+            name="candidates",
+            hovertext=list(c.hover),
+            hoverinfo="text",
+            marker={
+                "size": marker_size,
+                "color": list(c.values or ()),
+                "colorscale": colorscale,
+                "showscale": bool(c.indices),
+                "colorbar": {"title": {"text": data.color_by}, "thickness": 14},
+            },
+        )
+    )
+    u = data.unfit
+    fig.add_trace(
+        go.Scattergl(
+            x=list(u.x),
+            y=list(u.y),
+            mode="markers",
+            name="does not fit",
+            hovertext=list(u.hover),
+            hoverinfo="text",
+            marker={"size": marker_size, "color": unfit_color, "symbol": "x"},
+        )
+    )
+    p = data.picked
+    fig.add_trace(
+        go.Scattergl(
+            x=list(p.x),
+            y=list(p.y),
+            mode="markers+text",
+            name="selected",
+            text=list(p.labels or ()),
+            textposition="top center",
+            textfont={"color": selected_color, "size": 13},
+            hovertext=list(p.hover),
+            hoverinfo="text",
+            marker={
+                "size": marker_size + 3,
+                "color": selected_color,
+                "line": {"color": "white", "width": 1},
+            },
+        )
+    )
+    if data.winner_xy is not None:
+        ring_name = "winner" if data.winner_accepted else f"next (stopped: {data.stop_reason})"
+        fig.add_trace(
+            go.Scattergl(
+                x=[data.winner_xy[0]],
+                y=[data.winner_xy[1]],
+                mode="markers",
+                name=ring_name,
+                hoverinfo="skip",
+                marker={
+                    "size": marker_size + 14,
+                    "color": winner_color,
+                    "symbol": "circle-open",
+                    "line": {"width": 3, "color": winner_color},
+                },
+            )
+        )
+    if data.query is not None:
+        fig.add_trace(
+            go.Scattergl(
+                x=[data.query[0]],
+                y=[data.query[1]],
+                mode="markers",
+                name="query",
+                hovertext=["<b>query</b>"],
+                hoverinfo="text",
+                marker={
+                    "size": 20,
+                    "color": query_color,
+                    "symbol": "star",
+                    "line": {"color": "white", "width": 1},
+                },
+            )
+        )
+    if title is None:
+        n_steps = len(selection.steps)
+        if data.step == 0:
+            title = "Pool before the first pick"
+        elif data.winner_accepted:
+            title = f"Step {data.step} of {n_steps}: pick {data.step} ({escape(ids[data.winner])})"
+        else:
+            title = f"Step {data.step} of {n_steps}: stopped ({data.stop_reason})"
+        title += f" · {data.method.upper()} map"
+    apply_layout(fig, title=title, height=height)
+    fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
+    fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
+    return fig

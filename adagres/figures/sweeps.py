@@ -1,0 +1,161 @@
+"""Budget sweeps (one line per strategy) and the pool's distributions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ..errors import InputError
+from ..sweep import BUDGET_COLUMNS, BudgetSweep
+from .layout import PALETTE, STRATEGY_COLORS, apply_layout, nan_list
+
+__all__ = [
+    "METRIC_LABELS",
+    "DistributionsData",
+    "budget_sweep_figure",
+    "distributions_data",
+    "distributions_figure",
+]
+
+#: Axis titles of the metrics a budget sweep can plot.
+METRIC_LABELS: dict[str, str] = {
+    "size": "chunks selected",
+    "tokens_used": "tokens used",
+    "budget_use": "budget use",
+    "objective": "F (at the adaptive λ)",
+    "relevance_sum": "Σ relevance",
+    "relevance_mean": "mean relevance",
+    "redundancy_mean": "mean pair cosine",
+    "redundancy_max": "max pair cosine",
+    "near_duplicates": "near-duplicate pairs",
+    "iou": "IoU with gold",
+    "recall": "gold recall",
+    "precision": "gold precision",
+    "answer_found": "answer found",
+    "lam": "λ",
+}
+
+
+def budget_sweep_figure(
+    budget_sweep: BudgetSweep,
+    *,
+    metric: str,
+    title: str | None = None,
+    height: int | None = 420,
+) -> go.Figure:
+    """``metric`` against the budget, one line per strategy (gaps where a run failed)."""
+    if metric not in METRIC_LABELS or metric not in BUDGET_COLUMNS:
+        raise InputError(f"metric: expected one of {', '.join(METRIC_LABELS)}, got {metric!r}")
+    series = budget_sweep.series(metric)
+    fig = go.Figure()
+    x = list(budget_sweep.budgets)
+    for strategy, values in series.items():
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=nan_list(values),
+                mode="lines+markers",
+                name=strategy,
+                line={"color": STRATEGY_COLORS.get(strategy, PALETTE["chunk"])},
+                hovertemplate=f"{strategy}<br>budget %{{x}}: %{{y:.4g}}<extra></extra>",
+            )
+        )
+    label = METRIC_LABELS[metric]
+    apply_layout(fig, title=f"{label} by budget" if title is None else title, height=height)
+    fig.update_xaxes(title="token budget")
+    fig.update_yaxes(title=label)
+    return fig
+
+
+@dataclass(frozen=True)
+class DistributionsData:
+    """Relevance and token counts of the pool, and of the selected chunks if given."""
+
+    relevance: tuple[float, ...]
+    tokens: tuple[int, ...]
+    selected_relevance: tuple[float, ...] | None
+    selected_tokens: tuple[int, ...] | None
+
+
+def distributions_data(
+    relevance: Any, tokens: Any, *, selected: Iterable[int] | None = None
+) -> DistributionsData:
+    """Plain values for :func:`distributions_figure`."""
+    rel = np.asarray(relevance, dtype=np.float64).reshape(-1)
+    tok = np.asarray(tokens).reshape(-1)
+    if rel.shape != tok.shape:
+        raise InputError(f"tokens: has {tok.size} entries, relevance has {rel.size}")
+    picks = None if selected is None else [int(i) for i in selected]
+    return DistributionsData(
+        relevance=tuple(float(x) for x in rel),
+        tokens=tuple(int(x) for x in tok),
+        selected_relevance=None if picks is None else tuple(float(rel[i]) for i in picks),
+        selected_tokens=None if picks is None else tuple(int(tok[i]) for i in picks),
+    )
+
+
+def distributions_figure(
+    relevance: Any,
+    tokens: Any,
+    *,
+    selected: Iterable[int] | None = None,
+    color: str = PALETTE["candidate"],
+    selected_color: str = PALETTE["selected"],
+    title: str | None = "Relevance and length of the pool's chunks",
+    height: int | None = 340,
+) -> go.Figure:
+    """Relevance histogram and token-length histogram side by side (selected overlaid)."""
+    data = distributions_data(relevance, tokens, selected=selected)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)
+    fig.add_trace(
+        go.Histogram(
+            x=list(data.relevance), name="pool", marker={"color": color}, legendgroup="pool"
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Histogram(
+            x=list(data.tokens),
+            name="pool",
+            marker={"color": color},
+            legendgroup="pool",
+            showlegend=False,
+        ),
+        row=1,
+        col=2,
+    )
+    if data.selected_relevance is not None:
+        fig.add_trace(
+            go.Histogram(
+                x=list(data.selected_relevance),
+                name="selected",
+                marker={"color": selected_color},
+                legendgroup="selected",
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Histogram(
+                x=list(data.selected_tokens or ()),
+                name="selected",
+                marker={"color": selected_color},
+                legendgroup="selected",
+                showlegend=False,
+            ),
+            row=1,
+            col=2,
+        )
+    apply_layout(fig, title=title, height=height)
+    fig.update_layout(barmode="overlay")
+    fig.update_traces(opacity=0.8)
+    fig.update_xaxes(title_text="relevance (cosine to the query)", row=1, col=1)
+    fig.update_xaxes(title_text="tokens", row=1, col=2)
+    fig.update_yaxes(title_text="chunks", row=1, col=1)
+    return fig

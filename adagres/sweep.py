@@ -1,0 +1,349 @@
+"""Sweeps for the app's sensitivity views: λ at a fixed budget, budgets across strategies.
+
+numpy only. Each sweep runs the public selectors with ``trace=False`` (the fast path, same
+picks) and returns a frozen result of plain numbers the figure builders draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _validate as v
+from .baselines import STRATEGIES, run
+from .calibration import calibrate
+from .errors import AdagresError, InputError
+from .metrics import NEAR_DUPLICATE, evaluate
+from .selection import POLICIES, select
+
+__all__ = [
+    "BUDGET_COLUMNS",
+    "LAM_GRID_POINTS",
+    "BudgetSweep",
+    "LamSweep",
+    "budget_sweep",
+    "default_lams",
+    "lam_sweep",
+]
+
+#: Number of points of the default λ grid (the adaptive λ and any extra values are added).
+LAM_GRID_POINTS = 60
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class LamSweep:
+    """One selection per λ of a grid, at a fixed pool and budget.
+
+    Arrays are aligned with ``lams`` (increasing): ``objective`` (F at that λ),
+    ``relevance_sum`` (Σ r_i over the set), ``redundancy_sum`` (Σ_{i<j} s_ij, cosine) and
+    ``redundancy_mean`` (its mean over pairs, 0 below two chunks), ``size``, ``tokens``.
+    ``indices`` are the picks in pick order. ``changes`` are the grid values at which the
+    picked *set* differs from the one at the previous grid value (a change of order alone
+    does not count).
+    """
+
+    lams: np.ndarray
+    adaptive_lam: float
+    budget: int
+    policy: str
+    objective: np.ndarray
+    relevance_sum: np.ndarray
+    redundancy_sum: np.ndarray
+    redundancy_mean: np.ndarray
+    size: np.ndarray
+    tokens: np.ndarray
+    indices: tuple[tuple[int, ...], ...]
+    changes: tuple[float, ...]
+
+    def at(self, lam: float) -> int:
+        """Position in the grid of the λ nearest to ``lam``."""
+        return int(np.argmin(np.abs(self.lams - lam)))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The sweep as a tidy table, one dict per λ."""
+        return [
+            {
+                "lam": float(self.lams[i]),
+                "objective": float(self.objective[i]),
+                "relevance_sum": float(self.relevance_sum[i]),
+                "redundancy_sum": float(self.redundancy_sum[i]),
+                "redundancy_mean": float(self.redundancy_mean[i]),
+                "size": int(self.size[i]),
+                "tokens": int(self.tokens[i]),
+                "indices": list(self.indices[i]),
+            }
+            for i in range(len(self.lams))
+        ]
+
+
+def default_lams(
+    adaptive_lam: float, *, points: int = LAM_GRID_POINTS, include: Iterable[float] = ()
+) -> np.ndarray:
+    """A grid from 0 to 3·max(adaptive λ, 0.1) with ``points`` values, plus the adaptive λ
+    and ``include`` exactly; sorted, without duplicates.
+
+    >>> grid = default_lams(0.25, points=4)
+    >>> grid.tolist()
+    [0.0, 0.25, 0.5, 0.75]
+    >>> 0.3 in default_lams(0.3).tolist()
+    True
+    """
+    top = 3.0 * max(float(adaptive_lam), 0.1)
+    grid = np.linspace(0.0, top, points)
+    extra = [float(adaptive_lam), *(float(x) for x in include)]
+    return np.unique(np.concatenate([grid, np.asarray(extra, dtype=np.float64)]))
+
+
+def _pair_sum(unit_chunks: np.ndarray, picks: Sequence[int]) -> float:
+    if len(picks) < 2:
+        return 0.0
+    sub = unit_chunks[list(picks)]
+    gram = (sub @ sub.T).astype(np.float64)
+    return float(np.triu(gram, k=1).sum())
+
+
+def lam_sweep(
+    query_embedding: Any,
+    chunk_embeddings: Any,
+    token_counts: Any,
+    budget: int,
+    lams: Iterable[float] | None = None,
+    *,
+    policy: str = "skip",
+    alpha: float = 1.0,
+    formula: str = "paper",
+    scale: float = 1.0,
+    offset: float = 0.0,
+    lam_max: float | None = None,
+    redundancy_floor: float | str | None = None,
+    include: Iterable[float] = (),
+    progress: Callable[[float], None] | None = None,
+) -> LamSweep:
+    """Run :func:`adagres.select` at every λ of a grid and record what the set becomes.
+
+    ``lams`` defaults to :func:`default_lams` around the adaptive λ (computed with
+    ``formula``, ``scale``, ``offset``, ``lam_max``), with ``include`` (e.g. a manual λ)
+    added exactly. ``policy``, ``alpha`` and ``redundancy_floor`` are passed to every run.
+
+    >>> q = np.array([1.0, 0.0, 0.0])
+    >>> C = np.array([[0.8, 0.6, 0.0], [0.8, 0.61, 0.0], [0.7, 0.0, 0.714]])  # 0, 1 near-twins
+    >>> s = lam_sweep(q, C, [50, 50, 50], 100, [0.0, 1.0])
+    >>> s.indices, s.changes
+    (((0, 1), (0, 2)), (1.0,))
+    """
+    chunks = v.unit_rows(chunk_embeddings)
+    query = v.unit_vector(query_embedding, chunks.shape[1])
+    tokens = v.token_counts(token_counts, chunks.shape[0])
+    budget = v.budget(budget)
+    v.choice(policy, "policy", POLICIES)
+    adaptive = calibrate(
+        query,
+        chunks,
+        tokens,
+        budget,
+        alpha=alpha,
+        formula=formula,
+        scale=scale,
+        offset=offset,
+        lam_max=lam_max,
+    ).lam
+    if lams is None:
+        grid = default_lams(adaptive, include=include)
+    else:
+        grid = np.asarray([v.real(x, "lams", minimum=0.0) for x in lams], dtype=np.float64)
+        if grid.size == 0:
+            raise InputError("lams: the grid is empty")
+        grid = np.unique(grid)
+    relevance = (chunks @ query.astype(chunks.dtype)).astype(np.float64)
+    columns: dict[str, list[float]] = {k: [] for k in ("F", "rel", "red", "mean", "size", "tok")}
+    picks: list[tuple[int, ...]] = []
+    for done, lam in enumerate(grid, start=1):
+        s = select(
+            query,
+            chunks,
+            tokens,
+            budget,
+            lam=float(lam),
+            alpha=alpha,
+            policy=policy,
+            redundancy_floor=redundancy_floor,
+            trace=False,
+        )
+        k = s.size
+        pair_sum = _pair_sum(chunks, s.indices)
+        columns["F"].append(s.objective)
+        columns["rel"].append(float(relevance[list(s.indices)].sum()) if k else 0.0)
+        columns["red"].append(pair_sum)
+        columns["mean"].append(pair_sum / (k * (k - 1) / 2) if k >= 2 else 0.0)
+        columns["size"].append(k)
+        columns["tok"].append(s.tokens_used)
+        picks.append(s.indices)
+        if progress is not None:
+            progress(done / len(grid))
+    changes = tuple(
+        float(grid[i]) for i in range(1, len(grid)) if sorted(picks[i]) != sorted(picks[i - 1])
+    )
+    return LamSweep(
+        lams=_frozen(grid),
+        adaptive_lam=float(adaptive),
+        budget=budget,
+        policy=policy,
+        objective=_frozen(np.asarray(columns["F"], dtype=np.float64)),
+        relevance_sum=_frozen(np.asarray(columns["rel"], dtype=np.float64)),
+        redundancy_sum=_frozen(np.asarray(columns["red"], dtype=np.float64)),
+        redundancy_mean=_frozen(np.asarray(columns["mean"], dtype=np.float64)),
+        size=_frozen(np.asarray(columns["size"], dtype=np.int64)),
+        tokens=_frozen(np.asarray(columns["tok"], dtype=np.int64)),
+        indices=tuple(picks),
+        changes=changes,
+    )
+
+
+#: Columns of every :class:`BudgetSweep` row, in order.
+BUDGET_COLUMNS: tuple[str, ...] = (
+    "strategy",
+    "budget",
+    "lam",
+    "stop_reason",
+    "size",
+    "tokens_used",
+    "budget_use",
+    "objective",
+    "relevance_sum",
+    "relevance_mean",
+    "redundancy_mean",
+    "redundancy_max",
+    "near_duplicates",
+    "indices",
+    "iou",
+    "recall",
+    "precision",
+    "answer_found",
+    "error",
+)
+
+
+@dataclass(frozen=True)
+class BudgetSweep:
+    """Metrics of every strategy at every budget, as a tidy table.
+
+    ``rows`` holds one dict per (budget, strategy), keys :data:`BUDGET_COLUMNS`, budgets
+    increasing and strategies in the order given; ``indices`` are the picks (pool positions,
+    pick order). A strategy that refused a budget (the
+    exact solver on a large pool) has its message in ``error`` and None metrics.
+    ``objective`` is F at the λ in ``lam`` (the adaptive λ of that budget by default, the
+    same for every strategy, so F is comparable across strategies; ``reference_code`` is
+    the exception: it reports F at its own β, as the authors' code computes it).
+    """
+
+    budgets: tuple[int, ...]
+    strategies: tuple[str, ...]
+    rows: tuple[dict[str, Any], ...]
+
+    def series(self, metric: str) -> dict[str, list[Any]]:
+        """``metric`` per strategy, aligned with ``budgets`` (None where it is missing)."""
+        if metric not in BUDGET_COLUMNS:
+            raise InputError(f"metric: expected one of {', '.join(BUDGET_COLUMNS)}, got {metric!r}")
+        out: dict[str, list[Any]] = {s: [] for s in self.strategies}
+        for row in self.rows:
+            out[row["strategy"]].append(row[metric])
+        return out
+
+
+def budget_sweep(
+    query_embedding: Any,
+    chunk_embeddings: Any,
+    token_counts: Any,
+    budgets: Iterable[int],
+    *,
+    strategies: Sequence[str] = ("adagres", "topk_same_k", "topk_budget", "mmr"),
+    texts: Sequence[str] | None = None,
+    gold: Iterable[int] | None = None,
+    answers: Sequence[str] | None = None,
+    lam: float | str = "adaptive",
+    alpha: float = 1.0,
+    formula: str = "paper",
+    policy: str = "skip",
+    lambda_mmr: float = 0.5,
+    near_duplicate: float = NEAR_DUPLICATE,
+    progress: Callable[[float], None] | None = None,
+) -> BudgetSweep:
+    """Run each strategy at each budget (``trace=False``) and evaluate it.
+
+    ``lam``/``alpha``/``formula`` set the λ at which every strategy's F is reported (and
+    AdaGReS's λ); ``policy`` applies to AdaGReS, ``lambda_mmr`` to MMR. ``gold`` (pool
+    positions) adds IoU, recall and precision; ``answers`` with ``texts`` adds whether an
+    answer occurs in the selected text. ``progress`` is called with the fraction done
+    (0 < f <= 1) after each run.
+
+    >>> q = np.array([1.0, 0.0, 0.0])
+    >>> C = np.array([[0.8, 0.6, 0.0], [0.8, 0.61, 0.0], [0.7, 0.0, 0.714]])
+    >>> sweep = budget_sweep(q, C, [50, 50, 50], [50, 100], strategies=("adagres", "topk_budget"))
+    >>> sweep.series("size")
+    {'adagres': [1, 1], 'topk_budget': [1, 2]}
+    """
+    chunks = v.unit_rows(chunk_embeddings)
+    query = v.unit_vector(query_embedding, chunks.shape[1])
+    tokens = v.token_counts(token_counts, chunks.shape[0])
+    budget_list = sorted({v.budget(b) for b in budgets})
+    if not budget_list:
+        raise InputError("budgets: no budget given")
+    strategies = tuple(strategies)
+    if not strategies:
+        raise InputError("strategies: no strategy given")
+    for name in strategies:
+        v.choice(name, "strategies", STRATEGIES)
+    if len(set(strategies)) != len(strategies):
+        raise InputError(f"strategies: a strategy appears more than once in {strategies}")
+    if texts is not None and len(texts) != chunks.shape[0]:
+        raise InputError(f"texts: got {len(texts)} texts, the pool has {chunks.shape[0]} chunks")
+    if "reference_code" in strategies and texts is None:
+        raise InputError("strategies: reference_code needs the chunk texts (texts=...)")
+    if answers and texts is None:
+        raise InputError("answers: checking answers needs the chunk texts (texts=...)")
+    gold_list = None if gold is None else [int(g) for g in gold]
+    common = {"lam": lam, "alpha": alpha}
+    per_strategy: dict[str, dict[str, Any]] = {
+        "adagres": {**common, "formula": formula, "policy": policy},
+        "topk_same_k": {**common, "formula": formula},
+        "topk_budget": {**common, "formula": formula},
+        "mmr": {**common, "formula": formula, "lambda_mmr": lambda_mmr},
+        "exact": {**common, "formula": formula},
+        "reference_code": {"lam": lam, "alpha": alpha},
+    }
+    rows: list[dict[str, Any]] = []
+    total = len(budget_list) * len(strategies)
+    for b in budget_list:
+        for name in strategies:
+            row: dict[str, Any] = dict.fromkeys(BUDGET_COLUMNS)
+            row["strategy"], row["budget"] = name, b
+            try:
+                s = run(
+                    name, query, chunks, tokens, b, texts=texts, trace=False, **per_strategy[name]
+                )
+            except AdagresError as exc:
+                row["error"] = str(exc)
+            else:
+                m = evaluate(
+                    s,
+                    chunks,
+                    gold=gold_list,
+                    answers=answers,
+                    texts=texts,
+                    near_duplicate=near_duplicate,
+                )
+                row.update({k: val for k, val in m.as_dict().items() if k in row})
+                row["lam"], row["stop_reason"] = s.lam, s.stop_reason.value
+                row["indices"] = list(s.indices)
+            rows.append(row)
+            if progress is not None:
+                progress(len(rows) / total)
+    return BudgetSweep(tuple(budget_list), strategies, tuple(rows))

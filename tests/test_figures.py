@@ -1,0 +1,284 @@
+"""Figure builders: the extracted data and fig.to_dict() against the selection's record."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adagres
+from adagres import figures as F
+from adagres.errors import InputError
+from adagres.projection import project
+from adagres.sweep import budget_sweep, lam_sweep
+
+N = 40
+BUDGET = 450
+
+
+@pytest.fixture(scope="module")
+def pool():
+    rng = np.random.default_rng(11)
+    d = 16
+    common = rng.normal(size=d)
+    centers = common + rng.normal(size=(5, d))
+    C = centers[rng.integers(0, 5, N)] + 0.45 * rng.normal(size=(N, d))
+    C[3] = C[2] + 0.01 * rng.normal(size=d)  # near-twins
+    C = C / np.linalg.norm(C, axis=1, keepdims=True)
+    q = centers[1] / np.linalg.norm(centers[1])
+    tokens = rng.integers(20, 160, N)
+    ids = [f"c{i}<i>" for i in range(N)]
+    texts = [f"chunk {i}: <script>alert({i})</script> & more text " * 4 for i in range(N)]
+    selection = adagres.select(q, C, tokens, BUDGET, lam=0.2)  # runs until the budget is out
+    adaptive = adagres.select(q, C, tokens, BUDGET)  # stops on a non-positive gain
+    return {"q": q, "C": C, "tokens": tokens, "ids": ids, "texts": texts, "s": selection,
+            "adaptive": adaptive, "proj": project(C, q, method="pca")}  # fmt: skip
+
+
+def trace(fig, name):
+    matches = [t for t in fig.to_dict()["data"] if t.get("name") == name]
+    assert len(matches) == 1, name
+    return matches[0]
+
+
+def strip_own_markup(text: str) -> str:
+    for tag in ("<b>", "</b>", "<br>"):
+        text = text.replace(tag, "")
+    return text
+
+
+def test_fixture_selection_is_interesting(pool):
+    s = pool["s"]
+    assert s.traced and s.size >= 5 and len(s.steps) == s.size + 1
+    assert s.stop_reason.value == "budget_exhausted"
+    assert pool["adaptive"].stop_reason.value == "no_positive_gain"
+
+
+def test_map_numbers_picks_in_order_at_projection_coordinates(pool):
+    s, p = pool["s"], pool["proj"]
+    unfit_seen = 0
+    for t in range(1, s.size + 1):
+        data = F.map_data(p, s, t, ids=pool["ids"], texts=pool["texts"])
+        assert data.picked.indices == s.indices[:t]
+        assert data.picked.labels == tuple(str(k) for k in range(1, t + 1))
+        np.testing.assert_array_equal(data.picked.x, p.chunks[list(s.indices[:t]), 0])
+        np.testing.assert_array_equal(data.picked.y, p.chunks[list(s.indices[:t]), 1])
+        assert data.winner == s.indices[t - 1] and data.winner_accepted
+        assert data.winner_xy == tuple(p.chunks[s.indices[t - 1]])
+        # every chunk is in exactly one group
+        groups = [*data.picked.indices, *data.candidates.indices, *data.unfit.indices]
+        assert sorted(groups) == list(range(N))
+        record = s.steps[t - 1].candidates
+        assert set(data.unfit.indices) == set(np.flatnonzero(record.in_play & ~record.eligible))
+        unfit_seen += len(data.unfit.indices)
+        gains = record.gain
+        assert data.candidates.values == tuple(gains[list(data.candidates.indices)])
+        fig = F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"])
+        sel = trace(fig, "selected")
+        assert sel["text"] == [str(k) for k in range(1, t + 1)]
+        assert sel["x"] == list(data.picked.x) and sel["y"] == list(data.picked.y)
+        ring = trace(fig, "winner")
+        assert (ring["x"][0], ring["y"][0]) == data.winner_xy
+        cand = trace(fig, "candidates")
+        assert cand["marker"]["color"] == list(data.candidates.values)
+        assert trace(fig, "query")["x"] == [p.query[0]]
+        assert trace(fig, "does not fit")["x"] == list(data.unfit.x)
+    assert unfit_seen > 0
+
+
+def test_map_at_and_beyond_the_stop_shows_all_picks_and_the_stop(pool):
+    s, p = pool["s"], pool["proj"]
+    last = len(s.steps)
+    data = F.map_data(p, s, last, ids=pool["ids"], texts=pool["texts"])
+    beyond = F.map_data(p, s, last + 5, ids=pool["ids"], texts=pool["texts"])
+    assert data == beyond
+    assert data.picked.indices == s.indices
+    assert not data.winner_accepted and data.stop_reason == s.stop_reason.value
+    assert data.winner == s.steps[-1].winner
+    final = s.steps[-1].candidates
+    assert set(data.unfit.indices) == set(np.flatnonzero(final.in_play & ~final.eligible))
+    before = F.map_data(p, s, 0, ids=pool["ids"], texts=pool["texts"])
+    assert before.picked.indices == () and before.winner is None
+    assert before.candidates.values == tuple(
+        s.steps[0].candidates.gain[list(before.candidates.indices)]
+    )
+
+
+def test_map_needs_a_trace_except_at_the_stop(pool):
+    s = adagres.select(pool["q"], pool["C"], pool["tokens"], BUDGET, trace=False)
+    with pytest.raises(InputError, match="trace=True"):
+        F.map_data(pool["proj"], s, 1, ids=pool["ids"], texts=pool["texts"])
+    data = F.map_data(pool["proj"], s, len(s.steps), ids=pool["ids"], texts=pool["texts"])
+    assert data.picked.indices == s.indices
+    with pytest.raises(InputError, match="ids"):
+        F.map_data(pool["proj"], s, 1, ids=pool["ids"][:-1], texts=pool["texts"])
+
+
+def test_hover_text_cannot_inject_markup(pool):
+    fig = F.pool_map(pool["proj"], pool["s"], 2, ids=pool["ids"], texts=pool["texts"])
+    hovers = [h for t in fig.to_dict()["data"] for h in t.get("hovertext") or []]
+    assert len(hovers) == N + 1  # every chunk and the query
+    for h in hovers:
+        assert "<" not in strip_own_markup(h) and ">" not in strip_own_markup(h)
+    assert "&lt;script&gt;" in hovers[0] and "c" in hovers[0]
+
+
+def test_snippet_escapes_and_cuts():
+    assert F.snippet("<script>alert('x')</script>") == "&lt;script&gt;alert('x')&lt;/script&gt;"
+    assert F.snippet("a &  b\n\nc", n=160) == "a &amp; b c"
+    assert F.snippet("&" * 10, n=5) == "&amp;" * 5 + "…"  # the cut never splits an entity
+    assert len(F.snippet("x" * 500)) == 161
+
+
+def test_timeline_values_are_the_step_gains(pool):
+    s = pool["s"]
+    data = F.timeline_data(s, step=2)
+    assert data.winner_gain == tuple(st.gain for st in s.steps)
+    assert data.runner_up_gain == tuple(st.runner_up_gain for st in s.steps)
+    for st, lo, hi in zip(s.steps[:-1], data.band_min, data.band_max, strict=False):
+        assert hi == st.gain  # policy skip picks the largest eligible gain
+        assert lo <= st.runner_up_gain <= hi
+    fig = F.gain_timeline(s, step=2)
+    winner = trace(fig, "winner")
+    assert winner["x"] == list(range(1, s.size + 1))
+    assert winner["y"] == [st.gain for st in s.steps[:-1]]
+    layout = fig.to_dict()["layout"]
+    assert s.stop_reason.value.replace("_", " ") in layout["annotations"][0]["text"]
+    vlines = [sh for sh in layout["shapes"] if sh["x0"] == sh["x1"] == 2]
+    assert len(vlines) == 1
+    assert any(sh["y0"] == sh["y1"] == 0.0 for sh in layout["shapes"])  # zero line
+
+
+def test_budget_bar_stacks_picks_and_the_remaining_budget(pool):
+    s = pool["s"]
+    for step in (0, 2, None):
+        data = F.budget_bar_data(s, ids=pool["ids"], step=step)
+        k = s.size if step is None else step
+        assert [seg.chunk for seg in data.segments] == list(s.indices[:k])
+        assert data.used == sum(int(s.token_counts[i]) for i in s.indices[:k])
+        assert data.used + data.remaining == BUDGET
+    fig = F.budget_bar(s, ids=pool["ids"])
+    bars = fig.to_dict()["data"]
+    assert [b["x"][0] for b in bars] == [int(s.token_counts[i]) for i in s.indices] + [
+        BUDGET - s.tokens_used
+    ]
+    assert sum(b["x"][0] for b in bars) == BUDGET
+    assert bars[0]["text"][0].startswith("1. c")
+    assert fig.to_dict()["layout"]["xaxis"]["range"] == [0, BUDGET]
+    assert fig.to_dict()["layout"]["barmode"] == "stack"
+
+
+def test_heatmap_z_and_outline_in_pick_order(pool):
+    s, C = pool["s"], pool["C"]
+    order = F.heatmap_order(s, C)
+    rest = sorted(set(range(N)) - set(s.indices), key=lambda i: (-float(C[i] @ pool["q"]), i))
+    assert order == (*s.indices, *rest)
+    fig = F.similarity_heatmap(C, order=order, ids=pool["ids"], texts=pool["texts"],
+                               selected=s.indices, max_chunks=25)  # fmt: skip
+    z = np.array(fig.to_dict()["data"][0]["z"])
+    shown = list(order[:25])
+    np.testing.assert_allclose(z, C[shown] @ C[shown].T, atol=1e-12)
+    (rect,) = fig.to_dict()["layout"]["shapes"]
+    k = s.size
+    assert (rect["x0"], rect["x1"], rect["y0"], rect["y1"]) == (-0.5, k - 0.5, -0.5, k - 0.5)
+    assert "top 25 of 40" in fig.to_dict()["layout"]["title"]["text"]
+    hover = fig.to_dict()["data"][0]["hovertext"]
+    a, b = shown[0], shown[5]
+    assert f"c{a}&lt;i&gt;" in hover[0][5] and f"c{b}&lt;i&gt;" in hover[0][5]
+    assert "<script" not in strip_own_markup(hover[0][5])
+
+
+def test_heatmap_outlines_cover_exactly_the_selected_pairs_in_any_order(pool):
+    s, C = pool["s"], pool["C"]
+    order = F.heatmap_order(s, C, method="cluster")
+    assert sorted(order) == list(range(N))
+    data = F.heatmap_data(C, order=order, ids=pool["ids"], texts=pool["texts"],
+                          selected=s.indices)  # fmt: skip
+    covered = np.zeros((N, N), dtype=bool)
+    for x0, x1, y0, y1 in data.outlines:
+        covered[int(y0 + 0.5) : int(y1 + 0.5), int(x0 + 0.5) : int(x1 + 0.5)] = True
+    chosen = np.isin(np.array(order), s.indices)
+    np.testing.assert_array_equal(covered, np.outer(chosen, chosen))
+    assert not data.truncated and data.n_total == N
+
+
+def test_cluster_order_groups_separated_clusters():
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=8), rng.normal(size=8)
+    C = np.array([a if i % 2 == 0 else b for i in range(12)]) + 0.05 * rng.normal(size=(12, 8))
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    s = adagres.select(a, C, [10] * 12, 30, lam=0.5)
+    order = F.heatmap_order(s, C, method="cluster")
+    parity = [i % 2 for i in order]
+    assert parity in ([0] * 6 + [1] * 6, [1] * 6 + [0] * 6)
+    limited = F.heatmap_order(s, C, method="cluster", limit=5)
+    assert sorted(limited) == sorted(F.heatmap_order(s, C, limit=5))
+
+
+def test_sensitivity_marks_changes_and_both_lams(pool):
+    sweep = lam_sweep(pool["q"], pool["C"], pool["tokens"], BUDGET, include=[0.7])
+    fig = F.sensitivity_figure(sweep, adaptive_lam=sweep.adaptive_lam, manual_lam=0.7)
+    data = fig.to_dict()["data"]
+    lines = [t for t in data if t["mode"] == "lines"]
+    assert [t["y"] for t in lines] == [
+        sweep.objective.tolist(), sweep.relevance_sum.tolist(),
+        sweep.redundancy_mean.tolist(), sweep.size.tolist(),
+    ]  # fmt: skip
+    markers = [t for t in data if t["mode"] == "markers"]
+    assert len(markers) == 4 and all(tuple(t["x"]) == sweep.changes for t in markers)
+    assert len(sweep.changes) >= 1
+    xs = sorted({sh["x0"] for sh in fig.to_dict()["layout"]["shapes"]})
+    assert xs == sorted([sweep.adaptive_lam, 0.7])
+
+
+def test_budget_sweep_figure_has_one_line_per_strategy(pool):
+    sweep = budget_sweep(pool["q"], pool["C"], pool["tokens"], [100, 300, 600])
+    fig = F.budget_sweep_figure(sweep, metric="redundancy_mean")
+    data = fig.to_dict()["data"]
+    assert [t["name"] for t in data] == list(sweep.strategies)
+    for t in data:
+        assert t["x"] == [100, 300, 600]
+        assert t["y"] == sweep.series("redundancy_mean")[t["name"]]
+    with pytest.raises(InputError, match="metric"):
+        F.budget_sweep_figure(sweep, metric="vibes")
+
+
+def test_distributions_show_pool_and_selected(pool):
+    s = pool["s"]
+    fig = F.distributions_figure(s.relevance, s.token_counts, selected=s.indices)
+    data = fig.to_dict()["data"]
+    assert data[0]["x"] == s.relevance.tolist() and data[1]["x"] == s.token_counts.tolist()
+    assert data[2]["x"] == [float(s.relevance[i]) for i in s.indices]
+    assert data[3]["x"] == [int(s.token_counts[i]) for i in s.indices]
+
+
+def test_verdict_figure_follows_the_history_for_every_chunk(pool):
+    kinds = set()
+    for s, i in [(s, i) for s in (pool["s"], pool["adaptive"]) for i in range(N)]:
+        verdict = s.verdict(i)
+        kinds.add(verdict.kind.value)
+        fig = F.verdict_figure(s, i, ids=pool["ids"])
+        data = fig.to_dict()["data"]
+        assert data[1]["y"] == [g.gain for g in verdict.history]
+        assert data[0]["y"] == [g.winner_gain for g in verdict.history]
+        assert data[1]["x"] == [g.step for g in verdict.history]
+        vline = [sh for sh in fig.to_dict()["layout"]["shapes"] if sh["x0"] == sh["x1"]]
+        assert [sh["x0"] for sh in vline] == [verdict.step]
+        if verdict.kind.value == "selected":
+            assert data[1]["y"][-1] == data[0]["y"][-1] == verdict.gain
+    assert {"selected", "did_not_fit", "non_positive_gain"} <= kinds
+
+
+def test_every_figure_uses_the_shared_layout(pool):
+    s, C = pool["s"], pool["C"]
+    figs = [
+        F.pool_map(pool["proj"], s, 1, ids=pool["ids"], texts=pool["texts"]),
+        F.gain_timeline(s),
+        F.budget_bar(s, ids=pool["ids"]),
+        F.similarity_heatmap(C, order=F.heatmap_order(s, C), ids=pool["ids"], texts=pool["texts"]),
+        F.distributions_figure(s.relevance, s.token_counts),
+        F.verdict_figure(s, 0, ids=pool["ids"]),
+    ]
+    for fig in figs:
+        layout = fig.to_dict()["layout"]
+        assert layout["font"] == F.FONT
+        assert layout["margin"]["l"] == 60

@@ -1,0 +1,138 @@
+"""λ and budget sweeps: checked against brute force and against single runs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import adagres
+from adagres.errors import InputError
+from adagres.sweep import BUDGET_COLUMNS, budget_sweep, default_lams, lam_sweep
+
+
+def make_pool(n: int = 30, d: int = 12, seed: int = 3):
+    """Clustered embeddings around a shared direction (positive cosines, as real models give),
+    with near-duplicates so redundancy matters."""
+    rng = np.random.default_rng(seed)
+    common = rng.normal(size=d)
+    centers = common + rng.normal(size=(4, d))
+    chunks = centers[rng.integers(0, 4, n)] + 0.4 * rng.normal(size=(n, d))
+    chunks[1] = chunks[0] + 0.01 * rng.normal(size=d)  # a near-twin of chunk 0
+    query = centers[0] + 0.3 * rng.normal(size=d)
+    tokens = rng.integers(20, 120, n)
+    unit = chunks / np.linalg.norm(chunks, axis=1, keepdims=True)
+    return query / np.linalg.norm(query), unit, tokens
+
+
+def relevance_order_within_budget(relevance, tokens, budget):
+    """Brute force of λ = 0 with policy skip: scan by relevance, take what fits, stop at r <= 0."""
+    picks, used = [], 0
+    for i in sorted(range(len(relevance)), key=lambda i: (-relevance[i], i)):
+        if relevance[i] <= 0:
+            break
+        if used + tokens[i] <= budget:
+            picks.append(i)
+            used += tokens[i]
+    return tuple(picks)
+
+
+def test_lam_zero_selects_in_relevance_order():
+    q, C, tok = make_pool()
+    sweep = lam_sweep(q, C, tok, 400)
+    assert sweep.lams[0] == 0.0
+    assert sweep.indices[0] == relevance_order_within_budget(C @ q, tok, 400)
+
+
+def test_each_grid_point_matches_a_single_run_and_brute_force_sums():
+    q, C, tok = make_pool()
+    sweep = lam_sweep(q, C, tok, 400, [0.0, 0.3, 0.9, 2.0])
+    for k, lam in enumerate(sweep.lams):
+        s = adagres.select(q, C, tok, 400, lam=float(lam))
+        assert sweep.indices[k] == s.indices
+        assert sweep.objective[k] == pytest.approx(s.objective)
+        picks = s.indices
+        pairs = [float(C[i] @ C[j]) for i, j in itertools.combinations(picks, 2)]
+        assert sweep.redundancy_sum[k] == pytest.approx(sum(pairs))
+        assert sweep.redundancy_mean[k] == pytest.approx(np.mean(pairs) if pairs else 0.0)
+        assert sweep.relevance_sum[k] == pytest.approx(sum(float(C[i] @ q) for i in picks))
+        assert sweep.size[k] == len(picks)
+        assert sweep.tokens[k] == sum(int(tok[i]) for i in picks) <= 400
+
+
+def test_changes_are_where_the_set_differs_between_neighbours():
+    q, C, tok = make_pool()
+    sweep = lam_sweep(q, C, tok, 400)
+    expected = tuple(
+        float(sweep.lams[k])
+        for k in range(1, len(sweep.lams))
+        if set(sweep.indices[k]) != set(sweep.indices[k - 1])
+    )
+    assert sweep.changes == expected
+    assert len(sweep.changes) >= 1  # the near-twin makes the set depend on λ
+
+
+def test_default_grid_contains_zero_adaptive_and_included_values():
+    q, C, tok = make_pool()
+    adaptive = adagres.calibrate(q, C, tok, 400).lam
+    sweep = lam_sweep(q, C, tok, 400, include=[0.1234])
+    assert sweep.adaptive_lam == adaptive
+    assert adaptive in sweep.lams.tolist() and 0.1234 in sweep.lams.tolist()
+    assert sweep.lams[0] == 0.0
+    assert sweep.lams[-1] == pytest.approx(3 * max(adaptive, 0.1))
+    assert len(sweep.lams) >= 60 and np.all(np.diff(sweep.lams) > 0)
+    assert default_lams(0.01, points=3).tolist() == pytest.approx([0.0, 0.01, 0.15, 0.3])
+
+
+def test_lam_sweep_progress_and_validation():
+    q, C, tok = make_pool()
+    seen: list[float] = []
+    lam_sweep(q, C, tok, 400, [0.0, 0.5, 1.0], progress=seen.append)
+    assert seen == pytest.approx([1 / 3, 2 / 3, 1.0])
+    with pytest.raises(InputError, match="lams"):
+        lam_sweep(q, C, tok, 400, [-1.0])
+    with pytest.raises(InputError, match="policy"):
+        lam_sweep(q, C, tok, 400, policy="greedy")
+
+
+def test_budget_sweep_rows_respect_budget_and_report_f_at_the_adaptive_lam():
+    q, C, tok = make_pool()
+    budgets = [60, 200, 450, 900]
+    strategies = ("adagres", "topk_same_k", "topk_budget", "mmr")
+    seen: list[float] = []
+    gold = [0, 2, 5]
+    sweep = budget_sweep(q, C, tok, budgets, strategies=strategies, gold=gold,
+                         progress=seen.append)  # fmt: skip
+    assert len(sweep.rows) == len(budgets) * len(strategies)
+    assert seen[-1] == 1.0 and len(seen) == len(sweep.rows)
+    for row in sweep.rows:
+        assert set(row) == set(BUDGET_COLUMNS)
+        assert row["error"] is None
+        assert row["tokens_used"] == sum(int(tok[i]) for i in row["indices"]) <= row["budget"]
+        lam = adagres.calibrate(q, C, tok, row["budget"]).lam
+        assert row["lam"] == pytest.approx(lam)
+        assert row["objective"] == pytest.approx(adagres.objective(q, C, row["indices"], lam))
+        assert row["recall"] == pytest.approx(len(set(gold) & set(row["indices"])) / len(gold))
+    assert [r["budget"] for r in sweep.rows] == sorted(r["budget"] for r in sweep.rows)
+    series = sweep.series("size")
+    assert list(series) == list(strategies)
+    assert all(len(v) == len(budgets) for v in series.values())
+
+
+def test_budget_sweep_records_a_refusal_instead_of_failing():
+    q, C, tok = make_pool(n=60)
+    sweep = budget_sweep(q, C, tok, [5000], strategies=("adagres", "exact"))
+    adagres_row, exact_row = sweep.rows
+    assert adagres_row["error"] is None
+    assert "exact" in exact_row["error"] and exact_row["objective"] is None
+
+
+def test_budget_sweep_validation():
+    q, C, tok = make_pool()
+    with pytest.raises(InputError, match="reference_code"):
+        budget_sweep(q, C, tok, [100], strategies=("reference_code",))
+    with pytest.raises(InputError, match="strategies"):
+        budget_sweep(q, C, tok, [100], strategies=("bm25",))
+    with pytest.raises(InputError, match="budget"):
+        budget_sweep(q, C, tok, [-5])
