@@ -1,0 +1,39 @@
+"""AdaGReS Explorer: the Streamlit entry point (``streamlit run app.py``).
+
+Sets the page config, starts the background UMAP warm-up once per server process and
+routes to the pages in ``pages/``. Shared controls and state live in ``ui/``.
+"""
+
+import streamlit as st
+
+from ui import data
+
+st.set_page_config(page_title="AdaGReS Explorer", page_icon=":material/filter_alt:", layout="wide")
+
+# Created once per server process: starts numba's compilation in a background thread.
+data.projection_store(data.projection_method())
+
+pages = [
+    st.Page("pages/1_pool.py", title="Pool", icon=":material/database:", url_path="pool"),
+    st.Page(
+        "pages/2_selection.py",
+        title="Selection",
+        icon=":material/checklist:",
+        url_path="selection",
+        default=True,
+    ),
+    st.Page(
+        "pages/3_similarity.py",
+        title="Similarity",
+        icon=":material/grid_on:",
+        url_path="similarity",
+    ),
+    st.Page(
+        "pages/4_lambda.py", title="λ derivation", icon=":material/function:", url_path="lambda"
+    ),
+    st.Page(
+        "pages/5_compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
+    ),
+    st.Page("pages/6_why.py", title="Why dropped", icon=":material/help:", url_path="why"),
+]
+st.navigation(pages).run()

@@ -1,0 +1,29 @@
+"""Fixtures of the app tests: synthetic bundled pools and a cheap projection (no numba)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+for path in (ROOT, HERE):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from synthetic import write_pools  # noqa: E402
+
+# Set before any page runs: the app reads both at call time.
+os.environ["ADAGRES_PROJECTION"] = "pca"
+POOLS = write_pools(Path(tempfile.mkdtemp(prefix="adagres-pools-")))
+os.environ["ADAGRES_DATA_DIR"] = str(POOLS)
+
+
+@pytest.fixture(scope="session")
+def pools_dir() -> Path:
+    """Folder holding tiny.json (10 chunks), medium.json (200) and large.json (2000)."""
+    return POOLS

@@ -1,0 +1,343 @@
+"""AppTest tests of the app shell and the Pool, Selection and Why-dropped pages."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+from synthetic import INJECTION
+
+from adagres.io import load_pool
+
+APP = "../../app.py"
+POOL_PAGE = "../../pages/1_pool.py"
+SELECTION = "../../pages/2_selection.py"
+WHY = "../../pages/6_why.py"
+TIMEOUT = 60
+
+
+def page(path: str, **params: str) -> AppTest:
+    at = AppTest.from_file(path, default_timeout=TIMEOUT)
+    at.query_params.update(params)
+    return at.run()
+
+
+def figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def array(values: Any) -> np.ndarray:
+    """A plotly array from the spec: a list, or {"dtype", "bdata"} (base64)."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+    return np.asarray(values, dtype=float)
+
+
+def trace(figure: dict[str, Any], name: str) -> dict[str, Any]:
+    matches = [t for t in figure["data"] if t.get("name", "").startswith(name)]
+    assert matches, f"no trace {name!r} in {[t.get('name') for t in figure['data']]}"
+    return matches[0]
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def context_ids(at: AppTest) -> list[str]:
+    frame = next(df.value for df in at.dataframe if "order" in df.value.columns)
+    return list(frame["id"])
+
+
+def no_error(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+# --------------------------------------------------------------------------- shell
+
+
+def test_app_runs_every_page(pools_dir):
+    at = page(APP, pool="tiny")
+    no_error(at)
+    assert at.title[0].value == "Selection"  # the default page
+    for path, title in (
+        ("pages/1_pool.py", "Pool"),
+        ("pages/3_similarity.py", "Similarity"),
+        ("pages/4_lambda.py", "λ derivation"),
+        ("pages/5_compare.py", "Compare"),
+        ("pages/6_why.py", "Why dropped"),
+    ):
+        at.switch_page(path).run()
+        no_error(at)
+        assert at.title[0].value == title
+        # The shared sidebar keeps the pool across pages.
+        assert at.selectbox(key="sb_pool").value == "tiny"
+
+
+@pytest.mark.parametrize("pool", ["tiny", "medium", "large"])
+@pytest.mark.parametrize("path", [POOL_PAGE, SELECTION, WHY])
+def test_pages_work_at_every_size(pools_dir, pool, path):
+    at = page(path, pool=pool, budget="1500")
+    no_error(at)
+    n = len(load_pool(pools_dir / f"{pool}.json"))
+    if path == POOL_PAGE:
+        table = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
+        assert len(table) == n
+        assert set(table["verdict"]) <= {
+            "selected",
+            "did_not_fit",
+            "outscored",
+            "non_positive_gain",
+        }
+    if path == SELECTION:
+        tokens_used = int(metric(at, "Tokens used").split(" / ")[0])
+        assert 0 < tokens_used <= 1500
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def test_smaller_budget_uses_fewer_tokens(pools_dir):
+    at = page(SELECTION, pool="medium", budget="3000")
+    no_error(at)
+    large = int(metric(at, "Tokens used").split(" / ")[0])
+    at.slider(key="sb_budget").set_value(600).run()
+    no_error(at)
+    small = int(metric(at, "Tokens used").split(" / ")[0])
+    assert small <= 600 < large <= 3000
+    assert len(context_ids(at)) < 10
+    assert at.query_params["budget"] == "600"
+
+
+def test_manual_lambda_zero_picks_in_relevance_order(pools_dir):
+    at = page(SELECTION, pool="medium", budget="1500")
+    at.radio(key="sb_lam_mode").set_value("manual").run()
+    at.slider(key="sb_lam").set_value(0.0).run()
+    no_error(at)
+    assert metric(at, "λ") == "0.0000"
+    pool = load_pool(pools_dir / "medium.json")
+    relevance = pool.embeddings @ pool.query_embedding
+    position = {chunk_id: i for i, chunk_id in enumerate(pool.ids)}
+    picked = [position[chunk_id] for chunk_id in context_ids(at)]
+    assert len(picked) >= 3
+    assert np.all(np.diff(relevance[picked]) <= 1e-6)
+    assert picked[0] == int(np.argmax(relevance))
+    # With λ = 0 redundancy is ignored: a near-copy (every fifth chunk) can be picked.
+    adaptive = page(SELECTION, pool="medium", budget="1500")
+    assert context_ids(adaptive) != context_ids(at)
+
+
+def test_step_control_moves_the_winner(pools_dir):
+    at = page(SELECTION, pool="medium", budget="1500", step="1")
+    no_error(at)
+    rings, picks = [], []
+    for step in (1, 2, 3):
+        at.slider(key="sel_step").set_value(step).run()
+        no_error(at)
+        assert at.query_params["step"] == str(step)
+        figure = figures(at)[0]
+        ring = trace(figure, "winner")
+        selected = trace(figure, "selected")
+        xs, ys = array(selected["x"]), array(selected["y"])
+        assert len(xs) == step  # picks so far, numbered in order
+        assert list(selected["text"]) == [str(k) for k in range(1, step + 1)]
+        # The ring sits on the step's pick, the last one numbered.
+        assert array(ring["x"])[0] == pytest.approx(xs[-1])
+        assert array(ring["y"])[0] == pytest.approx(ys[-1])
+        rings.append((array(ring["x"])[0], array(ring["y"])[0]))
+        picks.append(at.text[1].value)
+    assert len(set(rings)) == 3
+    assert picks[0].startswith("Step 1 of ")
+
+
+def test_play_replays_to_the_last_step(pools_dir):
+    at = page(SELECTION, pool="medium", budget="1500", step="1")
+    last = at.slider(key="sel_step").max
+    assert at.slider(key="sel_step").value == 1 and last > 2
+    # Play advances one step per tick (a fragment timer) until the last step, then stops.
+    at.button(key="sel_play").click().run()
+    no_error(at)
+    assert at.slider(key="sel_step").value == last
+    assert at.session_state["sel_playing"] is False
+    assert "step" not in at.query_params  # the last step is the default view
+
+
+# --------------------------------------------------------------------------- URL
+
+
+def test_url_round_trip(pools_dir):
+    params = {
+        "pool": "medium",
+        "budget": "700",
+        "strategy": "adagres",
+        "policy": "fill",
+        "lam": "0.25",
+        "formula": "paper",
+        "scale": "1",
+        "offset": "0",
+        "floor": "pool",
+        "step": "2",
+    }
+    at = page(SELECTION, **params)
+    no_error(at)
+    assert at.selectbox(key="sb_pool").value == "medium"
+    assert at.slider(key="sb_budget").value == 700
+    assert at.selectbox(key="sb_policy").value == "fill"
+    assert at.radio(key="sb_lam_mode").value == "manual"
+    assert at.slider(key="sb_lam").value == pytest.approx(0.25)
+    assert at.radio(key="sb_floor_mode").value == "pool"
+    assert at.slider(key="sel_step").value == 2
+    assert metric(at, "λ") == "0.2500"
+    assert at.query_params == params  # written back unchanged
+    # A second session from the same URL shows the same selection.
+    again = page(SELECTION, **params)
+    assert context_ids(again) == context_ids(at)
+
+
+def test_url_with_bad_values_warns_and_uses_defaults(pools_dir):
+    at = page(SELECTION, pool="nope", budget="lots", policy="greedy")
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "budget" in warnings and "policy" in warnings and "nope" in warnings
+    assert at.selectbox(key="sb_policy").value == "skip"
+    assert at.query_params["pool"] == at.selectbox(key="sb_pool").value != "nope"
+
+
+def test_adaptive_url_settings(pools_dir):
+    at = page(
+        SELECTION,
+        pool="tiny",
+        lam="adaptive",
+        formula="derived",
+        scale="2",
+        offset="0.01",
+        floor="0.3",
+        strategy="mmr",
+    )
+    no_error(at)
+    assert at.selectbox(key="sb_formula").value == "derived"
+    assert at.number_input(key="sb_scale").value == 2.0
+    assert at.number_input(key="sb_floor").value == pytest.approx(0.3)
+    assert at.selectbox(key="sb_strategy").value == "mmr"
+
+
+# --------------------------------------------------------------------------- pool page
+
+
+def test_broken_upload_shows_the_error_and_keeps_the_pool(pools_dir):
+    at = page(POOL_PAGE, pool="tiny")
+    no_error(at)
+    broken = b'{"query": "q", "chunks": [{"id": "a", "text": "x"}, {"id": "a", "text": "y"}]}'
+    at.file_uploader(key="pool_upload").set_value(("broken.json", broken, "application/json"))
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value.replace("\\", "")  # the message is Markdown-escaped
+    assert "broken.json" in message and "duplicate chunk id" in message
+    assert at.selectbox(key="sb_pool").value == "tiny"
+    table = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
+    assert len(table) == 10
+    # Not JSON at all: still a message, not a traceback.
+    at.file_uploader(key="pool_upload").set_value(("worse.json", b"{not json", "text/plain"))
+    at.run()
+    assert not at.exception and "worse.json" in at.error[0].value.replace("\\", "")
+    assert at.selectbox(key="sb_pool").value == "tiny"
+
+
+def test_good_upload_becomes_the_current_pool(pools_dir):
+    at = page(POOL_PAGE, pool="tiny")
+    content = (pools_dir / "medium.json").read_bytes()
+    at.file_uploader(key="pool_upload").set_value(("mine.json", content, "application/json"))
+    at.run()
+    no_error(at)
+    key = at.selectbox(key="sb_pool").value
+    assert key.startswith("upload-")
+    assert at.query_params["pool"] == key
+    table = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
+    assert len(table) == 200
+
+
+def test_near_duplicate_groups(pools_dir):
+    at = page(POOL_PAGE, pool="medium")
+    no_error(at)
+    groups = next(df.value for df in at.dataframe if "group" in df.value.columns)
+    # The synthetic pool makes every fifth chunk a near-copy of the one before it.
+    assert groups["group"].nunique() >= 30
+    assert groups.groupby("group").size().min() >= 2
+    at.slider(key="pool_dup_threshold").set_value(1.0).run()
+    assert not any("group" in df.value.columns for df in at.dataframe)
+
+
+# --------------------------------------------------------------------------- why dropped
+
+
+def test_why_dropped_by_id(pools_dir):
+    at = page(WHY, pool="medium", budget="1000")
+    no_error(at)
+    pool = load_pool(pools_dir / "medium.json")
+    # c0001 is a near-copy of... pick a chunk that did not fit or was outscored.
+    at.selectbox(key="why_chunk").set_value("c0199").run()
+    no_error(at)
+    assert at.query_params["chunk"] == "c0199"
+    summary = at.text[0].value
+    assert summary.startswith("c0199: ")
+    assert "did not fit" in summary or "outscored" in summary or "non-positive" in summary
+    assert pool.texts[199] in [c.value for c in at.code]
+    history = next(df.value for df in at.dataframe if "its gain" in df.value.columns)
+    assert len(history) >= 1 and set(history["step"]) <= set(range(1, 200))
+
+
+def test_why_dropped_redundancy_sources(pools_dir):
+    at = page(WHY, pool="medium", budget="1500")
+    pool = load_pool(pools_dir / "medium.json")
+    table = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
+    picked = [pool.ids.index(i) for i in table.loc[table["verdict"] == "selected", "id"]]
+    dropped = table.loc[table["verdict"] == "non_positive_gain", "position"].tolist()
+    assert picked and dropped
+    unit = pool.embeddings
+    chunk = max(dropped, key=lambda i: float((unit[picked] @ unit[i]).max()))
+    at.selectbox(key="why_chunk").set_value(pool.ids[chunk]).run()
+    no_error(at)
+    sources = next(df.value for df in at.dataframe if "selected chunk" in df.value.columns)
+    # Brute force: the selected chunk most similar to it comes first, with its cosine.
+    cosines = unit[picked] @ unit[chunk]
+    best = picked[int(np.argmax(cosines))]
+    assert sources["selected chunk"].iloc[0] == pool.ids[best]
+    assert sources["cosine"].iloc[0] == pytest.approx(float(cosines.max()), abs=1e-4)
+    assert "non-positive gain" in at.text[0].value
+
+
+# --------------------------------------------------------------------------- safety
+
+
+def _markdown_values(at: AppTest) -> list[str]:
+    kinds = (
+        "markdown",
+        "caption",
+        "title",
+        "header",
+        "subheader",
+        "error",
+        "warning",
+        "info",
+        "success",
+    )
+    return [element.value for kind in kinds for element in at.get(kind)]
+
+
+@pytest.mark.parametrize("path", [SELECTION, WHY, POOL_PAGE])
+def test_chunk_text_is_rendered_as_text(pools_dir, path):
+    at = page(path, pool="tiny", budget="2000", chunk="c0000")
+    no_error(at)
+    plain = [e.value for e in at.text] + [e.value for e in at.code]
+    frames = [df.value for df in at.dataframe if "text" in df.value.columns]
+    shown = any(INJECTION in value for value in plain) or any(
+        INJECTION in set(frame["text"]) for frame in frames
+    )
+    assert shown
+    for value in _markdown_values(at):
+        assert "alert(1)" not in value and "**bold**" not in value

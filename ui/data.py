@@ -1,0 +1,394 @@
+"""Cached data for the pages: pools by key, selections, projections, near-duplicate groups.
+
+Pools live in a process-wide registry (``st.cache_resource``) under a short key: the file
+stem for bundled pools (``data/*.json``, or ``$ADAGRES_DATA_DIR``), ``upload-<hash>`` for
+uploaded files and ``corpus-<hash>`` for pools built from documents. Every other cache is
+keyed on that key, the pool's fingerprint and small setting values, never on arrays.
+
+Projections: the map needs 2-D coordinates. PCA is computed at once; UMAP (seeded) runs in
+one background worker per server process and replaces PCA when it is done. Set
+``ADAGRES_PROJECTION=pca`` to never start UMAP (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from adagres import baselines
+from adagres.errors import PoolError
+from adagres.io import load_pools
+from adagres.pool import Pool
+from adagres.selection import Selection, select
+
+from .state import Settings
+
+__all__ = [
+    "ROOT",
+    "add_pool",
+    "budget_limits",
+    "bundled_pools",
+    "context_frame",
+    "data_dir",
+    "get_pool",
+    "near_duplicate_groups",
+    "pool_frame",
+    "pool_keys",
+    "pool_label",
+    "prepare_pool",
+    "projection",
+    "projection_method",
+    "projection_store",
+    "read_pools",
+    "run_selection",
+    "selection_key",
+    "step_figures",
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TOKENIZER = "cl100k"
+
+
+def data_dir() -> Path:
+    """Folder of the bundled pools (``$ADAGRES_DATA_DIR`` or ``<repo>/data``)."""
+    return Path(os.environ.get("ADAGRES_DATA_DIR") or ROOT / "data")
+
+
+def projection_method() -> str:
+    """``umap`` (default) or ``pca`` (``$ADAGRES_PROJECTION``): the map's final projection."""
+    method = os.environ.get("ADAGRES_PROJECTION", "umap").strip().lower()
+    return method if method in ("umap", "pca") else "umap"
+
+
+# --------------------------------------------------------------------------- pools
+
+
+class _Registry:
+    """Pools by key, shared by every session of this server process."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pools: dict[str, Pool] = {}
+        self.labels: dict[str, str] = {}
+
+
+@st.cache_resource(show_spinner=False)
+def _registry() -> _Registry:
+    return _Registry()
+
+
+def bundled_pools() -> dict[str, Path]:
+    """Bundled pool files by key (file stem), sorted by name."""
+    folder = data_dir()
+    if not folder.is_dir():
+        return {}
+    return {path.stem: path for path in sorted(folder.glob("*.json"))}
+
+
+def pool_keys() -> list[str]:
+    """Keys of every pool the user can choose: bundled ones first, then loaded ones."""
+    keys = list(bundled_pools())
+    with _registry().lock:
+        keys += [key for key in _registry().pools if key not in keys]
+    return keys
+
+
+def pool_label(key: str) -> str:
+    """A short label for a pool key (plain text)."""
+    registry = _registry()
+    if key in registry.labels:
+        return registry.labels[key]
+    return key.replace("_", " ")
+
+
+def prepare_pool(pool: Pool, report: Callable[[str], None] | None = None) -> Pool:
+    """Return ``pool`` with token counts and embeddings, computing what is missing.
+
+    Counting uses cl100k; embedding uses the packaged MiniLM model (slow the first time:
+    ``report`` receives progress messages).
+    """
+    from adagres.embed import ensure_embeddings
+    from adagres.tokens import ensure_token_counts
+
+    if pool.token_counts is None:
+        if report:
+            report(f"Counting tokens of {len(pool)} chunks ({DEFAULT_TOKENIZER})…")
+        pool = ensure_token_counts(pool, DEFAULT_TOKENIZER)
+    if pool.raw_embeddings is None or pool.raw_query_embedding is None:
+        if report:
+            report(f"Embedding {len(pool)} chunks and the query (MiniLM, on this machine)…")
+
+        def progress(done: int, total: int) -> None:
+            if report:
+                report(f"Embedded {done} of {total} texts…")
+
+        pool = ensure_embeddings(pool, progress=progress)
+    return pool
+
+
+def add_pool(pool: Pool, kind: str, label: str | None = None) -> str:
+    """Register a prepared pool; return its key (``<kind>-<12 hex of its fingerprint>``)."""
+    key = f"{kind}-{pool.fingerprint[:12]}"
+    registry = _registry()
+    with registry.lock:
+        registry.pools[key] = pool
+        registry.labels[key] = label or f"{kind}: {pool.name or pool.query[:40]}"
+    return key
+
+
+def get_pool(key: str) -> Pool:
+    """The pool with this key, loading a bundled file on first use (PoolError if unknown)."""
+    registry = _registry()
+    with registry.lock:
+        pool = registry.pools.get(key)
+    if pool is not None:
+        return pool
+    path = bundled_pools().get(key)
+    if path is None:
+        raise PoolError(f"no pool with key {key!r}")
+    pool = load_pools(path)[0]
+    if pool.token_counts is None or pool.raw_embeddings is None:
+        with st.status(f"Preparing {path.name}…", expanded=True) as status:
+            pool = prepare_pool(pool, status.write)
+            status.update(label=f"{path.name} is ready", state="complete", expanded=False)
+    with registry.lock:
+        registry.pools.setdefault(key, pool)
+        registry.labels.setdefault(key, key.replace("_", " "))
+        return registry.pools[key]
+
+
+def read_pools(data: bytes, name: str) -> list[Pool]:
+    """Every pool in an uploaded file (PoolError with the loader's message if it is broken)."""
+    return load_pools(data, name=name)
+
+
+def budget_limits(pool: Pool) -> tuple[int, int]:
+    """The budget slider's range for ``pool``: 1 to its total tokens (at least 1)."""
+    total = int(np.asarray(pool.token_counts).sum())
+    return 1, max(total, 1)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def _floor_arg(settings: Settings) -> Any:
+    return settings.redundancy_floor
+
+
+@st.cache_resource(max_entries=64, show_spinner="Selecting…")
+def _selection(
+    key: str,
+    fingerprint: str,
+    strategy: str,
+    budget: int,
+    policy: str,
+    lam: Any,
+    formula: str,
+    scale: float,
+    offset: float,
+    floor: Any,
+) -> Selection:
+    del fingerprint  # part of the cache key only: a replaced pool never reuses a result
+    pool = get_pool(key)
+    args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
+    ada = select(*args, lam=lam, policy=policy, formula=formula, scale=scale, offset=offset,
+                 redundancy_floor=floor)  # fmt: skip
+    if strategy == "adagres":
+        return ada
+    # Baselines report F at the λ AdaGReS uses, so the numbers are comparable.
+    if strategy == "reference_code":
+        return baselines.run(strategy, *args, texts=pool.texts,
+                             lam=None if lam == "adaptive" else ada.lam)  # fmt: skip
+    options: dict[str, Any] = {"lam": ada.lam, "formula": formula}
+    if strategy == "topk_same_k":
+        options["k"] = ada.size
+    if strategy == "exact":
+        options["redundancy_floor"] = floor
+    return baselines.run(strategy, *args, **options)
+
+
+def selection_key(settings: Settings) -> tuple[Any, ...]:
+    """The small values a selection depends on (the cache key of selections and figures)."""
+    pool = get_pool(settings.pool)
+    return (settings.pool, pool.fingerprint, settings.strategy, settings.budget,
+            settings.policy, settings.lam_arg, settings.formula, settings.scale,
+            settings.offset, _floor_arg(settings))  # fmt: skip
+
+
+def run_selection(settings: Settings) -> Selection:
+    """The (traced) selection for these settings; cached; AdagresError on bad input."""
+    return _selection(*selection_key(settings))
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _step_figures(key: tuple[Any, ...], step: int, method: str) -> tuple[Any, Any, Any]:
+    from adagres import figures
+
+    selection = _selection(*key)
+    pool = get_pool(key[0])
+    projection, used, _ = projection_store(projection_method()).get(key[0], pool)
+    assert used == method
+    titles = [chunk.title for chunk in pool.chunks]
+    return (
+        figures.pool_map(
+            projection, selection, step, ids=pool.ids, texts=pool.texts, titles=titles
+        ),
+        figures.gain_timeline(selection, step=step),
+        figures.budget_bar(selection, ids=pool.ids, step=step),
+    )
+
+
+def step_figures(settings: Settings, step: int) -> tuple[Any, Any, Any, str, bool]:
+    """(map, gain timeline, budget bar, projection method, UMAP pending) at ``step``.
+
+    Figures are cached per selection, step and projection method, so replaying steps or
+    returning to a budget already seen costs no figure building.
+    """
+    _, method, pending = projection(settings.pool)
+    return (*_step_figures(selection_key(settings), step, method), method, pending)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
+    """One row per chunk: position, id, title, tokens, relevance, verdict, step and text."""
+    verdicts = selection.verdicts
+    return pd.DataFrame(
+        {
+            "position": np.arange(len(pool)),
+            "id": list(pool.ids),
+            "title": [chunk.title or "" for chunk in pool.chunks],
+            "tokens": np.asarray(pool.token_counts),
+            "relevance": np.round(selection.relevance, 4),
+            "verdict": [str(v.kind) for v in verdicts],
+            "step": [v.step for v in verdicts],
+            "text": list(pool.texts),
+        }
+    )
+
+
+def context_frame(pool: Pool, indices: tuple[int, ...]) -> pd.DataFrame:
+    """The selected chunks in pick order, with token counts and the running total."""
+    tokens = np.asarray(pool.token_counts)[list(indices)] if indices else np.zeros(0, int)
+    return pd.DataFrame(
+        {
+            "order": np.arange(1, len(indices) + 1),
+            "id": [pool.ids[i] for i in indices],
+            "tokens": tokens,
+            "total": np.cumsum(tokens),
+            "text": [pool.texts[i] for i in indices],
+        }
+    )
+
+
+@st.cache_data(max_entries=32, show_spinner="Finding near-duplicates…")
+def _groups(key: str, fingerprint: str, threshold: float) -> list[list[int]]:
+    del fingerprint
+    unit = np.asarray(get_pool(key).embeddings, dtype=np.float32)
+    n = unit.shape[0]
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    block = 512  # rows at a time: no N×N matrix for large pools
+    for start in range(0, n, block):
+        sims = unit[start : start + block] @ unit.T
+        rows, cols = np.nonzero(sims >= threshold)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            i = start + r
+            if i < c:
+                a, b = root(i), root(c)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    members: dict[int, list[int]] = {}
+    for i in range(n):
+        members.setdefault(root(i), []).append(i)
+    groups = [m for m in members.values() if len(m) > 1]
+    return sorted(groups, key=lambda m: (-len(m), m[0]))
+
+
+def near_duplicate_groups(key: str, threshold: float) -> list[list[int]]:
+    """Groups of pool positions linked by cosine ≥ ``threshold`` (largest group first)."""
+    return _groups(key, get_pool(key).fingerprint, float(threshold))
+
+
+# --------------------------------------------------------------------------- projection
+
+
+class ProjectionStore:
+    """2-D coordinates per pool: PCA at once, UMAP from one background worker.
+
+    The worker first runs ``adagres.projection.warm_up()`` (numba's compilation), then the
+    UMAP fits in submission order. Results are kept per pool key and fingerprint.
+    """
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self._lock = threading.Lock()
+        self._done: dict[tuple[str, str, str], Any] = {}
+        self._pending: dict[tuple[str, str, str], Future[Any]] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self.warm: Future[Any] | None = None
+        if method == "umap":
+            from adagres.projection import warm_up
+
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="umap")
+            self.warm = self._executor.submit(warm_up)
+
+    def _fit(self, key: tuple[str, str, str], pool: Pool) -> Any:
+        from adagres.projection import project
+
+        result = project(pool.embeddings, pool.query_embedding, method=key[2], seed=0)
+        with self._lock:
+            self._done[key] = result
+            self._pending.pop(key, None)
+        return result
+
+    def get(self, key: str, pool: Pool) -> tuple[Any, str, bool]:
+        """(projection, method used, whether a better one is still being computed)."""
+        fast = (key, pool.fingerprint, "pca")
+        best = (key, pool.fingerprint, self.method)
+        with self._lock:
+            if best in self._done:
+                return self._done[best], self.method, False
+            if self._executor is not None and best not in self._pending:
+                self._pending[best] = self._executor.submit(self._fit, best, pool)
+            ready = self._done.get(fast)
+        if ready is None:
+            ready = self._fit(fast, pool)
+        return ready, "pca", self.method != "pca"
+
+    def ready(self, key: str, pool: Pool) -> bool:
+        """Whether the final projection of this pool is available."""
+        with self._lock:
+            return (key, pool.fingerprint, self.method) in self._done
+
+
+@st.cache_resource(show_spinner=False)
+def projection_store(method: str) -> ProjectionStore:
+    """The process-wide projection store (created once per server process and method)."""
+    return ProjectionStore(method)
+
+
+def projection(key: str) -> tuple[Any, str, bool]:
+    """The map coordinates of pool ``key``: (Projection, method, UMAP still pending)."""
+    return projection_store(projection_method()).get(key, get_pool(key))
+
+
+def short_hash(data: bytes) -> str:
+    """12 hex characters of sha256 (names an uploaded file)."""
+    return hashlib.sha256(data).hexdigest()[:12]

@@ -1,0 +1,61 @@
+"""Small render helpers shared by the pages.
+
+User data (chunk texts, ids, titles, file names in error messages) is never passed to a
+Markdown-rendering call unescaped: texts go to ``st.text`` / ``st.code`` / dataframes, and
+messages that quote user data go through :func:`escape_md` first.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import streamlit as st
+
+from adagres.pool import Pool
+
+from . import data
+
+__all__ = ["chunk_text", "error", "escape_md", "projection_note", "wait_for_projection"]
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
+
+
+def escape_md(text: str) -> str:
+    """``text`` with every Markdown/HTML special character backslash-escaped."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text))
+
+
+def error(message: str) -> None:
+    """``st.error`` with a message that may quote user data, shown literally."""
+    st.error(escape_md(message), icon=":material/error:")
+
+
+def chunk_text(pool: Pool, index: int, *, key: str | None = None) -> None:
+    """One chunk's id, title and text, as plain text."""
+    chunk = pool.chunks[index]
+    header = f"{chunk.id} · {pool.token_counts[index]} tokens"
+    if chunk.title:
+        header += f" · {chunk.title}"
+    st.text(header)
+    st.code(chunk.text, language=None, wrap_lines=True)
+
+
+def projection_note(method: str, pending: bool) -> None:
+    """Say which projection the map uses, and that UMAP will replace PCA when ready."""
+    if pending:
+        st.caption(
+            "Map: PCA for now; the seeded UMAP layout is being computed in the background "
+            "and replaces it when ready."
+        )
+    else:
+        st.caption(f"Map: {method.upper()} of cosine geometry (seed 0).")
+
+
+@st.fragment(run_every=1.0)
+def wait_for_projection(key: str) -> None:
+    """Rerun the page once the background UMAP of pool ``key`` is ready (polls each second)."""
+    store = data.projection_store(data.projection_method())
+    if store.ready(key, data.get_pool(key)):
+        time.sleep(0.05)
+        st.rerun(scope="app")
