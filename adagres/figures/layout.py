@@ -29,8 +29,9 @@ PALETTE: dict[str, str] = {
     "chunk": "#666666",
 }
 
-#: Continuous colour scale for gains (low → high).
-GAIN_SCALE = "Viridis"
+#: Continuous colour scale for gains (low → high): light to dark green, so it never
+#: competes with the blue of selected chunks or the orange of the winner.
+GAIN_SCALE = "YlGn"
 
 #: One colour per strategy, stable across figures.
 STRATEGY_COLORS: dict[str, str] = {
@@ -56,12 +57,15 @@ def apply_layout(
     fig.update_layout(
         template="plotly_white",
         font=FONT,
-        margin={"l": 60, "r": 20, "t": 60 if title else 30, "b": 50},
+        margin={"l": 60, "r": 20, "t": 90 if title else 40, "b": 50},
         hoverlabel={"font": {"family": FONT["family"], "size": 12}, "align": "left"},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
     )
     if title is not None:
-        fig.update_layout(title={"text": title, "x": 0, "xanchor": "left"})
+        # The title sits above the horizontal legend (which is anchored at y = 1.02).
+        fig.update_layout(
+            title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top"}
+        )
     if height is not None:
         fig.update_layout(height=height)
     return fig

@@ -214,6 +214,7 @@ def pool_map(
                 "colorscale": colorscale,
                 "showscale": bool(c.indices),
                 "colorbar": {"title": {"text": data.color_by}, "thickness": 14},
+                "line": {"color": "#777777", "width": 0.5},  # light colours stay visible
             },
         )
     )
@@ -242,9 +243,10 @@ def pool_map(
             hovertext=list(p.hover),
             hoverinfo="text",
             marker={
-                "size": marker_size + 3,
+                "size": marker_size + 5,
                 "color": selected_color,
-                "line": {"color": "white", "width": 1},
+                "symbol": "diamond",
+                "line": {"color": "black", "width": 1},
             },
         )
     )
