@@ -172,7 +172,9 @@ def pool_from_documents(
     is its cosine with the query, and ``pool.extra["corpus"]`` records the chunking.
 
     >>> pool = pool_from_documents(["Paris is in France. Lyon too."], "French cities",
-    ...                            size=4, overlap=1, top_n=2)  # doctest: +SKIP
+    ...                            size=4, overlap=1, top_n=2)
+    >>> len(pool), pool.chunks[0].metadata["doc_id"] is not None
+    (2, True)
     """
     from adagres.embed import embed_texts, resolve_model
 

@@ -124,8 +124,8 @@ def embed_texts(
     folder. ``progress(done, total)`` is called after each batch the model computes; without
     it, runs of more than one batch log their progress.
 
-    >>> vectors = embed_texts(["a cat", "a kitten"])  # doctest: +SKIP
-    >>> vectors.shape  # doctest: +SKIP
+    >>> vectors = embed_texts(["a cat", "a kitten"])
+    >>> vectors.shape
     (2, 384)
     """
     texts = list(texts)

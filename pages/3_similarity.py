@@ -1,0 +1,143 @@
+"""Similarity: the pairwise cosine heatmap (picks outlined) and the near-duplicate pairs."""
+
+import pandas as pd
+import streamlit as st
+
+from adagres.errors import AdagresError, SolverError
+from adagres.metrics import NEAR_DUPLICATE
+from ui import data, render, state, views
+from ui.sidebar import sidebar
+
+SIZES = (50, 100, 150, 200)  # hover text grows as M²: about 4.5 MB at 200
+PAIRS_LISTED = 1000
+SNIPPET_CHARS = 80
+
+
+def plain_snippet(text: str) -> str:
+    """The start of a chunk's text on one line (plain text, for a table cell)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[:SNIPPET_CHARS].rstrip() + "…"
+
+
+# ---- controls
+settings = sidebar()
+st.title("Similarity")
+if not settings.pool:
+    st.stop()
+pool = data.get_pool(settings.pool)
+
+controls = st.columns([2, 2, 3])
+method = controls[0].radio(
+    "Order",
+    options=("pick", "cluster"),
+    format_func=lambda m: {"pick": "pick order, then relevance", "cluster": "clusters"}[m],
+    key="sim_order",
+    help="pick: the selected chunks in pick order, then the rest by decreasing relevance. "
+    "clusters: the same chunks grouped by average-linkage clustering on cosine distance.",
+)
+max_chunks = controls[1].select_slider(
+    "Chunks shown (top M)",
+    options=SIZES,
+    value=150,
+    key="sim_max_chunks",
+    help="Larger pools show the first M chunks of the pick order: the picks, then the most "
+    "relevant. The hover text grows as M².",
+)
+
+# ---- cached call
+try:
+    selection = data.run_selection(settings)
+except SolverError as error:
+    st.warning(render.escape_md(f"The exact strategy gives no selection here: {error}"))
+    st.info("Choose another strategy in the sidebar, or a smaller budget, to see the heatmap.")
+    st.stop()
+except AdagresError as error:
+    render.error(str(error))
+    st.stop()
+figure, shown, n = views.heatmap(settings, method, max_chunks)
+
+# ---- figure
+if len(shown) < n:
+    what = (
+        f"the first {len(shown)} of the {selection.size} picks"
+        if selection.size >= len(shown)
+        else f"the {selection.size} picks, then the most relevant other chunks"
+    )
+    st.info(f"The pool has {n} chunks; the heatmap shows the top {len(shown)}: {what}.")
+if selection.size == 0:
+    st.info("Nothing is selected at these settings, so no block is outlined.")
+else:
+    st.caption(
+        f"The outlined blocks are the pairs of selected chunks ({selection.size} picks, "
+        f"strategy {settings.strategy}). Hover a cell for both chunks' snippets and their cosine."
+    )
+st.plotly_chart(figure, key="sim_heatmap", width="stretch")
+
+position_in_pick = {chunk: k for k, chunk in enumerate(selection.indices, start=1)}
+with st.expander(f"The {len(shown)} chunks of the heatmap, in row order"):
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "row": range(1, len(shown) + 1),
+                "id": [pool.ids[i] for i in shown],
+                "pick": [position_in_pick.get(i) for i in shown],
+                "relevance": [float(selection.relevance[i]) for i in shown],
+                "tokens": [int(pool.token_counts[i]) for i in shown],
+                "text": [pool.texts[i] for i in shown],
+            }
+        ),
+        key="sim_rows",
+        hide_index=True,
+        width="stretch",
+        column_config={"relevance": st.column_config.NumberColumn(format="%.4f")},
+    )
+
+# ---- near-duplicate pairs
+st.subheader("Near-duplicate pairs")
+threshold = st.slider(
+    "Cosine at or above",
+    min_value=0.5,
+    max_value=1.0,
+    value=NEAR_DUPLICATE,
+    step=0.01,
+    key="sim_threshold",
+    help="Pairs of chunks of the whole pool whose cosine is at least this value.",
+)
+duplicates = views.near_duplicates(settings.pool, threshold, PAIRS_LISTED)
+picked = set(selection.indices)
+
+
+def selected_label(i: int, j: int) -> str:
+    """Which chunks of a pair are in the selection: both, A, B or neither (empty)."""
+    if i in picked and j in picked:
+        return "both"
+    return "A" if i in picked else "B" if j in picked else ""
+
+
+if not duplicates.total:
+    st.info(f"No pair of chunks has a cosine of {threshold:.2f} or more.")
+else:
+    listed = len(duplicates.pairs)
+    more = f"; the {listed} most similar are listed" if listed < duplicates.total else ""
+    both = sum(1 for i, j, _ in duplicates.pairs if i in picked and j in picked)
+    st.caption(
+        f"{duplicates.total} pairs with cosine ≥ {threshold:.2f}{more}. "
+        f"{both} of the listed pairs are both in the selection."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "id A": [pool.ids[i] for i, _, _ in duplicates.pairs],
+                "id B": [pool.ids[j] for _, j, _ in duplicates.pairs],
+                "cosine": [s for _, _, s in duplicates.pairs],
+                "selected": [selected_label(i, j) for i, j, _ in duplicates.pairs],
+                "text A": [plain_snippet(pool.texts[i]) for i, _, _ in duplicates.pairs],
+                "text B": [plain_snippet(pool.texts[j]) for _, j, _ in duplicates.pairs],
+            }
+        ),
+        key="sim_pairs",
+        hide_index=True,
+        width="stretch",
+        column_config={"cosine": st.column_config.NumberColumn(format="%.4f")},
+    )
+state.sync_url()
