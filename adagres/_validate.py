@@ -66,9 +66,11 @@ def unit_rows_and_squares(value: Any, name: str = "chunk_embeddings") -> tuple[n
     if d == 0:
         raise InputError(f"{name}: embeddings have 0 dimensions")
     with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.sqrt(np.vecdot(array, array))
-    if (np.abs(norms - 1.0) <= _UNIT_TOLERANCE[array.dtype]).all():  # already unit: no copy
-        return array, float(np.square(norms, dtype=np.float64).sum())
+        squares = np.vecdot(array, array)
+    # Already unit (|‖c‖² − 1| within 2·tol ⇔ |‖c‖ − 1| within ~tol): no copy.
+    if (np.abs(squares - 1.0) <= 2 * _UNIT_TOLERANCE[array.dtype]).all():
+        return array, float(squares.sum(dtype=np.float64))
+    norms = np.sqrt(squares)
     bad = ~np.isfinite(norms)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])

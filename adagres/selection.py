@@ -410,20 +410,23 @@ def _greedy(
     chunks, tokens = pool.chunks, pool.tokens
     n = chunks.shape[0]
     relevance_term = alpha * pool.relevance
-    gain = relevance_term.copy()
+    # The loop works in the embeddings' precision (float32 embeddings: float32 gains, as
+    # their products already are); records and F are read out as Python floats.
+    dtype = chunks.dtype
+    gain = relevance_term.astype(dtype)
     # penalty is 0 for the chunks that compete at this step and -inf for the others, so
     # one addition masks the scores. Buffers are reused: fresh arrays cost page faults.
-    penalty, masked, work = np.zeros(n), np.empty(n), np.empty(n)
+    penalty, masked, work = np.zeros(n, dtype), np.empty(n, dtype), np.empty(n, dtype)
     in_play = np.ones(n, dtype=bool)
     eligible = np.ones(n, dtype=bool)  # in play and, unless the budget is ignored, fitting
     fit = _Fit(tokens, eligible, penalty if rule.budget == "skip" else None)
-    max_sim = np.zeros(n) if rule.score == "mmr" else None  # 0 before the first pick
-    per_token = np.maximum(tokens, 1).astype(np.float64) if rule.score == "ratio" else None
+    max_sim = np.zeros(n, dtype) if rule.score == "mmr" else None  # 0 before the first pick
+    per_token = np.maximum(tokens, 1).astype(dtype) if rule.score == "ratio" else None
     scaled_update = tau is None  # gain -= C·(λ·c_w): one product, no separate scaling
     need_similarity = trace or not scaled_update or max_sim is not None
     lam_typed = chunks.dtype.type(lam)
     score_kind, budget_kind, max_picks = rule.score, rule.budget, rule.max_picks
-    shrink = fit.shrink if budget_kind != "ignore" else None
+    check_fit = budget_kind != "ignore"
     picks: list[int] = []
     steps: list[Step] = []
     pick_rows: list[np.ndarray] = []
@@ -432,8 +435,8 @@ def _greedy(
 
     while reason is None:
         left = pool.budget - used
-        if shrink is not None:
-            shrink(left)
+        if check_fit and left < fit.largest:  # inline check: most steps change nothing
+            fit.shrink(left)
         if score_kind == "gain":
             score = gain
         elif score_kind == "ratio":
@@ -512,12 +515,15 @@ def _row(
         return (number, None, False, None, None, None, None, None, None, None, None,
                 used, budget - used, record)  # fmt: skip
     relevance, gain_w = float(relevance_term[winner]), float(gain[winner])
+    same = score is gain  # AdaGReS scores by the gain itself: skip the second reads
+    score_w = gain_w if same else float(score[winner])
     if runner_up is None:
         runner_gain = runner_score = None
     else:
-        runner_gain, runner_score = float(gain[runner_up]), float(score[runner_up])
+        runner_gain = float(gain[runner_up])
+        runner_score = runner_gain if same else float(score[runner_up])
     return (number, winner, accepted, int(tokens[winner]), relevance, relevance - gain_w,
-            gain_w, float(score[winner]), runner_up, runner_gain, runner_score, used,
+            gain_w, score_w, runner_up, runner_gain, runner_score, used,
             budget - used, record)  # fmt: skip
 
 
