@@ -85,16 +85,8 @@ with corpus_tab:
             state.update(pool=key, step=None, chunk=None)
             st.rerun()
 
-if not settings.pool:
-    st.stop()
-pool = data.get_pool(settings.pool)
-
 # ---- cached call
-try:
-    selection = data.run_selection(settings)
-except AdagresError as error:
-    render.error(str(error))
-    st.stop()
+pool, selection = render.pool_and_selection(settings)
 frame = data.pool_frame(pool, selection)
 
 # ---- render

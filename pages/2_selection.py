@@ -4,23 +4,15 @@ import json
 
 import streamlit as st
 
-from adagres.errors import AdagresError
 from ui import data, render, state
 from ui.sidebar import sidebar
 
 # ---- controls
 settings = sidebar()
 st.title("Selection")
-if not settings.pool:
-    st.stop()
-pool = data.get_pool(settings.pool)
 
 # ---- cached call
-try:
-    selection = data.run_selection(settings)
-except AdagresError as error:
-    render.error(str(error))
-    st.stop()
+pool, selection = render.pool_and_selection(settings)
 k = len(selection.steps)
 step = settings.step if settings.step is not None and settings.step <= k else k
 record = selection.steps[step - 1]

@@ -4,23 +4,15 @@ import pandas as pd
 import streamlit as st
 
 from adagres import figures
-from adagres.errors import AdagresError
 from ui import data, render, state
 from ui.sidebar import sidebar
 
 # ---- controls
 settings = sidebar()
 st.title("Why dropped")
-if not settings.pool:
-    st.stop()
-pool = data.get_pool(settings.pool)
 
 # ---- cached call
-try:
-    selection = data.run_selection(settings)
-except AdagresError as error:
-    render.error(str(error))
-    st.stop()
+pool, selection = render.pool_and_selection(settings)
 last = len(selection.steps)
 position = {chunk_id: i for i, chunk_id in enumerate(pool.ids)}
 

@@ -12,9 +12,12 @@ import time
 
 import streamlit as st
 
+from adagres.errors import AdagresError
 from adagres.pool import Pool
+from adagres.selection import Selection
 
 from . import data
+from .state import Settings
 
 __all__ = ["chunk_text", "error", "escape_md", "projection_note", "wait_for_projection"]
 
@@ -29,6 +32,23 @@ def escape_md(text: str) -> str:
 def error(message: str) -> None:
     """``st.error`` with a message that may quote user data, shown literally."""
     st.error(escape_md(message), icon=":material/error:")
+
+
+def pool_and_selection(settings: Settings) -> tuple[Pool, Selection]:
+    """The current pool and its selection under ``settings``; stops the page otherwise.
+
+    With no pool chosen the page stops quietly; a selection that cannot be made (an
+    ``AdagresError``, e.g. the exact solver refusing the pool) is shown with ``error``.
+    """
+    if not settings.pool:
+        st.stop()
+    pool = data.get_pool(settings.pool)
+    try:
+        selection = data.run_selection(settings)
+    except AdagresError as exc:
+        error(str(exc))
+        st.stop()
+    return pool, selection
 
 
 def chunk_text(pool: Pool, index: int, *, key: str | None = None) -> None:
