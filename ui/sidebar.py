@@ -10,6 +10,7 @@ from adagres.errors import AdagresError
 from adagres.selection import POLICIES
 
 from . import data, render, state
+from .routing import route_through_app
 from .state import Settings
 
 __all__ = ["LAM_SLIDER_MAX", "sidebar"]
@@ -43,6 +44,7 @@ def sidebar() -> Settings:
 
     Stops the page (``st.stop``) with a message when there is no pool to show.
     """
+    route_through_app()
     settings = state.current()
     keys = data.pool_keys()
     with st.sidebar:

@@ -103,9 +103,14 @@ def test_every_page_renders_in_chromium(app_url):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            # First request of a fresh server at the root: Streamlit routes the very first
-            # run of a process through its legacy pages/ mode when it is a deep link, until
-            # app.py has called st.navigation once (see the report).
+            # The first request of a fresh server is a bookmarked deep link: it must land on
+            # that page, with app.py's navigation and the URL's settings (ui/routing.py).
+            page.goto(f"{app_url}/why?pool=medium&budget=700&chunk=c0003")
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+            assert page.locator("h1").first.inner_text() == "Why dropped"
+            nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+            assert "Why dropped" in nav and "λ derivation" in nav, nav
+            assert "budget=700" in page.url and "chunk=c0003" in page.url, page.url
             page.goto(f"{app_url}/?pool=medium")
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
             assert page.locator("h1").first.inner_text() == "Selection"
