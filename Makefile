@@ -8,10 +8,11 @@ PORT   ?= 8501
 
 .PHONY: install run test lint format bench demo-data browser clean
 
-$(STAMP): requirements.txt requirements-data.txt
+$(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-data.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
