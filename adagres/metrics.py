@@ -114,20 +114,38 @@ def near_duplicate_pairs(
     return sorted((min(i, j), max(i, j), s) for i, j, s in pairs)
 
 
+def _gold_positions(gold: Iterable[int | str], ids: Sequence[str] | None, n: int) -> set[int]:
+    position = {chunk_id: i for i, chunk_id in enumerate(ids)} if ids is not None else {}
+    out = set()
+    for item in gold:
+        if isinstance(item, str):
+            if item not in position:
+                known = "no ids were given (ids=...)" if ids is None else "not in the pool"
+                raise InputError(f"gold: chunk id {item!r}: {known}")
+            out.add(position[item])
+        elif not 0 <= int(item) < n:
+            raise InputError(f"gold: position {int(item)} is outside the pool of {n} chunks")
+        else:
+            out.add(int(item))
+    return out
+
+
 def evaluate(
     selection: Selection,
     chunk_embeddings: Any,
     *,
-    gold: Iterable[int] | None = None,
+    gold: Iterable[int | str] | None = None,
     answers: Sequence[str] | None = None,
     texts: Sequence[str] | None = None,
+    ids: Sequence[str] | None = None,
     near_duplicate: float = NEAR_DUPLICATE,
 ) -> Metrics:
     """Compute every metric of ``selection`` on the pool it was made from.
 
-    ``gold`` are pool positions of the gold chunks (IoU, recall, precision); ``answers`` with
-    ``texts`` give whether any answer occurs in the selected text. Redundancy is the mean and
-    max cosine over pairs inside the selection (0 with fewer than two chunks).
+    ``gold`` names the gold chunks (IoU, recall, precision) by pool position, or by chunk id
+    when ``ids`` (the pool's ids in order) is given; ``answers`` with ``texts`` give whether
+    any answer occurs in the selected text. Redundancy is the mean and max cosine over pairs
+    inside the selection (0 with fewer than two chunks).
 
     >>> import numpy as np
     >>> from adagres import select
@@ -154,7 +172,7 @@ def evaluate(
         red_mean = red_max = 0.0
     overlap = recall = precision = None
     if gold is not None:
-        gold_set = {int(g) for g in gold}
+        gold_set = _gold_positions(gold, ids, selection.n_chunks)
         overlap = iou(picks, gold_set)
         hit = len(gold_set & set(picks))
         recall = hit / len(gold_set) if gold_set else None

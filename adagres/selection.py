@@ -78,6 +78,11 @@ class Candidates:
     eligible: np.ndarray
     in_play: np.ndarray
 
+    @property
+    def relevance_term(self) -> np.ndarray:
+        """α·r_i for every chunk (NaN where not in play): gain + redundancy term."""
+        return self.gain + self.redundancy_term
+
 
 @dataclass(frozen=True)
 class Step:

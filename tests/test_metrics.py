@@ -58,3 +58,30 @@ def test_near_duplicate_pairs_threshold():
     pairs = near_duplicate_pairs(C, [0, 1, 3], threshold=0.99)
     assert pairs == [(0, 1, pytest.approx(np.cos(np.deg2rad(5))))]
     assert near_duplicate_pairs(C, [3]) == []
+
+
+def test_gold_by_chunk_id_equals_gold_by_position():
+    s = b.topk_budget(E2, C, [10, 10, 10, 10], 30, lam=0.5)
+    ids = ["a", "b", "c", "d"]
+    by_id = evaluate(s, C, gold=["a", "d"], ids=ids)
+    by_position = evaluate(s, C, gold=[0, 3])
+    assert (by_id.iou, by_id.recall, by_id.precision) == (
+        by_position.iou,
+        by_position.recall,
+        by_position.precision,
+    )
+    with pytest.raises(InputError, match="gold: chunk id 'z': not in the pool"):
+        evaluate(s, C, gold=["z"], ids=ids)
+    with pytest.raises(InputError, match="no ids were given"):
+        evaluate(s, C, gold=["a"])
+    with pytest.raises(InputError, match="position 9 is outside the pool of 4"):
+        evaluate(s, C, gold=[9])
+
+
+def test_candidates_relevance_term_is_alpha_r():
+    s = select(E2, C, [10, 10, 10, 10], 20, lam=0.5, alpha=2.0)
+    for step in s.steps:
+        c = step.candidates
+        live = c.in_play
+        assert c.relevance_term[live] == pytest.approx(2.0 * s.relevance[live])
+        assert np.isnan(c.relevance_term[~live]).all()
