@@ -262,14 +262,42 @@ class Selection:
 
     @cached_property
     def verdicts(self) -> tuple[Verdict, ...]:
-        """One verdict for every chunk of the pool, by pool position."""
+        """One verdict for every chunk of the pool, by pool position (with full history).
+
+        For the kind and step of every chunk alone, :attr:`verdict_kinds` is much cheaper.
+        """
         return tuple(_verdict(self, i) for i in range(self.n_chunks))
+
+    @cached_property
+    def verdict_kinds(self) -> tuple[tuple[VerdictKind, int | None], ...]:
+        """(kind, step) of every chunk's verdict, computed for the whole pool at once.
+
+        The same kinds and steps as :attr:`verdicts` (a test checks it), without building
+        each chunk's history: O(N log k) array work instead of O(N·k) Python objects.
+        """
+        n = self.n_chunks
+        kinds = np.full(n, _KIND_INDEX[_final_kind(self.stop_reason)])
+        steps = np.full(n, len(self.steps))
+        if self.respects_budget and self.stop_reason is not StopReason.OPTIMAL:
+            # Tokens available only go down over the steps: the first step at which a chunk
+            # no longer fits is a binary search on the negated sequence.
+            available = -np.array([s.tokens_available for s in self.steps])
+            first = np.searchsorted(available, -self.token_counts, side="right")
+            unfit = first < len(self.steps)
+            kinds[unfit] = _KIND_INDEX[VerdictKind.DID_NOT_FIT]
+            steps[unfit] = first[unfit] + 1
+        for number, chunk in enumerate(self.indices, start=1):
+            kinds[chunk], steps[chunk] = _KIND_INDEX[VerdictKind.SELECTED], number
+        members = list(VerdictKind)
+        return tuple((members[k], int(t)) for k, t in zip(kinds, steps, strict=True))
 
     def verdict(self, chunk: int) -> Verdict:
         """The verdict of the chunk at pool position ``chunk``."""
         if not 0 <= chunk < self.n_chunks:
             raise v.InputError(f"chunk: position {chunk} is outside the pool of {self.n_chunks}")
-        return self.verdicts[chunk]
+        if "verdicts" in self.__dict__:  # already built for the whole pool
+            return self.verdicts[chunk]
+        return _verdict(self, chunk)
 
     def to_dict(self, ids: Any = None, *, candidates: bool = False) -> dict[str, Any]:
         """A JSON-ready summary: picks, steps, stop reason, λ derivation and verdicts.
@@ -797,6 +825,18 @@ def objective(
 # --------------------------------------------------------------------------- verdicts
 
 
+_KIND_INDEX = {kind: i for i, kind in enumerate(VerdictKind)}
+
+
+def _final_kind(reason: StopReason) -> VerdictKind:
+    """The verdict of a chunk that was in play and fitting when the run stopped."""
+    if reason is StopReason.OPTIMAL:
+        return VerdictKind.NOT_IN_OPTIMUM
+    if reason is StopReason.NO_POSITIVE_GAIN:
+        return VerdictKind.NON_POSITIVE_GAIN
+    return VerdictKind.OUTSCORED
+
+
 def _verdict(selection: Selection, i: int) -> Verdict:
     steps = selection.steps
     tokens = int(selection.token_counts[i])
@@ -817,12 +857,7 @@ def _verdict(selection: Selection, i: int) -> Verdict:
     c = last.candidates
     gain = float(c.gain[i]) if c is not None else None
     redundancy_term = float(c.redundancy_term[i]) if c is not None else None
-    if selection.stop_reason is StopReason.OPTIMAL:
-        kind = VerdictKind.NOT_IN_OPTIMUM
-    elif selection.stop_reason is StopReason.NO_POSITIVE_GAIN:
-        kind = VerdictKind.NON_POSITIVE_GAIN
-    else:
-        kind = VerdictKind.OUTSCORED
+    kind = _final_kind(selection.stop_reason)
     return Verdict(i, kind, last.number, tokens, last.tokens_available, relevance_term,
                    redundancy_term, gain, None, None, history,
                    _sources(selection, i, len(selection.indices)))  # fmt: skip

@@ -310,3 +310,21 @@ def test_objective_function():
         adagres.objective(E2, C, [0, 0], 1.0)
     with pytest.raises(InputError, match="position 5 is outside the pool of 3"):
         adagres.objective(E2, C, [5], 1.0)
+
+
+@pytest.mark.parametrize("policy", ["skip", "stop", "fill", "ratio"])
+def test_verdict_kinds_match_the_full_verdicts(policy):
+    rng = np.random.default_rng(12)
+    for _ in range(15):
+        q, C, tokens = random_pool(rng, n=int(rng.integers(1, 40)))
+        s = select(q, C, tokens, int(rng.integers(0, 500)), policy=policy, trace=False)
+        assert s.verdict_kinds == tuple((v.kind, v.step) for v in s.verdicts)
+    from adagres import baselines
+
+    for make in (baselines.exact, baselines.topk_budget, baselines.mmr):
+        s = make(q, C[:12], tokens[:12], 200)
+        assert s.verdict_kinds == tuple((v.kind, v.step) for v in s.verdicts)
+    raw = baselines.reference_code(
+        q, C, tokens, 200, texts=["x" * 30] * len(C), enforce_budget=False
+    )
+    assert raw.verdict_kinds == tuple((v.kind, v.step) for v in raw.verdicts)

@@ -262,7 +262,7 @@ def step_figures(settings: Settings, step: int) -> tuple[Any, Any, Any, str, boo
 
 def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
     """One row per chunk: position, id, title, tokens, relevance, verdict, step and text."""
-    verdicts = selection.verdicts
+    verdicts = selection.verdict_kinds
     return pd.DataFrame(
         {
             "position": np.arange(len(pool)),
@@ -270,8 +270,8 @@ def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
             "title": [chunk.title or "" for chunk in pool.chunks],
             "tokens": np.asarray(pool.token_counts),
             "relevance": np.round(selection.relevance, 4),
-            "verdict": [str(v.kind) for v in verdicts],
-            "step": [v.step for v in verdicts],
+            "verdict": [str(kind) for kind, _ in verdicts],
+            "step": [step for _, step in verdicts],
             "text": list(pool.texts),
         }
     )

@@ -69,13 +69,13 @@ def _hover(
     head = f"<b>{escape(ids[i])}</b>"
     if titles is not None and titles[i]:
         head += f" · {snippet(titles[i], 80)}"
-    verdict = selection.verdicts[i]
+    kind, _ = selection.verdict_kinds[i]
     return "<br>".join(
         [
             head,
             f"tokens {int(selection.token_counts[i])} · relevance {selection.relevance[i]:.4f}",
             line,
-            f"verdict: {verdict.kind.value.replace('_', ' ')}",
+            f"verdict: {kind.value.replace('_', ' ')}",
             snippet(texts[i], 160),
         ]
     )
