@@ -46,6 +46,22 @@ STRATEGY_COLORS: dict[str, str] = {
 FONT: dict[str, Any] = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
 
 
+# A small template with the look of plotly's "plotly_white": white ground, light grid.
+# Built once: naming "plotly_white" makes plotly validate its whole template (about 10 ms
+# per figure), which the Selection page would pay three times on every slider move.
+_GRID = "#EBF0F8"
+_AXIS = {"gridcolor": _GRID, "zerolinecolor": _GRID, "linecolor": _GRID, "ticks": ""}
+_TEMPLATE = go.layout.Template(
+    layout={
+        "plot_bgcolor": "white",
+        "paper_bgcolor": "white",
+        "xaxis": _AXIS,
+        "yaxis": _AXIS,
+        "colorway": [*STRATEGY_COLORS.values(), PALETTE["stop"], PALETTE["chunk"]],
+    }
+)
+
+
 def apply_layout(
     fig: go.Figure, *, title: str | None = None, height: int | None = None
 ) -> go.Figure:
@@ -54,20 +70,19 @@ def apply_layout(
     ``title`` is plotly label markup written by code: escape any user text in it (chunk ids)
     with :func:`escape`. Returns ``fig`` so calls can be chained.
     """
-    fig.update_layout(
-        template="plotly_white",
-        font=FONT,
-        margin={"l": 60, "r": 20, "t": 90 if title else 40, "b": 50},
-        hoverlabel={"font": {"family": FONT["family"], "size": 12}, "align": "left"},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
-    )
+    layout: dict[str, Any] = {
+        "template": _TEMPLATE,
+        "font": FONT,
+        "margin": {"l": 60, "r": 20, "t": 90 if title else 40, "b": 50},
+        "hoverlabel": {"font": {"family": FONT["family"], "size": 12}, "align": "left"},
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
+    }
     if title is not None:
         # The title sits above the horizontal legend (which is anchored at y = 1.02).
-        fig.update_layout(
-            title={"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top"}
-        )
+        layout["title"] = {"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top"}
     if height is not None:
-        fig.update_layout(height=height)
+        layout["height"] = height
+    fig.update_layout(**layout)
     return fig
 
 
