@@ -30,6 +30,8 @@ class Calibration:
     used after ``scale``, ``offset``, the floor at 0, the optional ``lam_max`` clip or the
     fallback. ``fallback`` is None or one of ``"pool_too_small"`` (N < 2),
     ``"expected_k_at_most_one"`` (k̄ <= 1) and ``"mean_similarity_not_positive"`` (ρ̄ <= 0).
+    ``n_chunks`` is the number of chunks the statistics were taken over: the whole pool, or
+    its ``top_n`` most relevant chunks when that was asked for.
     """
 
     n_chunks: int
@@ -48,6 +50,7 @@ class Calibration:
     lam: float
     fallback: str | None
     clipped: bool
+    top_n: int | None = None
 
     @property
     def k_factor(self) -> float:
@@ -95,8 +98,14 @@ def _calibrate(
     offset: float,
     lam_max: float | None,
     squares: float | None = None,
+    top_n: int | None = None,
 ) -> Calibration:
     """Calibrate on validated arrays (the core's entry point; no checks here)."""
+    if top_n is not None and top_n < relevance.shape[0]:
+        # The paper's "top-N pool": the N most relevant chunks (ties: pool order).
+        keep = np.argsort(-relevance, kind="stable")[:top_n]
+        relevance, unit_embeddings, tokens = relevance[keep], unit_embeddings[keep], tokens[keep]
+        squares = None
     n = int(relevance.shape[0])
     mean_tokens = float(tokens.sum()) / n
     expected_k = budget / mean_tokens if mean_tokens > 0 else float("inf")
@@ -137,6 +146,7 @@ def _calibrate(
         lam=float(lam),
         fallback=fallback,
         clipped=clipped,
+        top_n=top_n,
     )
 
 
@@ -151,6 +161,7 @@ def calibrate(
     scale: float = 1.0,
     offset: float = 0.0,
     lam_max: float | None = None,
+    top_n: int | None = None,
 ) -> Calibration:
     """Derive λ from the pool's statistics (SPEC.md, Eq. 7), with every number recorded.
 
@@ -159,6 +170,8 @@ def calibrate(
     query–chunk cosine and ρ̄ the mean pairwise chunk cosine. λ = max(0, scale·λ* + offset),
     clipped to ``lam_max`` if given. When N < 2, k̄ <= 1 or ρ̄ <= 0, λ falls back to 0.01
     (the authors' code) and ``fallback`` names the case; scale and offset are then not applied.
+    The statistics are taken over the whole pool, or over its ``top_n`` most relevant chunks
+    (the paper's "top-N" pool) when ``top_n`` is given.
 
     >>> import numpy as np
     >>> q = np.array([1.0, 0.0]); C = np.array([[1.0, 0.0], [0.6, 0.8], [0.8, 0.6]])
@@ -183,4 +196,14 @@ def calibrate(
         offset=v.real(offset, "offset"),
         lam_max=None if lam_max is None else v.real(lam_max, "lam_max", minimum=0.0),
         squares=squares,
+        top_n=_top_n(top_n),
     )
+
+
+def _top_n(value: Any) -> int | None:
+    """Validate the size of the calibration pool: None (the whole pool) or an integer >= 2."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
+        raise v.InputError(f"top_n: expected a whole number >= 2 (or None), got {value!r}")
+    return int(value)

@@ -46,6 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     sel.add_argument("--policy", choices=("skip", "stop", "ratio", "fill"), default="skip")
     sel.add_argument("--formula", choices=("paper", "derived"), default="paper")
     sel.add_argument("--alpha", type=float, default=1.0)
+    sel.add_argument(
+        "--calibration-top-n",
+        type=int,
+        default=None,
+        help="take the adaptive-λ statistics over the N most relevant chunks (default: all)",
+    )
     sel.add_argument("--index", type=int, default=None, help="pool index in a multi-pool file")
     sel.add_argument("--query", default=None, help="query text (choose a pool, or supply one)")
     sel.add_argument(
@@ -88,7 +94,9 @@ def _select(args: argparse.Namespace) -> dict[str, Any]:
     pool = _ready(_load(args), args.tokenizer)
     options: dict[str, Any] = {"lam": args.lam, "alpha": args.alpha}
     if args.strategy == "adagres":
-        options.update(policy=args.policy, formula=args.formula)
+        options.update(
+            policy=args.policy, formula=args.formula, calibration_top_n=args.calibration_top_n
+        )
     elif args.strategy != "reference_code":
         options["formula"] = args.formula
     selection = baselines.run(

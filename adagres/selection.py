@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _validate as v
-from .calibration import FORMULAS, Calibration, Formula, _calibrate
+from .calibration import FORMULAS, Calibration, Formula, _calibrate, _top_n
 
 __all__ = [
     "POLICIES",
@@ -643,11 +643,12 @@ def _resolve_lam(
     scale: float,
     offset: float,
     lam_max: float | None,
+    top_n: int | None = None,
 ) -> tuple[float, Calibration]:
     calibration = _calibrate(
         pool.relevance, pool.chunks, pool.tokens, pool.budget,
         alpha=alpha, formula=formula, scale=scale, offset=offset, lam_max=lam_max,
-        squares=pool.squares,
+        squares=pool.squares, top_n=top_n,
     )  # fmt: skip
     if isinstance(lam, str):
         v.choice(lam, "lam", ("adaptive",))
@@ -679,6 +680,7 @@ def select(
     offset: float = 0.0,
     redundancy_floor: float | Literal["pool"] | None = None,
     lam_max: float | None = None,
+    calibration_top_n: int | None = None,
     trace: bool = True,
 ) -> Selection:
     """Select chunks greedily by α·relevance − λ·redundancy within ``budget`` tokens.
@@ -689,7 +691,9 @@ def select(
     order is the retriever's rank order: ties go to the lowest position.
 
     ``lam="adaptive"`` derives λ from the pool (:func:`adagres.calibrate`; ``formula``,
-    ``scale``, ``offset``, ``lam_max`` shape it); a number ≥ 0 fixes it. ``policy`` is
+    ``scale``, ``offset``, ``lam_max`` shape it; ``calibration_top_n`` takes the pool
+    statistics over the N most relevant chunks, the paper's "top-N" pool, instead of the
+    whole pool); a number ≥ 0 fixes it. ``policy`` is
     ``"skip"`` (stop only when nothing fits or no gain is positive), ``"stop"`` (the paper's
     Algorithm 1: stop when the best chunk does not fit), ``"ratio"`` (gain per token, with the
     best-single-chunk safeguard) or ``"fill"`` (keep adding the least redundant chunks after
@@ -714,6 +718,7 @@ def select(
         lam, pool, alpha=alpha, formula=v.choice(formula, "formula", FORMULAS),
         scale=v.real(scale, "scale"), offset=v.real(offset, "offset"),
         lam_max=None if lam_max is None else v.real(lam_max, "lam_max", minimum=0.0),
+        top_n=_top_n(calibration_top_n),
     )  # fmt: skip
     tau = _resolve_floor(redundancy_floor, calibration)
     run = _greedy(pool, lam_value, alpha, tau, _POLICY_RULES[policy], trace)

@@ -93,3 +93,27 @@ def test_guarantee_quantities_by_hand():
     assert g.bound(1.0) == pytest.approx((1 - np.exp(-1)) - 2 * g.epsilon / np.e)
     assert largest_set_size([5, 5, 5], 4) == 0
     assert largest_set_size([5, 5, 5], 15) == 3
+
+
+def test_top_n_calibration_uses_the_most_relevant_chunks():
+    rng = np.random.default_rng(3)
+    q, chunks, tokens = random_pool(rng, n=30, d=8)
+    unit = chunks / np.linalg.norm(chunks, axis=1, keepdims=True)
+    relevance = unit @ (q / np.linalg.norm(q))
+    top = np.argsort(-relevance, kind="stable")[:10]
+    whole = calibrate(q, chunks, tokens, 400)
+    sub = calibrate(q, chunks, tokens, 400, top_n=10)
+    direct = calibrate(q, chunks[top], tokens[top], 400)
+    assert sub.n_chunks == 10 and sub.top_n == 10 and whole.top_n is None
+    assert sub.mean_relevance == pytest.approx(direct.mean_relevance)
+    assert sub.mean_similarity == pytest.approx(direct.mean_similarity)
+    assert sub.mean_tokens == pytest.approx(direct.mean_tokens)
+    assert sub.lam == pytest.approx(direct.lam)
+    assert sub.mean_relevance > whole.mean_relevance  # the top-N are the more relevant
+    assert calibrate(q, chunks, tokens, 400, top_n=500).lam == whole.lam  # N >= pool: all
+    s = select(q, chunks, tokens, 400, calibration_top_n=10)
+    assert s.lam == pytest.approx(direct.lam) and s.calibration.top_n == 10
+    from adagres import InputError
+
+    with pytest.raises(InputError, match="top_n: expected a whole number >= 2"):
+        calibrate(q, chunks, tokens, 400, top_n=1)

@@ -107,3 +107,12 @@ def test_bad_files_exit_2_naming_the_problem(tmp_path):
 def test_validate_reports_the_pool(pool_file, capsys):
     assert main(["validate", str(pool_file)]) == 0
     assert "3 chunks" in capsys.readouterr().out
+
+
+def test_calibration_top_n_flag(pool_file, capsys):
+    assert (
+        main(["select", str(pool_file), "--budget", "100", "--calibration-top-n", "2", "--json"])
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out["calibration"]["top_n"] == 2 and out["calibration"]["n_chunks"] == 2
