@@ -26,12 +26,13 @@ with upload_tab:
         st.session_state["pool_upload_seen"] = uploaded.file_id
         st.session_state["pool_upload_error"] = None
         try:
-            with st.status(f"Loading {uploaded.name}…", expanded=True) as status:
+            shown_name = render.escape_md(uploaded.name)  # status labels render Markdown
+            with st.status(f"Loading {shown_name}…", expanded=True) as status:
                 found = data.read_pools(uploaded.getvalue(), uploaded.name)
                 status.write(f"{len(found)} pool(s) in the file; using the first.")
                 pool_in = data.prepare_pool(found[0], status.write)
                 key = data.add_pool(pool_in, "upload", f"upload: {uploaded.name}")
-                status.update(label=f"Loaded {uploaded.name}", state="complete", expanded=False)
+                status.update(label=f"Loaded {shown_name}", state="complete", expanded=False)
         except AdagresError as error:
             st.session_state["pool_upload_error"] = str(error)
         else:
@@ -198,7 +199,7 @@ if pool.answers:
 summary = st.columns(4)
 summary[0].metric("Chunks", len(pool))
 summary[1].metric("Tokens in the pool", int(frame["tokens"].sum()))
-summary[2].metric("Tokenizer", str(pool.tokenizer))
+summary[2].metric("Tokenizer", render.escape_md(str(pool.tokenizer)))  # from the file
 summary[3].metric("Selected now", selection.size)
 if pool.embedding_model:
     st.text(f"Embedding model: {pool.embedding_model}")

@@ -39,6 +39,7 @@ from adagres.pool import Pool
 from adagres.selection import Selection, select
 
 from .state import Settings
+from .text import escape_md
 
 __all__ = [
     "ROOT",
@@ -174,9 +175,10 @@ def get_pool(key: str) -> Pool:
         raise PoolError(f"no pool with key {key!r}")
     pool = load_pools(path)[0]
     if pool.token_counts is None or pool.raw_embeddings is None:
-        with st.status(f"Preparing {path.name}…", expanded=True) as status:
+        name = escape_md(path.name)  # status labels render Markdown
+        with st.status(f"Preparing {name}…", expanded=True) as status:
             pool = prepare_pool(pool, status.write)
-            status.update(label=f"{path.name} is ready", state="complete", expanded=False)
+            status.update(label=f"{name} is ready", state="complete", expanded=False)
     with registry.lock:
         registry.pools.setdefault(key, pool)
         registry.labels.setdefault(key, key.replace("_", " "))
@@ -381,13 +383,15 @@ def run_selection(settings: Settings) -> Selection:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _step_figures(key: tuple[Any, ...], step: int, method: str) -> tuple[Any, Any, Any]:
+def _step_figures(
+    key: tuple[Any, ...], step: int, method: str, _projection: Any
+) -> tuple[Any, Any, Any]:
+    """Figures of one step; keyed on the projection's method (its coordinates are not hashed)."""
     from adagres import figures
 
     selection = _selection(*key)
     pool = get_pool(key[0])
-    projection, used, _ = projection_store(projection_method()).get(key[0], pool)
-    assert used == method
+    projection = _projection
     titles = [chunk.title for chunk in pool.chunks]
     return (
         figures.pool_map(
@@ -404,8 +408,11 @@ def step_figures(settings: Settings, step: int) -> tuple[Any, Any, Any, str, boo
     Figures are cached per selection, step and projection method, so replaying steps or
     returning to a budget already seen costs no figure building.
     """
-    _, method, pending = projection(settings.pool)
-    return (*_step_figures(selection_key(settings), step, method), method, pending)
+    # One read of the projection store: the coordinates drawn are the method named in the key,
+    # even when the UMAP layout lands between two reads.
+    coordinates, method, pending = projection(settings.pool)
+    figs = _step_figures(selection_key(settings), step, method, coordinates)
+    return (*figs, method, pending)
 
 
 # --------------------------------------------------------------------------- tables

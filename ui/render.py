@@ -7,7 +7,6 @@ messages that quote user data go through :func:`escape_md` first.
 
 from __future__ import annotations
 
-import re
 import time
 
 import streamlit as st
@@ -18,15 +17,9 @@ from adagres.selection import Selection
 
 from . import data
 from .state import Settings
+from .text import escape_md
 
 __all__ = ["chunk_text", "error", "escape_md", "projection_note", "wait_for_projection"]
-
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
-
-
-def escape_md(text: str) -> str:
-    """``text`` with every Markdown/HTML special character backslash-escaped."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text))
 
 
 def error(message: str) -> None:

@@ -261,6 +261,19 @@ def test_good_upload_becomes_the_current_pool(pools_dir):
     assert len(table) == 200
 
 
+def test_file_supplied_names_are_shown_literally(pools_dir):
+    """A tokenizer name from the file is Markdown-escaped before it reaches st.metric."""
+    pool = json.loads((pools_dir / "tiny.json").read_text())
+    pool["tokenizer"] = "![x](http://example.invalid/x.png)"
+    at = page(POOL_PAGE, pool="tiny")
+    content = json.dumps(pool).encode()
+    at.file_uploader(key="pool_upload").set_value(("[a](b).json", content, "application/json"))
+    at.run()
+    no_error(at)
+    shown = metric(at, "Tokenizer")
+    assert shown == r"\!\[x\]\(http\://example\.invalid/x\.png\)"
+
+
 def test_near_duplicate_groups(pools_dir):
     at = page(POOL_PAGE, pool="medium")
     no_error(at)
