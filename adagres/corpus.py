@@ -84,6 +84,8 @@ def _read_files(paths: Iterable[Path]) -> dict[str, str]:
 
 
 def _read_table(path: Path) -> dict[str, str]:
+    """Every chunk text of a table or pool file, whatever its queries (a stand-in query is
+    supplied only where the file has none)."""
     from adagres.io import load_pools
 
     out = {}

@@ -210,7 +210,8 @@ def load_pools(
     """Load every pool a file holds (a jsonl file or a table may hold many), validated.
 
     ``source`` is a path or the file's bytes (bytes need ``format=`` or a ``name=`` with an
-    extension). ``query`` supplies the query of a document list or table that has none.
+    extension). ``query`` supplies the query of a document list or table that has none; it
+    never filters (``load_pool(..., query=)`` chooses a pool by its query).
 
     >>> pools = load_pools(b'{"query": "q", "chunks": [{"id": "a", "text": "x"}]}\\n',
     ...                    name="runs.jsonl")
@@ -251,15 +252,16 @@ def load_pool(
                 f"{len(raws)} pool(s), index 0 to {len(raws) - 1}"
             )
         raw, ctx = raws[index]
-    elif len(raws) == 1:
-        raw, ctx = raws[0]
     elif query is not None:
+        # The one place a query selects: the readers only supply it where a file has none.
         matches = [item for item in raws if item[0].get("query") == query]
         if not matches:
             raise PoolError(
                 f"{label}: no pool has the query {query!r} ({len(raws)} pools in the file)"
             )
         raw, ctx = matches[0]
+    elif len(raws) == 1:
+        raw, ctx = raws[0]
     else:
         raise PoolError(
             f"{label}: the file holds {len(raws)} pools; choose one with "
@@ -491,8 +493,6 @@ def _normalise_top(obj: Any, ctx: _Ctx, query: str | None) -> dict[str, Any]:
                 break
     if "query" not in out and query is not None:
         out["query"] = query
-    elif query is not None and out.get("query") != query:
-        raise ctx.fail(f"the pool's query is {out.get('query')!r}, not {query!r}", field="query")
     return out
 
 
@@ -651,10 +651,6 @@ def _table_pools(
         if not isinstance(row_query, str) or not row_query.strip():
             raise PoolError(f"{label}, row {number}, field '{query_column}': the query is empty")
         groups.setdefault(row_query, []).append(number)
-    if query is not None and query_column is not None:
-        if query not in groups:
-            raise PoolError(f"{label}: no row has the query {query!r}")
-        groups = {query: groups[query]}
     pools = []
     for group_query, numbers in groups.items():
         chunks = [

@@ -127,3 +127,15 @@ def test_pool_from_documents_argument_checks():
         pool_from_documents({"d": TEXT}, "q", top_n=0)
     with pytest.raises(InputError, match="the query must be a non-empty text"):
         pool_from_documents({"d": TEXT}, " ")
+
+
+def test_tables_and_pool_files_with_their_own_queries_are_read_as_documents(tmp_path):
+    """Every row's text is a document, whether or not the file names a query."""
+    from adagres.corpus import read_documents
+
+    with_query = tmp_path / "runs.csv"
+    with_query.write_text("query,title,text\nq1,A,alpha text\nq2,B,beta text\n")
+    pool_file = tmp_path / "pool.json"
+    pool_file.write_text('{"query": "q", "chunks": [{"id": "c", "title": "C", "text": "gamma"}]}')
+    assert read_documents(with_query) == {"A": "alpha text", "B": "beta text"}
+    assert read_documents(pool_file) == {"C": "gamma"}
