@@ -35,6 +35,8 @@ __all__ = ["STRATEGIES", "exact", "mmr", "reference_code", "run", "topk_budget",
 
 #: Largest pool :func:`exact` accepts by default (pairs grow as N²/2).
 EXACT_MAX_CHUNKS = 40
+#: Seconds :func:`exact` gives the solver by default before it reports no proven optimum.
+EXACT_TIME_LIMIT = 30.0
 
 
 def _setup(
@@ -156,7 +158,7 @@ def exact(
     formula: str = "paper",
     redundancy_floor: float | Literal["pool"] | None = None,
     max_chunks: int = EXACT_MAX_CHUNKS,
-    time_limit: float = 30.0,
+    time_limit: float = EXACT_TIME_LIMIT,
     trace: bool = True,
 ) -> Selection:
     """The subset with the largest F within the budget, solved as a MILP with SciPy/HiGHS.

@@ -208,9 +208,8 @@ elif solved is None and fit <= views.EXACT_MAX:
 elif solved is None:
     st.info(
         f"Not solved exactly: {fit} chunks fit within {settings.budget} tokens and the exact "
-        f"solver accepts at most {views.EXACT_MAX} (it needs one variable per pair, "
-        f"{fit * (fit - 1) // 2} here). Lower the budget or use a smaller pool to measure "
-        "the gap."
+        f"solver accepts at most {views.EXACT_MAX} (its search grows exponentially with the "
+        "number of chunks that fit). Lower the budget or use a smaller pool to measure the gap."
     )
 
 if solved is not None and solved.selection is None:

@@ -33,7 +33,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres import baselines
-from adagres.errors import PoolError
+from adagres.errors import AdagresError, PoolError
 from adagres.io import load_pools
 from adagres.pool import Pool
 from adagres.selection import Selection, select
@@ -337,8 +337,25 @@ def _floor_arg(settings: Settings) -> Any:
     return settings.redundancy_floor
 
 
+def _selection(*key: Any) -> Selection:
+    """The cached selection for ``key`` (see :func:`selection_key`); raises its cached error."""
+    result = _selection_or_error(*key)
+    if isinstance(result, AdagresError):
+        raise type(result)(str(result))  # a fresh exception: the cached one keeps its trace
+    return result
+
+
 @st.cache_resource(max_entries=64, show_spinner="Selecting…")
-def _selection(
+def _selection_or_error(*key: Any) -> Selection | AdagresError:
+    """Errors are cached like results: a refused or timed-out exact solve is not rerun on
+    every rerun of every page (st.cache_resource does not cache exceptions)."""
+    try:
+        return _make_selection(*key)
+    except AdagresError as error:
+        return error
+
+
+def _make_selection(
     key: str,
     fingerprint: str,
     strategy: str,

@@ -20,6 +20,8 @@ import numpy as np
 import streamlit as st
 
 from adagres import baselines
+from adagres.baselines import EXACT_MAX_CHUNKS as EXACT_MAX
+from adagres.baselines import EXACT_TIME_LIMIT
 from adagres.calibration import FORMULAS, Calibration, calibrate
 from adagres.errors import AdagresError
 from adagres.guarantee import Guarantee, guarantee
@@ -34,6 +36,7 @@ from .state import Settings
 __all__ = [
     "EXACT_AUTO_MAX",
     "EXACT_MAX",
+    "EXACT_TIME_LIMIT",
     "ExactResult",
     "NearDuplicates",
     "budget_sweep_result",
@@ -54,10 +57,6 @@ __all__ = [
 #: The exact optimum is computed without asking when at most this many chunks fit the
 #: budget (HiGHS proves it in about a second); up to :data:`EXACT_MAX`, on a button.
 EXACT_AUTO_MAX = 20
-#: The exact solver's own limit (``baselines.exact(max_chunks=...)``).
-EXACT_MAX = 40
-#: Seconds the solver may take before it gives up (a button press).
-EXACT_TIME_LIMIT = 30.0
 
 T = TypeVar("T")
 
@@ -315,8 +314,6 @@ def exact_result(pool_key: str, greedy: Selection) -> ExactResult:
             lam=float(greedy.lam),
             alpha=float(greedy.alpha),
             redundancy_floor=greedy.redundancy_floor,
-            max_chunks=EXACT_MAX,
-            time_limit=EXACT_TIME_LIMIT,
         )
     except AdagresError as error:
         result = ExactResult(None, str(error))

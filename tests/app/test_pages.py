@@ -354,3 +354,23 @@ def test_chunk_text_is_rendered_as_text(pools_dir, path):
     assert shown
     for value in _markdown_values(at):
         assert "alert(1)" not in value and "**bold**" not in value
+
+
+def test_a_refused_selection_is_cached_not_solved_again(pools_dir, monkeypatch):
+    """The exact solver's refusal is shown, and a rerun does not call the solver again."""
+    from ui import data
+
+    calls: list[str] = []
+    real_run = data.baselines.run
+
+    def counting_run(strategy, *args, **kwargs):
+        calls.append(strategy)
+        return real_run(strategy, *args, **kwargs)
+
+    monkeypatch.setattr(data.baselines, "run", counting_run)
+    data._selection_or_error.clear()
+    at = page(SELECTION, pool="medium", strategy="exact", budget="20000")
+    assert any("exact solver accepts at most 40" in e.value for e in at.error)
+    at.run()
+    assert any("exact solver accepts at most 40" in e.value for e in at.error)
+    assert calls == ["exact"]
