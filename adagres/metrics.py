@@ -23,6 +23,7 @@ __all__ = [
     "answer_found",
     "evaluate",
     "iou",
+    "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_answer",
 ]
@@ -98,20 +99,63 @@ def iou(selected: Iterable[Any], gold: Iterable[Any]) -> float:
 
 
 def near_duplicate_pairs(
-    unit_chunks: np.ndarray, indices: Sequence[int], threshold: float = NEAR_DUPLICATE
+    unit_chunks: np.ndarray,
+    indices: Sequence[int] | None = None,
+    threshold: float = NEAR_DUPLICATE,
+    *,
+    block: int = 512,
 ) -> list[tuple[int, int, float]]:
-    """Pairs (i, j, cosine) of the given pool positions with cosine >= ``threshold``, i < j."""
-    idx = np.asarray(indices, dtype=np.int64)
+    """Pairs (i, j, cosine), i < j, among ``indices`` (None: the whole pool) with cosine ≥
+    ``threshold``, sorted by (i, j).
+
+    The cosines are computed in row blocks, so no N×N matrix is formed for a large pool,
+    and in the rows' own precision, so every caller counts the same pairs at a threshold.
+
+    >>> import numpy as np
+    >>> near_duplicate_pairs(np.array([[1.0, 0.0], [0.6, 0.8], [1.0, 0.0]]), threshold=0.99)
+    [(0, 2, 1.0)]
+    """
+    idx = np.arange(unit_chunks.shape[0]) if indices is None else np.asarray(indices, np.int64)
     if idx.size < 2:
         return []
     sub = unit_chunks[idx]
-    gram = (sub @ sub.T).astype(np.float64)
-    a, b = np.triu_indices(idx.size, k=1)
-    hits = gram[a, b] >= threshold
-    pairs = [
-        (int(idx[i]), int(idx[j]), float(gram[i, j])) for i, j in zip(a[hits], b[hits], strict=True)
-    ]
-    return sorted((min(i, j), max(i, j), s) for i, j, s in pairs)
+    pairs: list[tuple[int, int, float]] = []
+    for start in range(0, idx.size, block):
+        sims = (sub[start : start + block] @ sub.T).astype(np.float64)
+        rows, cols = np.nonzero(sims >= threshold)
+        keep = cols > start + rows  # each unordered pair once, never a chunk with itself
+        for r, c in zip(rows[keep].tolist(), cols[keep].tolist(), strict=True):
+            i, j = int(idx[start + r]), int(idx[c])
+            pairs.append((min(i, j), max(i, j), float(sims[r, c])))
+    return sorted(pairs)
+
+
+def near_duplicate_groups(
+    unit_chunks: np.ndarray, threshold: float = NEAR_DUPLICATE
+) -> list[list[int]]:
+    """Groups of pool positions linked by chains of near-duplicate pairs (cosine ≥
+    ``threshold``), largest group first; chunks with no near-duplicate are left out.
+
+    >>> import numpy as np
+    >>> near_duplicate_groups(np.array([[1.0, 0.0], [0.6, 0.8], [1.0, 0.0]]), 0.99)
+    [[0, 2]]
+    """
+    parent = list(range(unit_chunks.shape[0]))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j, _ in near_duplicate_pairs(unit_chunks, None, threshold):
+        a, b = root(i), root(j)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    members: dict[int, list[int]] = {}
+    for i in range(len(parent)):
+        members.setdefault(root(i), []).append(i)
+    return sorted((m for m in members.values() if len(m) > 1), key=lambda m: (-len(m), m[0]))
 
 
 def _gold_positions(gold: Iterable[int | str], ids: Sequence[str] | None, n: int) -> set[int]:

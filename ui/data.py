@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from adagres import baselines
+from adagres import baselines, metrics
 from adagres.errors import AdagresError, PoolError
 from adagres.io import load_pools
 from adagres.pool import Pool
@@ -469,31 +469,7 @@ def context_frame(pool: Pool, indices: tuple[int, ...]) -> pd.DataFrame:
 @st.cache_data(max_entries=32, show_spinner="Finding near-duplicates…")
 def _groups(key: str, fingerprint: str, threshold: float) -> list[list[int]]:
     del fingerprint
-    unit = np.asarray(get_pool(key).embeddings, dtype=np.float32)
-    n = unit.shape[0]
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    block = 512  # rows at a time: no N×N matrix for large pools
-    for start in range(0, n, block):
-        sims = unit[start : start + block] @ unit.T
-        rows, cols = np.nonzero(sims >= threshold)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            i = start + r
-            if i < c:
-                a, b = root(i), root(c)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
-    members: dict[int, list[int]] = {}
-    for i in range(n):
-        members.setdefault(root(i), []).append(i)
-    groups = [m for m in members.values() if len(m) > 1]
-    return sorted(groups, key=lambda m: (-len(m), m[0]))
+    return metrics.near_duplicate_groups(get_pool(key).embeddings, threshold)
 
 
 def near_duplicate_groups(key: str, threshold: float) -> list[list[int]]:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 import streamlit as st
 
-from adagres import baselines
+from adagres import baselines, metrics
 from adagres.baselines import EXACT_MAX_CHUNKS as EXACT_MAX
 from adagres.baselines import EXACT_TIME_LIMIT
 from adagres.calibration import FORMULAS, Calibration, calibrate
@@ -181,26 +181,9 @@ class NearDuplicates:
 @st.cache_data(max_entries=32, show_spinner="Finding near-duplicate pairs…")
 def _near_duplicates(key: str, fingerprint: str, threshold: float, limit: int) -> NearDuplicates:
     del fingerprint  # part of the cache key only
-    unit = np.asarray(_pool(key).embeddings, dtype=np.float32)
-    n = unit.shape[0]
-    rows: list[np.ndarray] = []
-    cols: list[np.ndarray] = []
-    sims: list[np.ndarray] = []
-    block = 512  # rows at a time: no N×N matrix for large pools
-    for start in range(0, n, block):
-        part = (unit[start : start + block] @ unit.T).astype(np.float64)
-        r, c = np.nonzero(part >= threshold)
-        upper = c > start + r
-        r, c = r[upper], c[upper]
-        rows.append(start + r)
-        cols.append(c)
-        sims.append(part[r, c])
-    i = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    j = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    s = np.concatenate(sims) if sims else np.zeros(0)
-    order = np.lexsort((j, i, -s))[:limit]  # most similar first; ties by position
-    pairs = tuple((int(i[k]), int(j[k]), float(s[k])) for k in order)
-    return NearDuplicates(threshold=threshold, total=int(i.size), pairs=pairs)
+    pairs = metrics.near_duplicate_pairs(_pool(key).embeddings, None, threshold)
+    shown = sorted(pairs, key=lambda p: (-p[2], p[0], p[1]))[:limit]  # most similar first
+    return NearDuplicates(threshold=threshold, total=len(pairs), pairs=tuple(shown))
 
 
 def near_duplicates(key: str, threshold: float, limit: int = 1000) -> NearDuplicates:
