@@ -4,12 +4,20 @@ import streamlit as st
 
 from adagres import figures
 from adagres.errors import AdagresError
+from adagres.io import load_pools
 from ui import data, render, state
 from ui.sidebar import sidebar
 
 # ---- controls
 settings = sidebar()
 st.title("Pool")
+
+
+def _open(key: str) -> None:
+    """Make the newly loaded or built pool the current one, from its first step."""
+    state.update(pool=key, step=None, chunk=None)
+    st.rerun()
+
 
 upload_tab, corpus_tab, real_tab = st.tabs(
     ["Upload a pool file", "Build from documents", "Real corpora"]
@@ -28,7 +36,7 @@ with upload_tab:
         try:
             shown_name = render.escape_md(uploaded.name)  # status labels render Markdown
             with st.status(f"Loading {shown_name}…", expanded=True) as status:
-                found = data.read_pools(uploaded.getvalue(), uploaded.name)
+                found = load_pools(uploaded.getvalue(), name=uploaded.name)
                 status.write(f"{len(found)} pool(s) in the file; using the first.")
                 pool_in = data.prepare_pool(found[0], status.write)
                 key = data.add_pool(pool_in, "upload", f"upload: {uploaded.name}")
@@ -36,8 +44,7 @@ with upload_tab:
         except AdagresError as error:
             st.session_state["pool_upload_error"] = str(error)
         else:
-            state.update(pool=key, step=None, chunk=None)
-            st.rerun()
+            _open(key)
     if uploaded is not None and st.session_state.get("pool_upload_error"):
         render.error(f"Could not load {uploaded.name}: {st.session_state['pool_upload_error']}")
         st.caption("The pool shown below is unchanged.")
@@ -85,8 +92,7 @@ with corpus_tab:
         except AdagresError as error:
             render.error(f"Could not build the pool: {error}")
         else:
-            state.update(pool=key, step=None, chunk=None)
-            st.rerun()
+            _open(key)
 
 with real_tab:
     st.caption(
@@ -127,8 +133,7 @@ with real_tab:
                 except AdagresError as error:
                     render.error(f"Could not load the pool: {error}")
                 else:
-                    state.update(pool=key, step=None, chunk=None)
-                    st.rerun()
+                    _open(key)
         else:
             st.text("No sub-question contains that text.")
 
@@ -181,8 +186,7 @@ with real_tab:
             except AdagresError as error:
                 render.error(f"Could not build the pool: {error}")
             else:
-                state.update(pool=key, step=None, chunk=None)
-                st.rerun()
+                _open(key)
 
 # ---- cached call
 pool, selection = render.pool_and_selection(settings)

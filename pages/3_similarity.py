@@ -22,9 +22,7 @@ def plain_snippet(text: str) -> str:
 # ---- controls
 settings = sidebar()
 st.title("Similarity")
-if not settings.pool:
-    st.stop()
-pool = data.get_pool(settings.pool)
+pool = render.current_pool(settings)
 
 controls = st.columns([2, 2, 3])
 method = controls[0].radio(

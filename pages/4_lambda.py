@@ -39,9 +39,7 @@ def text(value: float | None, fmt: str = ".4f") -> str:
 # ---- controls
 settings = sidebar()
 st.title("λ derivation")
-if not settings.pool:
-    st.stop()
-pool = data.get_pool(settings.pool)
+pool = render.current_pool(settings)
 # This page explains AdaGReS, whatever strategy the sidebar shows elsewhere.
 greedy_settings = views.configuration(settings, strategy="adagres")
 

@@ -34,9 +34,7 @@ METRIC_COLUMNS = {
 # ---- controls
 settings = sidebar()
 st.title("Compare")
-if not settings.pool:
-    st.stop()
-pool = data.get_pool(settings.pool)
+pool = render.current_pool(settings)
 low, high = data.budget_limits(pool)
 gold = views.gold_positions(pool)
 has_answers = bool(pool.answers)

@@ -63,7 +63,6 @@ __all__ = [
     "projection",
     "projection_method",
     "projection_store",
-    "read_pools",
     "resolvable",
     "run_selection",
     "selection_key",
@@ -313,15 +312,9 @@ def build_drug_pool(
         top_n=int(top_n),
         progress=progress,
     )
-    pool = prepare_pool(pool)
     where = f" ({condition})" if condition else ""
     _register(key, pool, f"drug reviews{where}: {query[:40]}")
     return key
-
-
-def read_pools(data: bytes, name: str) -> list[Pool]:
-    """Every pool in an uploaded file (PoolError with the loader's message if it is broken)."""
-    return load_pools(data, name=name)
 
 
 def budget_limits(pool: Pool) -> tuple[int, int]:
@@ -331,10 +324,6 @@ def budget_limits(pool: Pool) -> tuple[int, int]:
 
 
 # --------------------------------------------------------------------------- selection
-
-
-def _floor_arg(settings: Settings) -> Any:
-    return settings.redundancy_floor
 
 
 def _selection(*key: Any) -> Selection:
@@ -391,7 +380,7 @@ def selection_key(settings: Settings) -> tuple[Any, ...]:
     pool = get_pool(settings.pool)
     return (settings.pool, pool.fingerprint, settings.strategy, settings.budget,
             settings.policy, settings.lam_arg, settings.formula, settings.scale,
-            settings.offset, _floor_arg(settings))  # fmt: skip
+            settings.offset, settings.redundancy_floor)  # fmt: skip
 
 
 def run_selection(settings: Settings) -> Selection:
@@ -493,12 +482,11 @@ class ProjectionStore:
         self._done: dict[tuple[str, str, str], Any] = {}
         self._pending: dict[tuple[str, str, str], Future[Any]] = {}
         self._executor: ThreadPoolExecutor | None = None
-        self.warm: Future[Any] | None = None
         if method == "umap":
             from adagres.projection import warm_up
 
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="umap")
-            self.warm = self._executor.submit(warm_up)
+            self._executor.submit(warm_up)
 
     def _fit(self, key: tuple[str, str, str], pool: Pool) -> Any:
         from adagres.projection import project

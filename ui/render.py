@@ -19,12 +19,27 @@ from . import data
 from .state import Settings
 from .text import escape_md
 
-__all__ = ["chunk_text", "error", "escape_md", "projection_note", "wait_for_projection"]
+__all__ = [
+    "chunk_text",
+    "current_pool",
+    "error",
+    "escape_md",
+    "pool_and_selection",
+    "projection_note",
+    "wait_for_projection",
+]
 
 
 def error(message: str) -> None:
     """``st.error`` with a message that may quote user data, shown literally."""
     st.error(escape_md(message), icon=":material/error:")
+
+
+def current_pool(settings: Settings) -> Pool:
+    """The pool the settings name; stops the page quietly when none is chosen."""
+    if not settings.pool:
+        st.stop()
+    return data.get_pool(settings.pool)
 
 
 def pool_and_selection(settings: Settings) -> tuple[Pool, Selection]:
@@ -33,9 +48,7 @@ def pool_and_selection(settings: Settings) -> tuple[Pool, Selection]:
     With no pool chosen the page stops quietly; a selection that cannot be made (an
     ``AdagresError``, e.g. the exact solver refusing the pool) is shown with ``error``.
     """
-    if not settings.pool:
-        st.stop()
-    pool = data.get_pool(settings.pool)
+    pool = current_pool(settings)
     try:
         selection = data.run_selection(settings)
     except AdagresError as exc:
@@ -44,7 +57,7 @@ def pool_and_selection(settings: Settings) -> tuple[Pool, Selection]:
     return pool, selection
 
 
-def chunk_text(pool: Pool, index: int, *, key: str | None = None) -> None:
+def chunk_text(pool: Pool, index: int) -> None:
     """One chunk's id, title and text, as plain text."""
     chunk = pool.chunks[index]
     header = f"{chunk.id} · {pool.token_counts[index]} tokens"

@@ -75,10 +75,6 @@ def chunks_that_fit(pool: Pool, budget: int) -> int:
     return int((np.asarray(pool.token_counts) <= budget).sum())
 
 
-def _pool(key: str) -> Pool:
-    return data.get_pool(key)
-
-
 # --------------------------------------------------------------------------- progress store
 
 
@@ -142,7 +138,7 @@ def _heatmap(
 ) -> tuple[Any, tuple[int, ...], int]:
     from adagres import figures
 
-    pool = _pool(selection_key[0])
+    pool = data.get_pool(selection_key[0])
     selection = data.run_selection(_settings)
     # Clustering is limited to the first M of the pick order, so the title is set here.
     order = figures.heatmap_order(selection, pool.embeddings, method=method, limit=max_chunks)
@@ -181,14 +177,14 @@ class NearDuplicates:
 @st.cache_data(max_entries=32, show_spinner="Finding near-duplicate pairs…")
 def _near_duplicates(key: str, fingerprint: str, threshold: float, limit: int) -> NearDuplicates:
     del fingerprint  # part of the cache key only
-    pairs = metrics.near_duplicate_pairs(_pool(key).embeddings, None, threshold)
+    pairs = metrics.near_duplicate_pairs(data.get_pool(key).embeddings, None, threshold)
     shown = sorted(pairs, key=lambda p: (-p[2], p[0], p[1]))[:limit]  # most similar first
     return NearDuplicates(threshold=threshold, total=len(pairs), pairs=tuple(shown))
 
 
 def near_duplicates(key: str, threshold: float, limit: int = 1000) -> NearDuplicates:
     """Near-duplicate pairs of the whole pool at ``threshold`` (cosine, inclusive)."""
-    return _near_duplicates(key, _pool(key).fingerprint, float(threshold), int(limit))
+    return _near_duplicates(key, data.get_pool(key).fingerprint, float(threshold), int(limit))
 
 
 # --------------------------------------------------------------------------- λ derivation
@@ -199,7 +195,7 @@ def _calibrations(
     key: str, fingerprint: str, budget: int, scale: float, offset: float
 ) -> dict[str, Calibration]:
     del fingerprint
-    pool = _pool(key)
+    pool = data.get_pool(key)
     return {
         formula: calibrate(
             pool.query_embedding,
@@ -216,7 +212,7 @@ def _calibrations(
 
 def calibrations(settings: Settings) -> dict[str, Calibration]:
     """The adaptive-λ derivation of the pool at the budget, for each formula variant."""
-    pool = _pool(settings.pool)
+    pool = data.get_pool(settings.pool)
     return _calibrations(
         settings.pool, pool.fingerprint, settings.budget, settings.scale, settings.offset
     )
@@ -224,7 +220,7 @@ def calibrations(settings: Settings) -> dict[str, Calibration]:
 
 def lam_sweep_result(settings: Settings, lams: tuple[float, ...]) -> LamSweep:
     """AdaGReS at every λ of ``lams`` (sidebar policy, formula and floor); cached, with a bar."""
-    pool = _pool(settings.pool)
+    pool = data.get_pool(settings.pool)
     key = (settings.pool, pool.fingerprint, settings.budget, settings.policy, settings.formula,
            settings.scale, settings.offset, settings.redundancy_floor, lams)  # fmt: skip
 
@@ -249,13 +245,13 @@ def lam_sweep_result(settings: Settings, lams: tuple[float, ...]) -> LamSweep:
 @st.cache_data(max_entries=64, show_spinner=False)
 def _guarantee(key: str, fingerprint: str, budget: int, lam: float) -> Guarantee:
     del fingerprint
-    pool = _pool(key)
+    pool = data.get_pool(key)
     return guarantee(pool.embeddings, pool.token_counts, budget, lam)
 
 
 def guarantee_for(settings: Settings, lam: float) -> Guarantee:
     """δ, k and ε of the paper's bound for the pool, the budget and ``lam``."""
-    pool = _pool(settings.pool)
+    pool = data.get_pool(settings.pool)
     return _guarantee(settings.pool, pool.fingerprint, settings.budget, float(lam))
 
 
@@ -268,7 +264,7 @@ class ExactResult:
 
 
 def _exact_key(pool_key: str, greedy: Selection) -> tuple[Any, ...]:
-    pool = _pool(pool_key)
+    pool = data.get_pool(pool_key)
     return (pool_key, pool.fingerprint, greedy.budget, float(greedy.lam), float(greedy.alpha),
             greedy.redundancy_floor)  # fmt: skip
 
@@ -287,7 +283,7 @@ def exact_result(pool_key: str, greedy: Selection) -> ExactResult:
     hit = _store("exact").get(key)
     if hit is not None:
         return hit
-    pool = _pool(pool_key)
+    pool = data.get_pool(pool_key)
     try:
         selection = baselines.exact(
             pool.query_embedding,
@@ -311,7 +307,7 @@ def exact_result(pool_key: str, greedy: Selection) -> ExactResult:
 
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _metrics(selection_key: tuple[Any, ...], _settings: Settings) -> Metrics:
-    pool = _pool(selection_key[0])
+    pool = data.get_pool(selection_key[0])
     selection = data.run_selection(_settings)
     return evaluate(
         selection,
@@ -336,7 +332,7 @@ def budget_sweep_result(
     settings: Settings, budgets: tuple[int, ...], strategies: tuple[str, ...]
 ) -> BudgetSweep:
     """Every strategy at every budget, at the sidebar's λ setting; cached, with a bar."""
-    pool = _pool(settings.pool)
+    pool = data.get_pool(settings.pool)
     key = (settings.pool, pool.fingerprint, budgets, strategies, settings.lam_arg,
            settings.formula, settings.policy)  # fmt: skip
 
