@@ -23,7 +23,10 @@ if settings.chunk not in position:
     dropped = [i for i in selection.relevance.argsort()[::-1] if i not in selection.indices]
     settings = state.update(chunk=pool.ids[dropped[0] if dropped else selection.indices[0]])
 
-projection, method, pending = data.projection(settings.pool)
+# The map at the stop is the Selection page's last-step map, from the same cache.
+map_figure, _, _, method, pending = data.step_figures(settings, last)
+# Which chunk each clicked point is: only trace membership matters here, not coordinates.
+projection, _, _ = data.projection(settings.pool)
 layers = figures.map_data(projection, selection, last, ids=pool.ids, texts=pool.texts)
 # Trace order of figures.pool_map: candidates, does not fit, selected, winner ring, query.
 trace_chunks = [
@@ -97,14 +100,6 @@ render.chunk_text(pool, chunk)
 
 # ---- pick another chunk: on the map or in the table
 st.subheader("Pick a chunk on the map or in the table")
-map_figure = figures.pool_map(
-    projection,
-    selection,
-    last,
-    ids=pool.ids,
-    texts=pool.texts,
-    title=f"Final selection · click a chunk · {method.upper()} map",
-)
 st.plotly_chart(
     map_figure, key="why_map", on_select=_chunk_from_map, selection_mode="points", width="stretch"
 )
