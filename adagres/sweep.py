@@ -63,32 +63,21 @@ class LamSweep:
     indices: tuple[tuple[int, ...], ...]
     changes: tuple[float, ...]
 
-    def at(self, lam: float) -> int:
-        """Position in the grid of the λ nearest to ``lam``."""
-        return int(np.argmin(np.abs(self.lams - lam)))
-
-    def rows(self) -> list[dict[str, Any]]:
-        """The sweep as a tidy table, one dict per λ."""
-        return [
-            {
-                "lam": float(self.lams[i]),
-                "objective": float(self.objective[i]),
-                "relevance_sum": float(self.relevance_sum[i]),
-                "redundancy_sum": float(self.redundancy_sum[i]),
-                "redundancy_mean": float(self.redundancy_mean[i]),
-                "size": int(self.size[i]),
-                "tokens": int(self.tokens[i]),
-                "indices": list(self.indices[i]),
-            }
-            for i in range(len(self.lams))
-        ]
+    @property
+    def change_positions(self) -> tuple[int, ...]:
+        """Positions in ``lams`` of the values in ``changes``."""
+        return tuple(int(k) for k in np.searchsorted(self.lams, self.changes))
 
 
 def default_lams(
-    adaptive_lam: float, *, points: int = LAM_GRID_POINTS, include: Iterable[float] = ()
+    adaptive_lam: float,
+    *,
+    points: int = LAM_GRID_POINTS,
+    include: Iterable[float] = (),
+    top: float | None = None,
 ) -> np.ndarray:
-    """A grid from 0 to 3·max(adaptive λ, 0.1) with ``points`` values, plus the adaptive λ
-    and ``include`` exactly; sorted, without duplicates.
+    """A grid from 0 to ``top`` (default 3·max(adaptive λ, 0.1)) with ``points`` values,
+    plus the adaptive λ and ``include`` exactly; sorted, without duplicates.
 
     >>> grid = default_lams(0.25, points=4)
     >>> grid.tolist()
@@ -96,7 +85,8 @@ def default_lams(
     >>> 0.3 in default_lams(0.3).tolist()
     True
     """
-    top = 3.0 * max(float(adaptive_lam), 0.1)
+    if top is None:
+        top = 3.0 * max(float(adaptive_lam), 0.1)
     grid = np.linspace(0.0, top, points)
     extra = [float(adaptive_lam), *(float(x) for x in include)]
     return np.unique(np.concatenate([grid, np.asarray(extra, dtype=np.float64)]))
@@ -162,7 +152,6 @@ def lam_sweep(
         if grid.size == 0:
             raise InputError("lams: the grid is empty")
         grid = np.unique(grid)
-    relevance = (chunks @ query.astype(chunks.dtype)).astype(np.float64)
     columns: dict[str, list[float]] = {k: [] for k in ("F", "rel", "red", "mean", "size", "tok")}
     picks: list[tuple[int, ...]] = []
     for done, lam in enumerate(grid, start=1):
@@ -180,7 +169,7 @@ def lam_sweep(
         k = s.size
         pair_sum = _pair_sum(chunks, s.indices)
         columns["F"].append(s.objective)
-        columns["rel"].append(float(relevance[list(s.indices)].sum()) if k else 0.0)
+        columns["rel"].append(float(s.relevance[list(s.indices)].sum()) if k else 0.0)
         columns["red"].append(pair_sum)
         columns["mean"].append(pair_sum / (k * (k - 1) / 2) if k >= 2 else 0.0)
         columns["size"].append(k)

@@ -2,13 +2,13 @@
 
 import math
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from adagres import figures
 from adagres.calibration import FALLBACK_LAM
 from adagres.errors import AdagresError
+from adagres.sweep import default_lams
 from ui import data, render, state, views
 from ui.sidebar import sidebar
 
@@ -126,9 +126,8 @@ top = st.number_input(
     key="lam_sweep_top",
     help=f"{GRID_POINTS} evenly spaced values, plus the adaptive and the manual λ exactly.",
 )
-grid = np.linspace(0.0, float(top), GRID_POINTS).tolist()
-marks = [adaptive_lam] + ([] if manual_lam is None else [manual_lam])
-lams = tuple(sorted({round(x, 10) for x in grid + marks}))
+marks = [] if manual_lam is None else [manual_lam]
+lams = tuple(default_lams(adaptive_lam, points=GRID_POINTS, include=marks, top=top).tolist())
 sweep = views.lam_sweep_result(settings, lams)
 st.plotly_chart(
     figures.sensitivity_figure(sweep, adaptive_lam=adaptive_lam, manual_lam=manual_lam),
@@ -140,9 +139,7 @@ st.caption(
     "Diamonds mark the λ values where the picked set changes."
 )
 # Grid positions where the picked set (not just its order) differs from the previous λ.
-changes = [
-    k for k in range(1, len(sweep.lams)) if set(sweep.indices[k]) != set(sweep.indices[k - 1])
-]
+changes = sweep.change_positions
 if not changes:
     st.info("The picked set is the same at every λ of this range.")
 else:
