@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from adagres import _validate as v
 from adagres.errors import InputError, PoolError
 from adagres.pool import Chunk, Pool
 from adagres.tokens import DEFAULT_TOKENIZER, count_tokens, token_spans
@@ -189,7 +190,7 @@ def pool_from_documents(
     vectors = embed_texts(
         [*(c.text for c in chunks), query], model=name, cache_dir=cache_dir, progress=progress
     )
-    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = v.unit_rows(vectors, "embeddings")
     cosine = unit[:-1] @ unit[-1]
     order = np.argsort(-cosine, kind="stable")[:top_n]
     picked = tuple(

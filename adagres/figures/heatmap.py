@@ -45,8 +45,7 @@ def heatmap_order(
     n = selection.n_chunks
     if chunks.shape[0] != n:
         raise InputError(f"unit_chunks: has {chunks.shape[0]} chunks, the selection {n}")
-    if method not in ("pick", "cluster"):
-        raise InputError(f"method: expected 'pick' or 'cluster', got {method!r}")
+    v.choice(method, "method", ("pick", "cluster"))
     picked = set(selection.indices)
     rest = sorted(
         (i for i in range(n) if i not in picked), key=lambda i: (-selection.relevance[i], i)

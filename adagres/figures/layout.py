@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import plotly.graph_objects as go
@@ -125,8 +125,3 @@ def nan_list(values: Iterable[Any]) -> list[float | None]:
     for x in values:
         out.append(None if x is None or math.isnan(float(x)) else float(x))
     return out
-
-
-def name_of(ids: Sequence[Any] | None, i: int) -> str:
-    """The escaped id of pool position ``i`` (``#i`` without ids)."""
-    return escape(ids[i]) if ids is not None else f"#{i}"

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from .. import _validate as v
 from ..errors import InputError
 from ..projection import Projection
 from ..selection import Selection
@@ -104,8 +105,7 @@ def map_data(
     check_length(ids, "ids", n)
     check_length(texts, "texts", n)
     check_length(titles, "titles", n)
-    if color_by not in ("gain", "score"):
-        raise InputError(f"color_by: expected 'gain' or 'score', got {color_by!r}")
+    v.choice(color_by, "color_by", ("gain", "score"))
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
         raise InputError(f"step: expected a whole number >= 0, got {step!r}")
     t = min(int(step), len(selection.steps))
