@@ -356,14 +356,15 @@ def _make_selection(
     offset: float,
     floor: Any,
 ) -> Selection:
-    del fingerprint  # part of the cache key only: a replaced pool never reuses a result
     pool = get_pool(key)
     args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
-    ada = select(*args, lam=lam, policy=policy, formula=formula, scale=scale, offset=offset,
-                 redundancy_floor=floor)  # fmt: skip
     if strategy == "adagres":
-        return ada
-    # Baselines report F at the λ AdaGReS uses, so the numbers are comparable.
+        return select(*args, lam=lam, policy=policy, formula=formula, scale=scale,
+                      offset=offset, redundancy_floor=floor)  # fmt: skip
+    # Baselines report F at the λ AdaGReS uses, so the numbers are comparable; that run
+    # comes from (and stays in) the same cache.
+    ada = _selection(key, fingerprint, "adagres", budget, policy, lam, formula, scale, offset,
+                     floor)  # fmt: skip
     if strategy == "reference_code":
         return baselines.run(strategy, *args, texts=pool.texts,
                              lam=None if lam == "adaptive" else ada.lam)  # fmt: skip
