@@ -92,21 +92,24 @@ def make_pool(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.nda
 # ----------------------------------------------------------------------------- timing
 
 
-def time_call(fn: Callable[[], Any], repeat: int, min_time: float = 0.02) -> dict[str, Any]:
-    """timeit-style: warm up, pick `number` so one repeat takes >= min_time, then repeat.
-
-    Returns per-call seconds: median, q1, q3, IQR, min, and the raw per-call samples.
-    """
+def _calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
+    """Warm ``fn`` up, then the number of calls that makes one timed repeat last >= min_time."""
     timer = timeit.Timer(fn)
     fn()  # warm-up (imports, caches, BLAS thread start)
     number = 1
     while True:
         t = timer.timeit(number)
         if t >= min_time or number >= 1 << 20:
-            break
+            return number
         number *= 2 if t == 0 else max(2, int(min_time / t * 1.2))
-    samples = [t / number for t in timer.repeat(repeat=repeat, number=number)]
-    return summarise(samples, number)
+
+
+def time_call(fn: Callable[[], Any], repeat: int, min_time: float = 0.02) -> dict[str, Any]:
+    """timeit-style: warm up, pick `number` so one repeat takes >= min_time, then repeat.
+
+    Returns per-call seconds: median, q1, q3, IQR, min, and the raw per-call samples.
+    """
+    return time_interleaved({"fn": fn}, repeat, min_time)["fn"]
 
 
 def time_interleaved(
@@ -117,17 +120,7 @@ def time_interleaved(
     This VM's speed drifts by up to ~2x over minutes (shared memory bandwidth), so ratios
     are only trustworthy between measurements taken in the same rounds.
     """
-    numbers: dict[str, int] = {}
-    for name, fn in fns.items():
-        timer = timeit.Timer(fn)
-        fn()
-        number = 1
-        while True:
-            t = timer.timeit(number)
-            if t >= min_time or number >= 1 << 20:
-                break
-            number *= 2 if t == 0 else max(2, int(min_time / t * 1.2))
-        numbers[name] = number
+    numbers = {name: _calls_per_repeat(fn, min_time) for name, fn in fns.items()}
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
