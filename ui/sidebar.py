@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from adagres.baselines import STRATEGIES
@@ -37,6 +39,10 @@ def _floor_from_mode(mode: str) -> object:
         return "pool"
     previous = state.current().redundancy_floor
     return previous if isinstance(previous, float) else 0.5
+
+
+# Every sidebar setting changes the selection, so moving one starts the replay over.
+_bind_setting = functools.partial(state.bind, reset={"step": None})
 
 
 def sidebar() -> Settings:
@@ -87,7 +93,7 @@ def sidebar() -> Settings:
         budget = state.current().budget
         if not low <= budget <= high:
             state.update(budget=min(max(budget, low), high))
-        state.bind(
+        _bind_setting(
             st.slider,
             "budget",
             "sb_budget",
@@ -95,37 +101,33 @@ def sidebar() -> Settings:
             min_value=low,
             max_value=high,
             step=1,
-            reset={"step": None},
         )
-        state.bind(
+        _bind_setting(
             st.selectbox,
             "strategy",
             "sb_strategy",
             "Strategy",
             options=STRATEGIES,
-            reset={"step": None},
         )
-        state.bind(
+        _bind_setting(
             st.selectbox,
             "policy",
             "sb_policy",
             "Policy (AdaGReS)",
             options=POLICIES,
             help=_POLICY_HELP,
-            reset={"step": None},
         )
-        state.bind(
+        _bind_setting(
             st.radio,
             "lam_mode",
             "sb_lam_mode",
             "λ (redundancy weight)",
             options=("adaptive", "manual"),
             horizontal=True,
-            reset={"step": None},
         )
         if state.current().lam_mode == "manual":
             top = max(LAM_SLIDER_MAX, state.current().lam)
-            state.bind(
+            _bind_setting(
                 st.slider,
                 "lam",
                 "sb_lam",
@@ -134,38 +136,34 @@ def sidebar() -> Settings:
                 max_value=top,
                 step=0.005,
                 format="%.3f",
-                reset={"step": None},
             )
         else:
-            state.bind(
+            _bind_setting(
                 st.selectbox,
                 "formula",
                 "sb_formula",
                 "Formula (Eq. 7)",
                 options=FORMULAS,
-                reset={"step": None},
                 help="paper: Eq. 7 as printed; derived: what Eqs. 5–6 give.",
             )
-            state.bind(
+            _bind_setting(
                 st.number_input,
                 "scale",
                 "sb_scale",
                 "Scale of λ*",
                 step=0.1,
                 format="%.2f",
-                reset={"step": None},
             )
-            state.bind(
+            _bind_setting(
                 st.number_input,
                 "offset",
                 "sb_offset",
                 "Offset of λ",
                 step=0.01,
                 format="%.3f",
-                reset={"step": None},
             )
         with st.expander("Redundancy floor τ"):
-            state.bind(
+            _bind_setting(
                 st.radio,
                 "redundancy_floor",
                 "sb_floor_mode",
@@ -174,11 +172,10 @@ def sidebar() -> Settings:
                 horizontal=True,
                 to_widget=_floor_mode,
                 from_widget=_floor_from_mode,
-                reset={"step": None},
                 format_func=lambda m: {"off": "0 (off)", "pool": "ρ̄ (pool)", "value": "a value"}[m],
             )
             if isinstance(state.current().redundancy_floor, float):
-                state.bind(
+                _bind_setting(
                     st.number_input,
                     "redundancy_floor",
                     "sb_floor",
@@ -187,7 +184,6 @@ def sidebar() -> Settings:
                     max_value=1.0,
                     step=0.05,
                     format="%.2f",
-                    reset={"step": None},
                 )
     state.sync_url()
     return state.current()
