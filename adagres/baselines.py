@@ -31,7 +31,16 @@ from .selection import (
     select,
 )
 
-__all__ = ["STRATEGIES", "exact", "mmr", "reference_code", "run", "topk_budget", "topk_same_k"]
+__all__ = [
+    "STRATEGIES",
+    "exact",
+    "mmr",
+    "reference_code",
+    "run",
+    "run_comparable",
+    "topk_budget",
+    "topk_same_k",
+]
 
 #: Largest pool :func:`exact` accepts by default (pairs grow as N²/2).
 EXACT_MAX_CHUNKS = 40
@@ -343,3 +352,51 @@ def run(
         return function(*args, **options)
     except TypeError as exc:
         raise InputError(f"{strategy}: {exc}") from None
+
+
+def run_comparable(
+    strategy: str,
+    query_embedding: Any,
+    chunk_embeddings: Any,
+    token_counts: Any,
+    budget: int,
+    *,
+    texts: Sequence[str] | None = None,
+    lam: float | Literal["adaptive"] = "adaptive",
+    alpha: float = 1.0,
+    policy: str = "skip",
+    formula: str = "paper",
+    scale: float = 1.0,
+    offset: float = 0.0,
+    redundancy_floor: float | Literal["pool"] | None = None,
+    lambda_mmr: float = 0.5,
+    trace: bool = True,
+    reference: Selection | None = None,
+) -> Selection:
+    """Run ``strategy`` so that its numbers compare with AdaGReS under the same settings.
+
+    The AdaGReS run for these settings (``reference`` if the caller has it) fixes what the
+    baselines share with it: F and the step gains are reported at its λ (so scale, offset
+    and the adaptive formula apply to every strategy alike), ``topk_same_k`` takes its size
+    as k, and ``exact`` optimises F with the same redundancy floor. ``reference_code`` uses
+    its own β with an adaptive λ (that is the authors' rule) and the given λ otherwise.
+    The app and :func:`adagres.sweep.budget_sweep` both go through here.
+    """
+    args = (query_embedding, chunk_embeddings, token_counts, budget)
+    settings = dict(lam=lam, alpha=alpha, policy=policy, formula=formula, scale=scale,
+                    offset=offset, redundancy_floor=redundancy_floor)  # fmt: skip
+    if strategy == "adagres":
+        return select(*args, trace=trace, **settings)
+    if reference is None:
+        reference = select(*args, trace=False, **settings)
+    if strategy == "reference_code":
+        return run(strategy, *args, texts=texts, alpha=alpha, trace=trace,
+                   lam=None if lam == "adaptive" else reference.lam)  # fmt: skip
+    options: dict[str, Any] = {"lam": reference.lam, "alpha": alpha, "formula": formula}
+    if strategy == "topk_same_k":
+        options["k"] = reference.size
+    elif strategy == "exact":
+        options["redundancy_floor"] = redundancy_floor
+    elif strategy == "mmr":
+        options["lambda_mmr"] = lambda_mmr
+    return run(strategy, *args, trace=trace, **options)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate as v
-from .baselines import STRATEGIES, run
+from .baselines import STRATEGIES, run_comparable
 from .calibration import calibrate
 from .errors import AdagresError, InputError
 from .metrics import NEAR_DUPLICATE, evaluate
@@ -261,14 +261,19 @@ def budget_sweep(
     alpha: float = 1.0,
     formula: str = "paper",
     policy: str = "skip",
+    scale: float = 1.0,
+    offset: float = 0.0,
+    redundancy_floor: float | str | None = None,
     lambda_mmr: float = 0.5,
     near_duplicate: float = NEAR_DUPLICATE,
     progress: Callable[[float], None] | None = None,
 ) -> BudgetSweep:
     """Run each strategy at each budget (``trace=False``) and evaluate it.
 
-    ``lam``/``alpha``/``formula`` set the λ at which every strategy's F is reported (and
-    AdaGReS's λ); ``policy`` applies to AdaGReS, ``lambda_mmr`` to MMR. ``gold`` (pool
+    The AdaGReS settings (``lam``, ``alpha``, ``policy``, ``formula``, ``scale``, ``offset``,
+    ``redundancy_floor``) decide AdaGReS's run and, through
+    :func:`adagres.baselines.run_comparable`, the λ at which every baseline's F is reported;
+    ``lambda_mmr`` applies to MMR. ``gold`` (pool
     positions) adds IoU, recall and precision; ``answers`` with ``texts`` adds whether an
     answer occurs in the selected text. ``progress`` is called with the fraction done
     (0 < f <= 1) after each run.
@@ -299,14 +304,15 @@ def budget_sweep(
     if answers and texts is None:
         raise InputError("answers: checking answers needs the chunk texts (texts=...)")
     gold_list = None if gold is None else [int(g) for g in gold]
-    common = {"lam": lam, "alpha": alpha}
-    per_strategy: dict[str, dict[str, Any]] = {
-        "adagres": {**common, "formula": formula, "policy": policy},
-        "topk_same_k": {**common, "formula": formula},
-        "topk_budget": {**common, "formula": formula},
-        "mmr": {**common, "formula": formula, "lambda_mmr": lambda_mmr},
-        "exact": {**common, "formula": formula},
-        "reference_code": {"lam": lam, "alpha": alpha},
+    settings = {
+        "lam": lam,
+        "alpha": alpha,
+        "policy": policy,
+        "formula": formula,
+        "scale": scale,
+        "offset": offset,
+        "redundancy_floor": redundancy_floor,
+        "lambda_mmr": lambda_mmr,
     }
     rows: list[dict[str, Any]] = []
     total = len(budget_list) * len(strategies)
@@ -315,8 +321,8 @@ def budget_sweep(
             row: dict[str, Any] = dict.fromkeys(BUDGET_COLUMNS)
             row["strategy"], row["budget"] = name, b
             try:
-                s = run(
-                    name, query, chunks, tokens, b, texts=texts, trace=False, **per_strategy[name]
+                s = run_comparable(
+                    name, query, chunks, tokens, b, texts=texts, trace=False, **settings
                 )
             except AdagresError as exc:
                 row["error"] = str(exc)

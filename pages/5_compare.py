@@ -239,11 +239,9 @@ lam_note = (
     if settings.lam_mode == "adaptive"
     else f"λ = {settings.lam:g}"
 )
-ignored = settings.scale != 1.0 or settings.offset != 0.0 or settings.redundancy_floor is not None
 st.caption(
     f"{len(budgets)} budgets from {budgets[0]} to {budgets[-1]} tokens; F at {lam_note}; "
     f"policy {settings.policy}."
-    + (" The sweep does not apply the sidebar's scale, offset or floor." if ignored else "")
 )
 failed = [row for row in sweep.rows if row["error"]]
 if failed:

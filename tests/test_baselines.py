@@ -159,3 +159,21 @@ def test_run_dispatches_every_strategy(strategy):
     assert s.strategy == strategy and s.tokens_used <= 200
     with pytest.raises(InputError, match="strategy: expected one of"):
         b.run("random", q, C, tokens, 200)
+
+
+def test_run_comparable_shares_the_adagres_settings():
+    rng = np.random.default_rng(21)
+    q, C, tokens = random_pool(rng, n=14)
+    settings = {"scale": 2.0, "offset": 0.05, "policy": "fill", "formula": "derived"}
+    ada = select(q, C, tokens, 300, **settings)
+    for name in ("topk_same_k", "topk_budget", "mmr", "exact"):
+        s = b.run_comparable(name, q, C, tokens, 300, **settings)
+        assert s.strategy == name and s.lam == pytest.approx(ada.lam)
+    same_k = b.run_comparable("topk_same_k", q, C, tokens, 300, **settings)
+    assert same_k.params["k"] == ada.size
+    floored = b.run_comparable("exact", q, C, tokens, 300, redundancy_floor=0.2)
+    assert floored.redundancy_floor == 0.2
+    texts = ["t" * 40] * 14
+    ref = b.run_comparable("reference_code", q, C, tokens, 300, texts=texts, lam=0.3)
+    assert ref.lam == pytest.approx(select(q, C, tokens, 300, lam=0.3).lam)
+    assert b.run_comparable("adagres", q, C, tokens, 300, **settings).indices == ada.indices

@@ -136,3 +136,17 @@ def test_budget_sweep_validation():
         budget_sweep(q, C, tok, [100], strategies=("bm25",))
     with pytest.raises(InputError, match="budget"):
         budget_sweep(q, C, tok, [-5])
+
+
+def test_budget_sweep_applies_scale_offset_and_floor_to_every_strategy():
+    rng = np.random.default_rng(5)
+    C = rng.normal(size=(20, 6)) + 2.0
+    q = C[:3].mean(axis=0)
+    tokens = rng.integers(20, 60, size=20)
+    sweep = budget_sweep(q, C, tokens, [200], scale=1.5, offset=0.1, redundancy_floor=0.3)
+    reference = adagres.select(q, C, tokens, 200, scale=1.5, offset=0.1, redundancy_floor=0.3)
+    for row in sweep.rows:
+        assert row["error"] is None
+        assert row["lam"] == pytest.approx(reference.lam), row["strategy"]
+    ada = next(row for row in sweep.rows if row["strategy"] == "adagres")
+    assert ada["indices"] == list(reference.indices)

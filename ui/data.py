@@ -36,7 +36,7 @@ from adagres import baselines, metrics
 from adagres.errors import AdagresError, PoolError
 from adagres.io import load_pools
 from adagres.pool import Pool
-from adagres.selection import Selection, select
+from adagres.selection import Selection
 
 from .state import Settings
 from .text import escape_md
@@ -357,23 +357,17 @@ def _make_selection(
     floor: Any,
 ) -> Selection:
     pool = get_pool(key)
-    args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
-    if strategy == "adagres":
-        return select(*args, lam=lam, policy=policy, formula=formula, scale=scale,
-                      offset=offset, redundancy_floor=floor)  # fmt: skip
-    # Baselines report F at the λ AdaGReS uses, so the numbers are comparable; that run
-    # comes from (and stays in) the same cache.
-    ada = _selection(key, fingerprint, "adagres", budget, policy, lam, formula, scale, offset,
-                     floor)  # fmt: skip
-    if strategy == "reference_code":
-        return baselines.run(strategy, *args, texts=pool.texts,
-                             lam=None if lam == "adaptive" else ada.lam)  # fmt: skip
-    options: dict[str, Any] = {"lam": ada.lam, "formula": formula}
-    if strategy == "topk_same_k":
-        options["k"] = ada.size
-    if strategy == "exact":
-        options["redundancy_floor"] = floor
-    return baselines.run(strategy, *args, **options)
+    # Baselines are run so their numbers compare with AdaGReS; its run comes from (and
+    # stays in) the same cache.
+    reference = None
+    if strategy != "adagres":
+        reference = _selection(key, fingerprint, "adagres", budget, policy, lam, formula,
+                               scale, offset, floor)  # fmt: skip
+    return baselines.run_comparable(
+        strategy, pool.query_embedding, pool.embeddings, pool.token_counts, budget,
+        texts=pool.texts, lam=lam, policy=policy, formula=formula, scale=scale,
+        offset=offset, redundancy_floor=floor, reference=reference,
+    )  # fmt: skip
 
 
 def selection_key(settings: Settings) -> tuple[Any, ...]:

@@ -334,7 +334,8 @@ def budget_sweep_result(
     """Every strategy at every budget, at the sidebar's λ setting; cached, with a bar."""
     pool = data.get_pool(settings.pool)
     key = (settings.pool, pool.fingerprint, budgets, strategies, settings.lam_arg,
-           settings.formula, settings.policy)  # fmt: skip
+           settings.formula, settings.policy, settings.scale, settings.offset,
+           settings.redundancy_floor)  # fmt: skip
 
     def compute(progress: Callable[[float], None]) -> BudgetSweep:
         return budget_sweep(
@@ -349,6 +350,9 @@ def budget_sweep_result(
             lam=settings.lam_arg,
             formula=settings.formula,
             policy=settings.policy,
+            scale=settings.scale,
+            offset=settings.offset,
+            redundancy_floor=settings.redundancy_floor,
             progress=progress,
         )
 
