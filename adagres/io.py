@@ -750,6 +750,11 @@ def _vector(value: Any, ctx: _Ctx, index: int | None, chunk: Any, field: str) ->
             chunk=chunk,
             field=field,
         )
+    # Fast path in C (set of types, one finite check); the loop below only runs to name the
+    # first bad value.
+    numbers = set(map(type, value)) <= {int, float}
+    if numbers and np.isfinite(np.array(value, np.float64)).all() and any(value):
+        return value
     for position, number in enumerate(value):
         if not _is_number(number):
             raise ctx.fail(
