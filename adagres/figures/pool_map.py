@@ -170,6 +170,20 @@ def map_data(
     )
 
 
+def _layer_trace(layer: Any, name: str, marker: dict[str, Any], **extra: Any) -> go.Scattergl:
+    """One layer of the map (candidates, did-not-fit, selected) as a hoverable trace."""
+    options = {"mode": "markers", **extra}
+    return go.Scattergl(
+        x=list(layer.x),
+        y=list(layer.y),
+        name=name,
+        hovertext=list(layer.hover),
+        hoverinfo="text",
+        marker=marker,
+        **options,
+    )
+
+
 def pool_map(
     projection: Projection,
     selection: Selection,
@@ -201,14 +215,10 @@ def pool_map(
     fig = go.Figure()
     c = data.candidates
     fig.add_trace(
-        go.Scattergl(
-            x=list(c.x),
-            y=list(c.y),
-            mode="markers",
-            name="candidates",
-            hovertext=list(c.hover),
-            hoverinfo="text",
-            marker={
+        _layer_trace(
+            c,
+            "candidates",
+            {
                 "size": marker_size,
                 "color": list(c.values or ()),
                 "colorscale": colorscale,
@@ -218,36 +228,26 @@ def pool_map(
             },
         )
     )
-    u = data.unfit
     fig.add_trace(
-        go.Scattergl(
-            x=list(u.x),
-            y=list(u.y),
-            mode="markers",
-            name="does not fit",
-            hovertext=list(u.hover),
-            hoverinfo="text",
-            marker={"size": marker_size, "color": unfit_color, "symbol": "x"},
+        _layer_trace(
+            data.unfit, "does not fit", {"size": marker_size, "color": unfit_color, "symbol": "x"}
         )
     )
     p = data.picked
     fig.add_trace(
-        go.Scattergl(
-            x=list(p.x),
-            y=list(p.y),
-            mode="markers+text",
-            name="selected",
-            text=list(p.labels or ()),
-            textposition="top center",
-            textfont={"color": selected_color, "size": 13},
-            hovertext=list(p.hover),
-            hoverinfo="text",
-            marker={
+        _layer_trace(
+            p,
+            "selected",
+            {
                 "size": marker_size + 5,
                 "color": selected_color,
                 "symbol": "diamond",
                 "line": {"color": "black", "width": 1},
             },
+            mode="markers+text",
+            text=list(p.labels or ()),
+            textposition="top center",
+            textfont={"color": selected_color, "size": 13},
         )
     )
     if data.winner_xy is not None:
