@@ -11,15 +11,10 @@ needs only numpy; plotting and the app live elsewhere.
 (0, 2)
 """
 
-from . import baselines, corpus, datasets, embed, io, metrics, tokens
-from .calibration import FALLBACK_LAM, Calibration, calibrate, mean_pairwise_similarity
-from .corpus import chunk_documents, pool_from_documents
-from .embed import embed_texts, ensure_embeddings
-from .errors import AdagresError, InputError, PoolError, SolverError
-from .guarantee import Guarantee, guarantee
-from .io import dump_retrieval, load_pool, load_pools, pool_from_retrieval, save_pool, save_pools
-from .pool import Chunk, Pool
-from .selection import (
+from .core import baselines, metrics, sweep
+from .core.calibration import FALLBACK_LAM, Calibration, calibrate, mean_pairwise_similarity
+from .core.guarantee import Guarantee, guarantee
+from .core.selection import (
     POLICIES,
     Candidates,
     GainAtStep,
@@ -31,7 +26,20 @@ from .selection import (
     objective,
     select,
 )
-from .tokens import TOKENIZERS, count_tokens, ensure_token_counts
+from .errors import AdagresError, InputError, PoolError, SolverError
+from .pools import corpus, datasets, embed, io, tokens
+from .pools.corpus import chunk_documents, pool_from_documents
+from .pools.embed import embed_texts, ensure_embeddings
+from .pools.io import (
+    dump_retrieval,
+    load_pool,
+    load_pools,
+    pool_from_retrieval,
+    save_pool,
+    save_pools,
+)
+from .pools.pool import Chunk, Pool
+from .pools.tokens import TOKENIZERS, count_tokens, ensure_token_counts
 
 __all__ = [
     "FALLBACK_LAM",
@@ -75,6 +83,7 @@ __all__ = [
     "save_pool",
     "save_pools",
     "select",
+    "sweep",
     "tokens",
 ]
 

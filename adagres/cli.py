@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from .io import load_pool
+    from .pools.io import load_pool
 
     return load_pool(args.pool_file, index=args.index, query=args.query)
 
@@ -76,20 +76,20 @@ def _load(args: argparse.Namespace) -> Any:
 def _ready(pool: Any, tokenizer: str) -> Any:
     """Fill in what the selector needs: embeddings (model) and token counts (tokenizer)."""
     if pool.embeddings is None or pool.query_embedding is None:
-        from .embed import ensure_embeddings
+        from .pools.embed import ensure_embeddings
 
         print("embedding chunks with the local model...", file=sys.stderr)
         pool = ensure_embeddings(pool)
     if pool.token_counts is None:
-        from .tokens import ensure_token_counts
+        from .pools.tokens import ensure_token_counts
 
         pool = ensure_token_counts(pool, tokenizer)
     return pool
 
 
 def _select(args: argparse.Namespace) -> dict[str, Any]:
-    from . import baselines
-    from .metrics import evaluate
+    from .core import baselines
+    from .core.metrics import evaluate
 
     pool = _ready(_load(args), args.tokenizer)
     options: dict[str, Any] = {"lam": args.lam, "alpha": args.alpha}

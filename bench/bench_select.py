@@ -320,7 +320,7 @@ def machine_info() -> dict[str, Any]:
 
 
 def phase_breakdown(q, chunks, tokens, budget, lam, repeat) -> dict[str, Any] | None:
-    """Time select()'s phases through adagres.selection's private helpers (may drift)."""
+    """Time select()'s phases through adagres.core.selection's private helpers (may drift)."""
     try:
         from adagres import selection as sel
 

@@ -4,7 +4,7 @@ import streamlit as st
 
 from adagres import figures
 from adagres.errors import AdagresError
-from adagres.io import load_pools
+from adagres.pools.io import load_pools
 from ui import data, render, state
 from ui.sidebar import sidebar
 
@@ -73,7 +73,7 @@ with corpus_tab:
         for file in files or []:
             documents[file.name] = file.getvalue().decode("utf-8", errors="replace")
         try:
-            from adagres.corpus import pool_from_documents
+            from adagres.pools.corpus import pool_from_documents
 
             with st.status("Building the pool…", expanded=True) as status:
                 progress = st.progress(0.0, text="Embedding…")

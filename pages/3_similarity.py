@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
+from adagres.core.metrics import NEAR_DUPLICATE
 from adagres.errors import AdagresError, SolverError
-from adagres.metrics import NEAR_DUPLICATE
 from ui import data, render, state, views
 from ui.sidebar import sidebar
 

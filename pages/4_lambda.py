@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from adagres import figures
-from adagres.calibration import FALLBACK_LAM
+from adagres.core.calibration import FALLBACK_LAM
+from adagres.core.sweep import default_lams
 from adagres.errors import AdagresError
-from adagres.sweep import default_lams
 from ui import data, render, state, views
 from ui.sidebar import sidebar
 

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from adagres.baselines import STRATEGIES
+from adagres.core.baselines import STRATEGIES
+from adagres.core.selection import Selection
 from adagres.errors import AdagresError
 from adagres.figures import METRIC_LABELS, budget_sweep_figure
-from adagres.selection import Selection
 from ui import data, render, state, views
 from ui.sidebar import LAM_SLIDER_MAX, sidebar
 from ui.state import Settings

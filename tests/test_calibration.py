@@ -7,7 +7,7 @@ import pytest
 from reference import mean_pairwise, random_pool
 
 from adagres import FALLBACK_LAM, calibrate, mean_pairwise_similarity, select
-from adagres.guarantee import guarantee, largest_set_size
+from adagres.core.guarantee import guarantee, largest_set_size
 
 Q = np.array([1.0, 0.0])
 # r = (1, 0.6, 0.8); pairwise cosines 0.6, 0.8, 0.96 -> ρ̄ = 2.36 / 3.

@@ -8,7 +8,7 @@ import pytest
 
 from adagres import datasets
 from adagres.errors import PoolError
-from adagres.io import load_pools
+from adagres.pools.io import load_pools
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from adagres import embed
-from adagres.embed import DEFAULT_MODEL, embed_texts, ensure_embeddings, resolve_model
 from adagres.errors import PoolError
-from adagres.io import pool_from_dict
+from adagres.pools.embed import DEFAULT_MODEL, embed_texts, ensure_embeddings, resolve_model
+from adagres.pools.io import pool_from_dict
 
 TEXTS = ["A cat sits on the mat.", "A kitten rests on a rug.", "Quarterly tax filing deadlines."]
 

@@ -7,9 +7,9 @@ import pytest
 
 import adagres
 from adagres import figures as F
+from adagres.core.sweep import budget_sweep, lam_sweep
 from adagres.errors import InputError
-from adagres.projection import project
-from adagres.sweep import budget_sweep, lam_sweep
+from adagres.figures.projection import project
 
 N = 40
 BUDGET = 450

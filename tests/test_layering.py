@@ -24,4 +24,4 @@ def test_public_api_names():
     for name in ("select", "calibrate", "objective", "Selection", "baselines", "metrics"):
         assert name in adagres.__all__ and hasattr(adagres, name)
     for name in ("topk_same_k", "topk_budget", "mmr", "exact", "reference_code"):
-        assert callable(getattr(adagres.baselines, name))
+        assert callable(getattr(adagres.core.baselines, name))

@@ -7,7 +7,7 @@ import pytest
 
 from adagres import InputError, select
 from adagres import baselines as b
-from adagres.metrics import answer_found, evaluate, iou, near_duplicate_pairs, normalize_answer
+from adagres.core.metrics import answer_found, evaluate, iou, near_duplicate_pairs, normalize_answer
 
 
 def angle(deg):

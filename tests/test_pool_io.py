@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from adagres.errors import AdagresError, PoolError
-from adagres.io import (
+from adagres.pools.io import (
     SCHEMA_PATH,
     dump_retrieval,
     load_pool,
@@ -24,7 +24,7 @@ from adagres.io import (
     save_pool,
     save_pools,
 )
-from adagres.pool import Chunk, Pool
+from adagres.pools.pool import Chunk, Pool
 
 
 def canonical(**extra) -> dict:
@@ -619,8 +619,8 @@ def test_loaders_never_unpickle():
 
 def test_import_adagres_io_stays_light():
     code = (
-        "import sys, adagres, adagres.io, adagres.pool, adagres.tokens, adagres.embed, "
-        "adagres.corpus, adagres.datasets\n"
+        "import sys, adagres, adagres.pools.io, adagres.pools.pool, adagres.pools.tokens, "
+        "adagres.pools.embed, adagres.pools.corpus, adagres.pools.datasets\n"
         "heavy = {'torch', 'sentence_transformers', 'pandas', 'pyarrow', 'tokenizers', "
         "'bpe_openai', 'transformers'}\n"
         "print(sorted(heavy & set(sys.modules)))"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from adagres.errors import InputError
-from adagres.projection import pca, project, warm_up
+from adagres.figures.projection import pca, project, warm_up
 
 
 def unit(x: np.ndarray) -> np.ndarray:
@@ -77,7 +77,7 @@ def test_project_validates_its_inputs():
 
 def test_importing_projection_and_sweep_loads_neither_umap_nor_plotly():
     code = (
-        "import sys, adagres, adagres.projection, adagres.sweep\n"
+        "import sys, adagres, adagres.figures.projection, adagres.core.sweep\n"
         "heavy = ('umap', 'numba', 'plotly', 'streamlit', 'sklearn', 'scipy')\n"
         "bad = [m for m in heavy if m in sys.modules]\n"
         "print(','.join(bad))"

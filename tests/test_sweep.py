@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import adagres
+from adagres.core.sweep import BUDGET_COLUMNS, budget_sweep, default_lams, lam_sweep
 from adagres.errors import InputError
-from adagres.sweep import BUDGET_COLUMNS, budget_sweep, default_lams, lam_sweep
 
 
 def make_pool(n: int = 30, d: int = 12, seed: int = 3):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from adagres.errors import InputError
-from adagres.io import pool_from_dict
-from adagres.tokens import TOKENIZERS, count_tokens, ensure_token_counts, token_spans
+from adagres.pools.io import pool_from_dict
+from adagres.pools.tokens import TOKENIZERS, count_tokens, ensure_token_counts, token_spans
 
 
 def test_tokenizers_listed():

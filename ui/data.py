@@ -5,7 +5,7 @@ stem for bundled pools (``data/*.json``, or ``$ADAGRES_DATA_DIR``), ``upload-<ha
 uploaded files and ``corpus-<hash>`` for pools built from documents. Every other cache is
 keyed on that key, the pool's fingerprint and small setting values, never on arrays.
 
-Real corpora (optional data packages, see ``adagres.datasets``): ``fanoutqa-<index>`` is the
+Real corpora (optional data packages, see ``adagres.pools.datasets``): ``fanoutqa-<index>`` is the
 FanOutQA dev sub-question pool at that index; :func:`get_pool` rebuilds it on demand (from
 the disk cache), so such keys survive the URL round trip on a new session or server.
 ``drugs-<hash of the parameters>`` is a drug-review pool built in corpus mode; it cannot be
@@ -33,10 +33,10 @@ import pandas as pd
 import streamlit as st
 
 from adagres import baselines, metrics
+from adagres.core.selection import Selection
 from adagres.errors import AdagresError, PoolError
-from adagres.io import load_pools
-from adagres.pool import Pool
-from adagres.selection import Selection
+from adagres.pools.io import load_pools
+from adagres.pools.pool import Pool
 
 from .state import Settings
 from .text import escape_md
@@ -131,8 +131,8 @@ def prepare_pool(pool: Pool, report: Callable[[str], None] | None = None) -> Poo
     Counting uses cl100k; embedding uses the packaged MiniLM model (slow the first time:
     ``report`` receives progress messages).
     """
-    from adagres.embed import ensure_embeddings
-    from adagres.tokens import ensure_token_counts
+    from adagres.pools.embed import ensure_embeddings
+    from adagres.pools.tokens import ensure_token_counts
 
     if pool.token_counts is None:
         if report:
@@ -248,7 +248,7 @@ def fanoutqa_questions() -> list[str]:
 
 @st.cache_resource(show_spinner=False)
 def _fanoutqa_pools() -> list[Pool]:
-    from adagres.datasets import fanoutqa_pools
+    from adagres.pools.datasets import fanoutqa_pools
 
     return fanoutqa_pools()
 
@@ -278,7 +278,7 @@ def load_fanoutqa_pool(index: int, report: Callable[[str], None] | None = None) 
 def drug_conditions() -> list[tuple[str, int]]:
     """(condition, number of reviews) of the drug reviews, most frequent first (PoolError if
     the package is missing)."""
-    from adagres.datasets import conditions
+    from adagres.pools.datasets import conditions
 
     return [(str(name), int(count)) for name, count in conditions() if str(name).strip()]
 
@@ -299,7 +299,7 @@ def build_drug_pool(
 ) -> str:
     """Build (once per parameters) and register a drug-review pool in corpus mode; return its
     key. ``progress(done, total)`` follows the embedding; AdagresError on bad input."""
-    from adagres.datasets import drug_review_pool
+    from adagres.pools.datasets import drug_review_pool
 
     key = drug_pool_key(query, condition, size, overlap, top_n)
     if _registered(key):
@@ -467,7 +467,7 @@ def near_duplicate_groups(key: str, threshold: float) -> list[list[int]]:
 class ProjectionStore:
     """2-D coordinates per pool: PCA at once, UMAP from one background worker.
 
-    The worker first runs ``adagres.projection.warm_up()`` (numba's compilation), then the
+    The worker first runs ``adagres.figures.projection.warm_up()`` (numba's compilation), then the
     UMAP fits in submission order. Results are kept per pool key and fingerprint.
     """
 
@@ -478,13 +478,13 @@ class ProjectionStore:
         self._pending: dict[tuple[str, str, str], Future[Any]] = {}
         self._executor: ThreadPoolExecutor | None = None
         if method == "umap":
-            from adagres.projection import warm_up
+            from adagres.figures.projection import warm_up
 
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="umap")
             self._executor.submit(warm_up)
 
     def _fit(self, key: tuple[str, str, str], pool: Pool) -> Any:
-        from adagres.projection import project
+        from adagres.figures.projection import project
 
         result = project(pool.embeddings, pool.query_embedding, method=key[2], seed=0)
         with self._lock:

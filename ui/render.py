@@ -11,9 +11,9 @@ import time
 
 import streamlit as st
 
+from adagres.core.selection import Selection
 from adagres.errors import AdagresError
-from adagres.pool import Pool
-from adagres.selection import Selection
+from adagres.pools.pool import Pool
 
 from . import data
 from .state import Settings

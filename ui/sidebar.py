@@ -6,10 +6,10 @@ import functools
 
 import streamlit as st
 
-from adagres.baselines import STRATEGIES
-from adagres.calibration import FORMULAS
+from adagres.core.baselines import STRATEGIES
+from adagres.core.calibration import FORMULAS
+from adagres.core.selection import POLICIES
 from adagres.errors import AdagresError
-from adagres.selection import POLICIES
 
 from . import data, render, state
 from .routing import route_through_app

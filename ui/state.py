@@ -30,9 +30,9 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from adagres.baselines import STRATEGIES
-from adagres.calibration import FORMULAS
-from adagres.selection import POLICIES
+from adagres.core.baselines import STRATEGIES
+from adagres.core.calibration import FORMULAS
+from adagres.core.selection import POLICIES
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -20,15 +20,15 @@ import numpy as np
 import streamlit as st
 
 from adagres import baselines, metrics
-from adagres.baselines import EXACT_MAX_CHUNKS as EXACT_MAX
-from adagres.baselines import EXACT_TIME_LIMIT
-from adagres.calibration import FORMULAS, Calibration, calibrate
+from adagres.core.baselines import EXACT_MAX_CHUNKS as EXACT_MAX
+from adagres.core.baselines import EXACT_TIME_LIMIT
+from adagres.core.calibration import FORMULAS, Calibration, calibrate
+from adagres.core.guarantee import Guarantee, guarantee
+from adagres.core.metrics import Metrics, evaluate
+from adagres.core.selection import Selection
+from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep
 from adagres.errors import AdagresError
-from adagres.guarantee import Guarantee, guarantee
-from adagres.metrics import Metrics, evaluate
-from adagres.pool import Pool
-from adagres.selection import Selection
-from adagres.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep
+from adagres.pools.pool import Pool
 
 from . import data
 from .state import Settings

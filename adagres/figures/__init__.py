@@ -4,54 +4,65 @@ Not imported by ``adagres`` itself, so the core stays numpy-only. Every builder 
 results (a :class:`~adagres.Selection`, a projection, a sweep, arrays), first extracts plain
 data (the ``*_data`` functions, which tests check exactly) and then draws a ``go.Figure``.
 Styling arguments are keyword-only; :func:`apply_layout` gives every figure the same look.
+Names load on first use (PEP 562), so ``adagres.figures.projection`` imports without plotly.
 """
 
-from .budget_bar import BarData, BarSegment, budget_bar, budget_bar_data
-from .heatmap import HeatmapData, heatmap_data, heatmap_order, similarity_heatmap
-from .layout import FONT, PALETTE, STRATEGY_COLORS, apply_layout, escape, snippet
-from .pool_map import MapData, MapPoints, map_data, pool_map
-from .sensitivity import SensitivityData, sensitivity_data, sensitivity_figure
-from .sweeps import (
-    METRIC_LABELS,
-    DistributionsData,
-    budget_sweep_figure,
-    distributions_data,
-    distributions_figure,
-)
-from .timeline import TimelineData, gain_timeline, timeline_data
-from .verdict import VerdictData, verdict_data, verdict_figure
+from __future__ import annotations
 
-__all__ = [
-    "FONT",
-    "METRIC_LABELS",
-    "PALETTE",
-    "STRATEGY_COLORS",
-    "BarData",
-    "BarSegment",
-    "DistributionsData",
-    "HeatmapData",
-    "MapData",
-    "MapPoints",
-    "SensitivityData",
-    "TimelineData",
-    "VerdictData",
-    "apply_layout",
-    "budget_bar",
-    "budget_bar_data",
-    "budget_sweep_figure",
-    "distributions_data",
-    "distributions_figure",
-    "escape",
-    "gain_timeline",
-    "heatmap_data",
-    "heatmap_order",
-    "map_data",
-    "pool_map",
-    "sensitivity_data",
-    "sensitivity_figure",
-    "similarity_heatmap",
-    "snippet",
-    "timeline_data",
-    "verdict_data",
-    "verdict_figure",
-]
+import importlib
+from typing import Any
+
+#: Public name -> the module of this package that defines it.
+_HOME = {
+    "BarData": "budget_bar",
+    "BarSegment": "budget_bar",
+    "DistributionsData": "sweeps",
+    "FONT": "layout",
+    "HeatmapData": "heatmap",
+    "METRIC_LABELS": "sweeps",
+    "MapData": "pool_map",
+    "MapPoints": "pool_map",
+    "PALETTE": "layout",
+    "STRATEGY_COLORS": "layout",
+    "SensitivityData": "sensitivity",
+    "TimelineData": "timeline",
+    "VerdictData": "verdict",
+    "apply_layout": "layout",
+    "budget_bar": "budget_bar",
+    "budget_bar_data": "budget_bar",
+    "budget_sweep_figure": "sweeps",
+    "distributions_data": "sweeps",
+    "distributions_figure": "sweeps",
+    "escape": "layout",
+    "gain_timeline": "timeline",
+    "heatmap_data": "heatmap",
+    "heatmap_order": "heatmap",
+    "map_data": "pool_map",
+    "pool_map": "pool_map",
+    "sensitivity_data": "sensitivity",
+    "sensitivity_figure": "sensitivity",
+    "similarity_heatmap": "heatmap",
+    "snippet": "layout",
+    "timeline_data": "timeline",
+    "verdict_data": "verdict",
+    "verdict_figure": "verdict",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'adagres.figures' has no attribute {name!r}")
+    module = importlib.import_module(f".{_HOME[name]}", __name__)
+    # Bind every public name of that module at once: importing a submodule binds the
+    # submodule itself to the package (``pool_map``, ``budget_bar``), which the function of
+    # the same name must replace.
+    for public, home in _HOME.items():
+        if home == _HOME[name]:
+            globals()[public] = getattr(module, public)
+    return globals()[name]
+
+
+def __dir__() -> list[str]:
+    return __all__

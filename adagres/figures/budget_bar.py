@@ -8,8 +8,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from ..selection import Selection
-from ._common import check_length
+from ..core.selection import Selection
+from .common import check_length
 from .layout import PALETTE, apply_layout, escape
 
 __all__ = ["BarData", "BarSegment", "budget_bar", "budget_bar_data"]

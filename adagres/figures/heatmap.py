@@ -9,10 +9,10 @@ from typing import Any, Literal
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import _validate as v
+from ..core import validate as v
+from ..core.selection import Selection
 from ..errors import InputError
-from ..selection import Selection
-from ._common import check_length
+from .common import check_length
 from .layout import PALETTE, apply_layout, escape, snippet
 
 __all__ = ["HeatmapData", "heatmap_data", "heatmap_order", "similarity_heatmap"]

@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import _validate as v
+from ..core import validate as v
+from ..core.selection import Selection
 from ..errors import InputError
-from ..projection import Projection
-from ..selection import Selection
-from ._common import check_length, step_candidates
+from .common import check_length, step_candidates
 from .layout import GAIN_SCALE, PALETTE, apply_layout, escape, number, snippet
+from .projection import Projection
 
 __all__ = ["MapData", "MapPoints", "map_data", "pool_map"]
 

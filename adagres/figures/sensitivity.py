@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..sweep import LamSweep
+from ..core.sweep import LamSweep
 from .layout import PALETTE, apply_layout
 
 __all__ = ["SENSITIVITY_PANELS", "SensitivityData", "sensitivity_data", "sensitivity_figure"]

@@ -10,8 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..core.sweep import BUDGET_COLUMNS, BudgetSweep
 from ..errors import InputError
-from ..sweep import BUDGET_COLUMNS, BudgetSweep
 from .layout import PALETTE, STRATEGY_COLORS, apply_layout, nan_list
 
 __all__ = [

@@ -8,9 +8,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ..core.selection import Selection
 from ..errors import InputError
-from ..selection import Selection
-from ._common import check_length
+from .common import check_length
 from .layout import PALETTE, apply_layout, escape
 
 __all__ = ["VerdictData", "verdict_data", "verdict_figure"]

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from synthetic import INJECTION
 
-from adagres.io import load_pool
+from adagres.pools.io import load_pool
 
 APP = "../../app.py"
 POOL_PAGE = "../../pages/1_pool.py"

@@ -20,11 +20,11 @@ from streamlit.testing.v1 import AppTest
 from synthetic import INJECTION
 
 from adagres import baselines, select
-from adagres.calibration import calibrate
-from adagres.guarantee import guarantee
-from adagres.io import load_pool
-from adagres.metrics import evaluate
-from adagres.pool import Pool
+from adagres.core.calibration import calibrate
+from adagres.core.guarantee import guarantee
+from adagres.core.metrics import evaluate
+from adagres.pools.io import load_pool
+from adagres.pools.pool import Pool
 
 ROOT = Path(__file__).resolve().parents[2]
 SIMILARITY = "../../pages/3_similarity.py"

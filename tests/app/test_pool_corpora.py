@@ -14,8 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from adagres import select
-from adagres.datasets import drug_reviews, fanoutqa_pools
-from adagres.metrics import evaluate
+from adagres.core.metrics import evaluate
+from adagres.pools.datasets import drug_reviews, fanoutqa_pools
 from ui import data
 
 POOL_PAGE = "../../pages/1_pool.py"

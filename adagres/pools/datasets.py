@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from adagres.errors import PoolError
-from adagres.pool import Chunk, Pool
+from adagres.pools.pool import Chunk, Pool
 
 __all__ = ["conditions", "drug_review_pool", "drug_reviews", "fanoutqa_pools", "wiki_summaries"]
 
@@ -201,7 +201,7 @@ def fanoutqa_pools(
         pools = fanoutqa_pools(limit=2)
         len(pools[0]), len(pools[0].gold_ids)  # (20, 1)
     """
-    from adagres.io import load_pools, save_pools
+    from adagres.pools.io import load_pools, save_pools
 
     if not isinstance(top_n, int) or top_n < 2:
         raise PoolError(f"top_n must be an integer of at least 2, got {top_n!r}")
@@ -268,7 +268,7 @@ def drug_review_pool(
 
         pool = drug_review_pool("side effects of birth control", condition="Birth Control")
     """
-    from adagres.corpus import pool_from_documents
+    from adagres.pools.corpus import pool_from_documents
 
     documents = drug_reviews(condition=condition)
     pool = pool_from_documents(

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from adagres import _validate as v
+from adagres.core import validate as v
 from adagres.errors import InputError, PoolError
-from adagres.pool import Chunk, Pool
-from adagres.tokens import DEFAULT_TOKENIZER, count_tokens, token_spans
+from adagres.pools.pool import Chunk, Pool
+from adagres.pools.tokens import DEFAULT_TOKENIZER, count_tokens, token_spans
 
 __all__ = ["chunk_documents", "pool_from_documents", "read_documents"]
 
@@ -87,7 +87,7 @@ def _read_files(paths: Iterable[Path]) -> dict[str, str]:
 def _read_table(path: Path) -> dict[str, str]:
     """Every chunk text of a table or pool file, whatever its queries (a stand-in query is
     supplied only where the file has none)."""
-    from adagres.io import load_pools
+    from adagres.pools.io import load_pools
 
     out = {}
     for pool in load_pools(path, query="(documents)"):
@@ -179,7 +179,7 @@ def pool_from_documents(
     >>> len(pool), pool.chunks[0].metadata["doc_id"] is not None
     (2, True)
     """
-    from adagres.embed import embed_texts, resolve_model
+    from adagres.pools.embed import embed_texts, resolve_model
 
     if not isinstance(query, str) or not query.strip():
         raise InputError("the query must be a non-empty text")

@@ -1,6 +1,6 @@
 """Baseline strategies on the same pool, budget and tokenizer (SPEC.md, "Baselines").
 
-Every baseline returns the same :class:`~adagres.selection.Selection` as
+Every baseline returns the same :class:`~adagres.core.selection.Selection` as
 :func:`adagres.select`, with a step record, so every metric and view works on any of
 them. ``lam`` is the λ at which F (``Selection.objective``) and the per-step gains are
 reported; by default it is the adaptive λ, so F is comparable with AdaGReS's.
@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import _validate as v
+from ..errors import InputError, SolverError
+from . import validate as v
 from .calibration import FALLBACK_LAM, FORMULAS, Calibration, mean_pairwise_similarity
-from .errors import InputError, SolverError
 from .selection import (
     Selection,
     StopReason,
@@ -380,7 +380,7 @@ def run_comparable(
     and the adaptive formula apply to every strategy alike), ``topk_same_k`` takes its size
     as k, and ``exact`` optimises F with the same redundancy floor. ``reference_code`` uses
     its own β with an adaptive λ (that is the authors' rule) and the given λ otherwise.
-    The app and :func:`adagres.sweep.budget_sweep` both go through here.
+    The app and :func:`adagres.core.sweep.budget_sweep` both go through here.
     """
     args = (query_embedding, chunk_embeddings, token_counts, budget)
     settings = dict(lam=lam, alpha=alpha, policy=policy, formula=formula, scale=scale,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 # A vector whose norm is this close to 1 is taken as already normalised (no copy).
 _UNIT_TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-9}

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import _validate as v
+from . import validate as v
 from .calibration import FORMULAS, Calibration, Formula, _calibrate, _top_n
 
 __all__ = [

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from adagres.errors import InputError
-from adagres.pool import GIVEN, Pool
+from adagres.pools.pool import GIVEN, Pool
 
 __all__ = ["DEFAULT_TOKENIZER", "TOKENIZERS", "count_tokens", "ensure_token_counts", "token_spans"]
 
@@ -124,7 +124,7 @@ def ensure_token_counts(
     Counts are kept when they came from the file without a tokenizer name (``"given"``)
     or from the same tokenizer; ``recount=True`` always counts again.
 
-    >>> from adagres.pool import Chunk
+    >>> from adagres.pools.pool import Chunk
     >>> ensure_token_counts(Pool("q", (Chunk("a", "one two"),)), "words").token_counts.tolist()
     [2]
     """

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from adagres.errors import InputError, PoolError
-from adagres.pool import Pool
+from adagres.pools.pool import Pool
 
 __all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "ensure_embeddings", "resolve_model"]
 
@@ -183,7 +183,7 @@ def ensure_embeddings(
     (``pool.embedding_model``), or a PoolError when that model is not available offline.
     Otherwise everything is embedded by ``model`` (default: packaged all-MiniLM-L6-v2).
 
-    >>> from adagres.pool import Chunk
+    >>> from adagres.pools.pool import Chunk
     >>> pool = Pool("q", (Chunk("a", "x"),), raw_embeddings=[[1.0]], raw_query_embedding=[1.0])
     >>> ensure_embeddings(pool) is pool
     True

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.selection import Candidates, Selection
 from ..errors import InputError
-from ..selection import Candidates, Selection
 
 
 def check_length(values: Sequence[Any] | None, name: str, n: int) -> None:

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _validate as v
+from ..errors import AdagresError, InputError
+from . import validate as v
 from .baselines import STRATEGIES, run_comparable
 from .calibration import calibrate
-from .errors import AdagresError, InputError
 from .metrics import NEAR_DUPLICATE, evaluate
 from .selection import POLICIES, select
 
@@ -272,7 +272,7 @@ def budget_sweep(
 
     The AdaGReS settings (``lam``, ``alpha``, ``policy``, ``formula``, ``scale``, ``offset``,
     ``redundancy_floor``) decide AdaGReS's run and, through
-    :func:`adagres.baselines.run_comparable`, the λ at which every baseline's F is reported;
+    :func:`adagres.core.baselines.run_comparable`, the λ at which every baseline's F is reported;
     ``lambda_mmr`` applies to MMR. ``gold`` (pool
     positions) adds IoU, recall and precision; ``answers`` with ``texts`` adds whether an
     answer occurs in the selected text. ``progress`` is called with the fraction done

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _validate as v
+from . import validate as v
 
 __all__ = ["Guarantee", "guarantee", "largest_set_size", "max_pairwise_similarity"]
 

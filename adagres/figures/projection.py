@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import _validate as v
-from .errors import InputError
+from ..core import validate as v
+from ..errors import InputError
 
 __all__ = ["METHODS", "Projection", "pca", "project", "warm_up"]
 

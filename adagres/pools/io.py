@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from adagres.errors import PoolError
-from adagres.pool import GIVEN, Chunk, Pool
+from adagres.pools.pool import GIVEN, Chunk, Pool
 
 __all__ = [
     "FORMATS",

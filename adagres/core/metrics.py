@@ -1,6 +1,6 @@
 """Metrics of a selection (SPEC.md, "Metrics of a selection").
 
-Works on any :class:`~adagres.selection.Selection`, whichever strategy made it.
+Works on any :class:`~adagres.core.selection.Selection`, whichever strategy made it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _validate as v
-from .errors import InputError
+from ..errors import InputError
+from . import validate as v
 from .selection import Selection
 
 __all__ = [

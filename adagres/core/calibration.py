@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import _validate as v
+from . import validate as v
 
 __all__ = ["FALLBACK_LAM", "Calibration", "calibrate", "mean_pairwise_similarity"]
 
