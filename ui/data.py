@@ -243,7 +243,7 @@ def fanoutqa_questions() -> list[str]:
     from adagres import datasets
 
     # Same list, same order as datasets.fanoutqa_pools() builds its pools from.
-    return [str(leaf["question"]) for leaf in datasets._sub_questions()]
+    return [str(leaf["question"]) for leaf in datasets.sub_questions()]
 
 
 @st.cache_resource(show_spinner=False)

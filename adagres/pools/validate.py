@@ -1,0 +1,161 @@
+"""A whole pool: from one canonical dict to a validated :class:`~adagres.pools.pool.Pool`.
+
+The checks that span chunks live here (unique ids, all embeddings or none and of one
+dimension, a way to embed the query, all token counts or none); each chunk's own fields
+are checked by :mod:`adagres.pools.fields`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adagres.pools.fields import Location, optional_field, parse_chunk, parse_vector, type_name
+from adagres.pools.frameworks import normalise_pool
+from adagres.pools.pool import GIVEN, Chunk, Pool
+
+__all__ = ["MAX_CHUNKS", "build_pool", "pool_from_dict"]
+
+MAX_CHUNKS = 100_000
+
+_POOL_FIELDS = ("query", "query_embedding", "embedding_model", "answers", "tokenizer", "chunks")
+
+
+def pool_from_dict(
+    obj: Any, *, name: str = "<pool>", query: str | None = None, max_chunks: int = MAX_CHUNKS
+) -> Pool:
+    """Validate a canonical pool object (or a document list with ``query``) and return a Pool.
+
+    >>> pool_from_dict({"query": "q", "chunks": [{"id": "a", "text": "x"}]}).texts
+    ('x',)
+    """
+    raw = normalise_pool(obj, Location(name), query)
+    return build_pool(raw, Location(name), max_chunks)
+
+
+def build_pool(raw: dict[str, Any], ctx: Location, max_chunks: int) -> Pool:
+    """Check a canonical pool dict (as the readers produce it) and return the Pool."""
+    query = raw.get("query")
+    if query is None:
+        raise ctx.fail("missing field 'query'")
+    if not isinstance(query, str) or not query.strip():
+        raise ctx.fail(
+            f"must be a non-empty string, got {type_name(query)} {query!r:.60}", field="query"
+        )
+    items = raw.get("chunks")
+    if not isinstance(items, list):
+        raise ctx.fail(f"must be a list of chunks, got {type_name(items)}", field="chunks")
+    if not items:
+        raise ctx.fail("the pool is empty: 'chunks' has no chunk", field="chunks")
+    if len(items) > max_chunks:
+        raise ctx.fail(
+            f"the pool has {len(items):,} chunks, over the limit of "
+            f"{max_chunks:,} (raise max_chunks to load it)",
+            field="chunks",
+        )
+    chunks, vectors = _parse_chunks(items, ctx)
+    return Pool(
+        query=query,
+        chunks=tuple(chunks),
+        raw_embeddings=_embedding_matrix(chunks, vectors, ctx),
+        raw_query_embedding=_query_vector(raw, chunks, vectors, ctx),
+        embedding_model=optional_field(raw, "embedding_model", str, "a string", ctx),
+        answers=tuple(_answers(raw, ctx)),
+        tokenizer=_tokenizer_name(raw, chunks, ctx),
+        extra={k: v for k, v in raw.items() if k not in _POOL_FIELDS},
+        name=ctx.file,
+    )
+
+
+def _parse_chunks(items: list[Any], ctx: Location) -> tuple[list[Chunk], list[Any]]:
+    chunks, vectors, first = [], [], {}
+    for index, item in enumerate(items):
+        chunk, vector = parse_chunk(item, index, ctx)
+        if chunk.id in first:
+            raise ctx.fail(
+                f"duplicate chunk id, first used by chunks[{first[chunk.id]}]",
+                index=index,
+                chunk=chunk.id,
+                field="id",
+            )
+        first[chunk.id] = index
+        chunks.append(chunk)
+        vectors.append(vector)
+    return chunks, vectors
+
+
+def _embedding_matrix(chunks: list[Chunk], vectors: list[Any], ctx: Location) -> np.ndarray | None:
+    given = [i for i, vector in enumerate(vectors) if vector is not None]
+    if not given:
+        return None
+    if len(given) != len(vectors):
+        missing = next(i for i, vector in enumerate(vectors) if vector is None)
+        raise ctx.fail(
+            f"no embedding, but {len(given)} of the {len(vectors)} chunks have "
+            f"one; give every chunk an embedding or none",
+            index=missing,
+            chunk=chunks[missing].id,
+            field="embedding",
+        )
+    dimension = len(vectors[0])
+    for index, vector in enumerate(vectors):
+        if len(vector) != dimension:
+            raise ctx.fail(
+                f"embedding has {len(vector)} values, the pool's dimension is "
+                f"{dimension} (from chunk '{chunks[0].id}')",
+                index=index,
+                chunk=chunks[index].id,
+                field="embedding",
+            )
+    return np.array(vectors, dtype=np.float64)
+
+
+def _query_vector(
+    raw: dict[str, Any], chunks: list[Chunk], vectors: list[Any], ctx: Location
+) -> np.ndarray | None:
+    value = raw.get("query_embedding")
+    has_chunk_vectors = vectors[0] is not None
+    if value is None:
+        if has_chunk_vectors and raw.get("embedding_model") is None:
+            raise ctx.fail(
+                "the chunks have embeddings but the pool has no query_embedding and no "
+                "embedding_model, so the query cannot be embedded by the same model; add "
+                "the query's embedding, name the model (a local sentence-transformers "
+                "folder), or remove the chunk embeddings",
+                field="query_embedding",
+            )
+        return None
+    vector = parse_vector(value, ctx, None, None, "query_embedding")
+    if has_chunk_vectors and len(vector) != len(vectors[0]):
+        raise ctx.fail(
+            f"query_embedding has {len(vector)} values, the pool's dimension is {len(vectors[0])}",
+            field="query_embedding",
+        )
+    return np.array(vector, dtype=np.float64)
+
+
+def _answers(raw: dict[str, Any], ctx: Location) -> list[str]:
+    answers = raw.get("answers")
+    if answers is None:
+        return []
+    if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+        raise ctx.fail("must be a list of strings", field="answers")
+    return answers
+
+
+def _tokenizer_name(raw: dict[str, Any], chunks: list[Chunk], ctx: Location) -> str | None:
+    name = optional_field(raw, "tokenizer", str, "a string", ctx)
+    counted = [chunk.tokens is not None for chunk in chunks]
+    if any(counted) and not all(counted):
+        missing = counted.index(False)
+        raise ctx.fail(
+            f"no token count, but {sum(counted)} of the {len(chunks)} chunks have "
+            f"one; give every chunk a count or none",
+            index=missing,
+            chunk=chunks[missing].id,
+            field="tokens",
+        )
+    if all(counted):
+        return name or GIVEN
+    return None
