@@ -14,18 +14,11 @@ needs only numpy; plotting and the app live elsewhere.
 from .core import baselines, metrics, sweep
 from .core.calibration import FALLBACK_LAM, Calibration, calibrate, mean_pairwise_similarity
 from .core.guarantee import Guarantee, guarantee
-from .core.selection import (
-    POLICIES,
-    Candidates,
-    GainAtStep,
-    Selection,
-    Step,
-    StopReason,
-    Verdict,
-    VerdictKind,
-    objective,
-    select,
-)
+from .core.prepared import PreparedPool, prepare
+from .core.records import Candidates, GainAtStep, Step, StopReason, Verdict, VerdictKind
+from .core.result import Selection
+from .core.selection import objective, select, select_prepared
+from .core.settings import POLICIES, Settings
 from .errors import AdagresError, InputError, PoolError, SolverError
 from .pools import corpus, datasets, embed, io, tokens
 from .pools.corpus import chunk_documents, pool_from_documents
@@ -54,7 +47,9 @@ __all__ = [
     "InputError",
     "Pool",
     "PoolError",
+    "PreparedPool",
     "Selection",
+    "Settings",
     "SolverError",
     "Step",
     "StopReason",
@@ -80,9 +75,11 @@ __all__ = [
     "objective",
     "pool_from_documents",
     "pool_from_retrieval",
+    "prepare",
     "save_pool",
     "save_pools",
     "select",
+    "select_prepared",
     "sweep",
     "tokens",
 ]

@@ -19,6 +19,7 @@ from .errors import AdagresError, InputError
 __all__ = ["main"]
 
 STRATEGIES = ("adagres", "topk_same_k", "topk_budget", "mmr", "exact", "reference_code")
+POLICIES = ("skip", "stop", "ratio", "fill")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,6 +36,28 @@ def _lam(text: str) -> float | str:
         raise argparse.ArgumentTypeError(f"expected 'adaptive' or a number, got {text!r}") from None
 
 
+def _floor(text: str) -> float | str | None:
+    if text in ("off", "pool"):
+        return None if text == "off" else text
+    try:
+        return float(text)
+    except ValueError:
+        message = f"expected a cosine, 'pool' or 'off', got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def settings_from_args(args: argparse.Namespace) -> Any:
+    """The one :class:`adagres.Settings` value of the ``select`` options."""
+    from .core.settings import Settings
+
+    return Settings(
+        lam=args.lam, alpha=args.alpha, policy=args.policy, formula=args.formula,
+        scale=args.scale, offset=args.offset, lam_max=args.lam_max,
+        redundancy_floor=args.floor, calibration_top_n=args.calibration_top_n,
+        lambda_mmr=args.lambda_mmr,
+    )  # fmt: skip
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="adagres", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -43,9 +66,17 @@ def _parser() -> argparse.ArgumentParser:
     sel.add_argument("--budget", type=int, required=True, help="token budget")
     sel.add_argument("--lam", type=_lam, default="adaptive", help="'adaptive' or a number >= 0")
     sel.add_argument("--strategy", choices=STRATEGIES, default="adagres")
-    sel.add_argument("--policy", choices=("skip", "stop", "ratio", "fill"), default="skip")
+    sel.add_argument("--policy", choices=POLICIES, default="skip")
     sel.add_argument("--formula", choices=("paper", "derived"), default="paper")
     sel.add_argument("--alpha", type=float, default=1.0)
+    sel.add_argument("--scale", type=float, default=1.0, help="λ = max(0, scale·λ* + offset)")
+    sel.add_argument("--offset", type=float, default=0.0)
+    sel.add_argument("--lam-max", type=float, default=None, help="upper clip of adaptive λ")
+    sel.add_argument(
+        "--floor", type=_floor, default=None,
+        help="redundancy floor τ: a cosine, 'pool' (ρ̄) or 'off' (default)",
+    )  # fmt: skip
+    sel.add_argument("--lambda-mmr", type=float, default=0.5, help="MMR's relevance weight")
     sel.add_argument(
         "--calibration-top-n",
         type=int,
@@ -90,22 +121,17 @@ def _ready(pool: Any, tokenizer: str) -> Any:
 def _select(args: argparse.Namespace) -> dict[str, Any]:
     from .core import baselines
     from .core.metrics import evaluate
+    from .core.prepared import prepare
 
+    settings = settings_from_args(args)  # validated here, before the pool is loaded
     pool = _ready(_load(args), args.tokenizer)
-    options: dict[str, Any] = {"lam": args.lam, "alpha": args.alpha}
-    if args.strategy == "adagres":
-        options.update(
-            policy=args.policy, formula=args.formula, calibration_top_n=args.calibration_top_n
-        )
-    elif args.strategy != "reference_code":
-        options["formula"] = args.formula
-    selection = baselines.run(
-        args.strategy, pool.query_embedding, pool.embeddings, pool.token_counts, args.budget,
-        texts=pool.texts, **options,
-    )  # fmt: skip
+    prepared = prepare(pool.query_embedding, pool.embeddings, pool.token_counts)
+    selection = baselines.run_prepared(
+        args.strategy, prepared, args.budget, settings, texts=pool.texts
+    )
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
     metrics = evaluate(
-        selection, pool.embeddings, gold=gold or None, answers=list(pool.answers) or None,
+        selection, prepared, gold=gold or None, answers=list(pool.answers) or None,
         texts=pool.texts,
     )  # fmt: skip
     out = selection.to_dict(pool.ids)

@@ -319,35 +319,27 @@ def machine_info() -> dict[str, Any]:
 # ----------------------------------------------------------------------------- breakdown
 
 
-def phase_breakdown(q, chunks, tokens, budget, lam, repeat) -> dict[str, Any] | None:
-    """Time select()'s phases through adagres.core.selection's private helpers (may drift)."""
-    try:
-        from adagres import selection as sel
+def phase_breakdown(q, chunks, tokens, budget, lam, repeat) -> dict[str, Any]:
+    """Time select()'s phases through the core's internal API (prepare, resolve, loop)."""
+    from adagres.core.greedy import POLICY_RULES, finish
+    from adagres.core.selection import greedy, resolve_terms
 
-        pool = sel._prepare(q, chunks, tokens, budget)
-        lam_value, _cal = sel._resolve_lam(
-            lam, pool, alpha=1.0, formula="paper", scale=1.0, offset=0.0, lam_max=None
-        )
-        rule = sel._POLICY_RULES["skip"]
-        run = sel._greedy(pool, lam_value, 1.0, None, rule, False)
-        phases = {
-            "prepare (validate, normalise check, relevance)": lambda: sel._prepare(
-                q, chunks, tokens, budget
-            ),
-            "resolve λ (calibration, ρ̄ pass over C)": lambda: sel._resolve_lam(
-                lam, pool, alpha=1.0, formula="paper", scale=1.0, offset=0.0, lam_max=None
-            ),
-            "greedy loop (trace=False)": lambda: sel._greedy(
-                pool, lam_value, 1.0, None, rule, False
-            ),
-            "finish (objective, Selection)": lambda: sel._finish(
-                "adagres", pool, run, lam=lam_value, alpha=1.0, tau=None,
-                calibration=_cal, policy="skip",
-            ),
-        }  # fmt: skip
-    except Exception as exc:
-        print(f"  (phase breakdown skipped: adagres internals changed: {exc!r})")
-        return None
+    settings = adagres.Settings(lam=lam)
+    pool = adagres.prepare(q, chunks, tokens)
+    terms, calibration = resolve_terms(pool, budget, settings)
+    rule = POLICY_RULES["skip"]
+    run = greedy(pool, budget, terms, rule, False)
+    phases = {
+        "prepare (validate, normalise check, relevance)": lambda: adagres.prepare(
+            q, chunks, tokens
+        ),
+        "resolve λ (calibration from Σc)": lambda: resolve_terms(pool, budget, settings),
+        "greedy loop (trace=False)": lambda: greedy(pool, budget, terms, rule, False),
+        "finish (objective, Selection)": lambda: finish(
+            "adagres", pool, budget, run, terms, calibration=calibration,
+            settings=settings, policy="skip",
+        ),
+    }  # fmt: skip
     timer = time_call if chunks.shape[0] <= 10_000 else time_wall
     return {name: timer(fn, repeat)["median_s"] for name, fn in phases.items()}
 

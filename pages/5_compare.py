@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres.core.baselines import STRATEGIES
-from adagres.core.selection import Selection
+from adagres.core.result import Selection
 from adagres.errors import AdagresError
 from adagres.figures import METRIC_LABELS, budget_sweep_figure
 from ui import data, render, state, views

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from reference import brute_force_optimum, mean_pairwise, naive_objective, random_pool, unit
 
-from adagres import InputError, SolverError, StopReason, VerdictKind, select
+from adagres import InputError, Settings, SolverError, StopReason, VerdictKind, objective, select
 from adagres import baselines as b
 
 
@@ -121,7 +121,7 @@ def test_reference_code_reproduces_the_authors_rule():
     assert s.params["k"] == k and s.size == k
     r = unit(C) @ unit(q)
     beta = r.mean() / (((k - 1) / 2) * mean_pairwise(C))
-    assert s.lam == pytest.approx(beta)
+    assert s.params["beta"] == pytest.approx(beta, rel=1e-12)
     # Their greedy: k times, the chunk that maximises F(S + c), no gain or budget check.
     picks: list[int] = []
     for _ in range(k):
@@ -134,10 +134,10 @@ def test_reference_code_reproduces_the_authors_rule():
 def test_reference_code_fallback_and_negative_beta():
     C = np.array([angle(10), angle(-10)])
     s = b.reference_code(E2, C, [5, 5], 10, texts=["abcdefghij", "abcdefghij"])
-    assert s.params["k"] == 1 and s.lam == 0.01  # k <= 1 falls back
+    assert s.params["k"] == 1 and s.params["beta"] == 0.01  # k <= 1 falls back
     opposed = np.array([angle(80), angle(-100), angle(0)])  # mean pairwise cosine < 0
     s = b.reference_code(E2, opposed, [1, 1, 1], 20, texts=["abcde"] * 3)
-    assert s.params["k"] == 4 and s.lam < 0
+    assert s.params["k"] == 4 and s.params["beta"] < 0
 
 
 def test_reference_code_respects_the_budget_by_default():
@@ -161,19 +161,32 @@ def test_run_dispatches_every_strategy(strategy):
         b.run("random", q, C, tokens, 200)
 
 
-def test_run_comparable_shares_the_adagres_settings():
+@pytest.mark.parametrize("strategy", b.STRATEGIES)
+def test_every_strategy_reports_f_and_gains_at_the_shared_settings(strategy):
+    """F of every strategy is objective(...) of its picks at the λ and τ AdaGReS gets."""
     rng = np.random.default_rng(21)
     q, C, tokens = random_pool(rng, n=14)
-    settings = {"scale": 2.0, "offset": 0.05, "policy": "fill", "formula": "derived"}
-    ada = select(q, C, tokens, 300, **settings)
-    for name in ("topk_same_k", "topk_budget", "mmr", "exact"):
-        s = b.run_comparable(name, q, C, tokens, 300, **settings)
-        assert s.strategy == name and s.lam == pytest.approx(ada.lam)
-    same_k = b.run_comparable("topk_same_k", q, C, tokens, 300, **settings)
-    assert same_k.params["k"] == ada.size
-    floored = b.run_comparable("exact", q, C, tokens, 300, redundancy_floor=0.2)
-    assert floored.redundancy_floor == 0.2
-    texts = ["t" * 40] * 14
-    ref = b.run_comparable("reference_code", q, C, tokens, 300, texts=texts, lam=0.3)
-    assert ref.lam == pytest.approx(select(q, C, tokens, 300, lam=0.3).lam)
-    assert b.run_comparable("adagres", q, C, tokens, 300, **settings).indices == ada.indices
+    settings = Settings(scale=2.0, offset=0.05, policy="fill", formula="derived",
+                        redundancy_floor=0.3, calibration_top_n=8)  # fmt: skip
+    ada = select(q, C, tokens, 300, settings=settings)
+    s = b.run(strategy, q, C, tokens, 300, settings=settings, texts=["t" * 40] * 14)
+    assert s.lam == pytest.approx(ada.lam, rel=1e-15) and s.redundancy_floor == 0.3
+    assert s.settings == settings
+    expected = objective(q, C, s.indices, ada.lam, redundancy_floor=0.3)
+    assert s.objective == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    gains = [st.gain for st in s.steps if st.accepted]
+    assert sum(gains) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    if strategy == "topk_same_k":
+        assert s.params["k"] == ada.size
+    if strategy == "adagres":
+        assert s.indices == ada.indices
+
+
+def test_settings_keywords_and_value_give_the_same_run():
+    rng = np.random.default_rng(22)
+    q, C, tokens = random_pool(rng, n=14)
+    by_value = b.run("mmr", q, C, tokens, 300, settings=Settings(lam=0.4, lambda_mmr=0.7))
+    by_keywords = b.run("mmr", q, C, tokens, 300, lam=0.4, lambda_mmr=0.7)
+    assert by_value.indices == by_keywords.indices and by_value.objective == by_keywords.objective
+    with pytest.raises(InputError, match="settings: unknown setting 'lamda'"):
+        b.run("mmr", q, C, tokens, 300, lamda=0.4)

@@ -69,7 +69,7 @@ def test_text_output_names_the_numbers(pool_file, capsys):
         (["--budget", "-1"], "--budget: must be >= 0 tokens, got -1"),
         (["--budget", "x"], "argument --budget: invalid int value: 'x'"),
         (["--budget", "10", "--lam", "big"], "expected 'adaptive' or a number, got 'big'"),
-        (["--budget", "10", "--lam", "-2"], "lam: must be >= 0.0, got -2.0"),
+        (["--budget", "10", "--lam", "-2"], "lam: expected 'adaptive' or a number >= 0, got -2.0"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(pool_file, args, message):

@@ -278,11 +278,11 @@ def test_unnormalised_and_float32_inputs_pick_the_same():
         ({"token_counts": [10]}, "has 1 entries, the pool has 2 chunks"),
         ({"budget": -5}, "budget: must be >= 0 tokens, got -5"),
         ({"budget": 10.5}, "budget: expected a whole number"),
-        ({"lam": -0.1}, "lam: must be >= 0.0"),
-        ({"lam": "auto"}, "lam: expected one of 'adaptive'"),
+        ({"lam": -0.1}, "lam: expected 'adaptive' or a number >= 0, got -0.1"),
+        ({"lam": "auto"}, "lam: expected 'adaptive' or a number >= 0, got 'auto'"),
         ({"policy": "greedy"}, "policy: expected one of 'skip', 'stop', 'ratio', 'fill'"),
         ({"formula": "eq7"}, "formula: expected one of 'paper', 'derived'"),
-        ({"redundancy_floor": "mean"}, "redundancy_floor: expected one of 'pool'"),
+        ({"redundancy_floor": "mean"}, "redundancy_floor: expected a cosine, 'pool' or None"),
     ],
 )
 def test_invalid_input_names_the_problem(kwargs, message):

@@ -62,27 +62,50 @@ def test_each_grid_point_matches_a_single_run_and_brute_force_sums():
 
 
 def test_changes_are_where_the_set_differs_between_neighbours():
+    """Changes come from independent single runs at each grid value, not the sweep itself."""
     q, C, tok = make_pool()
     sweep = lam_sweep(q, C, tok, 400)
-    expected = tuple(
-        float(sweep.lams[k])
-        for k in range(1, len(sweep.lams))
-        if set(sweep.indices[k]) != set(sweep.indices[k - 1])
-    )
+    sets = [set(adagres.select(q, C, tok, 400, lam=float(lam), trace=False).indices)
+            for lam in sweep.lams]  # fmt: skip
+    expected = tuple(float(sweep.lams[k]) for k in range(1, len(sets)) if sets[k] != sets[k - 1])
     assert sweep.changes == expected
-    assert len(sweep.changes) >= 1  # the near-twin makes the set depend on λ
+    assert len(expected) >= 1  # the near-twin makes the set depend on λ
+    # A change of pick order alone is not a change: λ = 0 and a tiny λ pick the same set.
+    assert lam_sweep(q, C, tok, 400, [0.0, 1e-9]).changes == ()
 
 
 def test_default_grid_contains_zero_adaptive_and_included_values():
     q, C, tok = make_pool()
     adaptive = adagres.calibrate(q, C, tok, 400).lam
     sweep = lam_sweep(q, C, tok, 400, include=[0.1234])
-    assert sweep.adaptive_lam == adaptive
+    assert sweep.adaptive_lam == adaptive  # one source: the same prepared numbers
     assert adaptive in sweep.lams.tolist() and 0.1234 in sweep.lams.tolist()
     assert sweep.lams[0] == 0.0
-    assert sweep.lams[-1] == pytest.approx(3 * max(adaptive, 0.1))
+    assert sweep.lams[-1] == pytest.approx(3 * max(adaptive, 0.1), rel=1e-12)
     assert len(sweep.lams) >= 60 and np.all(np.diff(sweep.lams) > 0)
     assert default_lams(0.01, points=3).tolist() == pytest.approx([0.0, 0.01, 0.15, 0.3])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scaled", [False, True])
+def test_lambda_is_the_same_number_on_every_path(dtype, scaled):
+    """calibrate, select, lam_sweep and budget_sweep give λ bit for bit, whether or not the
+    caller normalised the vectors first (the prepared pool normalises idempotently)."""
+    q, C, tok = make_pool()
+    rng = np.random.default_rng(9)
+    if scaled:  # unnormalised input: every path must normalise it the same way
+        C = C * rng.uniform(0.5, 3.0, size=(C.shape[0], 1))
+        q = q * 2.5
+    C = C.astype(dtype)
+    settings = adagres.Settings(scale=1.3, offset=0.02, formula="derived")
+    lam = adagres.calibrate(q, C, tok, 400, settings=settings).lam
+    prepared = adagres.prepare(q, C, tok)
+    again = adagres.calibrate(prepared.query, prepared.chunks, tok, 400, settings=settings)
+    assert again.lam == lam
+    assert adagres.select(q, C, tok, 400, settings=settings).lam == lam
+    assert lam_sweep(q, C, tok, 400, settings=settings).adaptive_lam == lam
+    rows = budget_sweep(q, C, tok, [400], settings=settings).rows
+    assert {row["lam"] for row in rows} == {lam}
 
 
 def test_lam_sweep_progress_and_validation():
@@ -138,15 +161,22 @@ def test_budget_sweep_validation():
         budget_sweep(q, C, tok, [-5])
 
 
-def test_budget_sweep_applies_scale_offset_and_floor_to_every_strategy():
+def test_budget_sweep_applies_the_settings_to_every_strategy():
+    """Every row's F is objective(...) of its picks at the λ and τ of the AdaGReS run."""
     rng = np.random.default_rng(5)
     C = rng.normal(size=(20, 6)) + 2.0
     q = C[:3].mean(axis=0)
     tokens = rng.integers(20, 60, size=20)
-    sweep = budget_sweep(q, C, tokens, [200], scale=1.5, offset=0.1, redundancy_floor=0.3)
-    reference = adagres.select(q, C, tokens, 200, scale=1.5, offset=0.1, redundancy_floor=0.3)
+    settings = adagres.Settings(scale=1.5, offset=0.1, redundancy_floor=0.3, calibration_top_n=12)
+    texts = ["x" * 30] * 20
+    sweep = budget_sweep(q, C, tokens, [200], settings=settings, texts=texts,
+                         strategies=adagres.baselines.STRATEGIES)  # fmt: skip
+    reference = adagres.select(q, C, tokens, 200, settings=settings)
     for row in sweep.rows:
-        assert row["error"] is None
-        assert row["lam"] == pytest.approx(reference.lam), row["strategy"]
-    ada = next(row for row in sweep.rows if row["strategy"] == "adagres")
-    assert ada["indices"] == list(reference.indices)
+        assert row["error"] is None, row["error"]
+        assert row["lam"] == reference.lam, row["strategy"]
+        expected = adagres.objective(q, C, row["indices"], reference.lam, redundancy_floor=0.3)
+        assert row["objective"] == pytest.approx(expected, rel=1e-9, abs=1e-12), row["strategy"]
+    by_name = {row["strategy"]: row for row in sweep.rows}
+    assert by_name["adagres"]["indices"] == list(reference.indices)
+    assert by_name["topk_same_k"]["size"] == reference.size

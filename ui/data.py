@@ -33,7 +33,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres import baselines, metrics
-from adagres.core.selection import Selection
+from adagres.core.result import Selection
 from adagres.errors import AdagresError, PoolError
 from adagres.pools.io import load_pools
 from adagres.pools.pool import Pool
@@ -363,7 +363,7 @@ def _make_selection(
     if strategy != "adagres":
         reference = _selection(key, fingerprint, "adagres", budget, policy, lam, formula,
                                scale, offset, floor)  # fmt: skip
-    return baselines.run_comparable(
+    return baselines.run(
         strategy, pool.query_embedding, pool.embeddings, pool.token_counts, budget,
         texts=pool.texts, lam=lam, policy=policy, formula=formula, scale=scale,
         offset=offset, redundancy_floor=floor, reference=reference,

@@ -11,7 +11,7 @@ import time
 
 import streamlit as st
 
-from adagres.core.selection import Selection
+from adagres.core.result import Selection
 from adagres.errors import AdagresError
 from adagres.pools.pool import Pool
 

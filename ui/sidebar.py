@@ -7,8 +7,7 @@ import functools
 import streamlit as st
 
 from adagres.core.baselines import STRATEGIES
-from adagres.core.calibration import FORMULAS
-from adagres.core.selection import POLICIES
+from adagres.core.settings import FORMULAS, POLICIES
 from adagres.errors import AdagresError
 
 from . import data, render, state

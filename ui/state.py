@@ -31,8 +31,7 @@ from typing import Any, Literal
 import streamlit as st
 
 from adagres.core.baselines import STRATEGIES
-from adagres.core.calibration import FORMULAS
-from adagres.core.selection import POLICIES
+from adagres.core.settings import FORMULAS, POLICIES
 
 __all__ = [
     "DEFAULT_BUDGET",

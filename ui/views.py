@@ -25,7 +25,7 @@ from adagres.core.baselines import EXACT_TIME_LIMIT
 from adagres.core.calibration import FORMULAS, Calibration, calibrate
 from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics, evaluate
-from adagres.core.selection import Selection
+from adagres.core.result import Selection
 from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep
 from adagres.errors import AdagresError
 from adagres.pools.pool import Pool

@@ -7,19 +7,27 @@ See SPEC.md, "Adaptive λ". Everything the formula uses is kept in a frozen
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from . import validate as v
+from .prepared import PreparedPool, column_sum_and_squares, pair_mean, prepare
+from .settings import FORMULAS, Formula, Settings
 
-__all__ = ["FALLBACK_LAM", "Calibration", "calibrate", "mean_pairwise_similarity"]
+__all__ = [
+    "FALLBACK_LAM",
+    "FORMULAS",
+    "Calibration",
+    "Formula",
+    "calibrate",
+    "calibrate_prepared",
+    "mean_pairwise_similarity",
+]
 
 #: λ used when the closed form cannot be evaluated (the value in the authors' code).
 FALLBACK_LAM = 0.01
 
-Formula = Literal["paper", "derived"]
-FORMULAS: tuple[str, ...] = ("paper", "derived")
 
 
 @dataclass(frozen=True)
@@ -70,47 +78,28 @@ class Calibration:
         )
 
 
-def mean_pairwise_similarity(unit_embeddings: np.ndarray, squares: float | None = None) -> float:
-    """Mean cosine over ordered pairs i != j, exactly, in O(N·d) time.
+def mean_pairwise_similarity(chunk_embeddings: Any) -> float:
+    """ρ̄: the mean cosine over ordered pairs i != j, exactly, in O(N·d) time (nan for N < 2).
 
-    Uses ‖Σc‖² = Σ‖c_i‖² + Σ_{i≠j} c_i·c_j, so no N×N matrix is formed. ``squares`` is
-    Σ‖c_i‖² if the caller already has it. Returns nan for N < 2.
+    >>> round(mean_pairwise_similarity([[1.0, 0.0], [0.6, 0.8], [0.0, 2.0]]), 4)
+    0.4667
     """
-    n = unit_embeddings.shape[0]
-    if n < 2:
-        return float("nan")
-    # The column sum as one BLAS product (a float64 reduction over the matrix is ~5x slower).
-    total = (np.ones(n, dtype=unit_embeddings.dtype) @ unit_embeddings).astype(np.float64)
-    if squares is None:
-        squares = float(np.einsum("ij,ij->", unit_embeddings, unit_embeddings, dtype=np.float64))
-    return (float(total @ total) - squares) / (n * (n - 1))
+    chunks = v.unit_rows(chunk_embeddings)
+    column_sum, squares = column_sum_and_squares(chunks)
+    return pair_mean(column_sum, squares, chunks.shape[0])
 
 
-def _calibrate(
-    relevance: np.ndarray,
-    unit_embeddings: np.ndarray,
-    tokens: np.ndarray,
-    budget: int,
-    *,
-    alpha: float,
-    formula: str,
-    scale: float,
-    offset: float,
-    lam_max: float | None,
-    squares: float | None = None,
-    top_n: int | None = None,
-) -> Calibration:
-    """Calibrate on validated arrays (the core's entry point; no checks here)."""
-    if top_n is not None and top_n < relevance.shape[0]:
-        # The paper's "top-N pool": the N most relevant chunks (ties: pool order).
-        keep = np.argsort(-relevance, kind="stable")[:top_n]
-        relevance, unit_embeddings, tokens = relevance[keep], unit_embeddings[keep], tokens[keep]
-        squares = None
-    n = int(relevance.shape[0])
-    mean_tokens = float(tokens.sum()) / n
+def calibrate_prepared(pool: PreparedPool, budget: int, settings: Settings) -> Calibration:
+    """Eq. 7 on a prepared pool (the core's entry point; its inputs are trusted)."""
+    top_n = settings.calibration_top_n
+    if top_n is not None:
+        pool = pool.top(top_n)  # the paper's "top-N pool": the N most relevant chunks
+    alpha, formula = settings.alpha, settings.formula
+    n = pool.n_chunks
+    mean_tokens = float(pool.tokens.sum()) / n
     expected_k = budget / mean_tokens if mean_tokens > 0 else float("inf")
-    mean_relevance = float(relevance.sum()) / n
-    rho = mean_pairwise_similarity(unit_embeddings, squares)
+    mean_relevance = float(pool.relevance.sum()) / n
+    rho = pool.mean_similarity
     fallback = None
     if n < 2:
         fallback = "pool_too_small"
@@ -124,9 +113,9 @@ def _calibrate(
         k_factor = (expected_k - 1.0) / 2.0 if formula == "paper" else expected_k - 1.0
         denominator = k_factor * rho
         lam_star = alpha * mean_relevance / denominator
-        lam = max(0.0, scale * lam_star + offset)
-        if lam_max is not None and lam > lam_max:
-            lam, clipped = lam_max, True
+        lam = max(0.0, settings.scale * lam_star + settings.offset)
+        if settings.lam_max is not None and lam > settings.lam_max:
+            lam, clipped = settings.lam_max, True
     else:
         lam = FALLBACK_LAM
     return Calibration(
@@ -140,9 +129,9 @@ def _calibrate(
         mean_similarity=rho,
         denominator=denominator,
         lam_star=lam_star,
-        scale=scale,
-        offset=offset,
-        lam_max=lam_max,
+        scale=settings.scale,
+        offset=settings.offset,
+        lam_max=settings.lam_max,
         lam=float(lam),
         fallback=fallback,
         clipped=clipped,
@@ -156,12 +145,9 @@ def calibrate(
     token_counts: Any,
     budget: int,
     *,
-    alpha: float = 1.0,
-    formula: Formula = "paper",
-    scale: float = 1.0,
-    offset: float = 0.0,
-    lam_max: float | None = None,
+    settings: Settings | None = None,
     top_n: int | None = None,
+    **options: Any,
 ) -> Calibration:
     """Derive λ from the pool's statistics (SPEC.md, Eq. 7), with every number recorded.
 
@@ -171,7 +157,9 @@ def calibrate(
     clipped to ``lam_max`` if given. When N < 2, k̄ <= 1 or ρ̄ <= 0, λ falls back to 0.01
     (the authors' code) and ``fallback`` names the case; scale and offset are then not applied.
     The statistics are taken over the whole pool, or over its ``top_n`` most relevant chunks
-    (the paper's "top-N" pool) when ``top_n`` is given.
+    (the paper's "top-N" pool; ``Settings.calibration_top_n``) when given. ``settings`` (an
+    :class:`adagres.Settings`) or its fields as keywords (``alpha``, ``formula``, ``scale``,
+    ``offset``, ``lam_max``) shape the result.
 
     >>> import numpy as np
     >>> q = np.array([1.0, 0.0]); C = np.array([[1.0, 0.0], [0.6, 0.8], [0.8, 0.6]])
@@ -181,29 +169,8 @@ def calibrate(
     >>> round(c.lam, 4)  # 0.8 / (((5 - 1) / 2) * (0.6 + 0.8 + 0.96) / 3)
     0.5085
     """
-    chunks, squares = v.unit_rows_and_squares(chunk_embeddings)
-    query = v.unit_vector(query_embedding, chunks.shape[1])
-    tokens = v.token_counts(token_counts, chunks.shape[0])
-    relevance = chunks @ query.astype(chunks.dtype)
-    return _calibrate(
-        relevance.astype(np.float64),
-        chunks,
-        tokens,
-        v.budget(budget),
-        alpha=v.real(alpha, "alpha", minimum=0.0),
-        formula=v.choice(formula, "formula", FORMULAS),
-        scale=v.real(scale, "scale"),
-        offset=v.real(offset, "offset"),
-        lam_max=None if lam_max is None else v.real(lam_max, "lam_max", minimum=0.0),
-        squares=squares,
-        top_n=_top_n(top_n),
-    )
-
-
-def _top_n(value: Any) -> int | None:
-    """Validate the size of the calibration pool: None (the whole pool) or an integer >= 2."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
-        raise v.InputError(f"top_n: expected a whole number >= 2 (or None), got {value!r}")
-    return int(value)
+    if top_n is not None:
+        options["calibration_top_n"] = top_n
+    settings = Settings.of(settings, **options)
+    pool = prepare(query_embedding, chunk_embeddings, token_counts)
+    return calibrate_prepared(pool, v.budget(budget), settings)

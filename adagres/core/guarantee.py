@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import validate as v
+from .prepared import unit_chunks
 
 __all__ = ["Guarantee", "guarantee", "largest_set_size", "max_pairwise_similarity"]
 
@@ -65,7 +66,7 @@ def guarantee(chunk_embeddings: Any, token_counts: Any, budget: int, lam: float)
     >>> g.delta, g.k_max, g.epsilon
     (0.8, 2, 0.8)
     """
-    chunks = v.unit_rows(chunk_embeddings)
+    chunks = unit_chunks(chunk_embeddings)
     tokens = v.token_counts(token_counts, chunks.shape[0])
     lam = v.real(lam, "lam", minimum=0.0)
     delta = max(0.0, max_pairwise_similarity(chunks)) if chunks.shape[0] > 1 else 0.0

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from . import validate as v
-from .selection import Selection
+from .prepared import unit_chunks
+from .result import Selection
 
 __all__ = [
     "NEAR_DUPLICATE",
@@ -186,10 +186,11 @@ def evaluate(
 ) -> Metrics:
     """Compute every metric of ``selection`` on the pool it was made from.
 
-    ``gold`` names the gold chunks (IoU, recall, precision) by pool position, or by chunk id
-    when ``ids`` (the pool's ids in order) is given; ``answers`` with ``texts`` give whether
-    any answer occurs in the selected text. Redundancy is the mean and max cosine over pairs
-    inside the selection (0 with fewer than two chunks).
+    ``chunk_embeddings`` are the pool's embeddings, or its :class:`~adagres.PreparedPool` (then
+    they are not validated again). ``gold`` names the gold chunks (IoU, recall, precision) by
+    pool position, or by chunk id when ``ids`` (the pool's ids in order) is given; ``answers``
+    with ``texts`` give whether any answer occurs in the selected text. Redundancy is the mean
+    and max cosine over pairs inside the selection (0 with fewer than two chunks).
 
     >>> import numpy as np
     >>> from adagres import select
@@ -199,7 +200,7 @@ def evaluate(
     >>> m.size, m.iou, m.near_duplicates
     (2, 1.0, 0)
     """
-    chunks = v.unit_rows(chunk_embeddings)
+    chunks = unit_chunks(chunk_embeddings)
     if chunks.shape[0] != selection.n_chunks:
         raise InputError(
             f"chunk_embeddings: has {chunks.shape[0]} chunks, the selection was made from "

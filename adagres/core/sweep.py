@@ -14,10 +14,12 @@ import numpy as np
 
 from ..errors import AdagresError, InputError
 from . import validate as v
-from .baselines import STRATEGIES, run_comparable
-from .calibration import calibrate
+from .baselines import STRATEGIES, run_prepared
+from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
-from .selection import POLICIES, select
+from .prepared import PreparedPool, prepare
+from .selection import select_prepared
+from .settings import Settings
 
 __all__ = [
     "BUDGET_COLUMNS",
@@ -27,6 +29,7 @@ __all__ = [
     "budget_sweep",
     "default_lams",
     "lam_sweep",
+    "lam_sweep_prepared",
 ]
 
 #: Number of points of the default λ grid (the adaptive λ and any extra values are added).
@@ -107,21 +110,17 @@ def lam_sweep(
     budget: int,
     lams: Iterable[float] | None = None,
     *,
-    policy: str = "skip",
-    alpha: float = 1.0,
-    formula: str = "paper",
-    scale: float = 1.0,
-    offset: float = 0.0,
-    lam_max: float | None = None,
-    redundancy_floor: float | str | None = None,
+    settings: Settings | None = None,
     include: Iterable[float] = (),
     progress: Callable[[float], None] | None = None,
+    **options: Any,
 ) -> LamSweep:
     """Run :func:`adagres.select` at every λ of a grid and record what the set becomes.
 
-    ``lams`` defaults to :func:`default_lams` around the adaptive λ (computed with
-    ``formula``, ``scale``, ``offset``, ``lam_max``), with ``include`` (e.g. a manual λ)
-    added exactly. ``policy``, ``alpha`` and ``redundancy_floor`` are passed to every run.
+    ``settings`` (or its fields as keywords) apply to every run but λ; ``lams`` defaults to
+    :func:`default_lams` around the adaptive λ of these settings (``formula``, ``scale``,
+    ``offset``, ``lam_max``, ``calibration_top_n`` shape it), with ``include`` (e.g. a
+    manual λ) added exactly. The pool is validated once for the whole sweep.
 
     >>> q = np.array([1.0, 0.0, 0.0])
     >>> C = np.array([[0.8, 0.6, 0.0], [0.8, 0.61, 0.0], [0.7, 0.0, 0.714]])  # 0, 1 near-twins
@@ -129,45 +128,35 @@ def lam_sweep(
     >>> s.indices, s.changes
     (((0, 1), (0, 2)), (1.0,))
     """
-    chunks = v.unit_rows(chunk_embeddings)
-    query = v.unit_vector(query_embedding, chunks.shape[1])
-    tokens = v.token_counts(token_counts, chunks.shape[0])
-    budget = v.budget(budget)
-    v.choice(policy, "policy", POLICIES)
-    adaptive = calibrate(
-        query,
-        chunks,
-        tokens,
-        budget,
-        alpha=alpha,
-        formula=formula,
-        scale=scale,
-        offset=offset,
-        lam_max=lam_max,
-    ).lam
-    if lams is None:
-        grid = default_lams(adaptive, include=include)
-    else:
-        grid = np.asarray([v.real(x, "lams", minimum=0.0) for x in lams], dtype=np.float64)
-        if grid.size == 0:
+    settings = Settings.of(settings, **options)
+    pool = prepare(query_embedding, chunk_embeddings, token_counts)
+    extra = [v.real(x, "include", minimum=0.0) for x in include]
+    if lams is not None:
+        lams = [v.real(x, "lams", minimum=0.0) for x in lams]
+        if not lams:
             raise InputError("lams: the grid is empty")
-        grid = np.unique(grid)
+    return lam_sweep_prepared(pool, v.budget(budget), settings, lams, include=extra,
+                              progress=progress)  # fmt: skip
+
+
+def lam_sweep_prepared(
+    pool: PreparedPool,
+    budget: int,
+    settings: Settings,
+    lams: Iterable[float] | None = None,
+    *,
+    include: Iterable[float] = (),
+    progress: Callable[[float], None] | None = None,
+) -> LamSweep:
+    """:func:`lam_sweep` on a prepared pool (inputs trusted)."""
+    adaptive = calibrate_prepared(pool, budget, settings.replace(lam="adaptive")).lam
+    grid = default_lams(adaptive, include=include) if lams is None else np.unique(list(lams))
     columns: dict[str, list[float]] = {k: [] for k in ("F", "rel", "red", "mean", "size", "tok")}
     picks: list[tuple[int, ...]] = []
     for done, lam in enumerate(grid, start=1):
-        s = select(
-            query,
-            chunks,
-            tokens,
-            budget,
-            lam=float(lam),
-            alpha=alpha,
-            policy=policy,
-            redundancy_floor=redundancy_floor,
-            trace=False,
-        )
+        s = select_prepared(pool, budget, settings.replace(lam=float(lam)), trace=False)
         k = s.size
-        pair_sum = _pair_sum(chunks, s.indices)
+        pair_sum = _pair_sum(pool.chunks, s.indices)
         columns["F"].append(s.objective)
         columns["rel"].append(float(s.relevance[list(s.indices)].sum()) if k else 0.0)
         columns["red"].append(pair_sum)
@@ -181,10 +170,10 @@ def lam_sweep(
         float(grid[i]) for i in range(1, len(grid)) if sorted(picks[i]) != sorted(picks[i - 1])
     )
     return LamSweep(
-        lams=_frozen(grid),
+        lams=_frozen(np.asarray(grid, dtype=np.float64)),
         adaptive_lam=float(adaptive),
         budget=budget,
-        policy=policy,
+        policy=settings.policy,
         objective=_frozen(np.asarray(columns["F"], dtype=np.float64)),
         relevance_sum=_frozen(np.asarray(columns["rel"], dtype=np.float64)),
         redundancy_sum=_frozen(np.asarray(columns["red"], dtype=np.float64)),
@@ -229,8 +218,7 @@ class BudgetSweep:
     pick order). A strategy that refused a budget (the
     exact solver on a large pool) has its message in ``error`` and None metrics.
     ``objective`` is F at the λ in ``lam`` (the adaptive λ of that budget by default, the
-    same for every strategy, so F is comparable across strategies; ``reference_code`` is
-    the exception: it reports F at its own β, as the authors' code computes it).
+    same for every strategy, so F is comparable across strategies).
     """
 
     budgets: tuple[int, ...]
@@ -254,29 +242,21 @@ def budget_sweep(
     budgets: Iterable[int],
     *,
     strategies: Sequence[str] = ("adagres", "topk_same_k", "topk_budget", "mmr"),
+    settings: Settings | None = None,
     texts: Sequence[str] | None = None,
     gold: Iterable[int] | None = None,
     answers: Sequence[str] | None = None,
-    lam: float | str = "adaptive",
-    alpha: float = 1.0,
-    formula: str = "paper",
-    policy: str = "skip",
-    scale: float = 1.0,
-    offset: float = 0.0,
-    redundancy_floor: float | str | None = None,
-    lambda_mmr: float = 0.5,
     near_duplicate: float = NEAR_DUPLICATE,
     progress: Callable[[float], None] | None = None,
+    **options: Any,
 ) -> BudgetSweep:
     """Run each strategy at each budget (``trace=False``) and evaluate it.
 
-    The AdaGReS settings (``lam``, ``alpha``, ``policy``, ``formula``, ``scale``, ``offset``,
-    ``redundancy_floor``) decide AdaGReS's run and, through
-    :func:`adagres.core.baselines.run_comparable`, the λ at which every baseline's F is reported;
-    ``lambda_mmr`` applies to MMR. ``gold`` (pool
-    positions) adds IoU, recall and precision; ``answers`` with ``texts`` adds whether an
-    answer occurs in the selected text. ``progress`` is called with the fraction done
-    (0 < f <= 1) after each run.
+    ``settings`` (or its fields as keywords) decide AdaGReS's run and, through
+    :func:`adagres.baselines.run`, the λ and τ at which every baseline's F is reported.
+    ``gold`` (pool positions) adds IoU, recall and precision; ``answers`` with ``texts``
+    adds whether an answer occurs in the selected text. ``progress`` is called with the
+    fraction done (0 < f <= 1) after each run. The pool is validated once.
 
     >>> q = np.array([1.0, 0.0, 0.0])
     >>> C = np.array([[0.8, 0.6, 0.0], [0.8, 0.61, 0.0], [0.7, 0.0, 0.714]])
@@ -284,9 +264,8 @@ def budget_sweep(
     >>> sweep.series("size")
     {'adagres': [1, 1], 'topk_budget': [1, 2]}
     """
-    chunks = v.unit_rows(chunk_embeddings)
-    query = v.unit_vector(query_embedding, chunks.shape[1])
-    tokens = v.token_counts(token_counts, chunks.shape[0])
+    settings = Settings.of(settings, **options)
+    pool = prepare(query_embedding, chunk_embeddings, token_counts)
     budget_list = sorted({v.budget(b) for b in budgets})
     if not budget_list:
         raise InputError("budgets: no budget given")
@@ -297,44 +276,29 @@ def budget_sweep(
         v.choice(name, "strategies", STRATEGIES)
     if len(set(strategies)) != len(strategies):
         raise InputError(f"strategies: a strategy appears more than once in {strategies}")
-    if texts is not None and len(texts) != chunks.shape[0]:
-        raise InputError(f"texts: got {len(texts)} texts, the pool has {chunks.shape[0]} chunks")
+    if texts is not None and len(texts) != pool.n_chunks:
+        raise InputError(f"texts: got {len(texts)} texts, the pool has {pool.n_chunks} chunks")
     if "reference_code" in strategies and texts is None:
         raise InputError("strategies: reference_code needs the chunk texts (texts=...)")
     if answers and texts is None:
         raise InputError("answers: checking answers needs the chunk texts (texts=...)")
     gold_list = None if gold is None else [int(g) for g in gold]
-    settings = {
-        "lam": lam,
-        "alpha": alpha,
-        "policy": policy,
-        "formula": formula,
-        "scale": scale,
-        "offset": offset,
-        "redundancy_floor": redundancy_floor,
-        "lambda_mmr": lambda_mmr,
-    }
     rows: list[dict[str, Any]] = []
     total = len(budget_list) * len(strategies)
     for b in budget_list:
+        reference = select_prepared(pool, b, settings, trace=False)
         for name in strategies:
             row: dict[str, Any] = dict.fromkeys(BUDGET_COLUMNS)
             row["strategy"], row["budget"] = name, b
             try:
-                s = run_comparable(
-                    name, query, chunks, tokens, b, texts=texts, trace=False, **settings
+                s = reference if name == "adagres" else run_prepared(
+                    name, pool, b, settings, texts=texts, reference=reference, trace=False
                 )
             except AdagresError as exc:
                 row["error"] = str(exc)
             else:
-                m = evaluate(
-                    s,
-                    chunks,
-                    gold=gold_list,
-                    answers=answers,
-                    texts=texts,
-                    near_duplicate=near_duplicate,
-                )
+                m = evaluate(s, pool, gold=gold_list, answers=answers, texts=texts,
+                             near_duplicate=near_duplicate)  # fmt: skip
                 row.update({k: val for k, val in m.as_dict().items() if k in row})
                 row["lam"], row["stop_reason"] = s.lam, s.stop_reason.value
                 row["indices"] = list(s.indices)

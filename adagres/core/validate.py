@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InputError
 
 # A vector whose norm is this close to 1 is taken as already normalised (no copy).
-_UNIT_TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-9}
+UNIT_TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-9}
 
 
 def _float_array(value: Any, name: str) -> np.ndarray:
@@ -45,15 +45,10 @@ def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
 
     float32 input stays float32 (embedding models emit float32 and it halves memory
     traffic); anything else becomes float64. Zero, NaN and infinite rows raise an error
-    that names the row index.
-    """
-    return unit_rows_and_squares(value, name)[0]
-
-
-def unit_rows_and_squares(value: Any, name: str = "chunk_embeddings") -> tuple[np.ndarray, float]:
-    """:func:`unit_rows`, plus Σ‖c_i‖² of the returned rows (N up to rounding).
-
-    The sum lets ρ̄ be computed exactly without another pass over the matrix.
+    that names the row index. Idempotent: rows that are already unit within the dtype's
+    tolerance are returned as they are, so ``unit_rows(unit_rows(x))`` is ``unit_rows(x)``
+    bit for bit and every number derived from the rows is the same whichever caller
+    normalised first.
     """
     array = _float_array(value, name)
     if array.ndim != 2:
@@ -68,8 +63,8 @@ def unit_rows_and_squares(value: Any, name: str = "chunk_embeddings") -> tuple[n
     with np.errstate(over="ignore", invalid="ignore"):
         squares = np.vecdot(array, array)
     # Already unit (|‖c‖² − 1| within 2·tol ⇔ |‖c‖ − 1| within ~tol): no copy.
-    if (np.abs(squares - 1.0) <= 2 * _UNIT_TOLERANCE[array.dtype]).all():
-        return array, float(squares.sum(dtype=np.float64))
+    if (np.abs(squares - 1.0) <= 2 * UNIT_TOLERANCE[array.dtype]).all():
+        return array
     norms = np.sqrt(squares)
     bad = ~np.isfinite(norms)
     if bad.any():
@@ -79,12 +74,15 @@ def unit_rows_and_squares(value: Any, name: str = "chunk_embeddings") -> tuple[n
     if zero.any():
         i = int(np.flatnonzero(zero)[0])
         raise InputError(f"{name}: chunk {i} is an all-zero vector (it has no direction)")
-    return array / norms[:, None].astype(array.dtype), float(n)
+    return array / norms[:, None].astype(array.dtype)
 
 
 def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarray:
-    """Return the query as a unit vector of length ``dim`` (float64)."""
-    array = _float_array(value, name).astype(np.float64)
+    """Return the query as a unit vector of length ``dim`` (float64).
+
+    Idempotent like :func:`unit_rows`: a vector already unit to 1e-12 is returned as is.
+    """
+    array = np.asarray(_float_array(value, name), dtype=np.float64)
     if array.ndim != 1:
         raise InputError(f"{name}: expected a 1-D vector, got shape {array.shape}")
     if array.shape[0] != dim:
@@ -96,6 +94,8 @@ def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarr
         raise InputError(f"{name}: {_describe_bad_row(array)}")
     if norm == 0:
         raise InputError(f"{name}: is an all-zero vector (it has no direction)")
+    if abs(norm - 1.0) <= 1e-12:
+        return array
     return array / norm
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.selection import Candidates, Selection
+from ..core.records import Candidates
+from ..core.result import Selection
 from ..errors import InputError
 
 

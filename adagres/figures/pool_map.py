@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..core import validate as v
-from ..core.selection import Selection
+from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length, step_candidates
 from .layout import GAIN_SCALE, PALETTE, apply_layout, escape, number, snippet

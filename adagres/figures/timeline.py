@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from ..core.selection import Selection
+from ..core.result import Selection
 from .layout import PALETTE, apply_layout, nan_list
 
 __all__ = ["TimelineData", "gain_timeline", "timeline_data"]

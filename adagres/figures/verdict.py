@@ -8,7 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from ..core.selection import Selection
+from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length
 from .layout import PALETTE, apply_layout, escape

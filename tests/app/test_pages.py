@@ -373,4 +373,4 @@ def test_a_refused_selection_is_cached_not_solved_again(pools_dir, monkeypatch):
     assert any("exact solver accepts at most 40" in e.value for e in at.error)
     at.run()
     assert any("exact solver accepts at most 40" in e.value for e in at.error)
-    assert calls == ["exact"]
+    assert calls.count("exact") == 1  # the refusal is cached: no second solve

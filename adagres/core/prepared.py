@@ -1,0 +1,139 @@
+"""A pool validated once: unit embeddings, unit query, int64 tokens and what follows from them.
+
+Every public function of the core turns its arrays into a :class:`PreparedPool` with
+:func:`prepare` at its boundary and passes that inward; nothing inside the core checks or
+normalises the matrix again. The same prepared value serves any number of budgets and
+settings (the sweeps, the app), so the statistics that λ is derived from are computed once
+and are the same numbers whichever function reads them.
+
+>>> import numpy as np
+>>> p = prepare([2.0, 0.0], [[3.0, 4.0], [1.0, 0.0]], [10, 20])
+>>> p.relevance.tolist(), p.n_chunks, round(p.mean_similarity, 6)
+([0.6, 1.0], 2, 0.6)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from . import validate as v
+
+__all__ = [
+    "PreparedPool",
+    "build",
+    "column_sum_and_squares",
+    "pair_mean",
+    "prepare",
+    "unit_chunks",
+]
+
+
+def frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only view of ``array`` (no copy; the caller's array stays writeable)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedPool:
+    """Validated inputs of the core, read-only.
+
+    ``chunks`` (N, d) unit rows, float32 or float64 as given; ``query`` (d,) unit float64;
+    ``tokens`` (N,) int64 >= 0; ``relevance`` (N,) float64, r_i = q·c_i (signed cosine).
+    ``column_sum`` is Σ_i c_i and ``squares`` Σ_i ‖c_i‖² (both float64), from which ρ̄
+    follows exactly in O(d).
+    """
+
+    chunks: np.ndarray
+    query: np.ndarray
+    tokens: np.ndarray
+    relevance: np.ndarray
+    column_sum: np.ndarray
+    squares: float
+
+    @property
+    def n_chunks(self) -> int:
+        """N, the number of chunks."""
+        return int(self.chunks.shape[0])
+
+    @property
+    def dim(self) -> int:
+        """d, the embedding dimension."""
+        return int(self.chunks.shape[1])
+
+    @cached_property
+    def mean_similarity(self) -> float:
+        """ρ̄, the mean cosine over ordered pairs i ≠ j (nan below two chunks).
+
+        ‖Σc‖² = Σ‖c_i‖² + Σ_{i≠j} c_i·c_j, so no N×N matrix is formed.
+        """
+        return pair_mean(self.column_sum, self.squares, self.n_chunks)
+
+    def top(self, count: int) -> PreparedPool:
+        """The ``count`` most relevant chunks (ties: pool order), for the paper's top-N pool."""
+        if count >= self.n_chunks:
+            return self
+        keep = np.sort(np.argsort(-self.relevance, kind="stable")[:count])
+        chunks = self.chunks[keep]
+        column_sum, squares = column_sum_and_squares(chunks)
+        # Relevance is sliced, not recomputed: a product over fewer rows may round differently.
+        return PreparedPool(
+            chunks=frozen(chunks),
+            query=self.query,
+            tokens=frozen(self.tokens[keep]),
+            relevance=frozen(self.relevance[keep]),
+            column_sum=frozen(column_sum),
+            squares=squares,
+        )
+
+
+def pair_mean(column_sum: np.ndarray, squares: float, n: int) -> float:
+    """Mean of c_i·c_j over ordered pairs i ≠ j from Σc and Σ‖c‖² (nan for n < 2)."""
+    if n < 2:
+        return float("nan")
+    return (float(column_sum @ column_sum) - squares) / (n * (n - 1))
+
+
+def column_sum_and_squares(chunks: np.ndarray) -> tuple[np.ndarray, float]:
+    """Σ_i c_i and Σ_i ‖c_i‖², both in float64."""
+    # Σc as one BLAS product (a float64 reduction over the matrix is ~5x slower).
+    column_sum = (np.ones(chunks.shape[0], dtype=chunks.dtype) @ chunks).astype(np.float64)
+    return column_sum, float(np.einsum("ij,ij->", chunks, chunks, dtype=np.float64))
+
+
+def build(chunks: np.ndarray, query: np.ndarray, tokens: np.ndarray) -> PreparedPool:
+    """A :class:`PreparedPool` from arrays that are already valid (unit rows, unit query)."""
+    relevance = (chunks @ query.astype(chunks.dtype)).astype(np.float64)
+    column_sum, squares = column_sum_and_squares(chunks)
+    return PreparedPool(
+        chunks=frozen(chunks),
+        query=frozen(query),
+        tokens=frozen(tokens),
+        relevance=frozen(relevance),
+        column_sum=frozen(column_sum),
+        squares=squares,
+    )
+
+
+def unit_chunks(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
+    """The unit rows of a :class:`PreparedPool` as they are, or of an array, validated."""
+    return value.chunks if isinstance(value, PreparedPool) else v.unit_rows(value, name)
+
+
+def prepare(query_embedding: Any, chunk_embeddings: Any, token_counts: Any) -> PreparedPool:
+    """Validate and normalise a pool once (SPEC.md: embeddings are normalised at load).
+
+    ``chunk_embeddings`` (N, d) and ``query_embedding`` (d,) may be unnormalised; a zero,
+    NaN or infinite vector raises :class:`~adagres.InputError` naming the chunk.
+    Normalising is idempotent, so a pool prepared from already-unit vectors holds the very
+    same numbers. ``token_counts`` (N,) are whole numbers >= 0.
+    """
+    chunks = v.unit_rows(chunk_embeddings)
+    query = v.unit_vector(query_embedding, chunks.shape[1])
+    tokens = v.token_counts(token_counts, chunks.shape[0])
+    return build(chunks, query, tokens)

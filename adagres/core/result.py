@@ -1,0 +1,173 @@
+"""The :class:`Selection`: what a strategy picked and the full record of how.
+
+Every strategy returns one (AdaGReS and every baseline), so every metric, figure and page
+works on any of them. It is frozen and pickles; its verdicts are derived from its record
+on first access.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .calibration import Calibration
+from .records import Step, StopReason, Verdict, VerdictKind
+from .settings import Settings
+from .verdicts import verdict_kinds, verdict_of
+
+__all__ = ["Selection"]
+
+
+@dataclass(frozen=True, eq=False)
+class Selection:
+    """A selection and the full record of how it was made.
+
+    ``indices`` are pool positions in pick order. ``steps`` has one record per pick plus a
+    final, non-accepted step that shows where and why the run stopped. ``relevance`` (r, cosine
+    to the query) and ``token_counts`` are over the whole pool. ``pick_similarity`` (traced
+    runs) holds, for each pick in order, its cosine to every chunk of the pool: the rows the
+    redundancy term was built from. ``objective`` is F(S) at ``lam``, ``alpha`` and
+    ``redundancy_floor``; ``settings`` are the settings the run was made with (None for runs
+    outside the public functions).
+    """
+
+    strategy: str
+    indices: tuple[int, ...]
+    steps: tuple[Step, ...] = field(repr=False)
+    stop_reason: StopReason
+    tokens_used: int
+    budget: int
+    objective: float
+    lam: float
+    alpha: float
+    redundancy_floor: float | None
+    calibration: Calibration | None
+    relevance: np.ndarray = field(repr=False)
+    token_counts: np.ndarray = field(repr=False)
+    pick_similarity: np.ndarray | None = field(default=None, repr=False)
+    policy: str | None = None
+    respects_budget: bool = True
+    note: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    settings: Settings | None = None
+
+    @property
+    def n_chunks(self) -> int:
+        """Size of the pool the selection was made from."""
+        return int(self.relevance.shape[0])
+
+    @property
+    def size(self) -> int:
+        """Number of chunks selected."""
+        return len(self.indices)
+
+    @property
+    def budget_use(self) -> float:
+        """Tokens used / budget (0 for a zero budget)."""
+        return self.tokens_used / self.budget if self.budget else 0.0
+
+    @property
+    def positive_steps(self) -> int:
+        """Number of leading picks whose gain was > 0 (where ``fill`` kept going after)."""
+        count = 0
+        for step in self.steps:
+            if not (step.accepted and step.positive):
+                break
+            count += 1
+        return count
+
+    @property
+    def traced(self) -> bool:
+        """Whether every step carries its per-candidate numbers."""
+        return all(step.candidates is not None for step in self.steps)
+
+    @cached_property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        """One verdict for every chunk of the pool, by pool position (with full history).
+
+        For the kind and step of every chunk alone, :attr:`verdict_kinds` is much cheaper.
+        """
+        return tuple(verdict_of(self, i) for i in range(self.n_chunks))
+
+    @cached_property
+    def verdict_kinds(self) -> tuple[tuple[VerdictKind, int | None], ...]:
+        """(kind, step) of every chunk's verdict, for the whole pool at once.
+
+        The same kinds and steps as :attr:`verdicts` (a test checks it), without building
+        each chunk's history: O(N log k) array work instead of O(N·k) Python objects.
+        """
+        return verdict_kinds(self)
+
+    def verdict(self, chunk: int) -> Verdict:
+        """The verdict of the chunk at pool position ``chunk``."""
+        if not 0 <= chunk < self.n_chunks:
+            raise InputError(f"chunk: position {chunk} is outside the pool of {self.n_chunks}")
+        if "verdicts" in self.__dict__:  # already built for the whole pool
+            return self.verdicts[chunk]
+        return verdict_of(self, chunk)
+
+    def to_dict(self, ids: Any = None, *, candidates: bool = False) -> dict[str, Any]:
+        """A JSON-ready summary: picks, steps, stop reason, λ derivation and verdicts.
+
+        ``ids`` (a sequence of chunk ids) replaces pool positions by ids where given;
+        ``candidates=True`` adds the per-candidate arrays of traced steps.
+        """
+
+        def name(i: int | None) -> Any:
+            return None if i is None else (ids[i] if ids is not None else int(i))
+
+        def step_dict(step: Step) -> dict[str, Any]:
+            out = {k: val for k, val in step._asdict().items() if k != "candidates"}
+            out["winner"], out["runner_up"] = name(step.winner), name(step.runner_up)
+            if candidates and step.candidates is not None:
+                c = step.candidates
+                out["candidates"] = {
+                    "redundancy_term": _nan_to_none(c.redundancy_term),
+                    "gain": _nan_to_none(c.gain),
+                    "score": _nan_to_none(c.score),
+                    "eligible": c.eligible.tolist(),
+                    "in_play": c.in_play.tolist(),
+                }
+            return out
+
+        def verdict_dict(verdict: Verdict) -> dict[str, Any]:
+            return {
+                "chunk": name(verdict.chunk),
+                "verdict": verdict.kind.value,
+                "step": verdict.step,
+                "tokens": verdict.tokens,
+                "tokens_left": verdict.tokens_left,
+                "gain": verdict.gain,
+                "relevance_term": verdict.relevance_term,
+                "redundancy_term": verdict.redundancy_term,
+                "summary": verdict.summary(ids),
+            }
+
+        return {
+            "strategy": self.strategy,
+            "policy": self.policy,
+            "selected": [name(i) for i in self.indices],
+            "stop_reason": self.stop_reason.value,
+            "tokens_used": self.tokens_used,
+            "budget": self.budget,
+            "budget_use": self.budget_use,
+            "objective": self.objective,
+            "lam": self.lam,
+            "alpha": self.alpha,
+            "redundancy_floor": self.redundancy_floor,
+            "note": self.note,
+            "params": dict(self.params),
+            "settings": None if self.settings is None else self.settings.as_dict(),
+            "calibration": None if self.calibration is None else asdict(self.calibration),
+            "steps": [step_dict(s) for s in self.steps],
+            "verdicts": [verdict_dict(vd) for vd in self.verdicts],
+        }
+
+
+def _nan_to_none(array: np.ndarray) -> list[float | None]:
+    return [None if math.isnan(x) else float(x) for x in array.tolist()]

@@ -1,0 +1,145 @@
+"""One frozen value for everything that decides how a pool is selected.
+
+:class:`Settings` travels unchanged from the app's sidebar, the command line or a pipeline
+to :func:`adagres.select`, every baseline, both sweeps and the metrics. It is validated once,
+when it is made; inside the core its fields are trusted. It is hashable, so the app keys its
+caches on it, and :meth:`Settings.replace` gives a changed copy.
+
+>>> s = Settings(policy="fill", scale=0.5)
+>>> s.replace(lam=0.3).lam, s.lam
+(0.3, 'adaptive')
+>>> Settings(lam=-1)
+Traceback (most recent call last):
+...
+adagres.errors.InputError: lam: expected 'adaptive' or a number >= 0, got -1
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, Literal
+
+from ..errors import InputError
+
+__all__ = ["FORMULAS", "MAX_WEIGHT", "POLICIES", "Formula", "Policy", "Settings"]
+
+Policy = Literal["skip", "stop", "ratio", "fill"]
+POLICIES: tuple[Policy, ...] = ("skip", "stop", "ratio", "fill")
+Formula = Literal["paper", "derived"]
+FORMULAS: tuple[Formula, ...] = ("paper", "derived")
+Floor = float | Literal["pool"] | None
+
+#: Largest |λ|, α, scale, offset accepted. Weights beyond it overflow float32 gains (about
+#: 3.4e38) long before they mean anything: a λ of 1e12 already makes every pair dominate.
+MAX_WEIGHT = 1e12
+
+
+def _number(
+    value: Any, name: str, *, minimum: float | None = None, maximum: float = MAX_WEIGHT
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise InputError(f"{name}: expected a finite number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InputError(f"{name}: must be >= {minimum:g}, got {value!r}")
+    if abs(value) > maximum:
+        raise InputError(f"{name}: must be at most {maximum:g} in size, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to select: λ and its derivation, α, the budget policy, the redundancy floor.
+
+    - ``lam``: ``"adaptive"`` (Eq. 7 of the paper, from the pool) or a fixed number >= 0.
+    - ``alpha``: relevance weight α >= 0.
+    - ``policy``: ``"skip"``, ``"stop"``, ``"ratio"`` or ``"fill"`` (SPEC.md, "Greedy
+      selection under the budget").
+    - ``formula``: ``"paper"`` ((k̄ − 1)/2, as printed) or ``"derived"`` (k̄ − 1).
+    - ``scale``, ``offset``, ``lam_max``: λ = min(λ_max, max(0, scale·λ* + offset)).
+    - ``redundancy_floor``: τ, counting only similarity above it (a cosine, ``"pool"`` for
+      ρ̄, or None for off).
+    - ``calibration_top_n``: take L̄, r̄, ρ̄ over the N most relevant chunks (None: all).
+    - ``lambda_mmr``: the relevance weight of the MMR baseline, in [0, 1].
+    """
+
+    lam: float | Literal["adaptive"] = "adaptive"
+    alpha: float = 1.0
+    policy: Policy = "skip"
+    formula: Formula = "paper"
+    scale: float = 1.0
+    offset: float = 0.0
+    lam_max: float | None = None
+    redundancy_floor: Floor = None
+    calibration_top_n: int | None = None
+    lambda_mmr: float = 0.5
+
+    def __post_init__(self) -> None:
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        lam = self.lam
+        if lam != "adaptive":
+            if isinstance(lam, str | bool) or not isinstance(lam, Real) or not lam >= 0:
+                raise InputError(f"lam: expected 'adaptive' or a number >= 0, got {lam!r}")
+            put("lam", _number(lam, "lam", minimum=0.0))
+        put("alpha", _number(self.alpha, "alpha", minimum=0.0))
+        for name, options in (("policy", POLICIES), ("formula", FORMULAS)):
+            if getattr(self, name) not in options:
+                raise InputError(
+                    f"{name}: expected one of {', '.join(map(repr, options))}, "
+                    f"got {getattr(self, name)!r}"
+                )
+        put("scale", _number(self.scale, "scale"))
+        put("offset", _number(self.offset, "offset"))
+        if self.lam_max is not None:
+            put("lam_max", _number(self.lam_max, "lam_max", minimum=0.0))
+        floor = self.redundancy_floor
+        if floor is not None and floor != "pool":
+            if isinstance(floor, str):
+                raise InputError(
+                    f"redundancy_floor: expected a cosine, 'pool' or None, got {floor!r}"
+                )
+            put("redundancy_floor", _number(floor, "redundancy_floor", minimum=-1.0, maximum=1.0))
+        top_n = self.calibration_top_n
+        if top_n is not None:
+            if isinstance(top_n, bool) or not isinstance(top_n, Integral) or top_n < 2:
+                raise InputError(
+                    f"calibration_top_n: expected a whole number >= 2 (or None), got {top_n!r}"
+                )
+            put("calibration_top_n", int(top_n))
+        lambda_mmr = _number(self.lambda_mmr, "lambda_mmr", minimum=0.0)
+        if lambda_mmr > 1:
+            raise InputError(f"lambda_mmr: must be in [0, 1], got {self.lambda_mmr!r}")
+        put("lambda_mmr", lambda_mmr)
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether λ is derived from the pool."""
+        return self.lam == "adaptive"
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some fields changed (validated like a new value)."""
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as plain values (JSON-ready)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def of(cls, settings: Settings | None = None, **overrides: Any) -> Settings:
+        """``settings`` (default: the defaults) with keyword ``overrides`` applied.
+
+        This is how the public functions turn their keyword arguments into the one value;
+        an unknown keyword raises :class:`InputError` that names it.
+        """
+        base = cls() if settings is None else settings
+        if not isinstance(base, Settings):
+            raise InputError(f"settings: expected adagres.Settings, got {type(base).__name__}")
+        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise InputError(f"settings: unknown setting {unknown[0]!r}")
+        return base.replace(**overrides) if overrides else base
+

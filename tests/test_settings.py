@@ -1,0 +1,92 @@
+"""The settings value and the prepared pool: validated once, idempotent, one source of numbers."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import adagres
+from adagres import InputError, Settings
+from adagres.core import validate as v
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"lam": -1}, "lam: expected 'adaptive' or a number >= 0, got -1"),
+        ({"lam": float("nan")}, "lam: expected 'adaptive' or a number >= 0, got nan"),
+        ({"lam": 1e39}, "lam: must be at most 1e+12 in size, got 1e+39"),
+        ({"alpha": -0.5}, "alpha: must be >= 0, got -0.5"),
+        ({"policy": "greedy"}, "policy: expected one of 'skip', 'stop', 'ratio', 'fill'"),
+        ({"formula": "eq7"}, "formula: expected one of 'paper', 'derived', got 'eq7'"),
+        ({"scale": float("inf")}, "scale: expected a finite number, got inf"),
+        ({"redundancy_floor": 1.5}, "redundancy_floor: must be at most 1 in size, got 1.5"),
+        ({"calibration_top_n": 1}, "calibration_top_n: expected a whole number >= 2"),
+        ({"lambda_mmr": 1.2}, "lambda_mmr: must be in [0, 1], got 1.2"),
+    ],
+)
+def test_settings_name_the_field_and_the_value(fields, message):
+    with pytest.raises(InputError) as error:
+        Settings(**fields)
+    assert str(error.value).startswith(message)
+
+
+def test_settings_are_frozen_hashable_and_normalised():
+    s = Settings(lam=1, alpha=2, calibration_top_n=np.int64(5))
+    assert (s.lam, s.alpha, s.calibration_top_n) == (1.0, 2.0, 5)
+    assert type(s.lam) is float and type(s.calibration_top_n) is int
+    assert hash(s) == hash(Settings(lam=1.0, alpha=2.0, calibration_top_n=5))
+    assert s.replace(policy="fill") == Settings(lam=1.0, alpha=2.0, policy="fill",
+                                                calibration_top_n=5)  # fmt: skip
+    assert pickle.loads(pickle.dumps(s)) == s
+    with pytest.raises(AttributeError):
+        s.lam = 3.0  # type: ignore[misc]
+    assert Settings.of(s, scale=2.0).scale == 2.0 and Settings.of(None) == Settings()
+    with pytest.raises(InputError, match="unknown setting 'lamda'"):
+        Settings.of(s, lamda=0.2)
+
+
+def test_normalising_is_idempotent_bit_for_bit():
+    rng = np.random.default_rng(0)
+    for dtype in (np.float64, np.float32):
+        raw = (rng.normal(size=(50, 16)) * rng.uniform(0.1, 9, size=(50, 1))).astype(dtype)
+        once = v.unit_rows(raw)
+        assert once.dtype == dtype
+        assert v.unit_rows(once) is once  # already unit: returned as is, no copy
+        q = v.unit_vector(raw[0], 16)
+        assert v.unit_vector(q, 16) is q
+    a = adagres.prepare(raw[0], raw, np.arange(50))
+    b = adagres.prepare(a.query, a.chunks, a.tokens)
+    for field in ("chunks", "query", "relevance", "column_sum"):
+        assert np.array_equal(getattr(a, field), getattr(b, field))
+    assert a.squares == b.squares and a.mean_similarity == b.mean_similarity
+
+
+def test_prepared_pool_is_read_only_and_its_statistics_match_brute_force():
+    rng = np.random.default_rng(1)
+    C = rng.normal(size=(30, 8))
+    q = rng.normal(size=8)
+    p = adagres.prepare(q, C, rng.integers(1, 50, 30))
+    unit = C / np.linalg.norm(C, axis=1, keepdims=True)
+    gram = unit @ unit.T
+    brute = (gram.sum() - np.trace(gram)) / (30 * 29)
+    assert p.mean_similarity == pytest.approx(brute, abs=1e-12)
+    assert np.allclose(p.relevance, unit @ (q / np.linalg.norm(q)), atol=1e-12)
+    for array in (p.chunks, p.query, p.tokens, p.relevance):
+        assert not array.flags.writeable
+    top = p.top(10)
+    keep = np.sort(np.argsort(-p.relevance, kind="stable")[:10])
+    assert np.array_equal(top.relevance, p.relevance[keep])
+    assert p.top(30) is p
+
+
+def test_select_prepared_equals_select_on_arrays():
+    rng = np.random.default_rng(2)
+    C, q, tok = rng.normal(size=(40, 8)) + 1, rng.normal(size=8) + 1, rng.integers(5, 60, 40)
+    settings = Settings(policy="fill", redundancy_floor="pool", scale=0.7)
+    a = adagres.select(q, C, tok, 300, settings=settings)
+    b = adagres.select_prepared(adagres.prepare(q, C, tok), 300, settings)
+    assert a.indices == b.indices and a.objective == b.objective and a.lam == b.lam
+    assert a.settings == settings
