@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from adagres.core.prepared import PreparedPool, prepare
 from adagres.errors import PoolError
 
 __all__ = ["GIVEN", "Chunk", "Pool"]
@@ -189,6 +190,19 @@ class Pool:
         """(d,) float32 unit vector, or ``None`` while the query is not embedded."""
         q = self.raw_query_embedding
         return None if q is None else _unit_rows(q)
+
+    @cached_property
+    def prepared(self) -> PreparedPool:
+        """The pool as the core takes it (:func:`adagres.prepare`), made once per pool.
+
+        Raises :class:`PoolError` while the pool has no embeddings or no token counts.
+        """
+        missing = [name for name, value in (("embeddings", self.embeddings),
+                   ("a query embedding", self.query_embedding),
+                   ("token counts", self.token_counts)) if value is None]  # fmt: skip
+        if missing:
+            raise PoolError(f"{self._where()}the pool has no {' and no '.join(missing)} yet")
+        return prepare(self.query_embedding, self.embeddings, self.token_counts)
 
     @property
     def dimension(self) -> int | None:
