@@ -165,6 +165,7 @@ class Loop:
         if kind == "gain":
             return self.gain
         if kind == "ratio":
+            assert self.per_token is not None
             return np.divide(self.gain, self.per_token, out=self.work)
         if kind == "mmr":
             assert self.max_sim is not None

@@ -15,7 +15,7 @@ in :mod:`adagres.core.greedy`; the result and its record in :mod:`adagres.core.r
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -54,6 +54,7 @@ def greedy(pool: PreparedPool, budget: int, terms: Terms, rule: Rule, trace: boo
         loop.record(winner, runner_up, score, accepted=reason is None)
         if reason is not None:
             return loop.finish(reason)
+        assert winner is not None  # a step without a winner always has a stop reason
         loop.take(winner)  # 6. add it; used += ℓ_w; R += C·c_w; go to 2
 
 
@@ -161,7 +162,7 @@ def objective(
     lam: float,
     *,
     alpha: float = 1.0,
-    redundancy_floor: float | str | None = None,
+    redundancy_floor: float | Literal["pool"] | None = None,
 ) -> float:
     """F(S) = α·Σ_{i∈S} r_i − λ·Σ_{i<j∈S} s_ij for the chunks at pool positions ``indices``.
 

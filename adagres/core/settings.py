@@ -40,13 +40,16 @@ MAX_WEIGHT = 1e12
 def _number(
     value: Any, name: str, *, minimum: float | None = None, maximum: float = MAX_WEIGHT
 ) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, Real):
         raise InputError(f"{name}: expected a finite number, got {value!r}")
-    if minimum is not None and value < minimum:
+    number = float(value)
+    if not math.isfinite(number):
+        raise InputError(f"{name}: expected a finite number, got {value!r}")
+    if minimum is not None and number < minimum:
         raise InputError(f"{name}: must be >= {minimum:g}, got {value!r}")
-    if abs(value) > maximum:
+    if abs(number) > maximum:
         raise InputError(f"{name}: must be at most {maximum:g} in size, got {value!r}")
-    return float(value)
+    return number
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ trusts from then on. Messages name the argument, the chunk index and the numbers
 from __future__ import annotations
 
 import math
+import operator
 from numbers import Integral, Real
 from typing import Any
 
@@ -126,15 +127,27 @@ def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
     return array
 
 
+#: Largest token budget or count accepted: sums of counts stay exact in int64 and float64.
+MAX_TOKENS = 10**12
+
+
 def budget(value: Any) -> int:
-    """Return the token budget as an int >= 0."""
+    """Return the token budget as an int in [0, MAX_TOKENS]."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
-    if not isinstance(value, Integral) and (not np.isfinite(value) or value != int(value)):
-        raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
-    if value < 0:
-        raise InputError(f"budget: must be >= 0 tokens, got {int(value)}")
-    return int(value)
+    number: Any = value  # a Real: int, float, numpy scalar, Fraction, Decimal
+    if isinstance(number, Integral):
+        whole = operator.index(number)
+    else:
+        as_float = float(number)
+        if not math.isfinite(as_float) or as_float != math.floor(as_float):
+            raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
+        whole = int(as_float)
+    if whole < 0:
+        raise InputError(f"budget: must be >= 0 tokens, got {whole}")
+    if whole > MAX_TOKENS:
+        raise InputError(f"budget: must be at most {MAX_TOKENS} tokens, got {whole}")
+    return whole
 
 
 def real(value: Any, name: str, *, minimum: float | None = None) -> float:

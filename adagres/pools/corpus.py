@@ -208,7 +208,7 @@ def pool_from_documents(
         "size": size,
         "overlap": overlap,
         "tokenizer": tokenizer,
-        "documents": len({c.metadata["doc_id"] for c in chunks}),
+        "documents": len({(c.metadata or {}).get("doc_id") for c in chunks}),
         "chunks": len(chunks),
     }
     return Pool(

@@ -128,7 +128,7 @@ def _bm25(query: str) -> list[float]:
 
 
 def _leaf_questions(question: dict[str, Any]) -> list[dict[str, Any]]:
-    leaves = []
+    leaves: list[dict[str, Any]] = []
     for sub in question.get("decomposition") or []:
         leaves.extend(_leaf_questions(sub) if sub.get("decomposition") else [sub])
     return leaves

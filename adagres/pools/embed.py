@@ -149,7 +149,9 @@ def embed_texts(
     name = resolve_model(model)
     folder = _model_folder(globals()["cache_dir"](cache_dir), name)
     keys = [_text_key(text) for text in texts]
-    found = {key: _read_cached(folder / f"{key}.npy") for key in dict.fromkeys(keys)}
+    found: dict[str, np.ndarray | None] = {
+        key: _read_cached(folder / f"{key}.npy") for key in dict.fromkeys(keys)
+    }
     todo = [text for text, key in zip(texts, keys, strict=True) if found[key] is None]
     todo = list(dict.fromkeys(todo))
     for start in range(0, len(todo), _BATCH):
@@ -159,7 +161,9 @@ def embed_texts(
             _write_cached(folder / f"{key}.npy", vector)
             found[key] = vector
         _report(progress, min(start + _BATCH, len(todo)), len(todo))
-    return np.stack([found[key] for key in keys]).astype(np.float32)
+    vectors = [found[key] for key in keys]
+    assert all(vector is not None for vector in vectors)  # every missing text was encoded
+    return np.stack(vectors).astype(np.float32)  # type: ignore[arg-type]
 
 
 def _report(progress: Progress | None, done: int, total: int) -> None:
@@ -190,7 +194,7 @@ def ensure_embeddings(
     """
     if pool.raw_embeddings is not None and pool.raw_query_embedding is not None:
         return pool
-    options = {"cache_dir": cache_dir, "progress": progress}
+    options: dict[str, Any] = {"cache_dir": cache_dir, "progress": progress}
     if pool.raw_embeddings is not None:
         return _embed_query_only(pool, options)
     name = resolve_model(model)

@@ -47,8 +47,9 @@ def pool_from_retrieval(
         if ids is not None:
             chunk["id"] = ids[position]
         chunk.setdefault("id", f"c{position}")
-        if metadata is not None and metadata[position] is not None:
-            chunk["metadata"] = dict(metadata[position])
+        item_metadata = None if metadata is None else metadata[position]
+        if item_metadata is not None:
+            chunk["metadata"] = dict(item_metadata)
         if embeddings is not None:
             chunk["embedding"] = np.asarray(embeddings[position], dtype=np.float64).tolist()
         items.append(chunk)

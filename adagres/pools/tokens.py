@@ -99,7 +99,8 @@ def token_spans(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[tuple[int
     encoding = _bpe(tokenizer)
     pieces = encoding.decode_tokens_bytes(encoding.encode_ordinary(text))
     char_end_of_byte = _char_ends(text)
-    spans, byte_start = [], 0
+    spans: list[tuple[int, int]] = []
+    byte_start = 0
     for piece in pieces:
         byte_end = byte_start + len(piece)
         start = spans[-1][1] if spans else 0

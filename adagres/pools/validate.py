@@ -69,7 +69,9 @@ def build_pool(raw: dict[str, Any], ctx: Location, max_chunks: int) -> Pool:
 
 
 def _parse_chunks(items: list[Any], ctx: Location) -> tuple[list[Chunk], list[Any]]:
-    chunks, vectors, first = [], [], {}
+    chunks: list[Chunk] = []
+    vectors: list[Any] = []
+    first: dict[str, int] = {}
     for index, item in enumerate(items):
         chunk, vector = parse_chunk(item, index, ctx)
         if chunk.id in first:
