@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import pickle
 import re
@@ -595,26 +596,87 @@ def test_missing_file_and_unknown_format(tmp_path):
 
 
 def test_pool_errors_are_value_errors():
-    assert issubclass(PoolError, AdagresError) and issubclass(PoolError, ValueError)
+    """A caller that catches ValueError (or AdagresError) catches every bad-pool error."""
+    for catch in (ValueError, AdagresError):
+        with pytest.raises(catch) as caught:
+            load_pool(b'{"query": "q", "chunks": []}', format="json")
+        assert type(caught.value) is PoolError
+        assert str(caught.value) == (
+            "<bytes>, field 'chunks': the pool is empty: 'chunks' has no chunk"
+        )
 
 
 def test_pool_built_in_code_is_checked_too():
     with pytest.raises(PoolError, match=r"the pool has no chunks"):
         Pool("q", ())
-    with pytest.raises(PoolError, match=r"chunk 'b': embedding contains NaN"):
+    with pytest.raises(PoolError, match=r"chunk 'b': embedding: value 0 is nan: NaN and infinite values are not allowed"):
         Pool("q", (Chunk("a", "x"), Chunk("b", "y")), raw_embeddings=[[1.0], [np.nan]])
     with pytest.raises(PoolError, match=r"chunk 'a' \(chunks\[1\]\): duplicate chunk id"):
         Pool("q", (Chunk("a", "x"), Chunk("a", "y")))
 
 
-def test_loaders_never_unpickle():
-    sources = [
-        Path(p).read_text(encoding="utf-8")
-        for p in sorted(Path(__file__).parents[1].joinpath("adagres").glob("*.py"))
-    ]
-    joined = "\n".join(sources)
-    assert "allow_pickle=True" not in joined
-    assert not re.search(r"^\s*import pickle|pickle\.load", joined, flags=re.MULTILINE)
+class _Payload:
+    """Unpickling this runs code (here it only raises a flag; a real one would do worse)."""
+
+    def __reduce__(self):
+        return exec, ("import sys; sys.adagres_unpickled = True",)
+
+
+def _payloads() -> dict[str, bytes]:
+    npy = io.BytesIO()
+    np.save(npy, np.array([_Payload()], dtype=object), allow_pickle=True)
+    return {
+        "pickle-0": pickle.dumps(_Payload(), protocol=0),  # ASCII, looks like text
+        "pickle-5": pickle.dumps(_Payload(), protocol=5),
+        "npy-object-array": npy.getvalue(),
+    }
+
+
+def test_loaders_never_unpickle(tmp_path, monkeypatch):
+    """Pickles disguised as every pool format are refused without running, and no loader
+    calls an unpickler or numpy.load (which can unpickle) on good files either."""
+    monkeypatch.setattr(sys, "adagres_unpickled", False, raising=False)
+    calls: list[str] = []
+
+    def guard(name):
+        def called(*args, **kwargs):
+            calls.append(name)
+            raise AssertionError(f"{name} was called")
+
+        return called
+
+    for module, name in [(pickle, "load"), (pickle, "loads"), (pickle, "Unpickler"), (np, "load")]:
+        monkeypatch.setattr(module, name, guard(f"{module.__name__}.{name}"))
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    good = canonical()
+    parquet = io.BytesIO()
+    pq.write_table(pa.table({"query": ["q"], "id": ["a"], "text": ["alpha"]}), parquet)
+    formats = {
+        "json": json.dumps(good).encode(),
+        "jsonl": (json.dumps(good) + "\n").encode(),
+        "csv": b"query,id,text\nq,a,alpha\n",
+        "parquet": parquet.getvalue(),
+    }
+    for fmt, data in formats.items():
+        (tmp_path / f"good.{fmt}").write_bytes(data)
+        assert len(load_pool(tmp_path / f"good.{fmt}")) in (1, 3), fmt
+        assert len(load_pool(data, format=fmt)) in (1, 3), fmt
+
+    for label, payload in _payloads().items():
+        for fmt in formats:
+            path = tmp_path / f"{label}.{fmt}"
+            path.write_bytes(payload)
+            for source, kwargs in ((path, {}), (payload, {"format": fmt})):
+                with pytest.raises(PoolError):
+                    load_pool(source, query="q", **kwargs)
+        for suffix in (".pkl", ".npy", ".pickle"):
+            with pytest.raises(PoolError, match="cannot tell the format"):
+                load_pool(payload, name=f"pool{suffix}", query="q")
+    assert sys.adagres_unpickled is False
+    assert calls == []
 
 
 def test_import_adagres_io_stays_light():

@@ -219,7 +219,16 @@ def test_verdicts_cover_every_chunk_with_numbers():
             sims = [sim for _, sim in v.redundancy_sources]
             assert sims == sorted(sims, reverse=True)
             assert all(j in s.indices for j, _ in v.redundancy_sources)
-        assert v.summary()  # a sentence for every kind
+        # A sentence for every kind, naming the kind, the step and the numbers.
+        if v.kind is VerdictKind.SELECTED:
+            parts = [f"selected at step {v.step}: gain {v.gain:+.4f}"]
+        elif v.kind is VerdictKind.DID_NOT_FIT:
+            parts = [f"did not fit at step {v.step}: needs {v.tokens} tokens, {v.tokens_left}"]
+        elif v.kind is VerdictKind.NON_POSITIVE_GAIN:
+            parts = [f"(step {v.step})", f"redundancy {v.redundancy_term:.4f} ≥ relevance"]
+        else:
+            parts = [f"outscored until the stop (step {v.step}): gain {v.gain:+.4f}"]
+        assert all(part in v.summary() for part in parts), (v.summary(), parts)
 
 
 def test_redundancy_sources_are_the_true_cosines():
@@ -268,11 +277,11 @@ def test_unnormalised_and_float32_inputs_pick_the_same():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"chunk_embeddings": [[1.0, 0.0], [0.0, 0.0]]}, "chunk 1 is an all-zero vector"),
-        ({"chunk_embeddings": [[1.0, 0.0], [np.nan, 1.0]]}, "chunk 1 has a NaN at position 0"),
-        ({"chunk_embeddings": [[1.0, np.inf], [1.0, 1.0]]}, "chunk 0 has an infinite value"),
+        ({"chunk_embeddings": [[1.0, 0.0], [0.0, 0.0]]}, "chunk 1: all 2 values are zero"),
+        ({"chunk_embeddings": [[1.0, 0.0], [np.nan, 1.0]]}, "chunk 1: value 0 is nan: NaN and"),
+        ({"chunk_embeddings": [[1.0, np.inf], [1.0, 1.0]]}, "chunk 0: value 1 is inf: NaN and"),
         ({"query_embedding": [1.0, 0.0, 0.0]}, "has 3 values, the chunk embeddings have 2"),
-        ({"query_embedding": [0.0, 0.0]}, "query_embedding: is an all-zero vector"),
+        ({"query_embedding": [0.0, 0.0]}, "query_embedding: all 2 values are zero"),
         ({"token_counts": [10, -1]}, "chunk 1 has -1 tokens"),
         ({"token_counts": [10, 2.5]}, "chunk 1 has 2.5 tokens, not a whole number"),
         ({"token_counts": [10]}, "has 1 entries, the pool has 2 chunks"),

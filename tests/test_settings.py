@@ -90,3 +90,18 @@ def test_select_prepared_equals_select_on_arrays():
     b = adagres.select_prepared(adagres.prepare(q, C, tok), 300, settings)
     assert a.indices == b.indices and a.objective == b.objective and a.lam == b.lam
     assert a.settings == settings
+
+
+def test_extreme_but_valid_vectors_normalise_and_zero_ones_are_named():
+    """[1e308, 1e308] used to normalise to zeros and [1e-300, ...] to be called all-zero."""
+    C = np.array([[1e308, 1e308], [1e-300, 1e-300], [3.0, 4.0]])
+    unit = v.unit_rows(C)
+    assert np.allclose(unit, [[2**-0.5, 2**-0.5], [2**-0.5, 2**-0.5], [0.6, 0.8]], atol=1e-15)
+    pool = adagres.Pool("q", tuple(adagres.Chunk(f"c{i}", "t", tokens=1) for i in range(3)),
+                        raw_embeddings=C, raw_query_embedding=[1e-300, 0.0])  # fmt: skip
+    assert np.allclose(pool.embeddings, unit, atol=1e-7)
+    assert pool.prepared.relevance.tolist() == pytest.approx([2**-0.5, 2**-0.5, 0.6], abs=1e-7)
+    with pytest.raises(adagres.PoolError, match=r"chunk 'c1': embedding: all 2 values are zero"):
+        adagres.Pool("q", pool.chunks, raw_embeddings=[[1.0, 0], [0, 0], [0, 1.0]])
+    with pytest.raises(InputError, match=r"^query_embedding: value 0 is inf"):
+        adagres.select([np.inf, 0.0], C, [1, 1, 1], 2)

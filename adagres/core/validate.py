@@ -33,12 +33,39 @@ def _float_array(value: Any, name: str) -> np.ndarray:
     raise InputError(f"{name}: expected numbers, got values of type {array.dtype}")
 
 
-def _describe_bad_row(row: np.ndarray) -> str:
-    if np.isnan(row).any():
-        return f"has a NaN at position {int(np.flatnonzero(np.isnan(row))[0])}"
-    if np.isinf(row).any():
-        return f"has an infinite value at position {int(np.flatnonzero(np.isinf(row))[0])}"
-    return "overflows when squared (values too large to normalise)"
+def vector_problem(row: np.ndarray) -> str | None:
+    """What makes an embedding unusable, in words, or None if it has a direction.
+
+    The one description of a bad vector: loaders, :class:`~adagres.Pool` and the core all
+    use it, so a NaN reads the same wherever it is caught.
+
+    >>> vector_problem(np.array([1.0, np.nan]))
+    'value 1 is nan: NaN and infinite values are not allowed'
+    >>> vector_problem(np.zeros(3))
+    'all 3 values are zero: the vector has no direction'
+    """
+    finite = np.isfinite(row)
+    if not finite.all():
+        position = int(np.flatnonzero(~finite)[0])
+        return f"value {position} is {row[position]}: NaN and infinite values are not allowed"
+    if not row.any():
+        return f"all {row.shape[0]} values are zero: the vector has no direction"
+    return None
+
+
+def normalise_rows(array: np.ndarray) -> np.ndarray:
+    """Rows divided by their norms, exact also for rows whose squared norm would over- or
+    underflow (those are scaled by their largest value first). Rows must be finite, nonzero."""
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.sqrt(np.vecdot(array, array))
+    extreme = ~np.isfinite(norms) | (norms == 0)
+    if not extreme.any():
+        return array / norms[:, None].astype(array.dtype)
+    out = np.array(array, copy=True)
+    scaled = out[extreme] / np.abs(out[extreme]).max(axis=1, keepdims=True)
+    out[extreme] = scaled
+    norms[extreme] = np.sqrt(np.vecdot(scaled, scaled))
+    return out / norms[:, None].astype(array.dtype)
 
 
 def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
@@ -61,21 +88,17 @@ def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
         raise InputError(f"{name}: the pool is empty (0 chunks)")
     if d == 0:
         raise InputError(f"{name}: embeddings have 0 dimensions")
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         squares = np.vecdot(array, array)
     # Already unit (|‖c‖² − 1| within 2·tol ⇔ |‖c‖ − 1| within ~tol): no copy.
     if (np.abs(squares - 1.0) <= 2 * UNIT_TOLERANCE[array.dtype]).all():
         return array
-    norms = np.sqrt(squares)
-    bad = ~np.isfinite(norms)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"{name}: chunk {i} {_describe_bad_row(array[i])}")
-    zero = norms == 0
-    if zero.any():
-        i = int(np.flatnonzero(zero)[0])
-        raise InputError(f"{name}: chunk {i} is an all-zero vector (it has no direction)")
-    return array / norms[:, None].astype(array.dtype)
+    suspect = ~np.isfinite(squares) | (squares == 0)
+    for i in np.flatnonzero(suspect):
+        problem = vector_problem(array[i])
+        if problem is not None:
+            raise InputError(f"{name}: chunk {i}: {problem}")
+    return normalise_rows(array)
 
 
 def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarray:
@@ -90,14 +113,14 @@ def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarr
         raise InputError(
             f"{name}: has {array.shape[0]} values, the chunk embeddings have {dim} dimensions"
         )
-    norm = float(np.sqrt(array @ array)) if np.isfinite(array).all() else float("nan")
-    if not np.isfinite(norm):
-        raise InputError(f"{name}: {_describe_bad_row(array)}")
-    if norm == 0:
-        raise InputError(f"{name}: is an all-zero vector (it has no direction)")
+    problem = vector_problem(array)
+    if problem is not None:
+        raise InputError(f"{name}: {problem}")
+    with np.errstate(over="ignore", under="ignore"):
+        norm = float(np.sqrt(array @ array))
     if abs(norm - 1.0) <= 1e-12:
         return array
-    return array / norm
+    return normalise_rows(array[None, :])[0]
 
 
 def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from adagres.core.validate import vector_problem
 from adagres.errors import PoolError
 from adagres.pools.pool import Chunk
 
@@ -152,20 +153,9 @@ def parse_vector(
                 chunk=chunk,
                 field=field,
             )
-        if not math.isfinite(number):
-            raise ctx.fail(
-                f"value {position} is {number}: NaN and infinite values are not allowed",
-                index=index,
-                chunk=chunk,
-                field=field,
-            )
-    if not any(value):
-        raise ctx.fail(
-            f"all {len(value)} values are zero: the vector has no direction",
-            index=index,
-            chunk=chunk,
-            field=field,
-        )
+    problem = vector_problem(np.array(value, np.float64))
+    if problem is not None:
+        raise ctx.fail(problem, index=index, chunk=chunk, field=field)
     return value
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from adagres.core.prepared import PreparedPool, prepare
+from adagres.core.validate import normalise_rows, vector_problem
 from adagres.errors import PoolError
 
 __all__ = ["GIVEN", "Chunk", "Pool"]
@@ -72,8 +73,7 @@ def _as_matrix(values: Any, what: str) -> np.ndarray | None:
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    unit = (matrix / norms).astype(np.float32)
+    unit = normalise_rows(np.atleast_2d(matrix)).astype(np.float32).reshape(matrix.shape)
     unit.setflags(write=False)
     return unit
 
@@ -143,15 +143,9 @@ class Pool:
                     f"{where}embeddings have shape {matrix.shape}, expected "
                     f"({len(self.chunks)}, d): one row per chunk"
                 )
-            norms = np.linalg.norm(matrix, axis=1)
-            for index in np.flatnonzero(~np.isfinite(matrix).all(axis=1) | (norms == 0)):
-                chunk_id = self.chunks[index].id
-                problem = (
-                    "is all zeros"
-                    if np.isfinite(matrix[index]).all()
-                    else ("contains NaN or infinite values")
-                )
-                raise PoolError(f"{where}chunk '{chunk_id}': embedding {problem}")
+            for index in np.flatnonzero(~np.isfinite(matrix).all(axis=1) | ~matrix.any(axis=1)):
+                problem = vector_problem(matrix[index])
+                raise PoolError(f"{where}chunk '{self.chunks[index].id}': embedding: {problem}")
         if query is not None:
             if query.ndim != 1:
                 raise PoolError(f"{where}query_embedding must be a flat list of numbers")
@@ -160,10 +154,9 @@ class Pool:
                     f"{where}query_embedding has {query.shape[0]} values, "
                     f"the pool's dimension is {matrix.shape[1]}"
                 )
-            if not np.isfinite(query).all():
-                raise PoolError(f"{where}query_embedding contains NaN or infinite values")
-            if not np.any(query):
-                raise PoolError(f"{where}query_embedding is all zeros")
+            problem = vector_problem(query)
+            if problem is not None:
+                raise PoolError(f"{where}query_embedding: {problem}")
 
     # -- views the selector and the app read
 
