@@ -138,11 +138,15 @@ class Settings:
         This is how the public functions turn their keyword arguments into the one value;
         an unknown keyword raises :class:`InputError` that names it.
         """
-        base = cls() if settings is None else settings
-        if not isinstance(base, Settings):
-            raise InputError(f"settings: expected adagres.Settings, got {type(base).__name__}")
-        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(cls)})
+        unknown = sorted(set(overrides) - _FIELDS)
         if unknown:
             raise InputError(f"settings: unknown setting {unknown[0]!r}")
-        return base.replace(**overrides) if overrides else base
+        if settings is None:
+            return cls(**overrides)
+        if not isinstance(settings, Settings):
+            raise InputError(f"settings: expected adagres.Settings, got {type(settings).__name__}")
+        return settings.replace(**overrides) if overrides else settings
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Settings))
 

@@ -71,12 +71,23 @@ def normalise_rows(array: np.ndarray) -> np.ndarray:
 def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
     """Return ``value`` as an (N, d) float array of unit rows, normalising only if needed.
 
+    See :func:`unit_rows_and_squares`, which also returns ‖c_i‖² of the returned rows.
+    """
+    return unit_rows_and_squares(value, name)[0]
+
+
+def unit_rows_and_squares(
+    value: Any, name: str = "chunk_embeddings"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``value`` as an (N, d) float array of unit rows, and ‖c_i‖² of those rows.
+
     float32 input stays float32 (embedding models emit float32 and it halves memory
     traffic); anything else becomes float64. Zero, NaN and infinite rows raise an error
     that names the row index. Idempotent: rows that are already unit within the dtype's
     tolerance are returned as they are, so ``unit_rows(unit_rows(x))`` is ``unit_rows(x)``
     bit for bit and every number derived from the rows is the same whichever caller
-    normalised first.
+    normalised first. The squared norms are computed the same way (``np.vecdot``) on both
+    paths, so their sum is also the same bits.
     """
     array = _float_array(value, name)
     if array.ndim != 2:
@@ -92,13 +103,14 @@ def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
         squares = np.vecdot(array, array)
     # Already unit (|‖c‖² − 1| within 2·tol ⇔ |‖c‖ − 1| within ~tol): no copy.
     if (np.abs(squares - 1.0) <= 2 * UNIT_TOLERANCE[array.dtype]).all():
-        return array
+        return array, squares
     suspect = ~np.isfinite(squares) | (squares == 0)
     for i in np.flatnonzero(suspect):
         problem = vector_problem(array[i])
         if problem is not None:
             raise InputError(f"{name}: chunk {i}: {problem}")
-    return normalise_rows(array)
+    rows = normalise_rows(array)
+    return rows, np.vecdot(rows, rows)
 
 
 def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarray:
