@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install run test lint format bench demo-data browser clean
+.PHONY: install run test test-fast lint format bench demo-data browser clean
 
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,11 +26,19 @@ browser:
 
 test: install browser
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy adagres
 	$(PY) -m pytest
+
+# The everyday loop, under a minute: no real UMAP, no corpus builds, no Chromium.
+test-fast: install
+	$(PY) -m ruff check .
+	$(PY) -m pytest -m "not slow and not browser"
 
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy adagres
 
 format: install
 	$(PY) -m ruff format .
