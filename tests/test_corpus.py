@@ -109,19 +109,6 @@ def test_pool_from_documents_ranks_by_cosine_and_round_trips(tmp_path, axis_mode
     assert again == pool and again.chunks[1].metadata["doc_id"] == "pets"
 
 
-def test_pool_from_documents_with_the_real_model(tmp_path):
-    docs = {
-        "a": "Paris is the capital and largest city of France.",
-        "b": "Photosynthesis converts light energy into chemical energy in plants.",
-    }
-    pool = pool_from_documents(
-        docs, "What is the capital of France?", size=50, overlap=0, top_n=2, cache_dir=tmp_path
-    )
-    assert pool.ids == ("a#0", "b#0")
-    assert pool.scores[0] > pool.scores[1] + 0.3
-    assert pool.embeddings.shape == (2, 384)
-
-
 def test_pool_from_documents_argument_checks():
     with pytest.raises(InputError, match="top_n must be a positive integer, got 0"):
         pool_from_documents({"d": TEXT}, "q", top_n=0)

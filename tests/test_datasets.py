@@ -4,29 +4,33 @@ from __future__ import annotations
 
 import importlib.util
 
+import numpy as np
 import pytest
 
 from adagres import datasets
 from adagres.errors import PoolError
+from adagres.pools.corpus import chunk_documents
 from adagres.pools.io import load_pools
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("datasets")
+def unit(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
-@pytest.fixture(scope="module")
-def pools(cache):
-    return datasets.fanoutqa_pools(cache_dir=cache)
+@pytest.fixture
+def pools(fanoutqa_dev_pools):
+    return fanoutqa_dev_pools  # built once per session (tests/conftest.py)
 
 
+@pytest.mark.data
 def test_wiki_summaries_are_the_10033_articles():
     summaries = datasets.wiki_summaries()
     assert len(summaries) == 10033
     assert summaries["Continent"]["title"] == "Continent"
 
 
+@pytest.mark.data
+@pytest.mark.slow
 def test_fanoutqa_pools_have_one_gold_summary_and_answers(pools):
     assert len(pools) == 558  # dev sub-questions whose evidence is among the summaries
     assert all(len(pool) == 20 and len(pool.gold_ids) == 1 for pool in pools)
@@ -38,18 +42,21 @@ def test_fanoutqa_pools_have_one_gold_summary_and_answers(pools):
     assert list(pool.scores) == sorted(pool.scores, reverse=True)
 
 
-def test_fanoutqa_pools_are_cached_on_disk(pools, cache, monkeypatch):
-    files = list(cache.glob("fanoutqa-dev-top20-*.jsonl"))
+@pytest.mark.data
+@pytest.mark.slow
+def test_fanoutqa_pools_are_cached_on_disk(pools, adagres_cache_dir, monkeypatch):
+    files = list((adagres_cache_dir / "datasets").glob("fanoutqa-dev-top20-*.jsonl"))
     assert len(files) == 1 and len(load_pools(files[0])) == 558
 
     def refuse(*args, **kwargs):
         raise AssertionError("rebuilt despite the cache")
 
     monkeypatch.setattr(datasets, "_fanout_pool", refuse)
-    again = datasets.fanoutqa_pools(cache_dir=cache, limit=3)
+    again = datasets.fanoutqa_pools(limit=3)
     assert [p.fingerprint for p in again] == [p.fingerprint for p in pools[:3]]
 
 
+@pytest.mark.data
 def test_drug_reviews_are_redundant_texts():
     reviews = datasets.drug_reviews()
     assert len(reviews) == 979
@@ -60,18 +67,35 @@ def test_drug_reviews_are_redundant_texts():
         datasets.drug_reviews(condition="Nope")
 
 
-def test_drug_review_pool_in_corpus_mode(cache):
+@pytest.mark.data
+def test_drug_review_pool_in_corpus_mode(tmp_path, fake_encoder):
+    """Chunks of the condition's reviews, ranked by cosine (a word-hash encoder stands in for
+    the model, which is not under test here)."""
+    reviews = datasets.drug_reviews(condition="Birth Control")
+    query = "weight gain on birth control"
     pool = datasets.drug_review_pool(
-        "weight gain on birth control",
+        query,
         condition="Birth Control",
         size=64,
         overlap=16,
         top_n=10,
-        cache_dir=cache,
+        cache_dir=tmp_path,
     )
     assert len(pool) == 10 and pool.tokenizer == "cl100k"
     assert pool.extra["condition"] == "Birth Control"
-    assert all(chunk.metadata["doc_id"].startswith("review-") for chunk in pool.chunks)
+    assert {chunk.metadata["doc_id"] for chunk in pool.chunks} <= set(reviews)
+    for chunk in pool.chunks:  # each chunk is a span of its review
+        meta = chunk.metadata
+        assert reviews[meta["doc_id"]][meta["start"] : meta["end"]] == chunk.text
+    assert pool.extra["corpus"]["documents"] == len(reviews) == 193
+    # The pool is the top 10 of all the condition's windows by cosine to the query.
+    windows = chunk_documents(reviews, size=64, overlap=16, tokenizer="cl100k")
+    assert pool.extra["corpus"]["chunks"] == len(windows) > 10
+    vectors = unit(fake_encoder.vectors([w.text for w in windows]))
+    cosine = vectors @ unit(fake_encoder.vectors([query]))[0]
+    top = sorted(range(len(windows)), key=lambda i: (-cosine[i], i))[:10]
+    assert pool.ids == tuple(windows[i].id for i in top)
+    np.testing.assert_allclose(pool.scores, cosine[top], atol=1e-6)
 
 
 def test_missing_package_is_a_clear_error(monkeypatch):

@@ -7,24 +7,33 @@ import pytest
 
 from adagres import embed
 from adagres.errors import PoolError
+from adagres.pools.corpus import pool_from_documents
 from adagres.pools.embed import DEFAULT_MODEL, embed_texts, ensure_embeddings, resolve_model
 from adagres.pools.io import pool_from_dict
 
 TEXTS = ["A cat sits on the mat.", "A kitten rests on a rug.", "Quarterly tax filing deadlines."]
 
 
-@pytest.fixture(scope="module")
-def real_vectors(tmp_path_factory):
-    """Embeddings of TEXTS from the real packaged model (loads it once for the module)."""
-    return embed_texts(TEXTS, cache_dir=tmp_path_factory.mktemp("cache"))
-
-
-def test_packaged_model_gives_unit_384d_vectors_with_sensible_cosines(real_vectors):
-    assert real_vectors.shape == (3, 384) and real_vectors.dtype == np.float32
-    np.testing.assert_allclose(np.linalg.norm(real_vectors, axis=1), 1.0, atol=1e-5)
-    cosine = real_vectors @ real_vectors.T
+@pytest.mark.model
+def test_packaged_model_gives_unit_384d_vectors_with_sensible_cosines(tmp_path):
+    """The one test that runs the real packaged model; every other test fakes ``_encode``."""
+    vectors = embed_texts(TEXTS, cache_dir=tmp_path)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    cosine = vectors @ vectors.T
     assert cosine[0, 1] > 0.5 > cosine[0, 2]  # cat~kitten far above cat~tax
     assert cosine[0, 1] > cosine[1, 2] + 0.3
+    # Corpus mode end to end with the default model: the answer passage ranks first.
+    docs = {
+        "a": "Paris is the capital and largest city of France.",
+        "b": "Photosynthesis converts light energy into chemical energy in plants.",
+    }
+    pool = pool_from_documents(
+        docs, "What is the capital of France?", size=50, overlap=0, top_n=2, cache_dir=tmp_path
+    )
+    assert pool.ids == ("a#0", "b#0") and pool.embedding_model == DEFAULT_MODEL
+    assert pool.scores[0] > pool.scores[1] + 0.3
+    assert pool.embeddings.shape == (2, 384)
 
 
 def test_local_model_folder_is_accepted_and_unknown_names_refused(tmp_path):
@@ -140,6 +149,7 @@ def test_dimension_mismatch_between_pool_and_model(tmp_path, fake_model):
         ensure_embeddings(pool, cache_dir=tmp_path)
 
 
+@pytest.mark.model  # sentence-transformers and the packaged model's files
 def test_a_folder_with_only_a_pickled_checkpoint_is_refused(tmp_path):
     """Weights are read from safetensors only: a pytorch_model.bin (a pickle) is never loaded."""
     import shutil

@@ -86,6 +86,7 @@ def test_importing_projection_and_sweep_loads_neither_umap_nor_plotly():
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_umap_is_deterministic_with_a_seed_and_handles_small_pools():
     """The one test that runs real UMAP (pays numba's compilation once, ~10 s)."""
     warm_up()
