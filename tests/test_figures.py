@@ -119,7 +119,15 @@ def test_hover_text_cannot_inject_markup(pool):
     assert len(hovers) == N + 1  # every chunk and the query
     for h in hovers:
         assert "<" not in strip_own_markup(h) and ">" not in strip_own_markup(h)
-    assert "&lt;script&gt;" in hovers[0] and "c" in hovers[0]
+    # Each point's hover names its own chunk, escaped: id, token count and text.
+    data = F.map_data(pool["proj"], pool["s"], 2, ids=pool["ids"], texts=pool["texts"])
+    groups = {"selected": data.picked, "candidates": data.candidates, "does not fit": data.unfit}
+    for name, group in groups.items():
+        hovertext = trace(fig, name).get("hovertext") or []
+        assert len(hovertext) == len(group.indices), name
+        for i, h in zip(group.indices, hovertext, strict=True):
+            assert h.startswith(f"<b>c{i}&lt;i&gt;</b><br>tokens {pool['tokens'][i]} ")
+            assert f"chunk {i}: &lt;script&gt;alert({i})&lt;/script&gt; &amp; more" in h
 
 
 def test_snippet_escapes_and_cuts():

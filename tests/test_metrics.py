@@ -48,9 +48,9 @@ def test_metrics_without_gold_and_for_empty_selections():
 
 def test_answer_normalisation():
     assert normalize_answer("  The Answer, an ANSWER! ") == "answer answer"
-    assert answer_found(["the 1,200 mg"], "limit: 1200 MG per day")
-    assert not answer_found(["12"], "take 120 mg")
-    assert not answer_found([""], "anything")
+    assert answer_found(["the 1,200 mg"], "limit: 1200 MG per day") is True
+    assert answer_found(["12"], "take 120 mg") is False  # whole tokens, not substrings
+    assert answer_found([""], "anything") is False
     assert iou([], []) == 1.0 and iou([1], [2]) == 0.0
 
 

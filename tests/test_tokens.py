@@ -10,8 +10,18 @@ from adagres.pools.io import pool_from_dict
 from adagres.pools.tokens import TOKENIZERS, count_tokens, ensure_token_counts, token_spans
 
 
-def test_tokenizers_listed():
-    assert TOKENIZERS == ("cl100k", "o200k", "minilm", "words")
+def test_every_listed_tokenizer_counts_and_no_other_is_accepted():
+    # "hello world" is 2 tokens for each: cl100k [15339, 1917], o200k [24912, 2375], MiniLM
+    # word pieces "hello", "world", and two words.
+    assert {name: count_tokens(["hello world"], name).tolist() for name in TOKENIZERS} == {
+        "cl100k": [2],
+        "o200k": [2],
+        "minilm": [2],
+        "words": [2],
+    }
+    for unlisted in ("gpt2", "p50k_base", "tiktoken", "CL100K"):
+        with pytest.raises(InputError, match=r"choose one of cl100k, o200k, minilm, words$"):
+            count_tokens(["hello world"], unlisted)
 
 
 def test_cl100k_counts_match_tiktoken_reference_values():
