@@ -29,7 +29,6 @@ __all__ = [
 FALLBACK_LAM = 0.01
 
 
-
 @dataclass(frozen=True)
 class Calibration:
     """Every number of the adaptive-λ derivation for one pool, budget and setting.

@@ -58,9 +58,7 @@ def greedy(pool: PreparedPool, budget: int, terms: Terms, rule: Rule, trace: boo
         loop.take(winner)  # 6. add it; used += ℓ_w; R += C·c_w; go to 2
 
 
-def resolve_terms(
-    pool: PreparedPool, budget: int, settings: Settings
-) -> tuple[Terms, Calibration]:
+def resolve_terms(pool: PreparedPool, budget: int, settings: Settings) -> tuple[Terms, Calibration]:
     """λ, α and τ of a run: λ adaptive (Eq. 7) or fixed, τ a cosine or ρ̄ (``"pool"``).
 
     Every strategy run with the same settings gets the same terms, so every reported F and

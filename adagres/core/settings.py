@@ -149,4 +149,3 @@ class Settings:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Settings))
-

@@ -291,8 +291,12 @@ def budget_sweep(
             row: dict[str, Any] = dict.fromkeys(BUDGET_COLUMNS)
             row["strategy"], row["budget"] = name, b
             try:
-                s = reference if name == "adagres" else run_prepared(
-                    name, pool, b, settings, texts=texts, reference=reference, trace=False
+                s = (
+                    reference
+                    if name == "adagres"
+                    else run_prepared(
+                        name, pool, b, settings, texts=texts, reference=reference, trace=False
+                    )
                 )
             except AdagresError as exc:
                 row["error"] = str(exc)
