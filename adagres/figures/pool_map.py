@@ -144,12 +144,14 @@ def map_data(
     label = "gain" if color_by == "gain" else "score"
     at = f"step {max(t, 1)}"
     candidates = points(
-        fits,
+        fits.tolist(),
         [f"{label} at {at}: {number(float(values[i]))}" for i in fits],
         values=tuple(float(values[i]) for i in fits),
     )
     left = selection.steps[max(t, 1) - 1].tokens_available
-    unfit = points(unfit_idx, [f"does not fit: {left} tokens left at {at}"] * len(unfit_idx))
+    unfit = points(
+        unfit_idx.tolist(), [f"does not fit: {left} tokens left at {at}"] * len(unfit_idx)
+    )
     query = (
         None
         if projection.query is None
@@ -171,11 +173,13 @@ def map_data(
 
 
 def _layer_trace(layer: Any, name: str, marker: dict[str, Any], **extra: Any) -> go.Scattergl:
-    """One layer of the map (candidates, did-not-fit, selected) as a hoverable trace."""
+    """One layer of the map (candidates, did-not-fit, selected) as a hoverable trace; each
+    point's ``customdata`` is its pool position."""
     options = {"mode": "markers", **extra}
     return go.Scattergl(
         x=list(layer.x),
         y=list(layer.y),
+        customdata=list(layer.indices),
         name=name,
         hovertext=list(layer.hover),
         hoverinfo="text",
@@ -208,6 +212,8 @@ def pool_map(
     the remaining candidates are coloured by their gain at the step (with a colour bar) and
     chunks that no longer fit are grey crosses. Hover: id, title, tokens, relevance, gain
     and final verdict, then a snippet of the text (escaped, so chunk text is plain text).
+    Every chunk's point carries its pool position as ``customdata`` (the query's star has
+    none), so a click event names the chunk without relying on the order of the traces.
     """
     data = map_data(
         projection, selection, step, ids=ids, texts=texts, titles=titles, color_by=color_by
@@ -256,6 +262,7 @@ def pool_map(
             go.Scattergl(
                 x=[data.winner_xy[0]],
                 y=[data.winner_xy[1]],
+                customdata=[data.winner],
                 mode="markers",
                 name=ring_name,
                 hoverinfo="skip",
@@ -288,7 +295,7 @@ def pool_map(
         n_steps = len(selection.steps)
         if data.step == 0:
             title = "Pool before the first pick"
-        elif data.winner_accepted:
+        elif data.winner_accepted and data.winner is not None:
             title = f"Step {data.step} of {n_steps}: pick {data.step} ({escape(ids[data.winner])})"
         else:
             title = f"Step {data.step} of {n_steps}: stopped ({data.stop_reason})"
