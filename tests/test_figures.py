@@ -85,6 +85,40 @@ def test_map_numbers_picks_in_order_at_projection_coordinates(pool):
     assert unfit_seen > 0
 
 
+def test_every_map_point_carries_its_pool_position(pool):
+    """A click names its chunk through customdata, whatever the trace order."""
+    s, p = pool["s"], pool["proj"]
+    for t in (1, s.size, len(s.steps)):
+        fig = F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"])
+        seen = []
+        for layer in fig.to_dict()["data"]:
+            if layer["name"] == "query":
+                assert "customdata" not in layer
+                continue
+            positions = list(layer["customdata"])
+            assert len(positions) == len(layer["x"])
+            np.testing.assert_array_equal(layer["x"], p.chunks[positions, 0])
+            np.testing.assert_array_equal(layer["y"], p.chunks[positions, 1])
+            for position, hover in zip(positions, layer.get("hovertext", []), strict=False):
+                assert hover.startswith(f"<b>c{position}&lt;i&gt;</b>")
+            if not layer["name"].startswith(("winner", "next")):
+                seen += positions
+        assert sorted(seen) == list(range(N))  # every chunk once (the ring repeats one)
+
+
+def test_figures_take_a_prepared_pool_like_its_matrix(pool):
+    s, C, q = pool["s"], pool["C"], pool["q"]
+    prepared = adagres.prepare(q, C, pool["tokens"])
+    for method in ("pick", "cluster"):
+        assert F.heatmap_order(s, prepared, method=method) == F.heatmap_order(s, C, method=method)
+    order = F.heatmap_order(s, C)
+    kwargs = {"order": order, "ids": pool["ids"], "texts": pool["texts"], "selected": s.indices}
+    assert F.heatmap_data(prepared, **kwargs) == F.heatmap_data(C, **kwargs)
+    a, b = project(prepared, prepared.query, method="pca"), project(C, q, method="pca")
+    np.testing.assert_array_equal(a.chunks, b.chunks)
+    np.testing.assert_array_equal(a.query, b.query)
+
+
 def test_map_at_and_beyond_the_stop_shows_all_picks_and_the_stop(pool):
     s, p = pool["s"], pool["proj"]
     last = len(s.steps)

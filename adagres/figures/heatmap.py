@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..core import validate as v
+from ..core.prepared import unit_chunks as unit_rows_of
 from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length
@@ -34,6 +35,9 @@ def heatmap_order(
 ) -> tuple[int, ...]:
     """An order of pool positions for the heatmap.
 
+    ``unit_chunks`` are the pool's embeddings (N, d) or its :class:`~adagres.PreparedPool`
+    (whose rows are not checked again).
+
     ``"pick"``: the picks in pick order, then the other chunks by decreasing relevance (ties
     to the lower position). ``"cluster"``: the same chunks grouped by average-linkage
     clustering on cosine distance (optimal leaf ordering up to
@@ -41,7 +45,7 @@ def heatmap_order(
     the pick order before clustering, so a clustered heatmap of a large pool shows the
     picks and the most relevant chunks (pass the heatmap's ``max_chunks``).
     """
-    chunks = v.unit_rows(unit_chunks, "unit_chunks")
+    chunks = unit_rows_of(unit_chunks, "unit_chunks")
     n = selection.n_chunks
     if chunks.shape[0] != n:
         raise InputError(f"unit_chunks: has {chunks.shape[0]} chunks, the selection {n}")
@@ -113,8 +117,11 @@ def heatmap_data(
     max_chunks: int = 150,
     snippet_chars: int = 50,
 ) -> HeatmapData:
-    """Build the matrix, labels, hover text and selected-block outlines (see the class)."""
-    chunks = v.unit_rows(unit_chunks, "unit_chunks")
+    """Build the matrix, labels, hover text and selected-block outlines (see the class).
+
+    ``unit_chunks`` are the pool's embeddings (N, d) or its :class:`~adagres.PreparedPool`.
+    """
+    chunks = unit_rows_of(unit_chunks, "unit_chunks")
     n = chunks.shape[0]
     check_length(ids, "ids", n)
     check_length(texts, "texts", n)

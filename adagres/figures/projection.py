@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..core import validate as v
+from ..core.prepared import unit_chunks as unit_rows_of
 from ..errors import InputError
 
 __all__ = ["METHODS", "Projection", "pca", "project", "warm_up"]
@@ -130,7 +131,8 @@ def project(
 ) -> Projection:
     """2-D coordinates of the chunks (and the query) under cosine geometry.
 
-    ``unit_chunks`` (N, d) and ``query`` (d,) are normalised if they are not unit vectors.
+    ``unit_chunks`` (N, d) and ``query`` (d,) are normalised if they are not unit vectors;
+    ``unit_chunks`` may be a :class:`~adagres.PreparedPool` (its rows are not checked again).
     ``method="umap"`` fits UMAP on the cosine distances of chunks and query together (the
     query is one extra point) with an explicit ``seed``; pools of fewer than 4 points fall
     back to PCA, and ``n_neighbors`` is lowered to (points − 1) when the pool is smaller
@@ -140,7 +142,7 @@ def project(
     >>> p.method, p.chunks.shape, p.query.shape
     ('pca', (3, 2), (2,))
     """
-    chunks = v.unit_rows(unit_chunks, "unit_chunks").astype(np.float64)
+    chunks = unit_rows_of(unit_chunks, "unit_chunks").astype(np.float64)
     q = None if query is None else v.unit_vector(query, chunks.shape[1], "query")
     v.choice(method, "method", METHODS)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
