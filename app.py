@@ -6,12 +6,12 @@ routes to the pages in ``pages/``. Shared controls and state live in ``ui/``.
 
 import streamlit as st
 
-from ui import data
+from ui.projection_store import projection_method, store
 
 st.set_page_config(page_title="AdaGReS Explorer", page_icon=":material/filter_alt:", layout="wide")
 
 # Created once per server process: starts numba's compilation in a background thread.
-data.projection_store(data.projection_method())
+store(projection_method())
 
 pages = [
     st.Page("pages/1_pool.py", title="Pool", icon=":material/database:", url_path="pool"),

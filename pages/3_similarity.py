@@ -1,28 +1,20 @@
 """Similarity: the pairwise cosine heatmap (picks outlined) and the near-duplicate pairs."""
 
-import pandas as pd
 import streamlit as st
 
 from adagres.core.metrics import NEAR_DUPLICATE
 from adagres.errors import AdagresError, SolverError
-from ui import data, render, state, views
+from ui import charts, compute, render, state, tables
 from ui.sidebar import sidebar
 
 SIZES = (50, 100, 150, 200)  # hover text grows as M²: about 4.5 MB at 200
 PAIRS_LISTED = 1000
-SNIPPET_CHARS = 80
-
-
-def plain_snippet(text: str) -> str:
-    """The start of a chunk's text on one line (plain text, for a table cell)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SNIPPET_CHARS else flat[:SNIPPET_CHARS].rstrip() + "…"
-
+FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
 
 # ---- controls
 settings = sidebar()
 st.title("Similarity")
-pool = render.current_pool(settings)
+pool, key = render.current_pool(settings)
 
 controls = st.columns([2, 2, 3])
 method = controls[0].radio(
@@ -44,7 +36,7 @@ max_chunks = controls[1].select_slider(
 
 # ---- cached call
 try:
-    selection = data.run_selection(settings)
+    selection = compute.selection(key)
 except SolverError as error:
     st.warning(render.escape_md(f"The exact strategy gives no selection here: {error}"))
     st.info("Choose another strategy in the sidebar, or a smaller budget, to see the heatmap.")
@@ -52,7 +44,7 @@ except SolverError as error:
 except AdagresError as error:
     render.error(str(error))
     st.stop()
-figure, shown, n = views.heatmap(settings, method, max_chunks)
+figure, shown, n = charts.heatmap(key, method, max_chunks)
 
 # ---- figure
 if len(shown) < n:
@@ -70,25 +62,9 @@ else:
         f"strategy {settings.strategy}). Hover a cell for both chunks' snippets and their cosine."
     )
 st.plotly_chart(figure, key="sim_heatmap", width="stretch")
-
-position_in_pick = {chunk: k for k, chunk in enumerate(selection.indices, start=1)}
 with st.expander(f"The {len(shown)} chunks of the heatmap, in row order"):
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "row": range(1, len(shown) + 1),
-                "id": [pool.ids[i] for i in shown],
-                "pick": [position_in_pick.get(i) for i in shown],
-                "relevance": [float(selection.relevance[i]) for i in shown],
-                "tokens": [int(pool.token_counts[i]) for i in shown],
-                "text": [pool.texts[i] for i in shown],
-            }
-        ),
-        key="sim_rows",
-        hide_index=True,
-        width="stretch",
-        column_config={"relevance": st.column_config.NumberColumn(format="%.4f")},
-    )
+    rows = tables.heatmap_rows_frame(pool, selection, shown)
+    render.table(rows, "sim_rows", {"relevance": FOUR_PLACES})
 
 # ---- near-duplicate pairs
 st.subheader("Near-duplicate pairs")
@@ -101,41 +77,18 @@ threshold = st.slider(
     key="sim_threshold",
     help="Pairs of chunks of the whole pool whose cosine is at least this value.",
 )
-duplicates = views.near_duplicates(settings.pool, threshold, PAIRS_LISTED)
-picked = set(selection.indices)
-
-
-def selected_label(i: int, j: int) -> str:
-    """Which chunks of a pair are in the selection: both, A, B or neither (empty)."""
-    if i in picked and j in picked:
-        return "both"
-    return "A" if i in picked else "B" if j in picked else ""
-
-
+duplicates = compute.near_duplicates(key.pool, threshold, PAIRS_LISTED)
 if not duplicates.total:
     st.info(f"No pair of chunks has a cosine of {threshold:.2f} or more.")
 else:
     listed = len(duplicates.pairs)
     more = f"; the {listed} most similar are listed" if listed < duplicates.total else ""
+    picked = set(selection.indices)
     both = sum(1 for i, j, _ in duplicates.pairs if i in picked and j in picked)
     st.caption(
         f"{duplicates.total} pairs with cosine ≥ {threshold:.2f}{more}. "
         f"{both} of the listed pairs are both in the selection."
     )
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "id A": [pool.ids[i] for i, _, _ in duplicates.pairs],
-                "id B": [pool.ids[j] for _, j, _ in duplicates.pairs],
-                "cosine": [s for _, _, s in duplicates.pairs],
-                "selected": [selected_label(i, j) for i, j, _ in duplicates.pairs],
-                "text A": [plain_snippet(pool.texts[i]) for i, _, _ in duplicates.pairs],
-                "text B": [plain_snippet(pool.texts[j]) for _, j, _ in duplicates.pairs],
-            }
-        ),
-        key="sim_pairs",
-        hide_index=True,
-        width="stretch",
-        column_config={"cosine": st.column_config.NumberColumn(format="%.4f")},
-    )
+    pairs = tables.pairs_frame(pool, duplicates, picked)
+    render.table(pairs, "sim_pairs", {"cosine": FOUR_PLACES})
 state.sync_url()

@@ -1,10 +1,9 @@
 """Why dropped: pick any chunk (map, table or id) and see its verdict and the numbers behind it."""
 
-import pandas as pd
 import streamlit as st
 
 from adagres import figures
-from ui import data, render, state
+from ui import charts, render, state, tables
 from ui.sidebar import sidebar
 
 # ---- controls
@@ -12,41 +11,26 @@ settings = sidebar()
 st.title("Why dropped")
 
 # ---- cached call
-pool, selection = render.pool_and_selection(settings)
-last = len(selection.steps)
+pool, key, selection = render.pool_and_selection(settings)
 position = {chunk_id: i for i, chunk_id in enumerate(pool.ids)}
-
 if settings.chunk not in position:
     if settings.chunk is not None:
         st.warning(render.escape_md(f"No chunk {settings.chunk!r} in this pool."))
     # Default: the most relevant chunk that was not selected (else the first pick).
     dropped = [i for i in selection.relevance.argsort()[::-1] if i not in selection.indices]
     settings = state.update(chunk=pool.ids[dropped[0] if dropped else selection.indices[0]])
-
 # The map at the stop is the Selection page's last-step map, from the same cache.
-map_figure, _, _, method, pending = data.step_figures(settings, last)
-# Which chunk each clicked point is: only trace membership matters here, not coordinates.
-projection, _, _ = data.projection(settings.pool)
-layers = figures.map_data(projection, selection, last, ids=pool.ids, texts=pool.texts)
-# Trace order of figures.pool_map: candidates, does not fit, selected, winner ring, query.
-trace_chunks = [
-    layers.candidates.indices,
-    layers.unfit.indices,
-    layers.picked.indices,
-    () if layers.winner is None else (layers.winner,),
-]
+map_figure, _, _, method, pending = charts.step_figures(key, len(selection.steps))
 
 
-def _chunk_from_map() -> None:
-    points = st.session_state["why_map"]["selection"]["points"]
-    for point in points:
-        curve, index = point.get("curve_number"), point.get("point_index")
-        if curve is not None and curve < len(trace_chunks) and index is not None:
-            state.update(chunk=pool.ids[trace_chunks[curve][index]])
-            return
+def chunk_from_map() -> None:
+    """A click on the map: each point carries its pool position (``customdata``)."""
+    clicked = render.clicked_position(st.session_state["why_map"]["selection"]["points"])
+    if clicked is not None:
+        state.update(chunk=pool.ids[clicked])
 
 
-def _chunk_from_table() -> None:
+def chunk_from_table() -> None:
     rows = st.session_state["why_table"]["selection"]["rows"]
     if rows:
         state.update(chunk=pool.ids[rows[0]])
@@ -70,48 +54,24 @@ if verdict.tokens_left is not None and str(verdict.kind) == "did_not_fit":
     st.text(
         f"Needed {verdict.tokens} tokens; {verdict.tokens_left} were left at step {verdict.step}."
     )
-
 if verdict.history:
     st.plotly_chart(
         figures.verdict_figure(selection, chunk, ids=pool.ids), key="why_verdict", width="stretch"
     )
-    history = pd.DataFrame(
-        {
-            "step": [h.step for h in verdict.history],
-            "its gain": [round(h.gain, 4) for h in verdict.history],
-            "fits": [h.eligible for h in verdict.history],
-            "winner": [None if h.winner is None else pool.ids[h.winner] for h in verdict.history],
-            "winner gain": [
-                None if h.winner_gain is None else round(h.winner_gain, 4) for h in verdict.history
-            ],
-        }
-    )
-    st.dataframe(history, key="why_history", hide_index=True, width="stretch")
+    render.table(tables.history_frame(pool, verdict), "why_history")
 if verdict.redundancy_sources:
     st.text("Selected chunks that made it redundant (cosine to this chunk):")
-    sources = pd.DataFrame(
-        {
-            "selected chunk": [pool.ids[j] for j, _ in verdict.redundancy_sources],
-            "cosine": [round(s, 4) for _, s in verdict.redundancy_sources],
-        }
-    )
-    st.dataframe(sources, key="why_sources", hide_index=True)
+    st.dataframe(tables.sources_frame(pool, verdict), key="why_sources", hide_index=True)
 render.chunk_text(pool, chunk)
 
 # ---- pick another chunk: on the map or in the table
 st.subheader("Pick a chunk on the map or in the table")
 st.plotly_chart(
-    map_figure, key="why_map", on_select=_chunk_from_map, selection_mode="points", width="stretch"
+    map_figure, key="why_map", on_select=chunk_from_map, selection_mode="points", width="stretch"
 )
 render.projection_note(method, pending)
 if pending:
-    render.wait_for_projection(settings.pool)
-st.dataframe(
-    data.pool_frame(pool, selection),
-    key="why_table",
-    on_select=_chunk_from_table,
-    selection_mode="single-row",
-    hide_index=True,
-    width="stretch",
-)
+    render.wait_for_projection(key.pool)
+render.table(tables.pool_frame(pool, selection), "why_table", on_select=chunk_from_table,
+             selection_mode="single-row")  # fmt: skip
 state.sync_url()

@@ -1,2 +1,13 @@
-"""Streamlit app layer shared by the pages: state and URL (``state``), the sidebar
-(``sidebar``), cached data (``data``) and small render helpers (``render``)."""
+"""Streamlit app layer shared by the pages, by concern.
+
+- ``state``: the app's settings (one frozen value holding the core's ``adagres.Settings``),
+  session state and the URL; ``sidebar``: the shared controls; ``routing``: deep links.
+- ``pools``: the pools of this server process and their sources; ``compute``: cached
+  computations keyed by the settings value (``selection_key``); ``charts``: cached figures;
+  ``projection_store``: the map's coordinates (PCA now, UMAP in the background);
+  ``cache``: the slot every cached result is kept in; ``progress``: the one way the data
+  layer draws while it works.
+- ``tables``: pandas frames; ``render``, ``text``: small render helpers; ``pool_sources``,
+  ``replay``, ``derivation``, ``comparison``: blocks of the Pool, Selection, λ and Compare
+  pages.
+"""

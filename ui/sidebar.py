@@ -1,4 +1,4 @@
-"""The shared sidebar: pool, budget, strategy, policy and λ controls, bound to the URL."""
+"""The shared sidebar: pool, budget, strategy and how to select, bound to the URL."""
 
 from __future__ import annotations
 
@@ -7,24 +7,38 @@ import functools
 import streamlit as st
 
 from adagres.core.baselines import STRATEGIES
-from adagres.core.settings import FORMULAS, POLICIES
+from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.errors import AdagresError
 
-from . import data, render, state
+from . import compute, pools, render, state
 from .routing import route_through_app
 from .state import Settings
 
-__all__ = ["LAM_SLIDER_MAX", "sidebar"]
+__all__ = ["LAM_SLIDER_MAX", "manual_start", "sidebar"]
 
 #: Upper end of the manual λ slider (a URL may carry a larger value; the slider then extends).
 LAM_SLIDER_MAX = 2.0
+#: Chunks the calibration starts with when the user switches to "top N".
+DEFAULT_TOP_N = 20
 
 _POLICY_HELP = (
     "skip: stop only when nothing fits or no gain is positive (default). "
     "stop: the paper's Algorithm 1, stop when the best chunk does not fit. "
     "ratio: gain per token. fill: keep spending the budget after the gains turn ≤ 0."
 )
-_FLOOR_MODES = ("off", "pool", "value")
+_TOP_N_HELP = (
+    "Take L̄, r̄ and ρ̄ (and the τ = ρ̄ floor) over the N chunks most relevant to the query, "
+    "the paper's top-N pool, instead of the whole pool."
+)
+
+
+def manual_start(settings: Settings) -> float:
+    """Where a manual λ starts: the adaptive λ these settings give now, as the URL writes it."""
+    return float(state.url_number(compute.adaptive_lam(compute.selection_key(settings))))
+
+
+def _lam_from_mode(mode: str) -> float | str:
+    return "adaptive" if mode == "adaptive" else manual_start(state.current())
 
 
 def _floor_mode(floor: object) -> str:
@@ -32,36 +46,40 @@ def _floor_mode(floor: object) -> str:
 
 
 def _floor_from_mode(mode: str) -> object:
-    if mode == "off":
-        return None
-    if mode == "pool":
-        return "pool"
-    previous = state.current().redundancy_floor
+    if mode in ("off", "pool"):
+        return None if mode == "off" else "pool"
+    previous = state.current().selector.redundancy_floor
     return previous if isinstance(previous, float) else 0.5
 
 
-# Every sidebar setting changes the selection, so moving one starts the replay over.
+def _top_n_from_mode(mode: str, n_chunks: int) -> int | None:
+    if mode == "whole pool":
+        return None
+    return state.current().selector.calibration_top_n or max(2, min(DEFAULT_TOP_N, n_chunks))
+
+
+# Every setting below the pool changes the selection, so moving one starts the replay over.
 _bind_setting = functools.partial(state.bind, reset={"step": None})
 
 
 def sidebar() -> Settings:
     """Draw the shared controls in the sidebar and return the settings they give.
 
-    Stops the page (``st.stop``) with a message when there is no pool to show.
+    Stops the page (``st.stop``) with a message when the pool cannot be loaded.
     """
     route_through_app()
     settings = state.current()
-    keys = data.pool_keys()
+    keys = pools.pool_keys()
     with st.sidebar:
         for message in state.url_warnings():
             st.warning(render.escape_md(message))
-        if settings.pool not in keys and data.resolvable(settings.pool):
+        if settings.pool not in keys and pools.resolvable(settings.pool):
             # A key that names its own data (fanoutqa-<i>): rebuild it rather than fall back.
             try:
-                data.get_pool(settings.pool)
+                pools.get_pool(settings.pool)
             except AdagresError as error:
                 st.warning(render.escape_md(f"Could not rebuild pool {settings.pool!r}: {error}"))
-            keys = data.pool_keys()
+            keys = pools.pool_keys()
         if not keys:
             st.info("No pool yet: upload one or build one from documents on the Pool page.")
             state.sync_url()
@@ -74,115 +92,78 @@ def sidebar() -> Settings:
                     )
                 )
             state.update(pool=keys[0], step=None, chunk=None)
-        state.bind(
-            st.selectbox,
-            "pool",
-            "sb_pool",
-            "Pool",
-            options=keys,
-            format_func=data.pool_label,
-            reset={"step": None, "chunk": None},
-        )
+        state.bind(st.selectbox, "pool", "sb_pool", "Pool", options=keys,
+                   format_func=pools.pool_label, reset={"step": None, "chunk": None})  # fmt: skip
         try:
-            pool = data.get_pool(state.current().pool)
+            pool = pools.get_pool(state.current().pool)
         except AdagresError as error:
             render.error(str(error))
             st.stop()
-        low, high = data.budget_limits(pool)
-        budget = state.current().budget
-        if not low <= budget <= high:
-            state.update(budget=min(max(budget, low), high))
-        _bind_setting(
-            st.slider,
-            "budget",
-            "sb_budget",
-            "Budget (tokens)",
-            min_value=low,
-            max_value=high,
-            step=1,
-        )
-        _bind_setting(
-            st.selectbox,
-            "strategy",
-            "sb_strategy",
-            "Strategy",
-            options=STRATEGIES,
-        )
-        _bind_setting(
-            st.selectbox,
-            "policy",
-            "sb_policy",
-            "Policy (AdaGReS)",
-            options=POLICIES,
-            help=_POLICY_HELP,
-        )
-        _bind_setting(
-            st.radio,
-            "lam_mode",
-            "sb_lam_mode",
-            "λ (redundancy weight)",
-            options=("adaptive", "manual"),
-            horizontal=True,
-        )
-        if state.current().lam_mode == "manual":
-            top = max(LAM_SLIDER_MAX, state.current().lam)
-            _bind_setting(
-                st.slider,
-                "lam",
-                "sb_lam",
-                "λ",
-                min_value=0.0,
-                max_value=top,
-                step=0.005,
-                format="%.3f",
-            )
-        else:
-            _bind_setting(
-                st.selectbox,
-                "formula",
-                "sb_formula",
-                "Formula (Eq. 7)",
-                options=FORMULAS,
-                help="paper: Eq. 7 as printed; derived: what Eqs. 5–6 give.",
-            )
-            _bind_setting(
-                st.number_input,
-                "scale",
-                "sb_scale",
-                "Scale of λ*",
-                step=0.1,
-                format="%.2f",
-            )
-            _bind_setting(
-                st.number_input,
-                "offset",
-                "sb_offset",
-                "Offset of λ",
-                step=0.01,
-                format="%.3f",
-            )
-        with st.expander("Redundancy floor τ"):
-            _bind_setting(
-                st.radio,
-                "redundancy_floor",
-                "sb_floor_mode",
-                "Count similarity above",
-                options=_FLOOR_MODES,
-                horizontal=True,
-                to_widget=_floor_mode,
-                from_widget=_floor_from_mode,
-                format_func=lambda m: {"off": "0 (off)", "pool": "ρ̄ (pool)", "value": "a value"}[m],
-            )
-            if isinstance(state.current().redundancy_floor, float):
-                _bind_setting(
-                    st.number_input,
-                    "redundancy_floor",
-                    "sb_floor",
-                    "τ (cosine)",
-                    min_value=-1.0,
-                    max_value=1.0,
-                    step=0.05,
-                    format="%.2f",
-                )
+        _selection_controls(len(pool), *pools.budget_limits(pool))
     state.sync_url()
     return state.current()
+
+
+def _selection_controls(n_chunks: int, low: int, high: int) -> None:
+    """Budget, strategy and the fields of the core's settings (λ, policy, formula, τ, N)."""
+    budget = state.current().budget
+    if not low <= budget <= high:
+        state.update(budget=min(max(budget, low), high))
+    _bind_setting(st.slider, "budget", "sb_budget", "Budget (tokens)", min_value=low,
+                  max_value=high, step=1)  # fmt: skip
+    _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=STRATEGIES)
+    _bind_setting(st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES,
+                  help=_POLICY_HELP)  # fmt: skip
+    _bind_setting(
+        st.radio,
+        "lam",
+        "sb_lam_mode",
+        "λ (redundancy weight)",
+        options=("adaptive", "manual"),
+        horizontal=True,
+        to_widget=lambda lam: "adaptive" if lam == "adaptive" else "manual",
+        from_widget=_lam_from_mode,
+        help="Switching to manual starts from the adaptive λ of the current settings.",
+    )
+    if state.current().lam_mode == "manual":
+        top = max(LAM_SLIDER_MAX, state.current().selector.lam)
+        _bind_setting(st.slider, "lam", "sb_lam", "λ", min_value=0.0, max_value=top,
+                      step=0.005, format="%.4f")  # fmt: skip
+    else:
+        _bind_setting(st.selectbox, "formula", "sb_formula", "Formula (Eq. 7)", options=FORMULAS,
+                      help="paper: Eq. 7 as printed; derived: what Eqs. 5–6 give.")  # fmt: skip
+        _bind_setting(st.number_input, "scale", "sb_scale", "Scale of λ*", step=0.1,
+                      format="%.2f", min_value=-MAX_WEIGHT, max_value=MAX_WEIGHT)  # fmt: skip
+        _bind_setting(st.number_input, "offset", "sb_offset", "Offset of λ", step=0.01,
+                      format="%.3f", min_value=-MAX_WEIGHT, max_value=MAX_WEIGHT)  # fmt: skip
+    with st.expander("Calibration pool (top N)"):
+        _bind_setting(
+            st.radio,
+            "calibration_top_n",
+            "sb_topn_mode",
+            "λ statistics over",
+            options=("whole pool", "top N"),
+            horizontal=True,
+            to_widget=lambda n: "whole pool" if n is None else "top N",
+            from_widget=lambda mode: _top_n_from_mode(mode, n_chunks),
+            help=_TOP_N_HELP,
+        )
+        top_n = state.current().selector.calibration_top_n
+        if top_n is not None:
+            _bind_setting(st.number_input, "calibration_top_n", "sb_topn", "N (most relevant)",
+                          min_value=2, max_value=max(n_chunks, top_n, 2), step=1)  # fmt: skip
+    with st.expander("Redundancy floor τ"):
+        _bind_setting(
+            st.radio,
+            "redundancy_floor",
+            "sb_floor_mode",
+            "Count similarity above",
+            options=("off", "pool", "value"),
+            horizontal=True,
+            to_widget=_floor_mode,
+            from_widget=_floor_from_mode,
+            format_func=lambda m: {"off": "0 (off)", "pool": "ρ̄ (pool)", "value": "a value"}[m],
+        )
+        if isinstance(state.current().selector.redundancy_floor, float):
+            _bind_setting(st.number_input, "redundancy_floor", "sb_floor", "τ (cosine)",
+                          min_value=-1.0, max_value=1.0, step=0.05, format="%.2f")  # fmt: skip

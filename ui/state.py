@@ -2,20 +2,26 @@
 
 The contract, for every page:
 
-- ``ui.sidebar.sidebar()`` returns the current :class:`Settings` (pool, budget, λ, policy,
-  strategy, ...) after rendering the shared sidebar controls. Call it first on every page.
-- The source of truth is ``st.session_state["settings"]`` (a :class:`Settings`). Widgets are
-  bound to it with :func:`bind`: before a widget is drawn its session-state value is set from
-  the settings, and its ``on_change`` callback writes the new value back. So state survives
-  page switches (Streamlit drops the state of widgets a page does not draw) and code can
-  change a setting with :func:`update` (then ``st.rerun()`` if the page was already drawn).
+- ``ui.sidebar.sidebar()`` returns the current :class:`Settings` after rendering the shared
+  sidebar controls. Call it first on every page.
+- :class:`Settings` holds what only the app has (the pool key, the budget, the strategy, the
+  replay step, the inspected chunk) and ``selector``, the core's :class:`adagres.Settings`
+  (λ, policy, formula, scale, offset, τ, calibration top-N), which travels unchanged to every
+  computation and is the cache key of all of them (``ui.compute.selection_key``).
+- The source of truth is ``st.session_state["settings"]``. Widgets are bound to it with
+  :func:`bind`: before a widget is drawn its session-state value is set from the settings,
+  and its ``on_change`` callback writes the new value back. So state survives page switches
+  (Streamlit drops the state of widgets a page does not draw) and code can change a setting
+  with :func:`update` (then ``st.rerun()`` if the page was already drawn). Both take the
+  fields of either part by name (``update(budget=600, policy="fill")``).
 - The URL mirrors the settings: :func:`sync_url` writes :meth:`Settings.to_params` into
   ``st.query_params`` (the sidebar calls it on every run). On the first run of a session the
-  settings are read from the URL (:meth:`Settings.from_params`); values that do not parse are
-  ignored with a warning. Query-string keys: ``pool``, ``budget``, ``strategy``, ``policy``,
-  ``lam`` (``adaptive`` or a number ≥ 0), ``formula``, ``scale``, ``offset``, ``floor``
-  (``off``, ``pool`` or a number), ``step`` (1-based; absent = the last step) and ``chunk``
-  (a chunk id, for "Why dropped").
+  settings are read from the URL (:meth:`Settings.from_params`); values that do not parse or
+  that :class:`adagres.Settings` refuses are ignored with a warning. Query-string keys:
+  ``pool``, ``budget``, ``strategy``, ``policy``, ``lam`` (``adaptive`` or a number ≥ 0),
+  ``formula``, ``scale``, ``offset``, ``floor`` (``off``, ``pool`` or a cosine), ``topn``
+  (calibration over the N most relevant chunks; absent = the whole pool), ``step`` (1-based;
+  absent = the last step) and ``chunk`` (a chunk id, for "Why dropped").
 - Page-local widgets that are not part of the URL use plain explicit keys, prefixed by
   the page (``pool_``, ``sel_``, ``why_``, ``sim_``, ``lam_``, ``cmp_``).
 """
@@ -25,21 +31,25 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import streamlit as st
 
+from adagres import InputError
+from adagres import Settings as Selector
 from adagres.core.baselines import STRATEGIES
-from adagres.core.settings import FORMULAS, POLICIES
 
 __all__ = [
     "DEFAULT_BUDGET",
+    "SELECTOR_FIELDS",
+    "Selector",
     "Settings",
     "bind",
     "current",
     "sync_url",
     "update",
+    "url_number",
     "url_warnings",
 ]
 
@@ -48,52 +58,62 @@ _STATE_KEY = "settings"
 _WARNINGS_KEY = "settings_url_warnings"
 
 LamMode = Literal["adaptive", "manual"]
-Floor = float | Literal["pool"] | None
+
+#: Fields of :class:`adagres.Settings`, which :meth:`Settings.replace` takes by name.
+SELECTOR_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Selector))
 
 
 @dataclass(frozen=True)
 class Settings:
     """Everything that decides what the app shows; small values only (hashable, cacheable).
 
-    ``pool`` is a pool key (see ``ui.data``); ``budget`` is in tokens of the pool's
-    tokenizer. ``lam_mode="adaptive"`` derives λ from the pool (``formula``, ``scale``,
-    ``offset`` shape it); ``"manual"`` uses ``lam``. ``redundancy_floor`` is τ: None (off),
-    ``"pool"`` (ρ̄) or a cosine. ``step`` is the 1-based step shown by the replay, None for the
-    last one; ``chunk`` is the chunk id inspected on "Why dropped" (None: none chosen).
+    ``pool`` is a pool key (see ``ui.pools``); ``budget`` is in tokens of the pool's
+    tokenizer; ``strategy`` one of :data:`adagres.baselines.STRATEGIES`. ``selector`` says how
+    to select (every strategy gets the same value, so their F compare). ``step`` is the
+    1-based step shown by the replay, None for the last one; ``chunk`` is the chunk id
+    inspected on "Why dropped" (None: none chosen).
     """
 
     pool: str = ""
     budget: int = DEFAULT_BUDGET
     strategy: str = "adagres"
-    policy: str = "skip"
-    lam_mode: LamMode = "adaptive"
-    lam: float = 0.05
-    formula: str = "paper"
-    scale: float = 1.0
-    offset: float = 0.0
-    redundancy_floor: Floor = None
+    selector: Selector = field(default_factory=Selector)
     step: int | None = None
     chunk: str | None = None
 
     @property
-    def lam_arg(self) -> float | Literal["adaptive"]:
-        """The ``lam`` argument of :func:`adagres.select`: ``"adaptive"`` or the manual λ."""
-        return "adaptive" if self.lam_mode == "adaptive" else self.lam
+    def lam_mode(self) -> LamMode:
+        """``"adaptive"`` (λ from the pool, Eq. 7) or ``"manual"`` (``selector.lam``)."""
+        return "adaptive" if self.selector.adaptive else "manual"
+
+    def get(self, name: str) -> Any:
+        """The field ``name`` of the app settings or of ``selector``."""
+        return getattr(self.selector if name in SELECTOR_FIELDS else self, name)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with fields of either part changed (``selector`` fields validated)."""
+        core = {k: changes.pop(k) for k in list(changes) if k in SELECTOR_FIELDS}
+        if core:
+            changes["selector"] = changes.get("selector", self.selector).replace(**core)
+        return dataclasses.replace(self, **changes)
 
     def to_params(self) -> dict[str, str]:
-        """The query-string form of these settings (every field, ``step``/``chunk`` if set)."""
-        floor = self.redundancy_floor
+        """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set)."""
+        s = self.selector
+        floor = s.redundancy_floor
         params = {
             "pool": self.pool,
             "budget": str(self.budget),
             "strategy": self.strategy,
-            "policy": self.policy,
-            "lam": "adaptive" if self.lam_mode == "adaptive" else _num(self.lam),
-            "formula": self.formula,
-            "scale": _num(self.scale),
-            "offset": _num(self.offset),
-            "floor": "off" if floor is None else floor if floor == "pool" else _num(floor),
+            "policy": s.policy,
+            "lam": "adaptive" if s.adaptive else url_number(s.lam),
+            "formula": s.formula,
+            "scale": url_number(s.scale),
+            "offset": url_number(s.offset),
+            "floor": "off" if floor is None else floor if floor == "pool" else url_number(floor),
         }
+        if s.calibration_top_n is not None:
+            params["topn"] = str(s.calibration_top_n)
         if self.step is not None:
             params["step"] = str(self.step)
         if self.chunk is not None:
@@ -104,37 +124,39 @@ class Settings:
     def from_params(cls, params: Mapping[str, str]) -> tuple[Settings, list[str]]:
         """Settings from a query string, and one message per value that was ignored."""
         values: dict[str, Any] = {}
+        core: dict[str, Any] = {}
         problems: list[str] = []
 
-        def take(key: str, parse: Callable[[str], Any], field: str | None = None) -> None:
+        def take(key: str, parse: Callable[[str], Any], name: str | None = None) -> None:
             if key not in params:
                 return
-            raw = params[key]
+            raw, name = params[key], name or key
             try:
-                values[field or key] = parse(raw)
-            except ValueError as error:
+                value = parse(raw)
+                if name in SELECTOR_FIELDS:
+                    Selector(**{name: value})  # the core's own check of this one field
+            except (ValueError, InputError) as error:
                 problems.append(f"ignored {key}={raw!r} in the URL: {error}")
+                return
+            (core if name in SELECTOR_FIELDS else values)[name] = value
 
         take("pool", _text)
         take("budget", lambda s: _integer(s, minimum=1))
         take("strategy", lambda s: _option(s, STRATEGIES))
-        take("policy", lambda s: _option(s, POLICIES))
-        take("formula", lambda s: _option(s, FORMULAS))
+        take("policy", _text)
+        take("formula", _text)
         take("scale", _real)
         take("offset", _real)
-        if params.get("lam") == "adaptive":
-            values["lam_mode"] = "adaptive"
-        else:
-            take("lam", lambda s: _real(s, minimum=0.0))
-            if "lam" in values:
-                values["lam_mode"] = "manual"
+        take("lam", lambda s: "adaptive" if s == "adaptive" else _real(s))
         take("floor", _floor, "redundancy_floor")
+        take("topn", lambda s: _integer(s, minimum=2), "calibration_top_n")
         take("step", lambda s: _integer(s, minimum=1))
         take("chunk", _text)
-        return cls(**values), problems
+        return cls(**values, selector=Selector(**core)), problems
 
 
-def _num(value: float) -> str:
+def url_number(value: float) -> str:
+    """A number as the URL writes it (6 significant digits; tiny values exactly)."""
     return f"{value:g}" if abs(value) >= 1e-4 or value == 0 else repr(value)
 
 
@@ -154,15 +176,13 @@ def _integer(raw: str, *, minimum: int) -> int:
     return value
 
 
-def _real(raw: str, *, minimum: float | None = None) -> float:
+def _real(raw: str) -> float:
     try:
         value = float(raw)
     except ValueError:
         raise ValueError("not a number") from None
     if not math.isfinite(value):
         raise ValueError("not a finite number")
-    if minimum is not None and value < minimum:
-        raise ValueError(f"must be ≥ {minimum:g}")
     return value
 
 
@@ -172,7 +192,7 @@ def _option(raw: str, options: tuple[str, ...]) -> str:
     return raw
 
 
-def _floor(raw: str) -> Floor:
+def _floor(raw: str) -> float | str | None:
     if raw == "off":
         return None
     if raw == "pool":
@@ -199,8 +219,8 @@ def url_warnings() -> list[str]:
 
 
 def update(**changes: Any) -> Settings:
-    """Replace some fields of the session's settings; return the new settings."""
-    settings = dataclasses.replace(current(), **changes)
+    """Replace some fields of the session's settings (either part, by name); return them."""
+    settings = current().replace(**changes)
     st.session_state[_STATE_KEY] = settings
     return settings
 
@@ -214,7 +234,7 @@ def sync_url() -> None:
 
 def bind(
     widget: Callable[..., Any],
-    field: str,
+    name: str,
     key: str,
     *args: Any,
     to_widget: Callable[[Any], Any] = lambda value: value,
@@ -222,16 +242,17 @@ def bind(
     reset: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Draw ``widget`` (e.g. ``st.slider``) bound to ``Settings.<field>``; return its value.
+    """Draw ``widget`` (e.g. ``st.slider``) bound to the setting ``name``; return its value.
 
-    ``to_widget``/``from_widget`` convert between the setting and the widget value (for a
-    setting with a sentinel such as ``step=None`` meaning "last"). ``reset`` gives other
-    fields to set when the user changes this one (e.g. a new pool resets ``chunk``).
+    ``name`` is a field of :class:`Settings` or of its ``selector``. ``to_widget`` /
+    ``from_widget`` convert between the setting and the widget value (for a setting with a
+    sentinel such as ``step=None`` meaning "last"). ``reset`` gives other fields to set when
+    the user changes this one (e.g. a new pool resets ``chunk``).
     """
-    st.session_state[key] = to_widget(getattr(current(), field))
+    st.session_state[key] = to_widget(current().get(name))
 
     def copy_back() -> None:
-        update(**{field: from_widget(st.session_state[key])}, **dict(reset or {}))
+        update(**{name: from_widget(st.session_state[key])}, **dict(reset or {}))
 
     widget(*args, key=key, on_change=copy_back, **kwargs)
-    return getattr(current(), field)
+    return current().get(name)

@@ -1,6 +1,6 @@
 """Escaping for the Streamlit calls that render Markdown (labels, metrics, messages).
 
-Kept apart from ``ui.render`` so that ``ui.data`` can use it without an import cycle.
+Kept apart from ``ui.render`` so that ``ui.progress`` can use it without an import cycle.
 """
 
 from __future__ import annotations

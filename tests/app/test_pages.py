@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from synthetic import INJECTION
 
+import adagres
+from adagres import baselines
 from adagres.pools.io import load_pool
 
 APP = "../../app.py"
@@ -198,6 +201,76 @@ def test_url_round_trip(pools_dir):
     assert context_ids(again) == context_ids(at)
 
 
+@pytest.mark.parametrize("strategy", ["adagres", "topk_same_k", "mmr"])
+def test_url_settings_reach_the_core_unchanged(pools_dir, strategy):
+    """Scale, offset, τ and the calibration's top N set in the URL give exactly the selection
+    the library gives with the same adagres.Settings."""
+    params = {"pool": "medium", "budget": "1500", "strategy": strategy, "policy": "skip",
+              "lam": "adaptive", "formula": "derived", "scale": "1.5", "offset": "0.01",
+              "floor": "0.2", "topn": "40"}  # fmt: skip
+    at = page(SELECTION, **params)
+    no_error(at)
+    assert at.query_params == params  # topn is written back like the others
+    assert at.radio(key="sb_topn_mode").value == "top N"
+    assert at.number_input(key="sb_topn").value == 40
+    settings = adagres.Settings(formula="derived", scale=1.5, offset=0.01,
+                                redundancy_floor=0.2, calibration_top_n=40)  # fmt: skip
+    pool = load_pool(pools_dir / "medium.json")
+    args = (pool.query_embedding, pool.embeddings, pool.token_counts, 1500)
+    expected = (
+        adagres.select(*args, settings=settings)
+        if strategy == "adagres"
+        else baselines.run(strategy, *args, settings=settings, texts=pool.texts)
+    )
+    assert expected.calibration.top_n == 40 and expected.redundancy_floor == 0.2
+    assert context_ids(at) == [pool.ids[i] for i in expected.indices]
+    # F is the sum of the accepted step gains; the timeline draws each of them.
+    timeline = figures(at)[1]
+    gains = array(trace(timeline, "winner")["y"])
+    assert math.fsum(gains) == pytest.approx(expected.objective, rel=1e-12)
+    assert metric(at, "F(S)") == f"{expected.objective:.4f}"
+    assert metric(at, "λ") == f"{expected.lam:.4f}"
+    # Without topn the calibration takes the whole pool: another λ.
+    whole = page(SELECTION, **{k: v for k, v in params.items() if k != "topn"})
+    assert "topn" not in whole.query_params
+    over_all = adagres.select(*args, settings=settings.replace(calibration_top_n=None))
+    assert metric(whole, "λ") == f"{over_all.lam:.4f}" != metric(at, "λ")
+
+
+def test_manual_lambda_starts_at_the_adaptive_lambda(pools_dir):
+    at = page(SELECTION, pool="medium", budget="1200", scale="0.8")
+    adaptive = metric(at, "λ")
+    pool = load_pool(pools_dir / "medium.json")
+    expected = adagres.select(pool.query_embedding, pool.embeddings, pool.token_counts, 1200,
+                              scale=0.8)  # fmt: skip
+    at.radio(key="sb_lam_mode").set_value("manual").run()
+    no_error(at)
+    assert at.slider(key="sb_lam").value == pytest.approx(expected.lam, rel=1e-5)
+    assert metric(at, "λ") == adaptive == f"{expected.lam:.4f}"
+    assert float(at.query_params["lam"]) == pytest.approx(expected.lam, rel=1e-5)
+    # The URL carries the manual λ exactly as the session uses it.
+    again = page(SELECTION, **dict(at.query_params))
+    assert context_ids(again) == context_ids(at) == [pool.ids[i] for i in expected.indices]
+
+
+def test_calibration_top_n_from_the_sidebar(pools_dir):
+    at = page(SELECTION, pool="medium", budget="1500")
+    assert "topn" not in at.query_params
+    at.radio(key="sb_topn_mode").set_value("top N").run()
+    no_error(at)
+    assert at.query_params["topn"] == "20"
+    at.number_input(key="sb_topn").set_value(60).run()
+    no_error(at)
+    assert at.query_params["topn"] == "60"
+    pool = load_pool(pools_dir / "medium.json")
+    expected = adagres.select(pool.query_embedding, pool.embeddings, pool.token_counts, 1500,
+                              calibration_top_n=60)  # fmt: skip
+    assert metric(at, "λ") == f"{expected.lam:.4f}"
+    assert context_ids(at) == [pool.ids[i] for i in expected.indices]
+    at.radio(key="sb_topn_mode").set_value("whole pool").run()
+    assert "topn" not in at.query_params
+
+
 def test_url_with_bad_values_warns_and_uses_defaults(pools_dir):
     at = page(SELECTION, pool="nope", budget="lots", policy="greedy")
     assert not at.exception
@@ -205,6 +278,16 @@ def test_url_with_bad_values_warns_and_uses_defaults(pools_dir):
     assert "budget" in warnings and "policy" in warnings and "nope" in warnings
     assert at.selectbox(key="sb_policy").value == "skip"
     assert at.query_params["pool"] == at.selectbox(key="sb_pool").value != "nope"
+
+
+def test_url_values_the_core_refuses_are_ignored_with_a_warning(pools_dir):
+    at = page(SELECTION, pool="tiny", floor="5", topn="1", lam="-0.2", scale="0.5")
+    no_error(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    for key in ("floor='5'", "topn='1'", "lam='-0.2'"):
+        assert key in warnings
+    assert at.query_params["floor"] == "off" and "topn" not in at.query_params
+    assert at.query_params["lam"] == "adaptive" and at.query_params["scale"] == "0.5"
 
 
 def test_adaptive_url_settings(pools_dir):
@@ -324,6 +407,29 @@ def test_why_dropped_redundancy_sources(pools_dir):
     assert "non-positive gain" in at.text[0].value
 
 
+def test_why_map_points_name_their_chunks(pools_dir):
+    """A click on the map is read from the point's customdata: its pool position."""
+    from ui.render import clicked_position
+
+    at = page(WHY, pool="medium", budget="1500")
+    no_error(at)
+    pool = load_pool(pools_dir / "medium.json")
+    chunk_map = figures(at)[-1]
+    seen = set()
+    for layer in chunk_map["data"]:
+        if layer["name"] == "query":
+            continue
+        positions = [int(p) for p in array(layer["customdata"])]
+        for position, hover in zip(positions, layer.get("hovertext", []), strict=False):
+            assert hover.startswith(f"<b>{pool.ids[position]}</b>")
+        seen.update(positions)
+    assert seen == set(range(len(pool)))
+    # A click event as Streamlit reports it: customdata as a number or a one-item list.
+    assert clicked_position([{"curve_number": 2, "point_index": 0, "customdata": 17}]) == 17
+    assert clicked_position([{"curve_number": 0, "customdata": [5]}]) == 5
+    assert clicked_position([{"curve_number": 4, "point_index": 0}]) is None  # the query
+
+
 # --------------------------------------------------------------------------- safety
 
 
@@ -358,17 +464,17 @@ def test_chunk_text_is_rendered_as_text(pools_dir, path):
 
 def test_a_refused_selection_is_cached_not_solved_again(pools_dir, monkeypatch):
     """The exact solver's refusal is shown, and a rerun does not call the solver again."""
-    from ui import data
+    from ui import compute
 
     calls: list[str] = []
-    real_run = data.baselines.run
+    real_run = compute.baselines.run_prepared
 
     def counting_run(strategy, *args, **kwargs):
         calls.append(strategy)
         return real_run(strategy, *args, **kwargs)
 
-    monkeypatch.setattr(data.baselines, "run", counting_run)
-    data._selection_or_error.clear()
+    monkeypatch.setattr(compute.baselines, "run_prepared", counting_run)
+    compute.clear()
     at = page(SELECTION, pool="medium", strategy="exact", budget="20000")
     assert any("exact solver accepts at most 40" in e.value for e in at.error)
     at.run()

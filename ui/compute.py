@@ -1,0 +1,301 @@
+"""Cached computations, keyed by the settings value: selections, λ derivations, sweeps,
+metrics, the guarantee and the exact optimum, near-duplicates.
+
+:func:`selection_key` is the one place a cache key is made from the app's settings: the
+pool (key and fingerprint), the budget, the strategy and the core's
+:class:`adagres.Settings`, unchanged. Every function here takes that key (or the pool's
+:class:`PoolKey`) and changes only what it must (``key.replace(strategy="adagres")``), so
+each setting reaches the core as part of one value and is validated once, when it was made.
+The core runs on the pool's :class:`~adagres.PreparedPool` (``Pool.prepared``), so no
+embedding matrix is validated again. Results are kept in :class:`ui.cache.Slot` s; the λ and
+budget sweeps draw a progress bar while they run (``ui.progress``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from adagres import Settings as Selector
+from adagres.core import baselines, metrics
+from adagres.core.baselines import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT
+from adagres.core.calibration import FORMULAS, Calibration, calibrate_prepared
+from adagres.core.guarantee import Guarantee, guarantee
+from adagres.core.metrics import Metrics
+from adagres.core.result import Selection
+from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep_prepared
+from adagres.errors import AdagresError
+from adagres.pools.pool import Pool
+
+from . import pools, progress
+from .cache import Slot
+from .state import Settings
+
+__all__ = [
+    "EXACT_AUTO_MAX",
+    "EXACT_MAX_CHUNKS",
+    "EXACT_TIME_LIMIT",
+    "ExactResult",
+    "NearDuplicates",
+    "PoolKey",
+    "SelectionKey",
+    "adaptive_lam",
+    "budget_sweep_of",
+    "calibrations",
+    "chunks_that_fit",
+    "clear",
+    "exact",
+    "exact_ready",
+    "gold_positions",
+    "guarantee_of",
+    "lam_sweep_of",
+    "metrics_of",
+    "near_duplicate_groups",
+    "near_duplicates",
+    "pool_key",
+    "selection",
+    "selection_key",
+]
+
+#: The exact optimum is computed without asking when at most this many chunks fit the
+#: budget (HiGHS proves it in about a second); up to :data:`EXACT_MAX_CHUNKS`, on a button.
+EXACT_AUTO_MAX = 20
+
+
+# --------------------------------------------------------------------------- keys
+
+
+@dataclass(frozen=True)
+class PoolKey:
+    """A registered pool: its key in ``ui.pools`` and the fingerprint of its contents."""
+
+    name: str
+    fingerprint: str
+
+    def get(self) -> Pool:
+        """The pool itself (from the registry)."""
+        return pools.get_pool(self.name)
+
+
+@dataclass(frozen=True)
+class SelectionKey:
+    """Everything a selection depends on, as small values: the cache key of every result."""
+
+    pool: PoolKey
+    budget: int
+    strategy: str
+    selector: Selector
+
+    def replace(self, **changes: Any) -> SelectionKey:
+        """A copy with some fields changed (e.g. ``strategy="adagres"``)."""
+        return dataclasses.replace(self, **changes)
+
+
+def pool_key(name: str) -> PoolKey:
+    """The key of the registered pool ``name`` (PoolError if there is none)."""
+    return PoolKey(name, pools.get_pool(name).fingerprint)
+
+
+def selection_key(settings: Settings) -> SelectionKey:
+    """The cache key of what ``settings`` select: the one place a key is made from them."""
+    return SelectionKey(pool_key(settings.pool), settings.budget, settings.strategy,
+                        settings.selector)  # fmt: skip
+
+
+def gold_positions(pool: Pool) -> list[int] | None:
+    """Pool positions of the chunks marked gold; None when the pool marks none."""
+    gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
+    return gold or None
+
+
+def chunks_that_fit(pool: Pool, budget: int) -> int:
+    """How many chunks are no longer than ``budget`` tokens (the exact solver's size)."""
+    return int((np.asarray(pool.token_counts) <= budget).sum())
+
+
+# --------------------------------------------------------------------------- slots
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _selections(key: SelectionKey) -> Slot[Selection]:
+    return Slot()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _derived(kind: str, *key: Hashable) -> Slot[Any]:
+    return Slot()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _sweeps(kind: str, *key: Hashable) -> Slot[Any]:
+    return Slot()
+
+
+def clear() -> None:
+    """Forget every cached result (tests count recomputations after it)."""
+    for slots in (_selections, _derived, _sweeps):
+        slots.clear()
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def selection(key: SelectionKey) -> Selection:
+    """The traced selection for ``key``; cached, refusals too (AdagresError re-raised)."""
+
+    def run() -> Selection:
+        pool = key.pool.get()
+        # topk_same_k takes its k from AdaGReS with the same settings: that run comes from
+        # (and stays in) the same cache.
+        reference = None
+        if key.strategy == "topk_same_k":
+            reference = selection(key.replace(strategy="adagres"))
+        label = "Solving exactly…" if key.strategy == "exact" else "Selecting…"
+        with progress.spinner(label):
+            return baselines.run_prepared(key.strategy, pool.prepared, key.budget, key.selector,
+                                          texts=pool.texts, reference=reference)  # fmt: skip
+
+    return _selections(key).fill(run)
+
+
+def exact_ready(key: SelectionKey) -> bool:
+    """Whether the exact optimum (or its refusal) for ``key``'s settings is already known."""
+    return _selections(key.replace(strategy="exact")).filled
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """The exact optimum (``selection``) or why there is none (``message``)."""
+
+    selection: Selection | None
+    message: str | None
+
+
+def exact(key: SelectionKey) -> ExactResult:
+    """The best F within the budget at the λ, α and τ of ``key``'s AdaGReS run (cached:
+    the Selection page's ``exact`` strategy is the same entry). A refusal or a timeout is
+    kept as ``message``."""
+    try:
+        return ExactResult(selection(key.replace(strategy="exact")), None)
+    except AdagresError as error:
+        return ExactResult(None, str(error))
+
+
+# --------------------------------------------------------------------------- λ derivation
+
+
+def calibrations(key: SelectionKey) -> dict[str, Calibration]:
+    """The adaptive-λ derivation of the pool at the budget, for each formula variant."""
+
+    def run() -> dict[str, Calibration]:
+        prepared = key.pool.get().prepared
+        variants = {formula: key.selector.replace(formula=formula) for formula in FORMULAS}
+        return {f: calibrate_prepared(prepared, key.budget, s) for f, s in variants.items()}
+
+    return _derived("calibrations", key.replace(strategy="adagres")).fill(run)
+
+
+def adaptive_lam(key: SelectionKey) -> float:
+    """The λ that adaptive calibration gives with ``key``'s formula, scale, offset, top-N."""
+    return calibrations(key)[key.selector.formula].lam
+
+
+def lam_sweep_of(key: SelectionKey, lams: tuple[float, ...]) -> LamSweep:
+    """AdaGReS at every λ of ``lams`` with ``key``'s other settings; cached, with a bar."""
+
+    def run() -> LamSweep:
+        with progress.bar(f"Selecting at {len(lams)} values of λ…") as report:
+            return lam_sweep_prepared(key.pool.get().prepared, key.budget, key.selector, lams,
+                                      progress=report)  # fmt: skip
+
+    return _sweeps("lam", key.replace(strategy="adagres"), lams).fill(run)
+
+
+def guarantee_of(key: SelectionKey) -> Guarantee:
+    """δ, k and ε of the paper's bound at the λ of ``key``'s AdaGReS run."""
+    greedy = key.replace(strategy="adagres")
+
+    def run() -> Guarantee:
+        pool = key.pool.get()
+        return guarantee(pool.prepared, pool.prepared.tokens, key.budget, selection(greedy).lam)
+
+    return _derived("guarantee", greedy).fill(run)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def metrics_of(key: SelectionKey) -> Metrics:
+    """Every metric of the selection for ``key`` (gold and answers when the pool has them)."""
+
+    def run() -> Metrics:
+        pool = key.pool.get()
+        return metrics.evaluate(selection(key), pool.prepared, gold=gold_positions(pool),
+                                answers=pool.answers or None, texts=pool.texts)  # fmt: skip
+
+    return _derived("metrics", key).fill(run)
+
+
+def budget_sweep_of(
+    key: SelectionKey, budgets: tuple[int, ...], strategies: tuple[str, ...]
+) -> BudgetSweep:
+    """Every strategy at every budget with ``key``'s settings; cached, with a bar."""
+    label = f"Running {len(strategies)} strategies at {len(budgets)} budgets…"
+
+    def run() -> BudgetSweep:
+        pool = key.pool.get()
+        # budget_sweep takes the arrays and prepares the pool itself, once per sweep.
+        with progress.bar(label) as report:
+            return budget_sweep(
+                pool.query_embedding, pool.embeddings, pool.token_counts, budgets,
+                strategies=strategies, settings=key.selector, texts=pool.texts,
+                gold=gold_positions(pool), answers=pool.answers or None, progress=report,
+            )  # fmt: skip
+
+    # Neither the budget nor the strategy of the key matters here.
+    return _sweeps("budget", key.pool, key.selector, budgets, strategies).fill(run)
+
+
+# --------------------------------------------------------------------------- near-duplicates
+
+
+@dataclass(frozen=True)
+class NearDuplicates:
+    """Pairs (i, j, cosine) with i < j and cosine ≥ ``threshold``, most similar first.
+
+    ``total`` counts every such pair of the pool; ``pairs`` holds at most ``limit`` of them.
+    """
+
+    threshold: float
+    total: int
+    pairs: tuple[tuple[int, int, float], ...]
+
+
+def near_duplicates(key: PoolKey, threshold: float, limit: int = 1000) -> NearDuplicates:
+    """Near-duplicate pairs of the whole pool at ``threshold`` (cosine, inclusive)."""
+    threshold, limit = float(threshold), int(limit)
+
+    def run() -> NearDuplicates:
+        with progress.spinner("Finding near-duplicate pairs…"):
+            pairs = metrics.near_duplicate_pairs(key.get().prepared.chunks, None, threshold)
+        shown = sorted(pairs, key=lambda p: (-p[2], p[0], p[1]))[:limit]  # most similar first
+        return NearDuplicates(threshold=threshold, total=len(pairs), pairs=tuple(shown))
+
+    return _derived("pairs", key, threshold, limit).fill(run)
+
+
+def near_duplicate_groups(key: PoolKey, threshold: float) -> tuple[tuple[int, ...], ...]:
+    """Groups of pool positions linked by cosine ≥ ``threshold`` (largest group first)."""
+    threshold = float(threshold)
+
+    def run() -> tuple[tuple[int, ...], ...]:
+        with progress.spinner("Finding near-duplicates…"):
+            groups = metrics.near_duplicate_groups(key.get().prepared.chunks, threshold)
+        return tuple(tuple(group) for group in groups)
+
+    return _derived("groups", key, threshold).fill(run)

@@ -1,0 +1,178 @@
+"""Blocks of the λ derivation page: the pool's numbers, both readings of Eq. 7, the paper's
+bound next to the exact optimum. Each draws from finished results (calibrations, the
+greedy selection, the guarantee); only the exact optimum is computed here, on demand."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import streamlit as st
+
+from adagres.core.calibration import FALLBACK_LAM, Calibration
+from adagres.core.guarantee import Guarantee
+from adagres.core.result import Selection
+from adagres.pools.pool import Pool
+
+from . import compute, render, tables
+from .compute import SelectionKey
+from .state import Settings
+
+__all__ = ["bound_against_optimum", "formula_variants", "number", "pool_numbers"]
+
+FALLBACK_WHY = {
+    "pool_too_small": "the pool has fewer than 2 chunks, so ρ̄ (a mean over pairs) is undefined",
+    "expected_k_at_most_one": "k̄ = T / L̄ ≤ 1: the budget holds about one average chunk or "
+    "less, so (k̄ − 1) ≤ 0 and there is no pair whose redundancy λ could balance",
+    "mean_similarity_not_positive": "ρ̄ ≤ 0: on average the chunks are not similar, so the "
+    "formula's denominator is not positive",
+}
+TITLES = {"paper": "paper: Eq. 7 as printed", "derived": "derived: what Eqs. 5–6 give"}
+K_TEX = {"paper": r"\frac{\bar k - 1}{2}", "derived": r"(\bar k - 1)"}
+
+
+def tex(value: float | None, fmt: str = ".4f") -> str:
+    """A number for st.latex (n/a for None, NaN or infinity)."""
+    if value is None or not math.isfinite(value):
+        return r"\text{n/a}"
+    return format(value, fmt)
+
+
+def number(value: float | None, fmt: str = ".4f") -> str:
+    """A number for a metric (– for None, NaN or infinity)."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    return format(value, fmt)
+
+
+def pool_numbers(pool: Pool, settings: Settings, used: Calibration, greedy: Selection) -> None:
+    """L̄, k̄, r̄, ρ̄ and the λ in use, as metrics and filled into their formulas."""
+    over = (
+        f"the {used.n_chunks} most relevant of N = {len(pool)} chunks"
+        if used.top_n is not None and used.n_chunks < len(pool)
+        else f"N = {len(pool)} chunks"
+    )
+    st.caption(
+        f"Statistics over {over}, budget T = {settings.budget} tokens, α = {used.alpha:g}. "
+        "Numbers only: no chunk text is used here."
+    )
+    cells = st.columns(5)
+    cells[0].metric("L̄ (mean tokens)", number(used.mean_tokens, ".2f"))
+    cells[1].metric("k̄ = T / L̄", number(used.expected_k, ".3f"))
+    cells[2].metric("r̄ (mean relevance)", number(used.mean_relevance))
+    cells[3].metric("ρ̄ (mean pair cosine)", number(used.mean_similarity))
+    cells[4].metric("λ used", number(greedy.lam))
+    st.latex(
+        rf"\bar L = \frac{{1}}{{N}}\sum_i \ell_i = {tex(used.mean_tokens, '.2f')}"
+        rf"\qquad \bar k = \frac{{T}}{{\bar L}} = \frac{{{settings.budget}}}"
+        rf"{{{tex(used.mean_tokens, '.2f')}}} = {tex(used.expected_k, '.3f')}"
+    )
+    st.latex(
+        rf"\bar r = \frac{{1}}{{N}}\sum_i q \cdot c_i = {tex(used.mean_relevance)}"
+        rf"\qquad \bar\rho = \frac{{\lVert \sum_i c_i \rVert^2 - N}}{{N(N-1)}}"
+        rf" = {tex(used.mean_similarity)}"
+    )
+
+
+def formula_variants(settings: Settings, calibrations: Mapping[str, Calibration]) -> None:
+    """Eq. 7 both ways (paper, derived), with the fallback explained when it applies."""
+    used = calibrations[settings.selector.formula]
+    if used.fallback is not None:
+        st.warning(
+            f"Fallback: {FALLBACK_WHY[used.fallback]}. λ falls back to {FALLBACK_LAM:g}, the "
+            f"value in the authors' code (case: {used.fallback.replace('_', ' ')})."
+        )
+    for column, (formula, c) in zip(st.columns(2), calibrations.items(), strict=True):
+        with column:
+            in_use = settings.lam_mode == "adaptive" and formula == settings.selector.formula
+            st.markdown(f"**{TITLES[formula]}**" + (" · in use" if in_use else ""))
+            if c.fallback is None:
+                st.latex(
+                    rf"\lambda^* = \frac{{\alpha\,\bar r}}{{{K_TEX[formula]}\,\bar\rho}}"
+                    rf" = \frac{{{c.alpha:g} \cdot {tex(c.mean_relevance)}}}"
+                    rf"{{{tex(c.k_factor)} \cdot {tex(c.mean_similarity)}}}"
+                    rf" = {tex(c.lam_star)}"
+                )
+                clip = r",\ \text{clipped}" if c.clipped else ""
+                st.latex(
+                    rf"\lambda = \max(0,\ {c.scale:g}\,\lambda^* {c.offset:+g})"
+                    rf" = {tex(c.lam)}{clip}"
+                )
+            else:
+                st.latex(rf"\lambda = {tex(c.lam)}\quad\text{{(fallback)}}")
+            cells = st.columns(2)
+            cells[0].metric(f"λ* ({formula})", number(c.lam_star))
+            cells[1].metric(f"λ ({formula})", number(c.lam))
+    if settings.lam_mode == "manual":
+        st.info(
+            f"λ is set by hand to {settings.selector.lam:g} in the sidebar; the adaptive values "
+            "are shown for reference and marked on the plot below."
+        )
+
+
+def bound_against_optimum(
+    pool: Pool, key: SelectionKey, greedy: Selection, terms: Guarantee
+) -> None:
+    """The paper's δ, k, ε and bound; the exact optimum and the real gap where it is solved.
+
+    Solved at once when at most ``compute.EXACT_AUTO_MAX`` chunks fit the budget, on a
+    button up to ``compute.EXACT_MAX_CHUNKS``, and not at all above that.
+    """
+    cells = st.columns(3)
+    cells[0].metric("δ (max pair cosine)", number(terms.delta))
+    cells[1].metric("k (largest set that fits)", terms.k_max)
+    cells[2].metric("ε = λ·k·δ", number(terms.epsilon))
+    st.latex(
+        rf"\varepsilon = \lambda k \delta = {tex(terms.lam)} \cdot {terms.k_max}"
+        rf" \cdot {tex(terms.delta)} = {tex(terms.epsilon)}"
+        r"\qquad F(S_{\text{greedy}}) \ge \left(1 - \tfrac{1}{e}\right)\mathrm{OPT}"
+        r" - \frac{k\,\varepsilon}{e}"
+    )
+    st.caption(
+        "The paper's proof covers neither the knapsack constraint nor the non-monotone "
+        "objective, so the bound is checked here against the exact optimum where it can be "
+        "solved."
+    )
+    fit = compute.chunks_that_fit(pool, key.budget)
+    solved = None
+    if fit > compute.EXACT_MAX_CHUNKS:
+        st.info(
+            f"Not solved exactly: {fit} chunks fit within {key.budget} tokens and the exact "
+            f"solver accepts at most {compute.EXACT_MAX_CHUNKS} (its search grows "
+            "exponentially with the number of chunks that fit). Lower the budget or use a "
+            "smaller pool to measure the gap."
+        )
+    elif fit <= compute.EXACT_AUTO_MAX or compute.exact_ready(key):
+        solved = compute.exact(key)
+    else:
+        st.info(
+            f"{fit} chunks fit the budget: the exact solver can take up to "
+            f"{compute.EXACT_TIME_LIMIT:g} s at this size."
+        )
+        if st.button("Solve exactly", key="lam_solve_exact"):
+            solved = compute.exact(key)
+    if solved is not None and solved.selection is None:
+        st.warning(render.escape_md(f"The exact optimum is not available: {solved.message}"))
+    elif solved is not None and solved.selection is not None:
+        _gap(pool, greedy, solved.selection, terms)
+
+
+def _gap(pool: Pool, greedy: Selection, optimum: Selection, terms: Guarantee) -> None:
+    best = optimum.objective
+    bound = terms.bound(best)
+    held = greedy.objective >= bound - 1e-9
+    cells = st.columns(5)
+    cells[0].metric("F(greedy)", number(greedy.objective))
+    cells[1].metric("F(optimum)", number(best))
+    cells[2].metric("gap OPT − F(greedy)", number(best - greedy.objective))
+    cells[3].metric("paper's bound", number(bound))
+    cells[4].metric("bound held", "yes" if held else "no")
+    verdict = (
+        f"F(greedy) = {greedy.objective:.4f} {'≥' if held else '<'} bound {bound:.4f} "
+        f"= (1 − 1/e)·{best:.4f} − {terms.k_max}·{terms.epsilon:.4f}/e"
+    )
+    (st.success if held else st.warning)(f"The bound {'held' if held else 'failed'}: {verdict}")
+    if best > 0:
+        st.caption(f"The greedy reaches {greedy.objective / best:.1%} of the optimum's F.")
+    render.table(tables.exact_sets_frame(pool, greedy, optimum), "lam_exact_sets",
+                 {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip

@@ -1,0 +1,89 @@
+"""The map's 2-D coordinates per pool: PCA at once, seeded UMAP from one background worker.
+
+One :class:`ProjectionStore` per server process (``st.cache_resource``). Its worker first
+pays numba's compilation (``adagres.figures.projection.warm_up``), then fits UMAP for each
+pool in the order asked; until a pool's UMAP is ready the map uses PCA (milliseconds), and
+the page polls (``ui.render.wait_for_projection``) to redraw when it lands. Set
+``ADAGRES_PROJECTION=pca`` to never start UMAP (tests, benchmarks).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import streamlit as st
+
+from adagres.figures.projection import Projection
+from adagres.pools.pool import Pool
+
+from .compute import PoolKey
+
+__all__ = ["ProjectionStore", "projection", "projection_method", "projection_ready", "store"]
+
+
+def projection_method() -> str:
+    """``umap`` (default) or ``pca`` (``$ADAGRES_PROJECTION``): the map's final projection."""
+    method = os.environ.get("ADAGRES_PROJECTION", "umap").strip().lower()
+    return method if method in ("umap", "pca") else "umap"
+
+
+class ProjectionStore:
+    """2-D coordinates per pool and method, the final method computed in the background."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self._lock = threading.Lock()
+        self._done: dict[tuple[PoolKey, str], Projection] = {}
+        self._pending: dict[tuple[PoolKey, str], Future[Projection]] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        if method == "umap":
+            from adagres.figures.projection import warm_up
+
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="umap")
+            self._executor.submit(warm_up)
+
+    def _fit(self, key: tuple[PoolKey, str], pool: Pool) -> Projection:
+        from adagres.figures.projection import project
+
+        prepared = pool.prepared  # unit rows already: project() does not check them again
+        result = project(prepared, prepared.query, method=key[1], seed=0)
+        with self._lock:
+            self._done[key] = result
+            self._pending.pop(key, None)
+        return result
+
+    def get(self, key: PoolKey, pool: Pool) -> tuple[Projection, str, bool]:
+        """(projection, method used, whether a better one is still being computed)."""
+        fast, best = (key, "pca"), (key, self.method)
+        with self._lock:
+            if best in self._done:
+                return self._done[best], self.method, False
+            if self._executor is not None and best not in self._pending:
+                self._pending[best] = self._executor.submit(self._fit, best, pool)
+            ready = self._done.get(fast)
+        if ready is None:
+            ready = self._fit(fast, pool)
+        return ready, "pca", self.method != "pca"
+
+    def ready(self, key: PoolKey) -> bool:
+        """Whether the final projection of this pool is available."""
+        with self._lock:
+            return (key, self.method) in self._done
+
+
+@st.cache_resource(show_spinner=False)
+def store(method: str) -> ProjectionStore:
+    """The process-wide projection store (created once per server process and method)."""
+    return ProjectionStore(method)
+
+
+def projection(key: PoolKey) -> tuple[Projection, str, bool]:
+    """The map coordinates of a pool: (Projection, method, UMAP still pending)."""
+    return store(projection_method()).get(key, key.get())
+
+
+def projection_ready(key: PoolKey) -> bool:
+    """Whether the pool's final (UMAP) layout is ready."""
+    return store(projection_method()).ready(key)

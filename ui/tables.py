@@ -1,0 +1,235 @@
+"""The pages' tables as pandas frames, built from a pool and finished results (no drawing).
+
+Chunk texts go into frames as they are: a dataframe shows them as plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from adagres.core.records import Verdict
+from adagres.core.result import Selection
+from adagres.core.sweep import BudgetSweep, LamSweep
+from adagres.pools.pool import Pool
+
+if TYPE_CHECKING:
+    from .compute import NearDuplicates
+
+__all__ = [
+    "SNIPPET_CHARS",
+    "context_frame",
+    "difference_frame",
+    "duplicate_groups_frame",
+    "exact_sets_frame",
+    "heatmap_rows_frame",
+    "history_frame",
+    "lam_changes_frame",
+    "pairs_frame",
+    "pick_frame",
+    "plain_snippet",
+    "pool_frame",
+    "sources_frame",
+    "sweep_frame",
+]
+
+SNIPPET_CHARS = 80
+
+
+def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """The start of a chunk's text on one line (plain text, for a table cell)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
+    """One row per chunk: position, id, title, (gold), tokens, relevance, verdict, step, text.
+
+    The ``gold`` column is there only when the pool marks gold chunks.
+    """
+    verdicts = selection.verdict_kinds
+    frame = pd.DataFrame(
+        {
+            "position": np.arange(len(pool)),
+            "id": list(pool.ids),
+            "title": [chunk.title or "" for chunk in pool.chunks],
+            "tokens": np.asarray(pool.token_counts),
+            "relevance": np.round(selection.relevance, 4),
+            "verdict": [str(kind) for kind, _ in verdicts],
+            "step": [step for _, step in verdicts],
+            "text": list(pool.texts),
+        }
+    )
+    if pool.gold_ids:
+        frame.insert(3, "gold", [chunk.gold for chunk in pool.chunks])
+    return frame
+
+
+def duplicate_groups_frame(frame: pd.DataFrame, groups: Sequence[Sequence[int]]) -> pd.DataFrame:
+    """The rows of ``frame`` (a :func:`pool_frame`) of each group, numbered from 1."""
+    rows = frame.iloc[[i for group in groups for i in group]].copy()
+    rows.insert(0, "group", [n + 1 for n, group in enumerate(groups) for _ in group])
+    return rows
+
+
+def context_frame(pool: Pool, indices: tuple[int, ...]) -> pd.DataFrame:
+    """The selected chunks in pick order, with token counts and the running total."""
+    tokens = np.asarray(pool.token_counts)[list(indices)] if indices else np.zeros(0, int)
+    return pd.DataFrame(
+        {
+            "order": np.arange(1, len(indices) + 1),
+            "id": [pool.ids[i] for i in indices],
+            "tokens": tokens,
+            "total": np.cumsum(tokens),
+            "text": [pool.texts[i] for i in indices],
+        }
+    )
+
+
+# --------------------------------------------------------------------------- similarity
+
+
+def heatmap_rows_frame(pool: Pool, selection: Selection, shown: Sequence[int]) -> pd.DataFrame:
+    """The chunks of the heatmap in row order, with their pick number (if picked)."""
+    pick = {chunk: k for k, chunk in enumerate(selection.indices, start=1)}
+    return pd.DataFrame(
+        {
+            "row": range(1, len(shown) + 1),
+            "id": [pool.ids[i] for i in shown],
+            "pick": [pick.get(i) for i in shown],
+            "relevance": [float(selection.relevance[i]) for i in shown],
+            "tokens": [int(pool.token_counts[i]) for i in shown],
+            "text": [pool.texts[i] for i in shown],
+        }
+    )
+
+
+def pairs_frame(pool: Pool, duplicates: NearDuplicates, picked: Iterable[int]) -> pd.DataFrame:
+    """Near-duplicate pairs, most similar first: ids, cosine, which are selected, snippets."""
+    chosen = set(picked)
+
+    def selected(i: int, j: int) -> str:
+        if i in chosen and j in chosen:
+            return "both"
+        return "A" if i in chosen else "B" if j in chosen else ""
+
+    pairs = duplicates.pairs
+    return pd.DataFrame(
+        {
+            "id A": [pool.ids[i] for i, _, _ in pairs],
+            "id B": [pool.ids[j] for _, j, _ in pairs],
+            "cosine": [s for _, _, s in pairs],
+            "selected": [selected(i, j) for i, j, _ in pairs],
+            "text A": [plain_snippet(pool.texts[i]) for i, _, _ in pairs],
+            "text B": [plain_snippet(pool.texts[j]) for _, j, _ in pairs],
+        }
+    )
+
+
+# --------------------------------------------------------------------------- λ derivation
+
+
+def lam_changes_frame(pool: Pool, sweep: LamSweep) -> pd.DataFrame:
+    """One row per λ of the sweep where the picked set (not just its order) changes."""
+    rows = []
+    for k in sweep.change_positions:
+        before, after = set(sweep.indices[k - 1]), set(sweep.indices[k])
+        rows.append(
+            {
+                "λ": float(sweep.lams[k]),
+                "chunks": int(sweep.size[k]),
+                "tokens": int(sweep.tokens[k]),
+                "F": float(sweep.objective[k]),
+                "added": ", ".join(pool.ids[i] for i in sweep.indices[k] if i not in before),
+                "removed": ", ".join(pool.ids[i] for i in sweep.indices[k - 1] if i not in after),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def exact_sets_frame(pool: Pool, greedy: Selection, optimum: Selection) -> pd.DataFrame:
+    """The chunks of either set: whether the greedy and the optimum picked each."""
+    chosen = sorted(set(greedy.indices) | set(optimum.indices))
+    return pd.DataFrame(
+        {
+            "id": [pool.ids[i] for i in chosen],
+            "greedy": [i in greedy.indices for i in chosen],
+            "optimum": [i in optimum.indices for i in chosen],
+            "tokens": [int(pool.token_counts[i]) for i in chosen],
+            "relevance": [float(greedy.relevance[i]) for i in chosen],
+        }
+    )
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def pick_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
+    """The picks in order with their tokens and the marginal gain they had when picked."""
+    accepted = [step for step in selection.steps if step.accepted]
+    return pd.DataFrame(
+        {
+            "order": range(1, len(accepted) + 1),
+            "id": [pool.ids[step.winner] for step in accepted],
+            "tokens": [int(step.winner_tokens) for step in accepted],
+            "gain": [step.gain for step in accepted],
+        }
+    )
+
+
+def difference_frame(pool: Pool, a: Selection, b: Selection) -> pd.DataFrame:
+    """The chunks of A or B: A only first, then both, then B only (pool order within)."""
+    in_a, in_b = set(a.indices), set(b.indices)
+    where = {i: "both" if i in in_a and i in in_b else "A only" if i in in_a else "B only"
+             for i in in_a | in_b}  # fmt: skip
+    rank = {"A only": 0, "both": 1, "B only": 2}
+    union = sorted(where, key=lambda i: (rank[where[i]], i))
+    return pd.DataFrame(
+        {
+            "id": [pool.ids[i] for i in union],
+            "in": [where[i] for i in union],
+            "tokens": [int(pool.token_counts[i]) for i in union],
+            "relevance": [float(a.relevance[i]) for i in union],
+            "text": [pool.texts[i] for i in union],
+        }
+    )
+
+
+def sweep_frame(sweep: BudgetSweep) -> pd.DataFrame:
+    """The budget sweep's rows without the pick lists."""
+    return pd.DataFrame([{k: v for k, v in row.items() if k != "indices"} for row in sweep.rows])
+
+
+# --------------------------------------------------------------------------- why dropped
+
+
+def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
+    """A chunk's gain at every step it was in play, against the winner's."""
+    history = verdict.history
+    return pd.DataFrame(
+        {
+            "step": [h.step for h in history],
+            "its gain": [round(h.gain, 4) for h in history],
+            "fits": [h.eligible for h in history],
+            "winner": [None if h.winner is None else pool.ids[h.winner] for h in history],
+            "winner gain": [
+                None if h.winner_gain is None else round(h.winner_gain, 4) for h in history
+            ],
+        }
+    )
+
+
+def sources_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
+    """The selected chunks that made a chunk redundant, with their cosine to it."""
+    return pd.DataFrame(
+        {
+            "selected chunk": [pool.ids[j] for j, _ in verdict.redundancy_sources],
+            "cosine": [round(s, 4) for _, s in verdict.redundancy_sources],
+        }
+    )
