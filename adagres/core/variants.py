@@ -1,0 +1,188 @@
+"""Redundancy-aware variants beyond the paper, each a named strategy with one idea.
+
+The paper's objective (relevance minus λ times every pairwise cosine) turns its gains
+negative on real pools, so it stops early and loses answers to top-k filling the budget.
+Each variant here changes one thing, says why in its docstring, and returns the same
+:class:`~adagres.Selection` as every other strategy: its steps and F are recorded at the
+λ and τ of the given settings (:func:`~adagres.core.greedy.replay`), so numbers compare.
+
+:data:`VARIANTS` maps each name to ``fn(pool, budget, texts) -> Selection``, the form the
+evaluation harness registers; :func:`run_variant` runs one with chosen settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .baselines import run_prepared
+from .greedy import POLICY_RULES, finish, replay
+from .prepared import PreparedPool, build
+from .records import StopReason
+from .result import Selection
+from .selection import greedy, resolve_terms, select_prepared
+from .settings import Settings
+from .validate import normalise_rows
+
+__all__ = [
+    "NEAR_DUPLICATE_FLOOR",
+    "VARIANTS",
+    "coverage",
+    "near_duplicates",
+    "orthogonal",
+    "orthogonal_pool",
+    "run_variant",
+]
+
+#: Cosine above which two chunks count as near-duplicates for :func:`near_duplicates`.
+NEAR_DUPLICATE_FLOOR = 0.85
+#: λ of :func:`near_duplicates`: steep enough that one near-duplicate pair (cosine 0.95,
+#: 0.1 above the floor) costs 0.5, more than the relevance of most retrieved chunks.
+NEAR_DUPLICATE_LAM = 5.0
+
+
+def named(selection: Selection, name: str, **params: object) -> Selection:
+    """``selection`` under the variant's name, with its parameters recorded."""
+    return dataclasses.replace(selection, strategy=name, params={**selection.params, **params})
+
+
+def near_duplicates(
+    pool: PreparedPool,
+    budget: int,
+    settings: Settings | None = None,
+    *,
+    floor: float = NEAR_DUPLICATE_FLOOR,
+    lam: float = NEAR_DUPLICATE_LAM,
+    trace: bool = True,
+) -> Selection:
+    """Penalise only near-duplicates, steeply, and spend the budget (policy ``fill``).
+
+    What it changes: τ = ``floor`` (only similarity above it counts) with a large fixed λ.
+    Why: chunks on one topic share a cosine of 0.3–0.6 with each other; the paper counts
+    that shared topicality as redundancy, so every gain turns negative after a few picks.
+    Counting only what is above ``floor`` removes the repeats (the same fact twice) and
+    leaves the rest in relevance order, so the budget buys what top-k would have bought,
+    less its duplicates.
+    """
+    base = Settings() if settings is None else settings
+    chosen = base.replace(lam=lam, redundancy_floor=floor, policy="fill")
+    return named(select_prepared(pool, budget, chosen, trace=trace), "near_duplicates",
+                 floor=floor)  # fmt: skip
+
+
+def orthogonal_pool(pool: PreparedPool) -> PreparedPool:
+    """The pool with every chunk replaced by its unit component orthogonal to the query.
+
+    Relevance is kept as it is (r_i = q·c_i of the original chunks); only the similarity
+    between chunks changes: s⊥_ij = cos(c_i − r_i·q, c_j − r_j·q). A chunk parallel to the
+    query (no orthogonal component) keeps its own direction.
+    """
+    q = pool.query.astype(pool.chunks.dtype)
+    residual = pool.chunks - np.outer(pool.relevance.astype(pool.chunks.dtype), q)
+    norms = np.sqrt(np.vecdot(residual, residual))
+    flat = norms <= 1e-6
+    residual[flat] = pool.chunks[flat]
+    residual = normalise_rows(residual)
+    prepared = build(residual, pool.query, np.asarray(pool.tokens))
+    return dataclasses.replace(prepared, relevance=pool.relevance)
+
+
+def orthogonal(
+    pool: PreparedPool, budget: int, settings: Settings | None = None, *, trace: bool = True
+) -> Selection:
+    """Redundancy measured on what two chunks share beyond their relevance to the query.
+
+    What it changes: s_ij becomes the cosine of the chunks' components orthogonal to q
+    (:func:`orthogonal_pool`); λ and τ are those the settings give on the pool itself (Eq. 7
+    with the plain ρ̄: the orthogonal ρ̄ is near 0 or negative on most pools, where Eq. 7
+    has no value). Why: two relevant chunks are similar partly because both point at the
+    query; that part is not redundancy. The picks are recorded at the plain cosine.
+    """
+    base = Settings(policy="fill", formula="derived") if settings is None else settings
+    terms, calibration = resolve_terms(pool, budget, base)
+    rule = POLICY_RULES[base.policy]
+    picked = greedy(orthogonal_pool(pool), budget, terms, rule, False)
+    run = replay(pool, budget, picked.picks, terms, trace, picked.reason)
+    result = finish("orthogonal", pool, budget, run, terms, calibration=calibration,
+                    settings=base, policy=base.policy)  # fmt: skip
+    return named(result, "orthogonal")
+
+
+def coverage(
+    pool: PreparedPool,
+    budget: int,
+    settings: Settings | None = None,
+    *,
+    weight: float = 1.0,
+    trace: bool = True,
+) -> Selection:
+    """Budgeted facility location: relevance plus how well the set covers the pool.
+
+    F_cov(S) = Σ_{i∈S} r_i + weight · Σ_j w_j · max(0, max_{i∈S} s_ij), w_j = max(r_j, 0) / Σ
+    max(r, 0) (chunks count as much as they are relevant). What it changes: a monotone
+    submodular objective instead of a pairwise penalty. Why: its gains never turn negative,
+    so it spends the budget like top-k, while a chunk that repeats a selected one adds no
+    coverage and loses to one that covers something new. Greedy by gain among the chunks
+    that fit (ties: lowest position), until nothing fits; O(k·N²) with the N×N cosines, so
+    meant for retrieved pools (hundreds to a few thousand chunks).
+    """
+    if not weight >= 0:
+        raise InputError(f"weight: must be >= 0, got {weight!r}")
+    base = Settings() if settings is None else settings
+    chunks, tokens, relevance = pool.chunks, pool.tokens, pool.relevance
+    sims = np.maximum((chunks @ chunks.T).astype(np.float64), 0.0)
+    w = np.maximum(relevance, 0.0)
+    w = w / w.sum() if w.sum() > 0 else np.full(pool.n_chunks, 1.0 / pool.n_chunks)
+    covered = np.zeros(pool.n_chunks)
+    in_play = np.ones(pool.n_chunks, dtype=bool)
+    picks: list[int] = []
+    used = 0
+    while True:
+        fits = in_play & (tokens <= budget - used)
+        if not fits.any():
+            break
+        gain = relevance + weight * (np.maximum(sims - covered, 0.0) @ w)
+        best = int(np.argmax(np.where(fits, gain, -np.inf)))
+        if gain[best] <= 0:
+            break
+        picks.append(best)
+        used += int(tokens[best])
+        in_play[best] = False
+        covered = np.maximum(covered, sims[best])
+    terms, calibration = resolve_terms(pool, budget, base)
+    reason = StopReason.POOL_EXHAUSTED if not in_play.any() else StopReason.BUDGET_EXHAUSTED
+    run = replay(pool, budget, picks, terms, trace, reason)
+    result = finish("coverage", pool, budget, run, terms, calibration=calibration,
+                    settings=base, policy=None)  # fmt: skip
+    value = float(relevance[picks].sum() + weight * (covered @ w)) if picks else 0.0
+    return named(result, "coverage", weight=weight, coverage_objective=value)
+
+
+Variant = Callable[[PreparedPool, int, Sequence[str]], Selection]
+
+#: Every named strategy beyond the baselines, in the form the evaluation harness takes.
+VARIANTS: dict[str, Variant] = {
+    "paper": lambda pool, budget, texts: named(select_prepared(pool, budget, Settings()), "paper"),
+    "fill_derived_pool_floor": lambda pool, budget, texts: named(
+        select_prepared(
+            pool, budget, Settings(policy="fill", formula="derived", redundancy_floor="pool")
+        ),
+        "fill_derived_pool_floor",
+    ),
+    "near_duplicates": lambda pool, budget, texts: near_duplicates(pool, budget),
+    "orthogonal": lambda pool, budget, texts: orthogonal(pool, budget),
+    "coverage": lambda pool, budget, texts: coverage(pool, budget),
+    "mmr_0.7": lambda pool, budget, texts: named(
+        run_prepared("mmr", pool, budget, Settings(lambda_mmr=0.7)), "mmr_0.7"
+    ),
+}
+
+
+def run_variant(name: str, pool: PreparedPool, budget: int, texts: Sequence[str] = ()) -> Selection:
+    """Run the variant ``name`` of :data:`VARIANTS`."""
+    if name not in VARIANTS:
+        raise InputError(f"variant: expected one of {', '.join(map(repr, VARIANTS))}, got {name!r}")
+    return VARIANTS[name](pool, budget, texts)
