@@ -15,6 +15,7 @@ from .core import baselines, metrics, sweep
 from .core.calibration import FALLBACK_LAM, Calibration, calibrate, mean_pairwise_similarity
 from .core.guarantee import Guarantee, guarantee
 from .core.prepared import PreparedPool, prepare
+from .core.presets import PRESETS, Preset, run_preset
 from .core.records import Candidates, GainAtStep, Step, StopReason, Verdict, VerdictKind
 from .core.result import Selection
 from .core.selection import objective, select, select_prepared
@@ -37,6 +38,7 @@ from .pools.tokens import TOKENIZERS, count_tokens, ensure_token_counts
 __all__ = [
     "FALLBACK_LAM",
     "POLICIES",
+    "PRESETS",
     "TOKENIZERS",
     "AdagresError",
     "Calibration",
@@ -48,6 +50,7 @@ __all__ = [
     "Pool",
     "PoolError",
     "PreparedPool",
+    "Preset",
     "Selection",
     "Settings",
     "SolverError",
@@ -76,6 +79,7 @@ __all__ = [
     "pool_from_documents",
     "pool_from_retrieval",
     "prepare",
+    "run_preset",
     "save_pool",
     "save_pools",
     "select",

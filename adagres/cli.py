@@ -14,11 +14,12 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from .core.baselines import STRATEGIES
+from .core.presets import PRESETS
 from .errors import AdagresError, InputError
 
 __all__ = ["main"]
 
-STRATEGIES = ("adagres", "topk_same_k", "topk_budget", "mmr", "exact", "reference_code")
 POLICIES = ("skip", "stop", "ratio", "fill")
 
 
@@ -46,16 +47,19 @@ def _floor(text: str) -> float | str | None:
         raise argparse.ArgumentTypeError(message) from None
 
 
-def settings_from_args(args: argparse.Namespace) -> Any:
-    """The one :class:`adagres.Settings` value of the ``select`` options."""
+def settings_from_args(args: argparse.Namespace) -> tuple[str, Any]:
+    """The strategy and the one :class:`adagres.Settings` value of the ``select`` options:
+    the preset's (or the defaults), with every option the user gave applied on top."""
+    from .core.presets import preset
     from .core.settings import Settings
 
-    return Settings(
-        lam=args.lam, alpha=args.alpha, policy=args.policy, formula=args.formula,
-        scale=args.scale, offset=args.offset, lam_max=args.lam_max,
-        redundancy_floor=args.floor, calibration_top_n=args.calibration_top_n,
-        lambda_mmr=args.lambda_mmr,
-    )  # fmt: skip
+    base = preset(args.preset) if args.preset is not None else None
+    fields = ("lam", "alpha", "policy", "formula", "scale", "offset", "lam_max",
+              "redundancy_floor", "calibration_top_n", "lambda_mmr")  # fmt: skip
+    overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
+    settings = Settings.of(None if base is None else base.settings, **overrides)
+    strategy = getattr(args, "strategy", None) or (base.strategy if base else "adagres")
+    return strategy, settings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -64,25 +68,32 @@ def _parser() -> argparse.ArgumentParser:
     sel = commands.add_parser("select", help="select chunks from a pool file")
     sel.add_argument("pool_file", help="pool file (.json, .jsonl, .csv, .parquet, ...)")
     sel.add_argument("--budget", type=int, required=True, help="token budget")
-    sel.add_argument("--lam", type=_lam, default="adaptive", help="'adaptive' or a number >= 0")
-    sel.add_argument("--strategy", choices=STRATEGIES, default="adagres")
-    sel.add_argument("--policy", choices=POLICIES, default="skip")
-    sel.add_argument("--formula", choices=("paper", "derived"), default="paper")
-    sel.add_argument("--alpha", type=float, default=1.0)
-    sel.add_argument("--scale", type=float, default=1.0, help="λ = max(0, scale·λ* + offset)")
-    sel.add_argument("--offset", type=float, default=0.0)
-    sel.add_argument("--lam-max", type=float, default=None, help="upper clip of adaptive λ")
+    # Settings options default to "not given" (SUPPRESS), so a preset's values stand unless
+    # the user names an option; the defaults shown are those of adagres.Settings.
+    given = argparse.SUPPRESS
+    sel.add_argument("--strategy", choices=STRATEGIES, default=given,
+                     help="default: adagres, or the preset's")  # fmt: skip
     sel.add_argument(
-        "--floor", type=_floor, default=None,
+        "--preset", choices=tuple(PRESETS), default=None,
+        help="a named strategy and settings ('paper', 'recommended'); other options override",
+    )  # fmt: skip
+    sel.add_argument("--lam", type=_lam, default=given, help="'adaptive' (default) or >= 0")
+    sel.add_argument("--policy", choices=POLICIES, default=given, help="default: skip")
+    sel.add_argument("--formula", choices=("paper", "derived"), default=given,
+                     help="default: paper")  # fmt: skip
+    sel.add_argument("--alpha", type=float, default=given, help="default: 1")
+    sel.add_argument("--scale", type=float, default=given, help="λ = max(0, scale·λ* + offset)")
+    sel.add_argument("--offset", type=float, default=given, help="default: 0")
+    sel.add_argument("--lam-max", type=float, default=given, help="upper clip of adaptive λ")
+    sel.add_argument(
+        "--floor", type=_floor, default=given, dest="redundancy_floor",
         help="redundancy floor τ: a cosine, 'pool' (ρ̄) or 'off' (default)",
     )  # fmt: skip
-    sel.add_argument("--lambda-mmr", type=float, default=0.5, help="MMR's relevance weight")
+    sel.add_argument("--lambda-mmr", type=float, default=given, help="MMR's relevance weight")
     sel.add_argument(
-        "--calibration-top-n",
-        type=int,
-        default=None,
+        "--calibration-top-n", type=int, default=given,
         help="take the adaptive-λ statistics over the N most relevant chunks (default: all)",
-    )
+    )  # fmt: skip
     sel.add_argument("--index", type=int, default=None, help="pool index in a multi-pool file")
     sel.add_argument("--query", default=None, help="query text (choose a pool, or supply one)")
     sel.add_argument(
@@ -123,12 +134,10 @@ def _select(args: argparse.Namespace) -> dict[str, Any]:
     from .core.metrics import evaluate
     from .core.prepared import prepare
 
-    settings = settings_from_args(args)  # validated here, before the pool is loaded
+    strategy, settings = settings_from_args(args)  # validated before the pool is loaded
     pool = _ready(_load(args), args.tokenizer)
     prepared = prepare(pool.query_embedding, pool.embeddings, pool.token_counts)
-    selection = baselines.run_prepared(
-        args.strategy, prepared, args.budget, settings, texts=pool.texts
-    )
+    selection = baselines.run_prepared(strategy, prepared, args.budget, settings, texts=pool.texts)
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
     metrics = evaluate(
         selection, prepared, gold=gold or None, answers=list(pool.answers) or None,

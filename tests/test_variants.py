@@ -128,3 +128,30 @@ def test_unknown_variant_and_bad_weight_are_named():
         run_variant("best", pool, 10)
     with pytest.raises(adagres.InputError, match="weight: must be >= 0"):
         coverage(pool, 10, weight=-1.0)
+
+
+def test_presets_name_a_strategy_and_settings_and_the_cli_takes_them(capsys):
+    import json
+    from pathlib import Path
+
+    from adagres.cli import main
+
+    demo = Path(__file__).parents[1] / "data" / "open_domain_scattered.json"
+    pool = adagres.load_pool(demo)
+    arrays = (pool.query_embedding, pool.embeddings, pool.token_counts, 600)
+    for name, chosen in adagres.PRESETS.items():
+        expected = adagres.baselines.run(chosen.strategy, *arrays, settings=chosen.settings)
+        got = adagres.run_preset(name, *arrays)
+        assert got.indices == expected.indices and got.strategy == chosen.strategy
+        assert main(["select", str(demo), "--budget", "600", "--preset", name, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["selected"] == [pool.ids[i] for i in expected.indices]
+        assert out["settings"] == chosen.settings.as_dict()
+    # An option the user names overrides the preset's value, and only that one.
+    assert main(["select", str(demo), "--budget", "600", "--preset", "recommended",
+                 "--policy", "skip", "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["strategy"] == "orthogonal" and out["settings"]["policy"] == "skip"
+    assert out["settings"]["formula"] == "derived"
+    paper = adagres.run_preset("paper", *arrays)
+    assert paper.indices == adagres.select(*arrays).indices

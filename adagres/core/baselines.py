@@ -24,6 +24,7 @@ from .records import StopReason
 from .result import Selection
 from .selection import greedy, resolve_terms, select_prepared
 from .settings import Settings
+from .variants import STRATEGY_FUNCTIONS
 
 __all__ = [
     "EXACT_MAX_CHUNKS",
@@ -47,6 +48,7 @@ EXACT_TIME_LIMIT = 30.0
 #: Every strategy by name, as the CLI and the app offer them.
 STRATEGIES: tuple[str, ...] = (
     "adagres", "topk_same_k", "topk_budget", "mmr", "exact", "reference_code",
+    *STRATEGY_FUNCTIONS,
 )  # fmt: skip
 
 
@@ -71,6 +73,8 @@ def run_prepared(
     """
     if strategy == "adagres":
         return select_prepared(pool, budget, settings, trace=trace)
+    if strategy in STRATEGY_FUNCTIONS:  # the variants beyond the paper (core/variants.py)
+        return STRATEGY_FUNCTIONS[strategy](pool, budget, settings, trace)
     terms, calibration = resolve_terms(pool, budget, settings)
 
     def done(run_: Any, **extra: Any) -> Selection:

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..errors import InputError
-from .baselines import run_prepared
 from .greedy import POLICY_RULES, finish, replay
 from .prepared import PreparedPool, build
 from .records import StopReason
@@ -29,6 +28,7 @@ from .validate import normalise_rows
 
 __all__ = [
     "NEAR_DUPLICATE_FLOOR",
+    "STRATEGY_FUNCTIONS",
     "VARIANTS",
     "coverage",
     "near_duplicates",
@@ -68,9 +68,29 @@ def near_duplicates(
     less its duplicates.
     """
     base = Settings() if settings is None else settings
-    chosen = base.replace(lam=lam, redundancy_floor=floor, policy="fill")
-    return named(select_prepared(pool, budget, chosen, trace=trace), "near_duplicates",
-                 floor=floor)  # fmt: skip
+    own = base.replace(lam=lam, redundancy_floor=floor, policy="fill")
+    picked = select_prepared(pool, budget, own, trace=False)
+    return recorded("near_duplicates", pool, budget, picked.indices, picked.stop_reason,
+                    base, trace, floor=floor, lam_near_duplicates=lam)  # fmt: skip
+
+
+def recorded(
+    name: str,
+    pool: PreparedPool,
+    budget: int,
+    picks: Sequence[int],
+    reason: StopReason,
+    settings: Settings,
+    trace: bool,
+    **params: object,
+) -> Selection:
+    """A variant's picks recorded at the λ and τ that ``settings`` give AdaGReS, so its F
+    and step gains compare with every other strategy run with those settings."""
+    terms, calibration = resolve_terms(pool, budget, settings)
+    run = replay(pool, budget, list(picks), terms, trace, reason)
+    result = finish(name, pool, budget, run, terms, calibration=calibration,
+                    settings=settings, policy=settings.policy)  # fmt: skip
+    return named(result, name, **params)
 
 
 def orthogonal_pool(pool: PreparedPool) -> PreparedPool:
@@ -102,13 +122,10 @@ def orthogonal(
     query; that part is not redundancy. The picks are recorded at the plain cosine.
     """
     base = Settings(policy="fill", formula="derived") if settings is None else settings
-    terms, calibration = resolve_terms(pool, budget, base)
+    terms, _ = resolve_terms(pool, budget, base)
     rule = POLICY_RULES[base.policy]
     picked = greedy(orthogonal_pool(pool), budget, terms, rule, False)
-    run = replay(pool, budget, picked.picks, terms, trace, picked.reason)
-    result = finish("orthogonal", pool, budget, run, terms, calibration=calibration,
-                    settings=base, policy=base.policy)  # fmt: skip
-    return named(result, "orthogonal")
+    return recorded("orthogonal", pool, budget, picked.picks, picked.reason, base, trace)
 
 
 def coverage(
@@ -152,13 +169,10 @@ def coverage(
         used += int(tokens[best])
         in_play[best] = False
         covered = np.maximum(covered, sims[best])
-    terms, calibration = resolve_terms(pool, budget, base)
     reason = StopReason.POOL_EXHAUSTED if not in_play.any() else StopReason.BUDGET_EXHAUSTED
-    run = replay(pool, budget, picks, terms, trace, reason)
-    result = finish("coverage", pool, budget, run, terms, calibration=calibration,
-                    settings=base, policy=None)  # fmt: skip
     value = float(relevance[picks].sum() + weight * (covered @ w)) if picks else 0.0
-    return named(result, "coverage", weight=weight, coverage_objective=value)
+    return recorded("coverage", pool, budget, picks, reason, base, trace, weight=weight,
+                    coverage_objective=value)  # fmt: skip
 
 
 Variant = Callable[[PreparedPool, int, Sequence[str]], Selection]
@@ -175,9 +189,17 @@ VARIANTS: dict[str, Variant] = {
     "near_duplicates": lambda pool, budget, texts: near_duplicates(pool, budget),
     "orthogonal": lambda pool, budget, texts: orthogonal(pool, budget),
     "coverage": lambda pool, budget, texts: coverage(pool, budget),
-    "mmr_0.7": lambda pool, budget, texts: named(
-        run_prepared("mmr", pool, budget, Settings(lambda_mmr=0.7)), "mmr_0.7"
+}
+
+#: The variants that take any settings value, as strategies of :func:`adagres.baselines.run`.
+STRATEGY_FUNCTIONS: dict[str, Callable[[PreparedPool, int, Settings, bool], Selection]] = {
+    "orthogonal": lambda pool, budget, settings, trace: orthogonal(
+        pool, budget, settings, trace=trace
     ),
+    "near_duplicates": lambda pool, budget, settings, trace: near_duplicates(
+        pool, budget, settings, trace=trace
+    ),
+    "coverage": lambda pool, budget, settings, trace: coverage(pool, budget, settings, trace=trace),
 }
 
 
