@@ -10,6 +10,7 @@ import pytest
 import adagres
 from adagres import InputError, Settings
 from adagres.core import validate as v
+from adagres.core.sweep import lam_sweep
 
 
 @pytest.mark.parametrize(
@@ -105,3 +106,52 @@ def test_extreme_but_valid_vectors_normalise_and_zero_ones_are_named():
         adagres.Pool("q", pool.chunks, raw_embeddings=[[1.0, 0], [0, 0], [0, 1.0]])
     with pytest.raises(InputError, match=r"^query_embedding: value 0 is inf"):
         adagres.select([np.inf, 0.0], C, [1, 1, 1], 2)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda q, C: adagres.objective(q, C, 3, 0.1), "indices: expected a sequence"),
+        (lambda q, C: adagres.objective(q, C, "ab", 0.1), "indices: expected a sequence"),
+        (lambda q, C: adagres.objective(q, C, [2**70], 0.1), "is outside the pool of 3"),
+        (lambda q, C: adagres.objective(q, C, [1.5], 0.1), "1.5 is not a pool position"),
+        (lambda q, C: adagres.select(q, C, [1, 2**63, 1], 5), "counts must be at most"),
+        (lambda q, C: adagres.select(q, C, [1, 1, 1], 5, lam=1e39), "lam: must be at most"),
+        (lambda q, C: adagres.calibrate(q, C, [1, 1, 1], 5, scale=1e308), "scale: must be"),
+        (lambda q, C: lam_sweep(q, C, [1, 1, 1], 5, include=["x"]), "include: expected a fin"),
+    ],
+)
+def test_hostile_core_inputs_raise_one_line_input_errors(call, message):
+    """Reproducers of the fuzzing probe: each used to hang, overflow or raise a raw error."""
+    q, C = np.array([1.0, 0.0]), np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]], np.float32)
+    with pytest.raises(InputError) as error:
+        call(q, C)
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_metrics_reject_what_they_cannot_count():
+    q, C = np.array([1.0, 0.0]), np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
+    s = adagres.select(q, C, [1, 1, 1], 2, lam=0.1)
+    for kwargs, message in (
+        ({"gold": [None]}, "gold: None is neither"),
+        ({"gold": [float("nan")]}, "gold: nan is neither"),
+        ({"gold": [1.5]}, "gold: 1.5 is neither"),
+        ({"answers": [1], "texts": ["a", "b", "c"]}, "answers: expected a list of answer strings"),
+        ({"texts": ["a"]}, "texts: got 1 texts, the pool has 3 chunks"),
+        ({"near_duplicate": "0.9"}, "near_duplicate: expected a cosine"),
+    ):
+        with pytest.raises(InputError, match=message):
+            adagres.metrics.evaluate(s, C, **kwargs)
+
+
+def test_a_tiny_positive_mean_similarity_clips_lambda_and_every_number_is_finite():
+    import json
+    import math
+
+    # Two nearly orthogonal chunks: ρ̄ ≈ 1e-14 makes λ* about 1.6e13.
+    C = np.array([[1.0, 0.0], [1e-14, 1.0]])
+    q = np.array([1.0, 1.0])
+    s = adagres.select(q, C, [1, 1], 10)
+    assert s.calibration.clipped and s.lam == adagres.core.settings.MAX_WEIGHT
+    assert math.isfinite(s.objective) and all(math.isfinite(st.gain) for st in s.steps if st.gain)
+    json.dumps(s.to_dict(), allow_nan=False)

@@ -19,6 +19,7 @@ from ..errors import InputError, SolverError
 from . import validate as v
 from .calibration import FALLBACK_LAM
 from .greedy import Rule, Terms, finish, objective_value, replay
+from .metrics import checked_texts
 from .prepared import PreparedPool, prepare
 from .records import StopReason
 from .result import Selection
@@ -148,9 +149,8 @@ def run(
     v.choice(strategy, "strategy", STRATEGIES)
     settings = Settings.of(settings, **options)
     pool = prepare(query_embedding, chunk_embeddings, token_counts)
-    if texts is not None and (isinstance(texts, str) or len(texts) != pool.n_chunks):
-        got = "a single string" if isinstance(texts, str) else f"{len(texts)} texts"
-        raise InputError(f"texts: got {got}, the pool has {pool.n_chunks} chunks")
+    if texts is not None:
+        texts = checked_texts(texts, pool.n_chunks)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
         raise InputError(f"k: expected a whole number >= 0, got {k!r}")
     return run_prepared(

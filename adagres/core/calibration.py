@@ -6,6 +6,7 @@ See SPEC.md, "Adaptive λ". Everything the formula uses is kept in a frozen
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from . import validate as v
 from .prepared import PreparedPool, column_sum_and_squares, pair_mean, prepare
-from .settings import FORMULAS, Formula, Settings
+from .settings import FORMULAS, MAX_WEIGHT, Formula, Settings
 
 __all__ = [
     "FALLBACK_LAM",
@@ -35,8 +36,10 @@ class Calibration:
 
     ``lam_star`` is the closed form (None when a fallback case applied); ``lam`` is the value
     used after ``scale``, ``offset``, the floor at 0, the optional ``lam_max`` clip or the
-    fallback. ``fallback`` is None or one of ``"pool_too_small"`` (N < 2),
-    ``"expected_k_at_most_one"`` (k̄ <= 1) and ``"mean_similarity_not_positive"`` (ρ̄ <= 0).
+    fallback; ``clipped`` says λ was cut to ``lam_max`` or to the largest weight accepted
+    (:data:`~adagres.core.settings.MAX_WEIGHT`, when ρ̄ is just above 0). ``fallback`` is None
+    or one of ``"pool_too_small"`` (N < 2), ``"expected_k_at_most_one"`` (k̄ <= 1) and
+    ``"mean_similarity_not_positive"`` (ρ̄ <= 0).
     ``n_chunks`` is the number of chunks the statistics were taken over: the whole pool, or
     its ``top_n`` most relevant chunks when that was asked for.
     """
@@ -115,6 +118,10 @@ def calibrate_prepared(pool: PreparedPool, budget: int, settings: Settings) -> C
         lam = max(0.0, settings.scale * lam_star + settings.offset)
         if settings.lam_max is not None and lam > settings.lam_max:
             lam, clipped = settings.lam_max, True
+        if not lam <= MAX_WEIGHT:  # a ρ̄ just above 0 makes λ* huge (or inf): clip it
+            lam, clipped = MAX_WEIGHT, True
+            if not math.isfinite(lam_star):
+                lam_star = None  # the closed form overflowed: no finite value to show
     else:
         lam = FALLBACK_LAM
     return Calibration(

@@ -9,6 +9,7 @@ import re
 import string
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -161,17 +162,33 @@ def near_duplicate_groups(
 def _gold_positions(gold: Iterable[int | str], ids: Sequence[str] | None, n: int) -> set[int]:
     position = {chunk_id: i for i, chunk_id in enumerate(ids)} if ids is not None else {}
     out = set()
+    if isinstance(gold, str | bytes) or not isinstance(gold, Iterable):
+        raise InputError(f"gold: expected chunk ids or pool positions, got {gold!r:.60}")
     for item in gold:
         if isinstance(item, str):
             if item not in position:
                 known = "no ids were given (ids=...)" if ids is None else "not in the pool"
-                raise InputError(f"gold: chunk id {item!r}: {known}")
+                raise InputError(f"gold: chunk id {item!r:.80}: {known}")
             out.add(position[item])
-        elif not 0 <= int(item) < n:
-            raise InputError(f"gold: position {int(item)} is outside the pool of {n} chunks")
+        elif not isinstance(item, Integral) or isinstance(item, bool):
+            raise InputError(f"gold: {item!r:.40} is neither a chunk id nor a pool position")
+        elif not 0 <= item < n:
+            raise InputError(f"gold: position {item} is outside the pool of {n} chunks")
         else:
             out.add(int(item))
     return out
+
+
+def checked_texts(texts: Any, n: int, name: str = "texts") -> Sequence[str]:
+    """``texts`` if it is a sequence of ``n`` strings; otherwise an error naming the problem."""
+    if isinstance(texts, str | bytes) or not isinstance(texts, Sequence):
+        raise InputError(f"{name}: expected a sequence of {n} strings, got {type(texts).__name__}")
+    if len(texts) != n:
+        raise InputError(f"{name}: got {len(texts)} texts, the pool has {n} chunks")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputError(f"{name}: chunk {i} is {type(text).__name__}, not a string")
+    return texts
 
 
 def evaluate(
@@ -223,7 +240,17 @@ def evaluate(
         recall = hit / len(gold_set) if gold_set else None
         precision = hit / len(picks) if picks else None
     found = None
+    if texts is not None:
+        texts = checked_texts(texts, selection.n_chunks)
+    if (
+        not isinstance(near_duplicate, Real)
+        or isinstance(near_duplicate, bool)
+        or not (-1.0 <= near_duplicate <= 1.0)
+    ):
+        raise InputError(f"near_duplicate: expected a cosine in [-1, 1], got {near_duplicate!r}")
     if answers:
+        if isinstance(answers, str) or not all(isinstance(a, str) for a in answers):
+            raise InputError("answers: expected a list of answer strings")
         if texts is None:
             raise InputError("answers: checking answers needs the chunk texts (texts=...)")
         found = answer_found(answers, "\n".join(texts[i] for i in picks))

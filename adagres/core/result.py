@@ -111,11 +111,17 @@ class Selection:
             return self.verdicts[chunk]
         return verdict_of(self, chunk)
 
-    def to_dict(self, ids: Any = None, *, candidates: bool = False) -> dict[str, Any]:
+    def to_dict(
+        self, ids: Any = None, *, candidates: bool = False, explain: bool = True
+    ) -> dict[str, Any]:
         """A JSON-ready summary: picks, steps, stop reason, λ derivation and verdicts.
 
         ``ids`` (a sequence of chunk ids) replaces pool positions by ids where given;
-        ``candidates=True`` adds the per-candidate arrays of traced steps.
+        ``candidates=True`` adds the per-candidate arrays of traced steps. With
+        ``explain=False`` each verdict is its chunk, kind and step only (computed for the
+        whole pool at once: cheap at any N); otherwise it carries its numbers and sentence.
+        Non-finite floats (ρ̄ below two chunks) are given as None, so the result is strict
+        JSON.
         """
 
         def name(i: int | None) -> Any:
@@ -148,7 +154,7 @@ class Selection:
                 "summary": verdict.summary(ids),
             }
 
-        return {
+        out = {
             "strategy": self.strategy,
             "policy": self.policy,
             "selected": [name(i) for i in self.indices],
@@ -165,8 +171,27 @@ class Selection:
             "settings": None if self.settings is None else self.settings.as_dict(),
             "calibration": None if self.calibration is None else asdict(self.calibration),
             "steps": [step_dict(s) for s in self.steps],
-            "verdicts": [verdict_dict(vd) for vd in self.verdicts],
+            "verdicts": (
+                [verdict_dict(vd) for vd in self.verdicts]
+                if explain
+                else [
+                    {"chunk": name(i), "verdict": kind.value, "step": step}
+                    for i, (kind, step) in enumerate(self.verdict_kinds)
+                ]
+            ),
         }
+        return finite(out)
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None (containers walked)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 def _nan_to_none(array: np.ndarray) -> list[float | None]:

@@ -135,11 +135,15 @@ def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarr
     return normalise_rows(array[None, :])[0]
 
 
+#: Largest token budget or count accepted: sums of counts stay exact in int64 and float64.
+MAX_TOKENS = 10**12
+
+
 def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
-    """Return token counts as an int64 array of length ``n``; each count an integer >= 0."""
+    """Return token counts as an int64 array of length ``n``; each in [0, MAX_TOKENS]."""
     try:
         array = np.asarray(value)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{name}: cannot be read as an array of integers ({exc})") from None
     if array.ndim != 1:
         raise InputError(f"{name}: expected a 1-D array, got shape {array.shape}")
@@ -154,16 +158,17 @@ def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
             )
     elif array.dtype.kind not in "iu":
         raise InputError(f"{name}: expected integers, got values of type {array.dtype}")
-    array = array.astype(np.int64)
     negative = array < 0
     if negative.any():
         i = int(np.flatnonzero(negative)[0])
         raise InputError(f"{name}: chunk {i} has {int(array[i])} tokens; counts must be >= 0")
-    return array
-
-
-#: Largest token budget or count accepted: sums of counts stay exact in int64 and float64.
-MAX_TOKENS = 10**12
+    large = array > MAX_TOKENS
+    if large.any():
+        i = int(np.flatnonzero(large)[0])
+        raise InputError(
+            f"{name}: chunk {i} has {array[i]} tokens; counts must be at most {MAX_TOKENS}"
+        )
+    return array.astype(np.int64)
 
 
 def budget(value: Any) -> int:
@@ -202,11 +207,20 @@ def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
 
 
 def indices(value: Any, n: int, name: str = "indices") -> np.ndarray:
-    """Return distinct pool positions in [0, n) as an int64 array."""
-    array = np.asarray(value if len(value) else [], dtype=np.int64).reshape(-1)
-    out = (array < 0) | (array >= n)
-    if out.any():
-        raise InputError(f"{name}: position {int(array[out][0])} is outside the pool of {n} chunks")
+    """Return distinct pool positions in [0, n) as an int64 array.
+
+    ``value`` is a sequence of whole numbers (not a string, not a bare number, no bools).
+    """
+    if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
+        raise InputError(f"{name}: expected a sequence of pool positions, got {value!r:.60}")
+    items = list(value)
+    for item in items:
+        whole = isinstance(item, Integral) and not isinstance(item, bool)
+        if not whole:
+            raise InputError(f"{name}: {item!r:.40} is not a pool position (a whole number)")
+        if not 0 <= item < n:
+            raise InputError(f"{name}: position {item} is outside the pool of {n} chunks")
+    array = np.asarray(items, dtype=np.int64).reshape(-1)
     if len(np.unique(array)) != len(array):
         raise InputError(f"{name}: a chunk appears more than once")
     return array
