@@ -16,7 +16,7 @@ import numpy as np
 
 from .core.baselines import STRATEGIES
 from .core.presets import PRESETS
-from .errors import AdagresError, InputError
+from .errors import AdagresError, InputError, one_line
 
 __all__ = ["main"]
 
@@ -102,6 +102,11 @@ def _parser() -> argparse.ArgumentParser:
         help="tokenizer for chunks without token counts: cl100k, o200k, minilm or words",
     )
     sel.add_argument("--json", action="store_true", help="print one JSON object")
+    sel.add_argument(
+        "--explain", action="store_true",
+        help="with --json: every chunk's verdict with its numbers and sentence (traces the run; "
+        "without it, verdicts are kinds and steps, cheap at any pool size)",
+    )  # fmt: skip
     val = commands.add_parser("validate", help="load a pool file and report what it holds")
     val.add_argument("pool_file")
     val.add_argument("--index", type=int, default=None)
@@ -137,13 +142,16 @@ def _select(args: argparse.Namespace) -> dict[str, Any]:
     strategy, settings = settings_from_args(args)  # validated before the pool is loaded
     pool = _ready(_load(args), args.tokenizer)
     prepared = prepare(pool.query_embedding, pool.embeddings, pool.token_counts)
-    selection = baselines.run_prepared(strategy, prepared, args.budget, settings, texts=pool.texts)
+    # Trace only what is printed: per-candidate records cost O(k·N) memory and time.
+    selection = baselines.run_prepared(
+        strategy, prepared, args.budget, settings, texts=pool.texts, trace=args.explain
+    )
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
     metrics = evaluate(
         selection, prepared, gold=gold or None, answers=list(pool.answers) or None,
         texts=pool.texts,
     )  # fmt: skip
-    out = selection.to_dict(pool.ids)
+    out = selection.to_dict(pool.ids, explain=args.explain)
     out["metrics"] = metrics.as_dict()
     out["pool"] = {
         "file": str(args.pool_file),
@@ -155,26 +163,32 @@ def _select(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def _say(text: str = "") -> None:
+    """Print one line with control characters escaped: ids and queries come from files, and
+    a terminal escape in one must not reach the user's terminal."""
+    print(one_line(text))
+
+
 def _print_selection(out: dict[str, Any]) -> None:
     pool, cal = out["pool"], out["calibration"]
-    print(f"pool    {pool['file']}: {pool['chunks']} chunks, tokens from {pool['tokenizer']}")
-    print(f"query   {pool['query']}")
-    print(f"strategy {out['strategy']}" + (f" (policy {out['policy']})" if out["policy"] else ""))
-    print()
-    print(f"{'step':>4}  {'chunk':<24} {'tokens':>6} {'gain':>9} {'relevance':>9} {'redund.':>9}")
+    _say(f"pool    {pool['file']}: {pool['chunks']} chunks, tokens from {pool['tokenizer']}")
+    _say(f"query   {pool['query']}")
+    _say(f"strategy {out['strategy']}" + (f" (policy {out['policy']})" if out["policy"] else ""))
+    _say()
+    _say(f"{'step':>4}  {'chunk':<24} {'tokens':>6} {'gain':>9} {'relevance':>9} {'redund.':>9}")
     for step in out["steps"]:
         if not step["accepted"]:
             continue
-        print(
+        _say(
             f"{step['number']:>4}  {str(step['winner'])[:24]:<24} {step['winner_tokens']:>6} "
             f"{step['gain']:>+9.4f} {step['relevance_term']:>9.4f} {step['redundancy_term']:>9.4f}"
         )
-    print()
-    print(f"tokens  {out['tokens_used']} of {out['budget']} ({out['budget_use']:.0%})")
-    print(f"stop    {out['stop_reason']}")
-    print(f"F       {out['objective']:.4f} at λ = {out['lam']:.4f}")
+    _say()
+    _say(f"tokens  {out['tokens_used']} of {out['budget']} ({out['budget_use']:.0%})")
+    _say(f"stop    {out['stop_reason']}")
+    _say(f"F       {out['objective']:.4f} at λ = {out['lam']:.4f}")
     if cal is not None:
-        print(
+        _say(
             f"λ       L̄ = {cal['mean_tokens']:.1f} tokens, k̄ = {cal['expected_k']:.2f}, "
             f"r̄ = {cal['mean_relevance']:.4f}, ρ̄ = {cal['mean_similarity']:.4f}, "
             f"formula {cal['formula']}: "
@@ -194,9 +208,9 @@ def _print_selection(out: dict[str, Any]) -> None:
         line += f", IoU {m['iou']:.3f}, recall {m['recall']:.3f}"
     if m["answer_found"] is not None:
         line += f", answer found: {'yes' if m['answer_found'] else 'no'}"
-    print(line)
+    _say(line)
     if out["note"]:
-        print(f"note    {out['note']}")
+        _say(f"note    {out['note']}")
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -222,13 +236,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise InputError(f"--budget: must be >= 0 tokens, got {args.budget}")
         out = _select(args)
     except AdagresError as exc:
-        print(f"adagres: error: {exc}", file=sys.stderr)
+        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"adagres: error: {args.pool_file}: {exc.strerror or exc}", file=sys.stderr)
+        print(one_line(f"adagres: error: {args.pool_file}: {exc.strerror or exc}"), file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(out, ensure_ascii=False, default=_json_default))
+        # Strict JSON: non-finite numbers are None (to_dict), NaN is refused, and every
+        # non-ASCII character is escaped, so a lone surrogate in an id cannot break output.
+        print(json.dumps(out, ensure_ascii=True, allow_nan=False, default=_json_default))
     else:
         _print_selection(out)
     return 0

@@ -41,3 +41,34 @@ def test_cli_equals_the_library_for_every_strategy(strategy, capsys):
         ada = adagres.select(pool.query_embedding, pool.embeddings, pool.token_counts, budget,
                              settings=settings)  # fmt: skip
         assert out["params"]["k"] == ada.size == len(out["selected"])
+
+
+def test_output_a_terminal_and_a_parser_can_trust(tmp_path, capsys):
+    """Hostile ids and queries are escaped, errors are one line, --json is strict JSON."""
+    pool = adagres.load_pool(DEMO)
+    hostile = adagres.Pool(
+        "clear\x1b[2J the screen?\nsecond line",
+        tuple(
+            __import__("dataclasses").replace(c, id=f"{c.id}\x1b[31m\u2028") for c in pool.chunks
+        ),
+        raw_embeddings=pool.raw_embeddings,
+        raw_query_embedding=pool.raw_query_embedding,
+    )
+    path = tmp_path / "hostile.json"
+    adagres.save_pool(hostile, path)
+    assert main(["select", str(path), "--budget", "300"]) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\u2028" not in text and "\\x1b[2J" in text
+    assert main(["select", str(path), "--budget", "300", "--json"]) == 0
+    raw = capsys.readouterr().out
+    out = json.loads(raw)  # strict: json.loads would accept NaN, so check the text too
+    assert "NaN" not in raw and "Infinity" not in raw and raw.isascii()
+    assert out["selected"][0].endswith("\x1b[31m\u2028")  # the data itself is kept
+    assert {"chunk", "verdict", "step"} == set(out["verdicts"][0])  # kinds, no trace
+    assert main(["select", str(path), "--budget", "300", "--json", "--explain"]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    assert explained["selected"] == out["selected"] and "summary" in explained["verdicts"][0]
+    missing = tmp_path / "no\x1bsuch\nfile.json"
+    assert main(["select", str(missing), "--budget", "10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err and "no\\x1bsuch\\nfile.json" in err
