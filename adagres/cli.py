@@ -1,5 +1,8 @@
 """Command line: ``python -m adagres select POOL_FILE --budget 800 [...]``.
 
+Also ``index URI COLLECTION FILES...`` and ``retrieve URI COLLECTION QUERY [--out pool.json]``
+(live pools from a Milvus collection, :mod:`adagres.pools.milvus`).
+
 Prints the picks, tokens, stop reason, λ derivation and metrics, or with ``--json`` one JSON
 object. Bad input exits with status 2 and one line that names the problem.
 """
@@ -111,7 +114,65 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("pool_file")
     val.add_argument("--index", type=int, default=None)
     val.add_argument("--query", default=None)
+    _live_parsers(commands)
     return parser
+
+
+def _live_parsers(commands: Any) -> None:
+    """``index`` and ``retrieve``: documents into a Milvus collection, a pool out of it."""
+    store = "a Milvus Lite store file (.db) or a server address (http://host:19530)"
+    idx = commands.add_parser("index", help="chunk, embed and store documents in a collection")
+    idx.add_argument("uri", help=store)
+    idx.add_argument("collection")
+    idx.add_argument("files", nargs="+", help="text, markdown, table or pool files, or folders")
+    idx.add_argument("--size", type=int, default=200, help="chunk size in tokens (200)")
+    idx.add_argument("--overlap", type=int, default=40, help="tokens two chunks share (40)")
+    idx.add_argument("--tokenizer", default="cl100k", help="cl100k, o200k, minilm or words")
+    ret = commands.add_parser("retrieve", help="retrieve the top-N pool of a query")
+    ret.add_argument("uri", help=store)
+    ret.add_argument("collection")
+    ret.add_argument("query")
+    ret.add_argument("--top-n", type=int, default=20, help="chunks in the pool (20)")
+    ret.add_argument("--tokenizer", default=None, help="count again with this tokenizer")
+    ret.add_argument("--out", default=None, help="save the pool (.json or .jsonl) for select")
+
+
+def _live(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .pools import milvus
+
+    try:
+        if args.command == "index":
+            print("chunking and embedding with the local model...", file=sys.stderr)
+            options = {"size": args.size, "overlap": args.overlap, "tokenizer": args.tokenizer}
+            files = [Path(name) for name in args.files]  # a name that is no file is an error
+            done = milvus.index_documents(args.uri, args.collection, files, **options)
+            where = f"{done.collection!r} at {milvus.redact_uri(args.uri)}"
+            _say(f"indexed {done.chunks} chunks of {done.documents} documents into {where}")
+            _say(f"model {done.model}, tokens from {done.tokenizer}; {done.rows} rows in all")
+            return 0
+        options = {"top_n": args.top_n, "tokenizer": args.tokenizer}
+        pool = milvus.retrieve_pool(args.uri, args.collection, args.query, **options)
+        if args.out is not None:
+            from .pools.jsonfile import save_pool
+
+            save_pool(pool, args.out)
+    except AdagresError as exc:
+        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(one_line(f"adagres: error: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
+        return 2
+    total = int(np.asarray(pool.token_counts).sum())
+    _say(f"{len(pool)} chunks for {pool.query!r} ({total} tokens from {pool.tokenizer})")
+    _say(f"{'rank':>4}  {'chunk':<32} {'score':>7} {'tokens':>6}  title")
+    for rank, chunk in enumerate(pool.chunks, start=1):
+        title = (chunk.title or "")[:40]
+        _say(f"{rank:>4}  {chunk.id[:32]:<32} {chunk.score:>7.4f} {chunk.tokens:>6}  {title}")
+    if args.out is not None:
+        _say(f"saved   {args.out}")
+    return 0
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -228,6 +289,8 @@ def _validate(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input)."""
     args = _parser().parse_args(argv)
+    if args.command in ("index", "retrieve"):
+        return _live(args)
     try:
         if args.command == "validate":
             _validate(args)
