@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install run test test-fast lint format bench demo-data browser clean
+.PHONY: install run test test-fast lint format bench eval eval-quick demo-data browser clean
 
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,13 @@ format: install
 bench: install
 	$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(PY) bench/bench_select.py
+
+# Every strategy on real QA pools (reports/latest); eval-quick: demo + 5 FanOutQA queries.
+eval: install
+	$(PY) -m adagres.eval --out reports
+
+eval-quick: install
+	$(PY) -m adagres.eval --quick --out reports
 
 demo-data: install
 	$(PY) scripts/build_demo_data.py

@@ -1,0 +1,28 @@
+"""The evaluation harness: every strategy on real QA pools, at equal budgets.
+
+``python -m adagres.eval`` (see :mod:`adagres.eval.__main__`) runs pool sets × strategies ×
+budgets and writes ``reports/<name>/`` (``report.md``, figures, ``results.json``). The
+pieces, bottom up: :mod:`~adagres.eval.poolsets` (the queries and their pools),
+:mod:`~adagres.eval.strategies` (the open registry), :mod:`~adagres.eval.run` (rows of
+metrics, in parallel), :mod:`~adagres.eval.stats` and :mod:`~adagres.eval.aggregate`
+(intervals, paired comparisons, findings), :mod:`~adagres.eval.results` (results.json),
+:mod:`~adagres.eval.harness` (one run) and :mod:`~adagres.eval.report` (the only plotly
+importer).
+"""
+
+from . import strategies
+from .harness import BUDGETS, Config, build_cases, quick_config, run
+from .results import read_results, strategy_table
+from .strategies import register
+
+__all__ = [
+    "BUDGETS",
+    "Config",
+    "build_cases",
+    "quick_config",
+    "read_results",
+    "register",
+    "run",
+    "strategies",
+    "strategy_table",
+]

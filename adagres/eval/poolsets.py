@@ -1,0 +1,376 @@
+"""The pool sets the harness measures: real QA pools, the demo pools, or a user's pool files.
+
+A pool set is a list of :class:`Case`: one query, its pool (embedded, token counts, gold
+chunks marked, answers) and ``source``, a small JSON recipe from which :func:`rebuild`
+makes the very same pool again (the app opens a query of a report through it).
+
+- ``fanoutqa``: FanOutQA dev sub-questions over the Wikipedia lead summaries. The top
+  ``articles`` summaries by BM25 (:func:`adagres.pools.datasets.fanoutqa_pools`, the
+  evidence article kept) are chunked with overlap (:func:`adagres.pools.corpus.pool_from_documents`,
+  64-token windows every 48 tokens by default) and the ``top_n`` chunks closest to the
+  sub-question by the packaged MiniLM form the pool. Gold: the chunks of the evidence
+  article that made the pool; answers: the sub-question's answer strings.
+- ``drugs``: one query per (drug, condition) with at least ``min_reviews`` reviews,
+  "What do patients report about <drug> for <condition>?", over all 979 reviews chunked
+  the same way. Gold: the chunks of that drug's reviews for that condition. Answers: none
+  (a patient's experience has no answer string), so answer recall is not measured here.
+- ``demo``: the three bundled pools of ``data/`` as they are.
+- a path: a JSONL file of pools or a folder of pool files (:func:`adagres.pools.io.load_pools`),
+  counted with cl100k and embedded with MiniLM where the file has neither.
+
+Query samples are drawn with :func:`sample_ids` (a seeded permutation, split into a dev
+part and a held-out part). Embeddings come from the on-disk cache after the first run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ..errors import InputError, PoolError
+from ..pools import datasets
+from ..pools.corpus import chunk_documents, pool_from_documents
+from ..pools.embed import embed_texts, ensure_embeddings
+from ..pools.io import load_pools
+from ..pools.pool import Pool
+from ..pools.tokens import ensure_token_counts
+
+__all__ = [
+    "NAMED_SETS",
+    "Case",
+    "Chunking",
+    "Split",
+    "demo_cases",
+    "drug_cases",
+    "drug_queries",
+    "fanoutqa_cases",
+    "fanoutqa_queries",
+    "mark",
+    "path_cases",
+    "rebuild",
+    "sample_ids",
+]
+
+#: The pool sets known by name (anything else given to the CLI is a path).
+NAMED_SETS = ("fanoutqa", "drugs", "demo")
+Split = Literal["test", "dev", "all"]
+Progress = Callable[[int, int], None]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """How the real corpora become pools: windows of ``size`` tokens overlapping by
+    ``overlap`` (``tokenizer``), the ``top_n`` closest to the query; ``articles`` BM25
+    summaries per FanOutQA sub-question, ``min_reviews`` per drug query."""
+
+    size: int = 64
+    overlap: int = 16
+    top_n: int = 60
+    articles: int = 40
+    min_reviews: int = 3
+    tokenizer: str = "cl100k"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as plain values."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    """One query of a pool set: ``pool`` is ready to select from; ``source`` rebuilds it."""
+
+    corpus: str
+    query_id: str
+    pool: Pool
+    source: dict[str, Any]
+
+    @property
+    def gold_positions(self) -> tuple[int, ...] | None:
+        """Pool positions of the gold chunks; None when the pool marks none."""
+        positions = tuple(i for i, chunk in enumerate(self.pool.chunks) if chunk.gold)
+        return positions or None
+
+    @property
+    def answers(self) -> tuple[str, ...]:
+        """The gold answer strings (empty when the set has none)."""
+        return self.pool.answers
+
+
+def sample_ids(
+    ids: Sequence[str],
+    *,
+    seed: int,
+    split: Split = "test",
+    held_out: float = 0.7,
+    limit: int | None = None,
+) -> list[str]:
+    """A seeded sample of ``ids``, in their original order.
+
+    A permutation by ``numpy.random.default_rng(seed)`` puts the first ``1 - held_out``
+    share into ``dev`` (for tuning) and the rest into ``test`` (held out); ``limit`` keeps
+    the first ``limit`` of the chosen part in permutation order (a random subsample).
+
+    >>> sample_ids([f"q{i}" for i in range(10)], seed=0, held_out=0.5)
+    ['q0', 'q1', 'q5', 'q8', 'q9']
+    """
+    if not 0.0 < held_out < 1.0:
+        raise InputError(f"held_out: expected a share between 0 and 1, got {held_out!r}")
+    if limit is not None and limit < 1:
+        raise InputError(f"queries: expected at least 1, got {limit!r}")
+    order = np.random.default_rng(seed).permutation(len(ids))
+    cut = round(len(ids) * (1.0 - held_out))
+    part = {"dev": order[:cut], "test": order[cut:], "all": order}[split]
+    chosen = part[:limit] if limit is not None else part
+    return [ids[i] for i in sorted(chosen.tolist())]
+
+
+def mark(pool: Pool, gold_documents: Sequence[str], answers: Sequence[str]) -> Pool:
+    """``pool`` with its chunks of ``gold_documents`` (``metadata["doc_id"]``) marked gold."""
+    gold = set(gold_documents)
+    chunks = tuple(
+        dataclasses.replace(chunk, gold=(chunk.metadata or {}).get("doc_id") in gold)
+        for chunk in pool.chunks
+    )
+    return dataclasses.replace(pool, chunks=chunks, answers=tuple(answers))
+
+
+def _documents_pool(
+    corpus: str,
+    query_id: str,
+    documents: Mapping[str, str],
+    query: str,
+    gold_documents: Sequence[str],
+    answers: Sequence[str],
+    chunking: Chunking,
+    cache_dir: str | os.PathLike[str] | None,
+) -> Case:
+    pool = pool_from_documents(
+        documents,
+        query,
+        size=chunking.size,
+        overlap=chunking.overlap,
+        top_n=chunking.top_n,
+        tokenizer=chunking.tokenizer,
+        cache_dir=cache_dir,
+    )
+    pool = dataclasses.replace(mark(pool, gold_documents, answers), name=f"{corpus}:{query_id}")
+    present = {(chunk.metadata or {}).get("doc_id") for chunk in pool.chunks}
+    source = {
+        "kind": "documents",
+        "corpus": corpus,
+        "query_id": query_id,
+        "query": query,
+        # Only the documents that reached the pool, in the order given: their chunks hold
+        # the pool's chunks, so the top-N of their chunks is the same pool (ties included).
+        "documents": [doc for doc in documents if doc in present],
+        "gold_documents": list(gold_documents),
+        "answers": list(answers),
+        "chunking": chunking.as_dict(),
+    }
+    return Case(corpus, query_id, pool, source)
+
+
+def _warm(texts: Sequence[str], cache_dir: Any, progress: Progress | None) -> None:
+    """Embed every text once, in full batches, so each pool then reads the cache."""
+    if texts:
+        embed_texts(list(dict.fromkeys(texts)), cache_dir=cache_dir, progress=progress)
+
+
+# --------------------------------------------------------------------------- FanOutQA
+
+
+def fanoutqa_queries() -> list[str]:
+    """Query ids of the FanOutQA set: ``q<i>`` for the i-th dev sub-question whose evidence
+    is among the summaries (the order of :func:`adagres.pools.datasets.sub_questions`)."""
+    return [f"q{i}" for i in range(len(datasets.sub_questions()))]
+
+
+def fanoutqa_cases(
+    ids: Sequence[str],
+    chunking: Chunking = Chunking(),
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+) -> list[Case]:
+    """The FanOutQA cases ``ids`` (from :func:`fanoutqa_queries`), in that order."""
+    retrieved = datasets.fanoutqa_pools(top_n=chunking.articles)
+    summaries = datasets.wiki_summaries()
+    chosen = []
+    for query_id in ids:
+        index = int(query_id[1:]) if query_id[1:].isdigit() else -1
+        if not query_id.startswith("q") or not 0 <= index < len(retrieved):
+            raise InputError(f"fanoutqa: no query {query_id!r} (q0 … q{len(retrieved) - 1})")
+        chosen.append((query_id, retrieved[index]))
+    documents = {
+        str(c.title): summaries[str(c.title)]["extract"] for _, bm25 in chosen for c in bm25.chunks
+    }
+    pieces = chunk_documents(
+        documents, size=chunking.size, overlap=chunking.overlap, tokenizer=chunking.tokenizer
+    )
+    _warm([c.text for c in pieces] + [bm25.query for _, bm25 in chosen], cache_dir, progress)
+    cases = []
+    for query_id, bm25 in chosen:
+        docs = {str(c.title): summaries[str(c.title)]["extract"] for c in bm25.chunks}
+        gold = [str(c.title) for c in bm25.chunks if c.gold]
+        cases.append(
+            _documents_pool(
+                "fanoutqa", query_id, docs, bm25.query, gold, bm25.answers, chunking, cache_dir
+            )
+        )
+    return cases
+
+
+# --------------------------------------------------------------------------- drug reviews
+
+
+def drug_queries(min_reviews: int = 3) -> dict[str, tuple[str, str]]:
+    """``{"<drug> | <condition>": (drug, condition)}`` for every pair with at least
+    ``min_reviews`` reviews, most reviewed first (ties: by name)."""
+    counts: dict[tuple[str, str], int] = {}
+    for row in datasets.drug_review_rows():
+        if row["drug"].strip() and row["condition"].strip():
+            pair = (row["drug"], row["condition"])
+            counts[pair] = counts.get(pair, 0) + 1
+    ranked = sorted(
+        (pair for pair, n in counts.items() if n >= min_reviews),
+        key=lambda pair: (-counts[pair], pair),
+    )
+    return {f"{drug} | {condition}": (drug, condition) for drug, condition in ranked}
+
+
+def drug_cases(
+    ids: Sequence[str],
+    chunking: Chunking = Chunking(),
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: Progress | None = None,
+) -> list[Case]:
+    """The drug-review cases ``ids`` (keys of :func:`drug_queries`), in that order."""
+    known = drug_queries(chunking.min_reviews)
+    missing = [query_id for query_id in ids if query_id not in known]
+    if missing:
+        raise InputError(f"drugs: no query {missing[0]!r} with {chunking.min_reviews}+ reviews")
+    rows = datasets.drug_review_rows()
+    reviews = datasets.drug_reviews()
+    pieces = chunk_documents(
+        reviews, size=chunking.size, overlap=chunking.overlap, tokenizer=chunking.tokenizer
+    )
+    queries = {query_id: _drug_query(*known[query_id]) for query_id in ids}
+    _warm([c.text for c in pieces] + list(queries.values()), cache_dir, progress)
+    cases = []
+    for query_id in ids:
+        drug, condition = known[query_id]
+        gold = [r["id"] for r in rows if (r["drug"], r["condition"]) == (drug, condition)]
+        cases.append(
+            _documents_pool(
+                "drugs", query_id, reviews, queries[query_id], gold, (), chunking, cache_dir
+            )
+        )
+    return cases
+
+
+def _drug_query(drug: str, condition: str) -> str:
+    return f"What do patients report about {drug} for {condition}?"
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _ready(pool: Pool, tokenizer: str, cache_dir: Any) -> Pool:
+    return ensure_embeddings(ensure_token_counts(pool, tokenizer), cache_dir=cache_dir)
+
+
+def _project_path(path: Path) -> str:
+    """The path as a report records it: relative to the repository when inside it."""
+    resolved = path.resolve()
+    return resolved.relative_to(ROOT).as_posix() if resolved.is_relative_to(ROOT) else str(path)
+
+
+def path_cases(
+    path: str | os.PathLike[str],
+    *,
+    corpus: str | None = None,
+    tokenizer: str = "cl100k",
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> list[Case]:
+    """Every pool of a pool file (a JSONL file of pools, or any one-pool format) or of a
+    folder of pool files (sorted by name); query ids ``<file stem>:<index>``."""
+    folder = Path(path)
+    if folder.is_dir():
+        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        if not files:
+            raise PoolError(f"{folder}: the folder holds no pool files")
+    elif folder.is_file():
+        files = [folder]
+    else:
+        raise PoolError(f"{folder}: no such pool file or folder")
+    name = corpus or folder.stem
+    cases = []
+    for file in files:
+        for index, pool in enumerate(load_pools(file)):
+            ready = _ready(pool, tokenizer, cache_dir)
+            source = {
+                "kind": "file",
+                "path": _project_path(file),
+                "index": index,
+                "tokenizer": tokenizer,
+            }
+            cases.append(Case(name, f"{file.stem}:{index}", ready, source))
+    return cases
+
+
+def demo_cases(data_dir: str | os.PathLike[str] | None = None) -> list[Case]:
+    """The bundled demo pools (``data/*.json``), one case each, ids = file stems."""
+    folder = Path(data_dir) if data_dir is not None else ROOT / "data"
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise PoolError(f"{folder}: no demo pools (*.json)")
+    cases = []
+    for file in files:
+        found = path_cases(file, corpus="demo")
+        if len(found) == 1:  # one pool per demo file: the file's name is the query's id
+            found = [dataclasses.replace(found[0], query_id=file.stem)]
+        cases.extend(found)
+    return cases
+
+
+# --------------------------------------------------------------------------- rebuild
+
+
+def rebuild(source: Mapping[str, Any], *, cache_dir: str | os.PathLike[str] | None = None) -> Pool:
+    """The pool a case's ``source`` describes, built again (embeddings from the cache).
+
+    PoolError names what is missing when the recipe cannot be followed (a moved file, the
+    optional data packages not installed).
+    """
+    kind = source.get("kind")
+    if kind == "file":
+        path = Path(str(source["path"]))
+        path = path if path.is_absolute() or path.exists() else ROOT / path
+        pools = load_pools(path)
+        index = int(source["index"])
+        if not 0 <= index < len(pools):
+            raise PoolError(f"{path}: holds {len(pools)} pools, no pool #{index}")
+        return _ready(pools[index], str(source.get("tokenizer", "cl100k")), cache_dir)
+    if kind != "documents":
+        raise PoolError(f"source: unknown kind {kind!r}; expected 'file' or 'documents'")
+    chunking = Chunking(**source["chunking"])
+    corpus = str(source["corpus"])
+    if corpus == "fanoutqa":
+        summaries = datasets.wiki_summaries()
+        texts = {title: summaries[title]["extract"] for title in source["documents"]}
+    elif corpus == "drugs":
+        reviews = datasets.drug_reviews()
+        texts = {doc: reviews[doc] for doc in source["documents"]}
+    else:
+        raise PoolError(f"source: unknown corpus {corpus!r}")
+    query_id, query = str(source.get("query_id", "")), str(source["query"])
+    gold, answers = source["gold_documents"], source["answers"]
+    return _documents_pool(corpus, query_id, texts, query, gold, answers, chunking, cache_dir).pool

@@ -1,0 +1,247 @@
+"""Run every strategy on every query at every budget: one row of metrics per run.
+
+A query travels to a worker as a :class:`Task` (its prepared pool, texts, gold positions
+and answers); :func:`evaluate_task` runs the strategies on it and measures each selection
+with :func:`adagres.core.metrics.evaluate`, so a row's numbers are that function's numbers.
+:func:`evaluate_cases` spreads the tasks over ``workers`` processes and returns the rows in
+task order; BLAS runs one thread in every mode, so the serial and the parallel run give the
+same bits (only ``time_ms`` differs between runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import pickle
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Any
+
+from ..core.metrics import answer_found, evaluate
+from ..core.prepared import PreparedPool
+from ..errors import InputError, SolverError
+from .poolsets import Case
+from .strategies import Strategy
+
+__all__ = [
+    "QUERY_COLUMNS",
+    "ROW_COLUMNS",
+    "Task",
+    "evaluate_cases",
+    "evaluate_task",
+    "query_record",
+    "short_message",
+]
+
+#: The fields of one row (one strategy on one query at one budget).
+ROW_COLUMNS = (
+    "corpus",
+    "query_id",
+    "strategy",
+    "budget",
+    "solved",
+    "error",
+    "size",
+    "tokens_used",
+    "budget_use",
+    "objective",
+    "lam",
+    "stop_reason",
+    "iou",
+    "gold_recall",
+    "gold_precision",
+    "answer_found",
+    "redundancy_mean",
+    "redundancy_max",
+    "near_duplicates",
+    "time_ms",
+)
+#: The fields of one query record.
+QUERY_COLUMNS = (
+    "corpus",
+    "query_id",
+    "query",
+    "n_chunks",
+    "pool_tokens",
+    "n_gold",
+    "answers",
+    "answer_in_pool",
+    "mean_similarity",
+    "tokenizer",
+    "source",
+)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, eq=False)
+class Task:
+    """What a worker needs for one query (pickles; no model, no files)."""
+
+    corpus: str
+    query_id: str
+    pool: PreparedPool
+    texts: tuple[str, ...]
+    gold: tuple[int, ...] | None
+    answers: tuple[str, ...]
+
+    @classmethod
+    def of(cls, case: Case) -> Task:
+        """The task of one case."""
+        return cls(
+            case.corpus,
+            case.query_id,
+            case.pool.prepared,
+            case.pool.texts,
+            case.gold_positions,
+            case.answers,
+        )
+
+
+def query_record(case: Case) -> dict[str, Any]:
+    """The per-query facts a report states (no selection involved)."""
+    pool = case.pool
+    answers = list(case.answers)
+    return {
+        "corpus": case.corpus,
+        "query_id": case.query_id,
+        "query": pool.query,
+        "n_chunks": len(pool),
+        "pool_tokens": int(pool.prepared.tokens.sum()),
+        "n_gold": len(case.gold_positions or ()),
+        "answers": answers,
+        "answer_in_pool": answer_found(answers, "\n".join(pool.texts)) if answers else None,
+        "mean_similarity": pool.prepared.mean_similarity,
+        "tokenizer": pool.tokenizer,
+        "source": case.source,
+    }
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS limited to one thread inside (threadpoolctl when installed)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # without it the BLAS default stays; the results are still seeded
+        yield
+        return
+    with threadpool_limits(1):
+        yield
+
+
+def evaluate_task(
+    task: Task, strategies: Sequence[Strategy], budgets: Sequence[int]
+) -> list[dict[str, Any]]:
+    """One row per (budget, strategy), in that order. A :class:`~adagres.SolverError` gives
+    a row with ``solved=False`` and the message; any other error propagates, with a note
+    naming the strategy, the query and the budget."""
+    rows = []
+    with one_blas_thread():
+        for budget in budgets:
+            for strategy in strategies:
+                rows.append(_run_one(task, strategy, int(budget)))
+    return rows
+
+
+def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(ROW_COLUMNS)
+    row.update(corpus=task.corpus, query_id=task.query_id, strategy=strategy.name, budget=budget)
+    start = time.perf_counter()
+    try:
+        selection = strategy.fn(task.pool, budget, task.texts)
+    except SolverError as error:
+        row.update(
+            solved=False,
+            error=short_message(str(error)),
+            time_ms=1e3 * (time.perf_counter() - start),
+        )
+        return row
+    except Exception as error:
+        error.add_note(f"strategy {strategy.name!r} on {task.corpus} {task.query_id} at {budget}")
+        raise
+    elapsed = 1e3 * (time.perf_counter() - start)
+    metrics = evaluate(
+        selection, task.pool, gold=task.gold, answers=task.answers or None, texts=task.texts
+    )
+    row.update(
+        solved=True,
+        size=metrics.size,
+        tokens_used=metrics.tokens_used,
+        budget_use=metrics.budget_use,
+        objective=metrics.objective,
+        lam=selection.lam,
+        stop_reason=selection.stop_reason.value,
+        iou=metrics.iou,
+        gold_recall=metrics.recall,
+        gold_precision=metrics.precision,
+        answer_found=metrics.answer_found,
+        redundancy_mean=metrics.redundancy_mean,
+        redundancy_max=metrics.redundancy_max,
+        near_duplicates=metrics.near_duplicates,
+        time_ms=elapsed,
+    )
+    return row
+
+
+def short_message(message: str, limit: int = 120) -> str:
+    """The first clause of an error message (before a parenthesis or a second sentence).
+
+    >>> short_message("exact: 60 chunks fit; it accepts 40 (about 10 s). Use fewer.")
+    'exact: 60 chunks fit; it accepts 40'
+    """
+    cut = min((i for i in (message.find(" ("), message.find(". ")) if i > 0), default=None)
+    return message[:cut][:limit]
+
+
+def _limit_worker_threads() -> None:
+    with contextlib.suppress(ImportError):
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+
+
+def evaluate_cases(
+    cases: Sequence[Case],
+    strategies: Sequence[Strategy],
+    budgets: Sequence[int],
+    *,
+    workers: int = 2,
+    progress: Progress | None = None,
+) -> list[dict[str, Any]]:
+    """Every row of every case, in case order (then budget, then strategy).
+
+    ``workers`` > 1 runs the cases in that many fresh processes (``spawn``: the parent may
+    hold the embedding model and its threads); each strategy's function must pickle.
+    ``progress(done, total)`` is called after each case.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InputError(f"workers: expected a whole number >= 1, got {workers!r}")
+    tasks = [Task.of(case) for case in cases]
+    run = functools.partial(evaluate_task, strategies=tuple(strategies), budgets=tuple(budgets))
+    rows: list[dict[str, Any]] = []
+    if workers == 1 or len(tasks) <= 1:
+        for done, task in enumerate(tasks, 1):
+            rows.extend(run(task))
+            if progress:
+                progress(done, len(tasks))
+        return rows
+    for strategy in strategies:
+        try:
+            pickle.dumps(strategy.fn)
+        except (pickle.PicklingError, AttributeError, TypeError) as error:
+            raise InputError(
+                f"strategy {strategy.name!r} cannot be sent to a worker process ({error}); "
+                "register a module-level function or a functools.partial of one, or run "
+                "with --workers 1"
+            ) from None
+    chunk = max(1, len(tasks) // (workers * 8))
+    context = get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_limit_worker_threads) as ex:
+        for done, task_rows in enumerate(ex.map(run, tasks, chunksize=chunk), 1):
+            rows.extend(task_rows)
+            if progress:
+                progress(done, len(tasks))
+    return rows

@@ -1,0 +1,251 @@
+"""The strategies the harness measures, by name: an open registry.
+
+Every entry is a :class:`Strategy`: a name, a function ``fn(pool, budget, texts) ->
+Selection`` and, for the built-in ones, the :class:`adagres.Settings` and the core strategy
+name (``adagres``, ``mmr``, ...) that reproduce it, so the app can open the same selection.
+Built in:
+
+- ``adagres_<formula>_<policy>``: AdaGReS with adaptive λ, both formula variants × every
+  policy (``skip``, ``stop``, ``ratio``, ``fill``);
+- ``adagres_lam_0.55`` / ``0.65`` / ``0.7``: fixed λ, the paper's ablation values (policy
+  ``skip``);
+- ``topk_same_k`` (k from ``adagres_paper_skip``), ``topk_budget``, ``mmr`` (λ_mmr 0.5),
+  ``reference_code`` and ``exact`` (a :class:`~adagres.SolverError` is recorded as "not
+  solved" by the runner);
+- every entry of ``adagres.core.variants.VARIANTS`` when that module exists, and every
+  preset of ``adagres.core.presets.PRESETS`` (``preset_<name>``) that is not one of the
+  entries above under another name.
+
+Another engineer's strategy plugs in with :func:`register`. Runs in worker processes
+receive the function itself, so it must pickle: a module-level function or a
+:func:`functools.partial` of one (a lambda does not; use ``--workers 1`` for those).
+
+>>> "topk_budget" in registered() and get("adagres_paper_fill").settings.policy
+'fill'
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.baselines import run_prepared
+from ..core.prepared import PreparedPool
+from ..core.result import Selection
+from ..core.settings import FORMULAS, POLICIES, Settings
+from ..errors import InputError
+
+__all__ = [
+    "BASELINE_BUDGET",
+    "BASELINE_SAME_K",
+    "EXACT_TIME_LIMIT",
+    "FIXED_LAMS",
+    "Strategy",
+    "StrategyFn",
+    "get",
+    "register",
+    "registered",
+    "resolve",
+    "run_core",
+    "run_variant",
+    "unregister",
+]
+
+StrategyFn = Callable[[PreparedPool, int, Sequence[str]], Selection]
+
+#: The paper's ablation values of a fixed λ.
+FIXED_LAMS = (0.55, 0.65, 0.7)
+#: Seconds the exact solver gets per pool and budget in the harness.
+EXACT_TIME_LIMIT = 2.0
+#: The two baselines every strategy is compared with, query by query.
+BASELINE_BUDGET = "topk_budget"
+BASELINE_SAME_K = "topk_same_k"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One named strategy of the harness.
+
+    ``fn(pool, budget, texts)`` returns a :class:`~adagres.Selection` within ``budget``
+    tokens. ``core`` and ``settings`` say how ``adagres.core.baselines.run_prepared``
+    reproduces it (None for strategies the core does not know); ``family`` groups the
+    strategies in tables and figures.
+    """
+
+    name: str
+    fn: StrategyFn
+    settings: Settings | None = None
+    core: str | None = None
+    family: str = "custom"
+    description: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready description (the function itself is left out)."""
+        return {
+            "family": self.family,
+            "description": self.description,
+            "core": self.core,
+            "settings": None if self.settings is None else self.settings.as_dict(),
+        }
+
+
+def run_core(
+    core: str,
+    settings: Settings,
+    pool: PreparedPool,
+    budget: int,
+    texts: Sequence[str],
+    **options: Any,
+) -> Selection:
+    """``run_prepared(core, ...)`` with the fast path (``trace=False``); picklable by name."""
+    return run_prepared(core, pool, budget, settings, texts=texts, trace=False, **options)
+
+
+def run_variant(name: str, pool: PreparedPool, budget: int, texts: Sequence[str]) -> Selection:
+    """The entry ``name`` of ``adagres.core.variants.VARIANTS`` (looked up where it runs, so a
+    worker process needs only the name)."""
+    from ..core.variants import VARIANTS
+
+    return VARIANTS[name](pool, budget, texts)
+
+
+_REGISTRY: dict[str, Strategy] = {}
+
+
+def register(
+    name: str,
+    fn: StrategyFn,
+    *,
+    settings: Settings | None = None,
+    core: str | None = None,
+    family: str = "custom",
+    description: str = "",
+    replace: bool = False,
+) -> Strategy:
+    """Add ``fn(pool: PreparedPool, budget, texts) -> Selection`` under ``name``.
+
+    ``replace=False`` refuses a name that is taken (InputError naming it).
+
+    >>> from adagres.core.baselines import run_prepared
+    >>> entry = register("mine", lambda pool, budget, texts: run_prepared(
+    ...     "topk_budget", pool, budget, Settings()))
+    >>> entry.family, "mine" in registered()
+    ('custom', True)
+    >>> unregister("mine")
+    """
+    if not isinstance(name, str) or not name or name != name.strip() or "," in name:
+        raise InputError(f"strategy name: expected a non-empty name without commas, got {name!r}")
+    if not callable(fn):
+        raise InputError(f"strategy {name!r}: fn is a {type(fn).__name__}, not a function")
+    if name in _REGISTRY and not replace:
+        raise InputError(f"strategy {name!r} is registered already (pass replace=True)")
+    entry = Strategy(name, fn, settings, core, family, description)
+    _REGISTRY[name] = entry
+    return entry
+
+
+def unregister(name: str) -> None:
+    """Remove ``name`` from the registry (InputError if it is not there)."""
+    get(name)
+    del _REGISTRY[name]
+
+
+def get(name: str) -> Strategy:
+    """The strategy ``name`` (InputError listing the known names if there is none)."""
+    if name not in _REGISTRY:
+        raise InputError(f"unknown strategy {name!r}; registered: {', '.join(_REGISTRY)}")
+    return _REGISTRY[name]
+
+
+def registered() -> dict[str, Strategy]:
+    """Every registered strategy by name, in registration order (a copy)."""
+    return dict(_REGISTRY)
+
+
+def resolve(names: Sequence[str] | None = None) -> list[Strategy]:
+    """The strategies ``names`` (None: all), always with both baselines, in registry order."""
+    wanted = set(registered()) if names is None else {get(n).name for n in names}
+    wanted |= {BASELINE_BUDGET, BASELINE_SAME_K}
+    return [entry for name, entry in _REGISTRY.items() if name in wanted]
+
+
+def _core_entry(
+    name: str, core: str, settings: Settings, family: str, description: str, **options: Any
+) -> None:
+    fn = functools.partial(run_core, core, settings, **options)
+    register(name, fn, settings=settings, core=core, family=family, description=description)
+
+
+def _builtins() -> None:
+    for formula in FORMULAS:
+        for policy in POLICIES:
+            _core_entry(
+                f"adagres_{formula}_{policy}",
+                "adagres",
+                Settings(formula=formula, policy=policy),
+                "adagres",
+                f"AdaGReS, adaptive λ ({formula} formula), policy {policy}",
+            )
+    for lam in FIXED_LAMS:
+        _core_entry(
+            f"adagres_lam_{lam:g}",
+            "adagres",
+            Settings(lam=lam),
+            "fixed λ",
+            f"AdaGReS, fixed λ = {lam:g} (the paper's ablation), policy skip",
+        )
+    baselines = {
+        BASELINE_SAME_K: "relevance order, k = the size of adagres_paper_skip's selection",
+        BASELINE_BUDGET: "relevance order, skipping chunks that do not fit, until nothing fits",
+        "mmr": "maximal marginal relevance, λ_mmr = 0.5, until nothing fits",
+        "reference_code": "the authors' released code: k = ⌊T / mean characters⌋ picks",
+    }
+    for name, description in baselines.items():
+        _core_entry(name, name, Settings(), "baseline", description)
+    _core_entry(
+        "exact",
+        "exact",
+        Settings(),
+        "baseline",
+        "the best F within the budget (MILP), where the solver accepts the pool",
+        time_limit=EXACT_TIME_LIMIT,
+    )
+
+
+def _variants() -> None:
+    try:
+        from ..core.variants import VARIANTS
+    except ImportError:  # the variants module is optional
+        return
+    for name in VARIANTS:
+        key = name if name not in _REGISTRY else f"variant_{name}"
+        register(
+            key,
+            functools.partial(run_variant, name),
+            family="variant",
+            description=f"adagres.core.variants.VARIANTS[{name!r}]",
+        )
+
+
+def _presets() -> None:
+    try:
+        from ..core.presets import PRESETS
+    except ImportError:  # the presets module is optional
+        return
+    known = {(e.core, e.settings) for e in _REGISTRY.values() if e.core is not None}
+    for name, chosen in PRESETS.items():
+        if (chosen.strategy, chosen.settings) not in known:
+            _core_entry(
+                f"preset_{name}",
+                chosen.strategy,
+                chosen.settings,
+                "preset",
+                f"preset {name!r}: {chosen.description}",
+            )
+
+
+_builtins()
+_variants()
+_presets()

@@ -1,0 +1,89 @@
+"""Evidence: every strategy measured on real QA pools (a report of ``python -m adagres.eval``)."""
+
+import streamlit as st
+
+from adagres.errors import AdagresError
+from adagres.eval.report import tradeoff_figure
+from ui import evidence, render, state
+from ui.sidebar import sidebar
+
+NUMBER = st.column_config.NumberColumn(format="%.3f")
+PERCENT = st.column_config.NumberColumn(format="percent")
+
+# ---- controls
+sidebar()
+st.title("Evidence")
+names = evidence.report_names()
+if not names:
+    st.info(
+        f"No report yet in {evidence.reports_dir().name}/: run `make eval` (or "
+        "`python -m adagres.eval --quick`) to measure every strategy on real pools."
+    )
+    st.stop()
+name = st.selectbox("Report", names, key="ev_report")
+doc = evidence.document(name)
+stamp = doc["stamp"]
+st.caption(
+    f"{stamp['command']} · {stamp['created']} · commit {stamp['commit']} · seed "
+    f"{stamp['config']['seed']} · budgets in {stamp['tokens']}"
+)
+corpora = list(doc["corpora"])
+left, right = st.columns(2)
+corpus = left.selectbox("Corpus", corpora, key="ev_corpus")
+budgets = [int(b) for b in stamp["config"]["budgets"]]
+budget = right.selectbox("Budget (tokens)", budgets, key="ev_budget")
+info = doc["corpora"][corpus]
+st.text(info["description"])
+st.caption(
+    f"{info['queries']} queries · {info['with_gold']} with a gold chunk in the pool · "
+    f"{info['answerable']} of {info['with_answers']} with answers have one in the pool"
+)
+
+# ---- figure and table from results.json
+st.subheader("Recall against redundancy")
+st.plotly_chart(tradeoff_figure(doc, corpus), key="ev_tradeoff", width="stretch")
+st.subheader(f"Every strategy at {budget} tokens")
+table = evidence.table_frame(doc, corpus, budget)
+formats = {label: NUMBER for label in table.columns if table[label].dtype.kind == "f"}
+formats["budget use"] = PERCENT
+st.dataframe(table, key="ev_table", hide_index=True, column_config=formats)
+st.caption(
+    "Primary metric with its 95 % bootstrap interval over queries; Δ: paired mean difference "
+    "with topk_budget; W/T/L: queries above / equal to / below the baseline."
+)
+
+st.subheader("Where each strategy loses or ties")
+for finding in doc["findings"]:
+    if finding["corpus"] == corpus:
+        st.text(finding["text"])
+
+# ---- per query, and the way to its pool
+st.subheader("Per query")
+strategies = list(doc["strategies"])
+strategy = st.selectbox("Strategy", strategies, key="ev_strategy")
+queries = evidence.query_frame(doc, corpus, budget, strategy)
+st.dataframe(
+    queries,
+    key="ev_queries",
+    hide_index=True,
+    column_config={"gold recall": NUMBER, "topk_budget gold recall": NUMBER, "mean cosine": NUMBER},
+)
+labels = dict(zip(queries["query id"], queries["query"], strict=True))
+query_id = st.selectbox(
+    "Query", list(labels), key="ev_query", format_func=lambda q: f"{q}: {labels[q][:80]}"
+)
+core, _selector, exact = evidence.app_settings(doc, strategy)
+if not exact:
+    st.caption(
+        f"{strategy} is not one of the app's strategies: the pool opens with AdaGReS "
+        "at the default settings."
+    )
+if st.button("Open this pool in Selection", key="ev_open", icon=":material/open_in_new:"):
+    try:
+        with st.spinner("Rebuilding the pool of this query (embeddings from the disk cache)…"):
+            evidence.open_query(doc, query_id, corpus, strategy, budget)
+    except AdagresError as error:
+        render.error(f"Could not rebuild the pool of {query_id}: {error}")
+    else:
+        st.switch_page("pages/2_selection.py")
+state.sync_url()

@@ -1,0 +1,112 @@
+"""AppTest of the Evidence page: its numbers are results.json's, and a query opens its pool."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from adagres.eval import harness, poolsets
+from adagres.eval.report import write_report
+from adagres.eval.results import read_results
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = "../../app.py"
+EVIDENCE = "pages/7_evidence.py"
+TIMEOUT = 60
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """A report of the demo pools at two budgets, written as `make eval` writes one."""
+    folder = tmp_path_factory.mktemp("reports")
+    config = harness.Config(pools=("demo",), budgets=(300, 900), workers=1, resamples=300)
+    document = harness.run(config, cases=poolsets.demo_cases(ROOT / "data"), command="test")
+    write_report(document, folder / "latest", png=False)
+    return folder
+
+
+@pytest.fixture
+def evidence(reports, monkeypatch):
+    monkeypatch.setenv("ADAGRES_REPORTS_DIR", str(reports))
+    at = AppTest.from_file(f"../../{EVIDENCE}", default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def close(a, b):
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return b is None
+    return b is not None and math.isclose(a, b, abs_tol=1e-12)
+
+
+def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
+    at = evidence
+    assert at.title[0].value == "Evidence"
+    document = read_results(reports / "latest" / "results.json")
+    for budget in (300, 900):
+        at.selectbox(key="ev_budget").set_value(budget).run()
+        table = at.dataframe[0].value
+        entries = {e["strategy"]: e for e in document["aggregates"] if e["budget"] == budget}
+        assert list(table["strategy"]) == list(entries)
+        for _, row in table.iterrows():
+            entry = entries[row["strategy"]]
+            m = entry["metrics"]
+            assert close(row["answer recall"], m["answer_recall"]["mean"])
+            assert close(row["CI low"], m["answer_recall"]["low"])
+            assert close(row["CI high"], m["answer_recall"]["high"])
+            assert close(row["gold recall"], m["gold_recall"]["mean"])
+            assert close(
+                row["Δ answer recall vs topk_budget"], entry["delta"]["answer_recall"]["mean"]
+            )
+            assert close(row["IoU"], m["iou"]["mean"])
+            assert close(row["mean cosine"], m["redundancy_mean"]["mean"])
+            assert close(row["budget use"], m["budget_use"]["mean"])
+            assert close(row["Δ cosine vs topk_budget"], entry["delta"]["redundancy_mean"]["mean"])
+            wtl = entry["wtl"]["topk_budget"]["answer_recall"]
+            assert row["W/T/L vs topk_budget"] == "{wins}/{ties}/{losses}".format(**wtl)
+    texts = [t.value for t in at.text]
+    assert all(f["text"] in texts for f in document["findings"])
+
+
+def test_the_per_query_rows_are_the_rows_of_results_json(evidence, reports):
+    at = evidence
+    at.selectbox(key="ev_strategy").set_value("mmr").run()
+    queries = at.dataframe[1].value
+    document = read_results(reports / "latest" / "results.json")
+    rows = {r["query_id"]: r for r in document["rows"]
+            if r["strategy"] == "mmr" and r["budget"] == 300}  # fmt: skip
+    assert sorted(queries["query id"]) == sorted(rows)
+    for _, row in queries.iterrows():
+        assert row["answer found"] == rows[row["query id"]]["answer_found"]
+        assert close(row["mean cosine"], rows[row["query id"]]["redundancy_mean"])
+
+
+def test_a_query_opens_its_pool_with_the_same_settings(evidence):
+    at = evidence
+    at.selectbox(key="ev_budget").set_value(900).run()
+    at.selectbox(key="ev_strategy").set_value("adagres_derived_fill").run()
+    at.selectbox(key="ev_query").set_value("open_domain_scattered").run()
+    at.button(key="ev_open").click().run()
+    # Run alone (not under app.py's navigation) the page cannot switch pages: the attempt is
+    # the last thing it does, after the pool is registered and the settings are set.
+    assert len(at.exception) == 1 and "`pages/2_selection.py`" in at.exception[0].value
+    settings = at.session_state["settings"]
+    assert settings.pool.startswith("eval-") and settings.budget == 900
+    assert settings.strategy == "adagres"
+    assert (settings.selector.formula, settings.selector.policy) == ("derived", "fill")
+    expected = poolsets.path_cases(ROOT / "data" / "open_domain_scattered.json")[0].pool
+
+    # The other pages open that pool with those settings from the URL the app writes.
+    app = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    app.query_params.update(settings.to_params())
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.title[0].value == "Selection"
+    assert app.session_state["settings"] == settings
+    from ui import pools
+
+    assert pools.get_pool(settings.pool).fingerprint == expected.fingerprint

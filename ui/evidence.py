@@ -1,0 +1,161 @@
+"""The Evidence page's data: reports written by ``python -m adagres.eval``, read from their
+``results.json`` (numbers, never the markdown), and the way back from a query row to its
+pool in the other pages.
+
+Reports live in ``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``, one folder per report
+(``latest`` first). A query's pool is rebuilt from the recipe the report stored for it
+(:func:`adagres.eval.poolsets.rebuild`: the same chunks, embeddings from the disk cache)
+and registered like any other pool of the server, under ``eval-<12 hex>``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from adagres import Settings as Selector
+from adagres.core.baselines import STRATEGIES
+from adagres.eval.aggregate import METRIC_LABELS
+from adagres.eval.results import read_results, strategy_table
+
+from . import pools, state
+
+__all__ = [
+    "TABLE_LABELS",
+    "app_settings",
+    "document",
+    "open_query",
+    "query_frame",
+    "report_names",
+    "reports_dir",
+    "table_frame",
+]
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = "results.json"
+
+#: Column labels of the strategy table (keys of :func:`adagres.eval.results.strategy_table`).
+TABLE_LABELS = {
+    "strategy": "strategy",
+    "primary": "primary metric",
+    "primary_low": "CI low",
+    "primary_high": "CI high",
+    "answer_recall": "answer recall",
+    "gold_recall": "gold recall",
+    "iou": "IoU",
+    "redundancy_mean": "mean cosine",
+    "redundancy_delta": "Δ cosine vs topk_budget",
+    "budget_use": "budget use",
+    "near_duplicates": "near-dup pairs",
+    "primary_delta": "Δ primary vs topk_budget",
+    "wtl_topk_budget": "W/T/L vs topk_budget",
+    "wtl_topk_same_k": "W/T/L vs topk_same_k",
+    "solved": "solved",
+    "family": "family",
+}
+
+
+def reports_dir() -> Path:
+    """The folder of the report folders (``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``)."""
+    return Path(os.environ.get("ADAGRES_REPORTS_DIR") or ROOT / "reports")
+
+
+def report_names() -> list[str]:
+    """Report folders that hold a results.json, ``latest`` first, then by name."""
+    folder = reports_dir()
+    if not folder.is_dir():
+        return []
+    names = sorted(p.name for p in folder.iterdir() if (p / RESULTS).is_file())
+    return sorted(names, key=lambda name: name != "latest")
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _load(path: str, modified: float) -> dict[str, Any]:
+    return read_results(path)
+
+
+def document(name: str) -> dict[str, Any]:
+    """The results document of report ``name`` (cached until its file changes)."""
+    path = reports_dir() / name / RESULTS
+    return _load(str(path), path.stat().st_mtime)
+
+
+def table_frame(doc: Mapping[str, Any], corpus: str, budget: int) -> pd.DataFrame:
+    """The strategy table of ``corpus`` at ``budget``, labelled for display: the primary
+    metric (answer recall, or gold recall where the corpus has no answers) first."""
+    primary_key = doc["corpora"][corpus]["primary"]
+    primary = METRIC_LABELS[primary_key]
+    columns = [c for c in TABLE_LABELS if c != primary_key]  # shown once, as the primary
+    frame = pd.DataFrame(strategy_table(doc, corpus, budget), columns=columns)
+    labels = {**TABLE_LABELS, "primary": primary, "primary_delta": f"Δ {primary} vs topk_budget"}
+    return frame.rename(columns=labels)
+
+
+def query_frame(doc: Mapping[str, Any], corpus: str, budget: int, strategy: str) -> pd.DataFrame:
+    """One row per query of ``corpus``: the strategy's row at ``budget`` beside topk_budget's,
+    with the query's text and whether its pool holds an answer."""
+    queries = [q for q in doc["queries"] if q["corpus"] == corpus]
+    mine = _rows(doc, corpus, budget, strategy)
+    base = _rows(doc, corpus, budget, "topk_budget")
+    out = []
+    for q in queries:
+        row, ref = mine.get(q["query_id"], {}), base.get(q["query_id"], {})
+        out.append(
+            {
+                "query id": q["query_id"],
+                "query": q["query"],
+                "answer in pool": q["answer_in_pool"],
+                "answer found": row.get("answer_found"),
+                "topk_budget found": ref.get("answer_found"),
+                "gold recall": row.get("gold_recall"),
+                "topk_budget gold recall": ref.get("gold_recall"),
+                "mean cosine": row.get("redundancy_mean"),
+                "tokens used": row.get("tokens_used"),
+                "chunks": row.get("size"),
+                "solved": row.get("solved"),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def _rows(doc: Mapping[str, Any], corpus: str, budget: int, strategy: str) -> dict[str, Any]:
+    return {
+        r["query_id"]: r
+        for r in doc["rows"]
+        if r["corpus"] == corpus and r["budget"] == budget and r["strategy"] == strategy
+    }
+
+
+def app_settings(doc: Mapping[str, Any], strategy: str) -> tuple[str, Selector, bool]:
+    """The app's strategy and settings that reproduce ``strategy`` of the report, and whether
+    they do exactly (False: the strategy is not one the app runs; AdaGReS with the default
+    settings is shown instead)."""
+    entry = doc["strategies"].get(strategy, {})
+    core, settings = entry.get("core"), entry.get("settings")
+    if core in STRATEGIES and settings is not None:
+        return core, Selector(**settings), True
+    return "adagres", Selector(), False
+
+
+def open_query(
+    doc: Mapping[str, Any], query_id: str, corpus: str, strategy: str, budget: int
+) -> str:
+    """Rebuild the pool of ``query_id``, register it and make it the session's pool with the
+    strategy, settings and budget of the report's run; return the pool's key. Raises
+    AdagresError when the pool cannot be rebuilt (missing data packages, a moved file)."""
+    from adagres.eval.poolsets import rebuild
+
+    record = next(q for q in doc["queries"] if q["corpus"] == corpus and q["query_id"] == query_id)
+    pool = rebuild(record["source"])
+    key = f"eval-{pool.fingerprint[:12]}"
+    pools.registry().put(key, pool, f"{corpus} {query_id}: {pool.query[:40]}")
+    core, selector, _exact = app_settings(doc, strategy)
+    state.update(
+        pool=key, budget=int(budget), strategy=core, selector=selector, step=None, chunk=None
+    )
+    return key
