@@ -1,0 +1,167 @@
+"""AdaGReS in LlamaIndex: a node postprocessor, and an offline embedding model.
+
+- :class:`AdagresPostprocessor` is a ``BaseNodePostprocessor``: give it to
+  ``index.as_query_engine(node_postprocessors=[...])`` (or call ``postprocess_nodes``).
+- :class:`PackagedMiniLMEmbedding` is a ``BaseEmbedding`` over the installed
+  all-MiniLM-L6-v2 (:func:`adagres.pools.embed.embed_texts`): offline, cached on disk.
+
+Where the vectors come from. Retrieved nodes come back with ``embedding=None``, so the
+postprocessor takes, per node: the node's own ``embedding`` if it has one; else the vector
+the ``vector_store`` holds for its id (``SimpleVectorStore.get``, or ``get_nodes`` of a store
+that keeps nodes); else it embeds the node again with ``embed_model`` (default: LlamaIndex's
+``Settings.embed_model``), on the text the index embedded (``MetadataMode.EMBED``). The query
+vector is the one the retriever left in the ``QueryBundle``, else ``embed_model``'s. Pass
+``vector_store=index.vector_store`` and the index's embedding model to use stored vectors.
+
+Tokens are counted on the text a response synthesizer sends (``MetadataMode.LLM``: the
+node's text with its metadata lines); that is also the text a recorded pool holds. Each
+selected node comes back as a copy whose metadata adds ``adagres_step`` and
+``adagres_gain`` (kept out of the LLM and embedding text), with its retriever score;
+nothing is kept on the postprocessor (``select(nodes, query_bundle)`` returns the full
+:class:`~adagres.Selection`). Options are those of
+:func:`adagres.integrations.common.options`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+from llama_index.core.vector_stores import SimpleVectorStore
+from pydantic import ConfigDict
+
+from ..errors import InputError
+from ..pools.embed import DEFAULT_MODEL, embed_texts
+from . import common
+from .fields import OptionFields
+
+__all__ = ["AdagresPostprocessor", "PackagedMiniLMEmbedding"]
+
+FRAMEWORK = "llamaindex"
+_RECORD_KEYS = [common.STEP_KEY, common.GAIN_KEY]
+
+
+class PackagedMiniLMEmbedding(BaseEmbedding):
+    """The packaged all-MiniLM-L6-v2 as a LlamaIndex embedding model (384-d unit vectors)."""
+
+    model_name: str = DEFAULT_MODEL
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "PackagedMiniLMEmbedding"
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        vector: list[float] = embed_texts([query])[0].tolist()
+        return vector
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._get_query_embedding(text)
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        vectors: list[list[float]] = embed_texts(texts).tolist() if texts else []
+        return vectors
+
+
+class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
+    """Keep the nodes AdaGReS selects within ``budget`` tokens, in pick order."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    embed_model: BaseEmbedding | None = None
+    vector_store: Any = None
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "AdagresPostprocessor"
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return self.select(nodes, query_bundle).documents
+
+    def select(
+        self, nodes: Sequence[NodeWithScore], query_bundle: QueryBundle | None
+    ) -> common.Selected[NodeWithScore]:
+        """The selected nodes and the full selection record."""
+        if query_bundle is None:
+            raise InputError(
+                "query_bundle: AdagresPostprocessor needs the query; call "
+                "postprocess_nodes(nodes, query_str=...) or run it in a query engine"
+            )
+        nodes = list(nodes)
+        if not nodes:
+            return common.Selected([], None)
+        labels = [f"{n.node.node_id!r} (position {i})" for i, n in enumerate(nodes)]
+        retrieved = common.Retrieved(
+            query=query_bundle.query_str,
+            texts=tuple(n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes),
+            embeddings=common.matrix(self._vectors(nodes), labels),
+            query_embedding=common.matrix([self._query_vector(query_bundle)], ["query"])[0],
+            ids=tuple(n.node.node_id for n in nodes),
+            metadata=tuple(n.node.metadata for n in nodes),
+            scores=tuple(n.score for n in nodes),
+            embedding_model=None if self.embed_model is None else self.embed_model.model_name,
+        )
+        selection = common.select(self.options(), retrieved, framework=FRAMEWORK)
+        chosen = [_annotated(nodes[i], extra) for i, extra in common.picks(selection)]
+        return common.Selected(chosen, selection)
+
+    def _vectors(self, nodes: list[NodeWithScore]) -> list[Any]:
+        """Each node's own vector, else the store's, else a new embedding (see the module)."""
+        vectors: list[Any] = [n.node.embedding for n in nodes]
+        missing = [i for i, vector in enumerate(vectors) if vector is None]
+        if missing and self.vector_store is not None:
+            stored = _stored(self.vector_store, [nodes[i].node.node_id for i in missing])
+            for i in missing:
+                vectors[i] = stored.get(nodes[i].node.node_id)
+            missing = [i for i in missing if vectors[i] is None]
+        if missing:
+            texts = [nodes[i].node.get_content(metadata_mode=MetadataMode.EMBED) for i in missing]
+            embedded = self._model().get_text_embedding_batch(texts)
+            for i, vector in zip(missing, embedded, strict=True):
+                vectors[i] = vector
+        return vectors
+
+    def _query_vector(self, query_bundle: QueryBundle) -> Any:
+        if query_bundle.embedding is not None:
+            return query_bundle.embedding  # what the retriever searched with
+        return self._model().get_agg_embedding_from_queries(query_bundle.embedding_strs)
+
+    def _model(self) -> BaseEmbedding:
+        if self.embed_model is not None:
+            return self.embed_model
+        from llama_index.core import Settings as LlamaSettings
+
+        model: BaseEmbedding = LlamaSettings.embed_model
+        return model
+
+
+def _stored(vector_store: Any, node_ids: list[str]) -> dict[str, Any]:
+    """The vectors ``vector_store`` holds for ``node_ids`` (those it has)."""
+    if isinstance(vector_store, SimpleVectorStore):
+        data = vector_store.data.embedding_dict
+        return {node_id: data[node_id] for node_id in node_ids if node_id in data}
+    try:
+        found = vector_store.get_nodes(node_ids=node_ids)
+    except (NotImplementedError, AttributeError):
+        return {}
+    return {node.node_id: node.embedding for node in found if node.embedding is not None}
+
+
+def _annotated(item: NodeWithScore, extra: dict[str, Any]) -> NodeWithScore:
+    """A copy of the node with the step record in its metadata, out of its LLM/embed text."""
+    node = item.node
+    copy = node.model_copy(
+        update={
+            "metadata": {**node.metadata, **extra},
+            "excluded_llm_metadata_keys": [*node.excluded_llm_metadata_keys, *_RECORD_KEYS],
+            "excluded_embed_metadata_keys": [*node.excluded_embed_metadata_keys, *_RECORD_KEYS],
+        }
+    )
+    return NodeWithScore(node=copy, score=item.score)
