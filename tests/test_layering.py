@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ["streamlit", "plotly", "torch", "sentence_transformers", "pandas", "umap", "scipy"]
+HEAVY = ["streamlit", "plotly", "torch", "sentence_transformers", "pandas", "umap", "scipy",
+         "langchain_core", "langchain_classic", "llama_index", "haystack"]  # fmt: skip
 
 
 def test_import_adagres_loads_no_heavy_library():
