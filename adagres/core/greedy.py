@@ -8,14 +8,15 @@ which turns a run into a :class:`~adagres.Selection`.
 
 The redundancy term is kept as the vector of gains over the pool and updated with one
 matrix-vector product per pick: k picks cost O(k·N·d) time and O(N) memory beyond the
-embeddings; no N×N matrix is formed.
+embeddings; no N×N matrix is formed. Large pools without a redundancy floor need fewer
+products (:class:`~adagres.core.scores.Shortlist`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from .calibration import Calibration
 from .prepared import PreparedPool
 from .records import Candidates, Step, StopReason
 from .result import Selection
+from .scores import SHORTLIST_MIN_CHUNKS, Fit, Gains, Scores, Shortlist
 from .settings import Settings
 
 __all__ = [
@@ -86,41 +88,18 @@ def frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
-class Fit:
-    """Which chunks still fit, updated in O(changes) as the tokens left shrink.
-
-    Chunks are sorted by token count once; since the tokens left only go down, the chunks
-    that stop fitting at a step are a contiguous run at the top of that order. ``eligible``
-    gets False and ``penalty`` (if given) -inf for them.
-    """
-
-    def __init__(self, tokens: np.ndarray, eligible: np.ndarray, penalty: np.ndarray | None):
-        self.order = np.argsort(tokens, kind="stable")
-        self.sorted_tokens = tokens[self.order]
-        self.end = len(tokens)  # chunks order[end:] no longer fit
-        self.largest = int(self.sorted_tokens[-1]) if len(tokens) else 0  # largest that fits
-        self.eligible, self.penalty = eligible, penalty
-
-    def shrink(self, left: int) -> None:
-        end = int(np.searchsorted(self.sorted_tokens, left, side="right"))
-        self.largest = int(self.sorted_tokens[end - 1]) if end else -1
-        gone = self.order[end : self.end]
-        self.eligible[gone] = False
-        if self.penalty is not None:
-            self.penalty[gone] = -np.inf
-        self.end = end
-
-
 class Loop:
     """The state of one greedy run, with one method per SPEC step.
 
-    ``gain`` holds α·r_i − λ·R̃_i(S) for every chunk, in the embeddings' precision (float32
-    embeddings: float32 gains, as their products already are); records and F are read out
-    as Python floats. ``penalty`` is 0 for the chunks that compete at this step and -inf for
-    the others, so one addition masks the scores. Buffers are reused (fresh arrays cost page
-    faults); at small N the cost is numpy's call overhead, so each step does few array
-    operations. The traced and the fast path do the same arithmetic, so they pick the same
-    chunks; tracing only adds copies.
+    Gains are kept in the embeddings' precision (float32 embeddings: float32 gains, as their
+    products already are); records and F are read out as Python floats. ``penalty`` is 0
+    for the chunks that compete at this step and -inf for the others, so one addition masks
+    the scores. The scores come from an engine of :mod:`adagres.core.scores`:
+    :class:`~adagres.core.scores.Gains` (AdaGReS, one product per pick),
+    :class:`~adagres.core.scores.Scores` (the other scores) or, for large pools with τ off,
+    :class:`~adagres.core.scores.Shortlist` (a few full products per run). The traced and
+    the fast path make the same decisions with the same arithmetic; tracing only keeps
+    each step's numbers, and the per-candidate records are built once, in :meth:`finish`.
     """
 
     def __init__(
@@ -132,116 +111,130 @@ class Loop:
         trace: bool,
     ) -> None:
         chunks, tokens, n = pool.chunks, pool.tokens, pool.n_chunks
-        dtype = chunks.dtype
-        self.pool, self.budget, self.rule, self.trace = pool, budget, rule, trace
-        self.tau = terms.tau
+        self.pool, self.budget, self.rule, self.trace, self.terms = pool, budget, rule, trace, terms
+        self.tokens = tokens
+        self.max_picks, self.stop_nonpositive = rule.max_picks, rule.stop_nonpositive
+        self.stop_on_fit = rule.budget == "stop"
         self.relevance_term = terms.alpha * pool.relevance
-        self.gain = self.relevance_term.astype(dtype)
-        self.penalty, self.masked = np.zeros(n, dtype), np.empty(n, dtype)
-        self.work = np.empty(n, dtype)
-        self.in_play = np.ones(n, dtype=bool)
-        self.eligible = np.ones(n, dtype=bool)  # in play and, unless ignored, fitting
-        self.fit = Fit(tokens, self.eligible, self.penalty if rule.budget == "skip" else None)
+        self.penalty = np.zeros(n, chunks.dtype)
+        self.fit = Fit(tokens)
         self.check_fit = rule.budget != "ignore"
-        self.max_sim = np.zeros(n, dtype) if rule.score == "mmr" else None
-        self.per_token = np.maximum(tokens, 1).astype(dtype) if rule.score == "ratio" else None
-        self.scaled_update = terms.tau is None  # gain -= C·(λ·c_w): one product, no scaling
-        self.need_similarity = trace or not self.scaled_update or self.max_sim is not None
-        self.lam = dtype.type(terms.lam)
+        self.mask_unfit = rule.budget == "skip"
+        self.engine: Shortlist | Gains | Scores
+        if terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
+            self.engine = Shortlist(pool, terms.lam, terms.alpha, rule.score == "ratio",
+                                    self.penalty)  # fmt: skip
+        elif rule.score == "gain":
+            self.engine = Gains(pool, terms.lam, terms.alpha, terms.tau, trace)
+        else:
+            self.engine = Scores(pool, terms.lam, terms.alpha, terms.tau, rule.score,
+                                 rule.lambda_mmr, self.penalty, trace)  # fmt: skip
         self.picks: list[int] = []
-        self.steps: list[Step] = []
-        self.pick_rows: list[np.ndarray] = []
+        self.records: list[tuple] = []
+        self.decisions: list[Any] = []  # traced: what each step decided with
         self.used = 0
 
     def drop_unfit(self) -> None:
         """SPEC step 2: chunks with ℓ_i > T − used stop being eligible, for good."""
         left = self.budget - self.used
         if self.check_fit and left < self.fit.largest:  # most steps change nothing
-            self.fit.shrink(left)
+            gone = self.fit.shrink(left)
+            if self.mask_unfit and len(gone):
+                self.penalty[gone] = -np.inf
+                self.engine.dropped(gone)
 
-    def score(self) -> np.ndarray:
-        """What the strategy maximises at this step (the gain itself for AdaGReS)."""
-        kind = self.rule.score
-        if kind == "gain":
-            return self.gain
-        if kind == "ratio":
-            assert self.per_token is not None
-            return np.divide(self.gain, self.per_token, out=self.work)
-        if kind == "mmr":
-            assert self.max_sim is not None
-            np.multiply(self.max_sim, self.rule.lambda_mmr - 1.0, out=self.work)
-            self.work += self.rule.lambda_mmr * self.pool.relevance
-            return self.work
-        return self.pool.relevance
-
-    def best(self, score: np.ndarray) -> tuple[int | None, int | None]:
+    def best(self) -> tuple[int | None, int | None]:
         """SPEC step 4: the competing chunk with the largest score and the runner-up.
 
-        ``argmax`` returns the first maximum, so ties go to the lowest pool position.
+        Ties go to the lowest pool position (``argmax`` returns the first maximum).
         """
-        masked = np.add(score, self.penalty, out=self.masked)
-        winner = int(masked.argmax())
-        if masked[winner] == -np.inf:
-            return None, None
-        masked[winner] = -np.inf
-        second = int(masked.argmax())
-        return winner, (second if masked[second] > -np.inf else None)
+        return self.engine.best()
 
-    def stop_reason(self, winner: int | None, score: np.ndarray) -> StopReason | None:
+    def stop_reason(self, winner: int | None) -> StopReason | None:
         """SPEC steps 3 and 5 (and a fixed k, and the ``stop`` policy's fit check)."""
-        rule = self.rule
         if winner is None:
-            exhausted = not self.in_play.any()
+            exhausted = len(self.picks) == self.pool.n_chunks
             return StopReason.POOL_EXHAUSTED if exhausted else StopReason.BUDGET_EXHAUSTED
-        if rule.max_picks is not None and len(self.picks) >= rule.max_picks:
+        if self.max_picks is not None and len(self.picks) >= self.max_picks:
             return StopReason.K_REACHED
-        if rule.stop_nonpositive and score[winner] <= 0:
+        if self.stop_nonpositive and self.engine.values[1] <= 0:
             return StopReason.NO_POSITIVE_GAIN
-        if rule.budget == "stop" and self.pool.tokens[winner] > self.budget - self.used:
+        if self.stop_on_fit and self.tokens[winner] > self.budget - self.used:
             return StopReason.BUDGET_EXHAUSTED
         return None
 
-    def record(
-        self, winner: int | None, runner_up: int | None, score: np.ndarray, accepted: bool
-    ) -> None:
-        """Record the step; every candidate's numbers when traced, and always at the stop."""
-        candidates = None
-        if self.trace or not accepted:
-            candidates = make_candidates(
-                self.relevance_term - self.gain, self.gain, score, self.eligible, self.in_play
-            )
+    def record(self, winner: int | None, runner_up: int | None, accepted: bool) -> None:
+        """Record the step (its Step is made in :meth:`finish`)."""
+        left = self.budget - self.used
         if accepted:
             assert winner is not None
-            self.used += int(self.pool.tokens[winner])
-        self.steps.append(
-            step_record(len(self.steps) + 1, winner, accepted, runner_up, self.pool.tokens,
-                        self.relevance_term, self.gain, score, self.used, self.budget,
-                        candidates)
-        )  # fmt: skip
+            self.used += int(self.tokens[winner])
+        self.records.append((winner, accepted, runner_up, *self.engine.values, self.used, left))
+        if self.trace:
+            self.decisions.append(self.engine.trace_step())
 
     def take(self, winner: int) -> None:
-        """SPEC step 6: add the winner and update every gain, R += C·c_w (one product)."""
+        """SPEC step 6: add the winner; R += C·c_w (for AdaGReS with τ off: V += c_w)."""
         self.picks.append(winner)
-        self.in_play[winner] = self.eligible[winner] = False
-        self.penalty[winner] = -np.inf
-        chunks, vector = self.pool.chunks, self.pool.chunks[winner]
-        if self.scaled_update:
-            self.gain -= chunks @ (vector * self.lam)
-        if self.need_similarity:
-            similarity = chunks @ vector
-            if self.trace:
-                self.pick_rows.append(similarity.astype(np.float64))
-            if not self.scaled_update:
-                self.gain -= self.lam * np.maximum(similarity - self.tau, 0.0)
-            if self.max_sim is not None:
-                np.maximum(self.max_sim, similarity, out=self.max_sim)
+        self.engine.take(winner)
 
     def finish(self, reason: StopReason) -> Run:
-        pick_similarity = None
-        if self.trace:
-            rows = np.array(self.pick_rows).reshape(len(self.pick_rows), self.pool.n_chunks)
-            pick_similarity = frozen(rows)
-        return Run(self.picks, self.steps, reason, pick_similarity)
+        gains, scores, pick_similarity = self.engine.candidate_rows(self.decisions, self.picks)
+        first = len(self.records) - gains.shape[0]  # the first step that gets candidates
+        candidates = self.candidates(gains, scores, first)
+        budget = self.budget
+        winners = [rec[0] for rec in self.records if rec[0] is not None]
+        looked_up = zip(
+            self.relevance_term[winners].tolist(), self.tokens[winners].tolist(), strict=True
+        )
+        steps = []
+        for t, (w, accepted, r, gw, sw, gr, sr, used, _) in enumerate(self.records):
+            cand = candidates[t - first] if t >= first else None
+            if w is None:
+                steps.append(Step(t + 1, None, False, None, None, None, None, None, None, None,
+                                  None, used, budget - used, cand))  # fmt: skip
+                continue
+            relevance, tokens = next(looked_up)  # the engines give Python floats
+            steps.append(Step(t + 1, w, accepted, tokens, relevance, relevance - gw, gw, sw, r,
+                              gr, sr, used, budget - used, cand))  # fmt: skip
+        return Run(self.picks, steps, reason, pick_similarity)
+
+    def candidates(
+        self, gains: np.ndarray, scores: np.ndarray | None, first: int
+    ) -> list[Candidates]:
+        """The per-candidate records of steps ``first``… from their gain and score rows."""
+        n, rows = self.pool.n_chunks, gains.shape[0]
+        picks = np.array(self.picks, dtype=np.intp)
+        if rows == 1:  # the stop of a fast run: exactly the picks are out of play
+            in_play = np.ones((1, n), dtype=bool)
+            in_play[0, picks] = False
+            gains[0, picks] = np.nan
+            if scores is not None:
+                scores[0, picks] = np.nan
+        else:
+            pick_at = np.full(n, len(self.records))
+            pick_at[picks] = np.arange(len(picks))
+            in_play = pick_at[None, :] >= np.arange(first, first + rows)[:, None]
+            out = ~in_play
+            gains[out] = np.nan
+            if scores is not None:
+                scores[out] = np.nan
+        if self.check_fit and rows == 1:
+            eligible = in_play & (self.tokens <= self.records[-1][-1])
+        elif self.check_fit:
+            left = np.array([rec[-1] for rec in self.records[first:]])
+            eligible = in_play & (self.tokens <= left[:, None])
+        else:
+            eligible = in_play.copy()
+        scores = gains if scores is None else scores
+        redundancy = self.relevance_term - gains  # NaN where the gains are
+        for array in (gains, scores, redundancy, eligible, in_play):
+            frozen(array)
+        # positional: redundancy_term, gain, score, eligible, in_play
+        return [
+            Candidates(redundancy[t], gains[t], scores[t], eligible[t], in_play[t])
+            for t in range(rows)
+        ]
 
 
 def step_record(

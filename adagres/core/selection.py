@@ -46,12 +46,11 @@ def greedy(pool: PreparedPool, budget: int, terms: Terms, rule: Rule, trace: boo
     loop = Loop(pool, budget, terms, rule, trace)  # 1. used = 0, S = ∅, R = 0
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)
-        score = loop.score()
-        winner, runner_up = loop.best(score)  # 4. the largest score; ties: lowest position
+        winner, runner_up = loop.best()  # 4. the largest score; ties: lowest position
         # 3. nothing eligible: budget_exhausted (pool_exhausted if all are selected);
         # 5. the best gain ≤ 0: no_positive_gain, and the chunk is not added.
-        reason = loop.stop_reason(winner, score)
-        loop.record(winner, runner_up, score, accepted=reason is None)
+        reason = loop.stop_reason(winner)
+        loop.record(winner, runner_up, accepted=reason is None)
         if reason is not None:
             return loop.finish(reason)
         assert winner is not None  # a step without a winner always has a stop reason

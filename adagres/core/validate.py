@@ -101,8 +101,10 @@ def unit_rows_and_squares(
         raise InputError(f"{name}: embeddings have 0 dimensions")
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         squares = np.vecdot(array, array)
-    # Already unit (|‖c‖² − 1| within 2·tol ⇔ |‖c‖ − 1| within ~tol): no copy.
-    if (np.abs(squares - 1.0) <= 2 * UNIT_TOLERANCE[array.dtype]).all():
+    # Already unit (|‖c‖² − 1| within 2·tol ⇔ |‖c‖ − 1| within ~tol): no copy. A NaN fails
+    # both comparisons.
+    tol = 2 * UNIT_TOLERANCE[array.dtype]
+    if squares.min() >= 1.0 - tol and squares.max() <= 1.0 + tol:
         return array, squares
     suspect = ~np.isfinite(squares) | (squares == 0)
     for i in np.flatnonzero(suspect):
@@ -125,6 +127,12 @@ def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarr
         raise InputError(
             f"{name}: has {array.shape[0]} values, the chunk embeddings have {dim} dimensions"
         )
+    square = float(array @ array)  # a BLAS product: NaN, inf or 0 here need a closer look
+    if 1e-280 < square < 1e280:  # finite and nonzero, far from over- and underflow
+        if abs(math.sqrt(square) - 1.0) <= 1e-12:
+            return array
+        # the arithmetic of normalise_rows, without its checks for extreme values
+        return array / np.sqrt(np.vecdot(array, array))
     problem = vector_problem(array)
     if problem is not None:
         raise InputError(f"{name}: {problem}")
@@ -158,17 +166,15 @@ def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
             )
     elif array.dtype.kind not in "iu":
         raise InputError(f"{name}: expected integers, got values of type {array.dtype}")
-    negative = array < 0
-    if negative.any():
-        i = int(np.flatnonzero(negative)[0])
+    if n and array.min() < 0:
+        i = int(np.flatnonzero(array < 0)[0])
         raise InputError(f"{name}: chunk {i} has {int(array[i])} tokens; counts must be >= 0")
-    large = array > MAX_TOKENS
-    if large.any():
-        i = int(np.flatnonzero(large)[0])
+    if n and array.max() > MAX_TOKENS:
+        i = int(np.flatnonzero(array > MAX_TOKENS)[0])
         raise InputError(
             f"{name}: chunk {i} has {array[i]} tokens; counts must be at most {MAX_TOKENS}"
         )
-    return array.astype(np.int64)
+    return np.asarray(array, dtype=np.int64)  # no copy when the counts are int64 already
 
 
 def budget(value: Any) -> int:
