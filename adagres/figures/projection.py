@@ -14,6 +14,8 @@ works on the unit vectors, whose Euclidean geometry is the cosine one
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -74,10 +76,7 @@ def pca(
     points = np.asarray(points, dtype=np.float64)
     mean = points.mean(axis=0)
     centred = points - mean
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    components = np.zeros((2, points.shape[1]))
-    k = min(2, vt.shape[0])
-    components[:k] = vt[:k]
+    components = _top_two_axes(centred)
     for row in components:
         pivot = int(np.argmax(np.abs(row)))
         if row[pivot] < 0:
@@ -89,6 +88,32 @@ def pca(
         None if extra is None else (np.asarray(extra, dtype=np.float64) - mean) @ components.T
     )
     return coords, projected
+
+
+def _top_two_axes(centred: np.ndarray) -> np.ndarray:
+    """The first two principal axes of centred rows, (2, d); zero rows where there are none.
+
+    From the eigenvectors of the smaller of the two Gram matrices (d×d covariance or N×N):
+    the same axes as an SVD of the rows (up to sign, fixed by the caller), at 2,000 × 384
+    about 100 ms instead of 1.7 s.
+    """
+    n, d = centred.shape
+    components = np.zeros((2, d))
+    if n == 0 or d == 0:
+        return components
+    if d <= n:
+        values, vectors = np.linalg.eigh(centred.T @ centred)
+        top = vectors[:, ::-1][:, :2].T
+        components[: top.shape[0]] = top
+        return components
+    values, vectors = np.linalg.eigh(centred @ centred.T)
+    scale = max(float(values[-1]), 0.0)
+    for row, j in enumerate(range(n - 1, max(n - 3, -1), -1)):
+        # A zero eigenvalue has no axis: its coordinates are 0 whatever the direction.
+        if values[j] > 1e-12 * scale and values[j] > 0:
+            axis = centred.T @ vectors[:, j]
+            components[row] = axis / np.linalg.norm(axis)
+    return components
 
 
 def _cosine_distances(points: np.ndarray) -> np.ndarray:
@@ -173,14 +198,22 @@ def project(
     return Projection(_frozen(coords[:n].copy()), q_xy, "umap", note, int(seed), neighbours)
 
 
-def warm_up() -> float:
+def warm_up(*, delay: float = 0.0, nice: int = 0) -> float:
     """Pay numba's one-off compilation (about 10 s) with a tiny UMAP fit; once per process.
 
     Safe to call from several threads (the app starts it in a background thread): the
     first call fits, later calls return at once. Returns the seconds this call spent.
+    ``delay`` (seconds) waits first, so that a page being drawn at start-up does not share
+    the cores and the interpreter with the compiler; ``nice`` > 0 lowers the priority of
+    the calling thread only (Linux), for the compilation and whatever the thread runs after.
     """
     global _warmed
     start = time.perf_counter()
+    if delay > 0 and not _warmed:
+        time.sleep(delay)
+    if nice > 0 and hasattr(os, "setpriority"):
+        with contextlib.suppress(OSError):  # not permitted here: normal priority
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
     with _lock:
         if not _warmed:
             rng = np.random.default_rng(0)
