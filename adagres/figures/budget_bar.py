@@ -57,9 +57,11 @@ def budget_bar(
     color: str = PALETTE["selected"],
     alt_color: str = "#3A93C9",
     title: str | None = None,
-    height: int | None = 170,
+    height: int | None = 200,
 ) -> go.Figure:
-    """Tokens per pick, stacked in pick order, then the unused budget as an empty segment."""
+    """Tokens per pick, stacked in pick order, then the unused budget as an empty segment.
+
+    Each segment is labelled with its pick number and id where that fits at 11 px."""
     data = budget_bar_data(selection, ids=ids, step=step)
     fig = go.Figure()
     for s in data.segments:
@@ -69,7 +71,7 @@ def budget_bar(
                 y=["budget"],
                 orientation="h",
                 name=f"{s.pick}. {s.label}",
-                text=[f"{s.pick}. {s.label} · {s.tokens}"],
+                text=[f"{s.pick}. {s.label}"],
                 textposition="inside",
                 insidetextanchor="middle",
                 showlegend=False,
@@ -104,7 +106,9 @@ def budget_bar(
             f"chunk{'s' if len(data.segments) != 1 else ''}"
         )
     apply_layout(fig, title=title, height=height)
-    fig.update_layout(barmode="stack", bargap=0.3)
+    # Labels that do not fit their segment at a readable size are hidden, not shrunk to a
+    # few pixels (each segment's hover still names it).
+    fig.update_layout(barmode="stack", bargap=0.25, uniformtext={"minsize": 11, "mode": "hide"})
     fig.update_xaxes(range=[0, max(data.budget, data.used, 1)], title="tokens")
     fig.update_yaxes(showticklabels=False)
     return fig

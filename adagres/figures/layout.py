@@ -9,7 +9,17 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-__all__ = ["FONT", "PALETTE", "STRATEGY_COLORS", "apply_layout", "escape", "snippet"]
+__all__ = [
+    "FONT",
+    "PALETTE",
+    "STRATEGY_COLORS",
+    "TITLE_CHARS",
+    "apply_layout",
+    "escape",
+    "plain_name",
+    "snippet",
+    "wrap_title",
+]
 
 #: Named colours used across figures (colour-blind safe: Okabe–Ito plus greys).
 PALETTE: dict[str, str] = {
@@ -62,24 +72,94 @@ _TEMPLATE = go.layout.Template(
 )
 
 
+#: Characters per title line: a longer title is wrapped at spaces (plotly does not wrap).
+TITLE_CHARS = 56
+#: Space above the title for plotly's mode bar, which shows over the figure's top edge.
+MODEBAR_ROW = 30
+
+#: Stop reasons and verdicts as the app says them (the enum values are identifiers).
+PLAIN_NAMES: dict[str, str] = {
+    "budget_exhausted": "budget exhausted",
+    "no_positive_gain": "no positive gain",
+    "pool_exhausted": "pool exhausted",
+    "k_reached": "k reached",
+    "optimal": "optimal",
+    "selected": "selected",
+    "did_not_fit": "did not fit",
+    "outscored": "outscored",
+    "non_positive_gain": "no positive gain",
+    "not_in_optimum": "not in the optimum",
+}
+
+
+def plain_name(value: Any) -> str:
+    """A stop reason or verdict kind (enum or its value) in words.
+
+    >>> plain_name("non_positive_gain"), plain_name("budget_exhausted")
+    ('no positive gain', 'budget exhausted')
+    """
+    raw = str(getattr(value, "value", value))
+    return PLAIN_NAMES.get(raw, raw.replace("_", " "))
+
+
+def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
+    """``text`` with ``<br>`` between words so that no line is much longer than ``width``
+    characters (markup such as ``<b>`` counts as characters; titles here use little).
+
+    >>> wrap_title("one two three", 8)
+    'one two<br>three'
+    """
+    lines: list[str] = []
+    for paragraph in text.split("<br>"):
+        line = ""
+        for word in paragraph.split(" "):
+            if line and len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "<br>".join(lines)
+
+
 def apply_layout(
     fig: go.Figure, *, title: str | None = None, height: int | None = None
 ) -> go.Figure:
     """Set the shared template, font and margins (and optionally title and height) in place.
 
     ``title`` is plotly label markup written by code: escape any user text in it (chunk ids)
-    with :func:`escape`. Returns ``fig`` so calls can be chained.
+    with :func:`escape`. Long titles are wrapped (:func:`wrap_title`). The title sits below
+    a free row for plotly's mode bar, and the legend (horizontal) goes under the plot, so
+    neither the mode bar nor a legend that wraps onto several rows covers the title; both
+    push the plot area instead of overlapping it (plotly's automargin). Returns ``fig`` so
+    calls can be chained.
     """
     layout: dict[str, Any] = {
         "template": _TEMPLATE,
         "font": FONT,
-        "margin": {"l": 60, "r": 20, "t": 90 if title else 40, "b": 50},
+        "margin": {"l": 60, "r": 20, "t": MODEBAR_ROW + 10, "b": 50},
         "hoverlabel": {"font": {"family": FONT["family"], "size": 12}, "align": "left"},
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0},
+        "legend": {
+            "orientation": "h",
+            "yref": "container",
+            "yanchor": "bottom",
+            "y": 0,
+            "xanchor": "left",
+            "x": 0,
+        },
     }
     if title is not None:
-        # The title sits above the horizontal legend (which is anchored at y = 1.02).
-        layout["title"] = {"text": title, "x": 0, "xanchor": "left", "y": 0.98, "yanchor": "top"}
+        layout["title"] = {
+            "text": wrap_title(title),
+            "x": 0,
+            "xanchor": "left",
+            "xref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "yref": "container",
+            "pad": {"t": MODEBAR_ROW, "l": 8, "b": 8},
+            "automargin": True,
+        }
     if height is not None:
         layout["height"] = height
     fig.update_layout(**layout)

@@ -13,7 +13,7 @@ from ..core import validate as v
 from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length, step_candidates
-from .layout import GAIN_SCALE, PALETTE, apply_layout, escape, number, snippet
+from .layout import GAIN_SCALE, PALETTE, apply_layout, escape, number, plain_name, snippet
 from .projection import Projection
 
 __all__ = ["MapData", "MapPoints", "map_data", "pool_map"]
@@ -76,7 +76,7 @@ def _hover(
             head,
             f"tokens {int(selection.token_counts[i])} · relevance {selection.relevance[i]:.4f}",
             line,
-            f"verdict: {kind.value.replace('_', ' ')}",
+            f"verdict: {plain_name(kind)}",
             snippet(texts[i], 160),
         ]
     )
@@ -257,7 +257,8 @@ def pool_map(
         )
     )
     if data.winner_xy is not None:
-        ring_name = "winner" if data.winner_accepted else f"next (stopped: {data.stop_reason})"
+        stopped = plain_name(data.stop_reason)
+        ring_name = "winner" if data.winner_accepted else f"next (stopped: {stopped})"
         fig.add_trace(
             go.Scattergl(
                 x=[data.winner_xy[0]],
@@ -298,7 +299,7 @@ def pool_map(
         elif data.winner_accepted and data.winner is not None:
             title = f"Step {data.step} of {n_steps}: pick {data.step} ({escape(ids[data.winner])})"
         else:
-            title = f"Step {data.step} of {n_steps}: stopped ({data.stop_reason})"
+            title = f"Step {data.step} of {n_steps}: stopped ({plain_name(data.stop_reason)})"
         title += f" · {data.method.upper()} map"
     apply_layout(fig, title=title, height=height)
     fig.update_xaxes(showticklabels=False, zeroline=False, title=None)

@@ -54,6 +54,8 @@ def budget_sweep_figure(
     series = budget_sweep.series(metric)
     fig = go.Figure()
     x = list(budget_sweep.budgets)
+    # Budget use is a share: written as a percentage with one decimal, as the app does.
+    value = "%{y:.1%}" if metric == "budget_use" else "%{y:.4g}"
     for strategy, values in series.items():
         fig.add_trace(
             go.Scatter(
@@ -62,13 +64,13 @@ def budget_sweep_figure(
                 mode="lines+markers",
                 name=strategy,
                 line={"color": STRATEGY_COLORS.get(strategy, PALETTE["chunk"])},
-                hovertemplate=f"{strategy}<br>budget %{{x}}: %{{y:.4g}}<extra></extra>",
+                hovertemplate=f"{strategy}<br>budget %{{x}}: {value}<extra></extra>",
             )
         )
     label = METRIC_LABELS[metric]
     apply_layout(fig, title=f"{label} by budget" if title is None else title, height=height)
     fig.update_xaxes(title="token budget")
-    fig.update_yaxes(title=label)
+    fig.update_yaxes(title=label, tickformat=".0%" if metric == "budget_use" else None)
     return fig
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..core.result import Selection
-from .layout import PALETTE, apply_layout, nan_list
+from .layout import PALETTE, apply_layout, nan_list, plain_name
 
 __all__ = ["TimelineData", "gain_timeline", "timeline_data"]
 
@@ -140,7 +140,7 @@ def gain_timeline(
     fig.add_annotation(
         x=x[last],
         y=0.0 if last_gain is None else last_gain,
-        text=f"stop: {data.stop_reason.replace('_', ' ')}",
+        text=f"stop: {plain_name(data.stop_reason)}",
         showarrow=True,
         arrowhead=2,
         ax=-40,

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length
-from .layout import PALETTE, apply_layout, escape
+from .layout import PALETTE, apply_layout, escape, plain_name
 
 __all__ = ["VerdictData", "verdict_data", "verdict_figure"]
 
@@ -46,7 +46,7 @@ def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> Ver
     event = {
         "selected": f"selected at step {verdict.step}",
         "did_not_fit": f"did not fit: {verdict.tokens} tokens, {verdict.tokens_left} left",
-        "outscored": f"stop ({selection.stop_reason.value.replace('_', ' ')})",
+        "outscored": f"stop ({plain_name(selection.stop_reason)})",
         "non_positive_gain": "stop: gain ≤ 0",
         "not_in_optimum": "not in the optimum",
     }[kind]
