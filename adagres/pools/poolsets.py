@@ -1,0 +1,318 @@
+"""Pool sets: the pools of many queries at once, and one row of numbers per query.
+
+A pool set comes from (see :func:`load_pool_set`):
+
+- a ``.jsonl`` file of pools, one per line;
+- a folder of pool files (``.json``, ``.jsonl``, ``.csv``, ``.parquet``; sub-folders are
+  not read);
+- queries against a Milvus collection: a mapping or a ``.json`` file
+  ``{"uri": ..., "collection": ..., "top_n": 20, "queries": ["...", {"query": "...",
+  "answers": [...], "gold": ["chunk id", ...]}]}``, retrieved when the set is loaded.
+
+Loading only finds the pieces (a line's byte range, a file); the pools are parsed where they
+are summarised, so the parsing runs in parallel too. :func:`summarize` gives, per query, the
+pool's size and tokens and, for ``topk_budget``, ``adagres`` (the given settings) and the
+``recommended`` preset, the chunks and tokens used, the mean pairwise cosine of the picks,
+gold recall and whether an answer string was found (when the pool has gold chunks or
+answers), and how many chunks top-k keeps that AdaGReS drops. It runs on the local cores
+(``ProcessPoolExecutor``) or on a Dask cluster (``client=``) through one function, so every
+path gives the rows of the serial run, bit for bit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import multiprocessing
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from adagres.core.baselines import run_prepared
+from adagres.core.metrics import evaluate
+from adagres.core.presets import PRESETS
+from adagres.core.settings import Settings
+from adagres.errors import InputError, PoolError
+from adagres.pools.io import load_pools
+from adagres.pools.pool import Pool
+
+__all__ = ["STRATEGIES", "PoolSet", "Unit", "load_pool_set", "load_unit", "summarize"]
+
+#: Column prefix -> (strategy, settings or None for the caller's) of every summary row.
+STRATEGIES: dict[str, tuple[str, Settings | None]] = {
+    "topk": ("topk_budget", None),
+    "adagres": ("adagres", None),
+    "recommended": (PRESETS["recommended"].strategy, PRESETS["recommended"].settings),
+}
+_POOL_SUFFIXES = (".json", ".jsonl", ".csv", ".parquet", ".pq")
+_TOKENIZER = "cl100k"  # for pools whose file has no token counts, as the app counts them
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of a pool set: a byte range of a file (a ``.jsonl`` line from ``line``, or a
+    whole file) or pools already in memory. It yields one pool, or several for a file that
+    holds several."""
+
+    label: str
+    path: str | None = None
+    start: int = 0
+    end: int = 0
+    line: int = 1
+    pools: tuple[Pool, ...] | None = None
+
+
+@dataclass(frozen=True)
+class PoolSet:
+    """The pieces of a pool set, where they came from, and a fingerprint of their content
+    (sha256 of the files' bytes, or of a collection spec and the pools it retrieved)."""
+
+    name: str
+    source: str
+    fingerprint: str
+    units: tuple[Unit, ...]
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _line_units(path: Path, data: bytes, digest: Any) -> list[Unit]:
+    units, start, number = [], 0, 1
+    for line in data.split(b"\n"):
+        end = start + len(line)
+        if line.strip():
+            units.append(Unit(f"{path.name}, line {number}", str(path), start, end, number))
+        start, number = end + 1, number + 1
+    digest.update(data)
+    return units
+
+
+def _file_units(path: Path, digest: Any) -> list[Unit]:
+    data = path.read_bytes()
+    digest.update(f"{path.name}|{len(data)}|".encode())
+    if path.suffix.lower() == ".jsonl":
+        return _line_units(path, data, digest)
+    digest.update(data)
+    return [Unit(path.name, str(path), 0, len(data))]
+
+
+def _spec(source: Any) -> Mapping[str, Any] | None:
+    if isinstance(source, Mapping):
+        return source
+    path = Path(source)
+    if path.suffix.lower() != ".json" or not path.is_file() or path.stat().st_size > 1 << 20:
+        return None
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None  # a pool file with a problem: its loader names it
+    return obj if isinstance(obj, dict) and "collection" in obj and "queries" in obj else None
+
+
+def load_pool_set(source: str | os.PathLike[str] | Mapping[str, Any]) -> PoolSet:
+    """Find the pools of a ``.jsonl`` file, a folder of pool files, or a collection spec.
+
+    Files are read once here (for the fingerprint and the line offsets) and parsed when the
+    set is summarised; a collection spec retrieves its pools now
+    (:func:`adagres.pools.milvus.retrieve_pools`, one connection for every query).
+    """
+    spec = _spec(source)
+    if spec is not None:
+        return _collection_set(spec)
+    assert not isinstance(source, Mapping)  # a mapping is always a spec
+    path = Path(source)
+    digest = hashlib.sha256()
+    if path.is_dir():
+        files = sorted(
+            p for p in path.iterdir() if p.is_file() and p.suffix.lower() in _POOL_SUFFIXES
+        )
+        units = [unit for file in files for unit in _file_units(file, digest)]
+    elif path.is_file():
+        units = _file_units(path, digest)
+    else:
+        raise PoolError(f"{path}: no such pool set (a .jsonl file, a folder or a .json spec)")
+    if not units:
+        raise PoolError(f"{path}: the pool set holds no pool file or line")
+    return PoolSet(path.name, str(path), digest.hexdigest(), tuple(units))
+
+
+def _collection_set(spec: Mapping[str, Any]) -> PoolSet:
+    from adagres.pools.milvus import redact_uri, retrieve_pools
+
+    for key in ("uri", "collection", "queries"):
+        if key not in spec:
+            raise InputError(f"pool set spec: missing field {key!r}")
+    items = [{"query": q} if isinstance(q, str) else q for q in spec["queries"]]
+    for position, item in enumerate(items):
+        if not isinstance(item, Mapping) or not isinstance(item.get("query"), str):
+            raise InputError(f"pool set spec: queries[{position}] needs a 'query' text")
+    pools = retrieve_pools(spec["uri"], spec["collection"], [i["query"] for i in items],
+                           top_n=int(spec.get("top_n", 20)))  # fmt: skip
+    units, digest = [], hashlib.sha256()
+    for position, (item, pool) in enumerate(zip(items, pools, strict=True)):
+        gold = set(item.get("gold") or ())
+        chunks = tuple(
+            dataclasses.replace(c, gold=c.id in gold) if gold else c for c in pool.chunks
+        )
+        pool = dataclasses.replace(pool, chunks=chunks, answers=tuple(item.get("answers") or ()))
+        digest.update(f"{pool.fingerprint}|{sorted(gold)}|{pool.answers}|".encode())
+        units.append(Unit(f"queries[{position}]", pools=(pool,)))
+    source = f"{redact_uri(spec['uri'])} / {spec['collection']}"
+    return PoolSet(str(spec["collection"]), source, digest.hexdigest(), tuple(units))
+
+
+def load_unit(unit: Unit) -> list[Pool]:
+    """The pools of one piece, validated (a PoolError names its file and line)."""
+    if unit.pools is not None:
+        return list(unit.pools)
+    assert unit.path is not None
+    with open(unit.path, "rb") as handle:
+        handle.seek(unit.start)
+        data = handle.read(unit.end - unit.start)
+    name = Path(unit.path).name
+    if unit.line > 1:  # blank lines before it, so the loader's messages give its true line
+        data = b"\n" * (unit.line - 1) + data
+    return load_pools(data, name=name)
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def _ready(pool: Pool) -> Pool:
+    from adagres.pools.embed import ensure_embeddings
+    from adagres.pools.tokens import ensure_token_counts
+
+    if pool.token_counts is None:
+        pool = ensure_token_counts(pool, _TOKENIZER)
+    if pool.raw_embeddings is None or pool.raw_query_embedding is None:
+        pool = ensure_embeddings(pool)
+    return pool
+
+
+def summarize_pool(pool: Pool, settings: Settings, budget: int) -> dict[str, Any]:
+    """The numbers of one pool (without its place in the set): see :func:`summarize`."""
+    pool = _ready(pool)
+    prepared = pool.prepared
+    gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
+    answers = list(pool.answers) or None
+    row: dict[str, Any] = {
+        "query": pool.query,
+        "chunks": len(pool),
+        "pool_tokens": int(prepared.tokens.sum()),
+        "gold": len(gold),
+        "answers": len(pool.answers),
+    }
+    picks = {}
+    for prefix, (strategy, fixed) in STRATEGIES.items():
+        chosen = fixed or settings
+        selection = run_prepared(strategy, prepared, budget, chosen, texts=pool.texts, trace=False)
+        metrics = evaluate(
+            selection, prepared, gold=gold or None, answers=answers, texts=pool.texts
+        )
+        picks[prefix] = set(selection.indices)
+        row[f"{prefix}_size"] = selection.size
+        row[f"{prefix}_tokens"] = selection.tokens_used
+        row[f"{prefix}_redundancy"] = metrics.redundancy_mean
+        row[f"{prefix}_recall"] = metrics.recall
+        row[f"{prefix}_answer"] = metrics.answer_found
+        if prefix == "adagres":
+            row["lambda"] = selection.lam
+    row["dropped"] = len(picks["topk"] - picks["adagres"])
+    row["dropped_recommended"] = len(picks["topk"] - picks["recommended"])
+    return row
+
+
+def summarize_units(
+    units: Sequence[tuple[int, Unit]], settings: Settings, budget: int
+) -> list[dict[str, Any]]:
+    """Rows of these ``(unit index, unit)`` pieces: the one function every path runs."""
+    rows = []
+    for number, unit in units:
+        pools = load_unit(unit)
+        for position, pool in enumerate(pools):
+            label = unit.label if len(pools) == 1 else f"{unit.label} #{position}"
+            rows.append({"unit": number, "position": position, "label": label,
+                         **summarize_pool(pool, settings, budget)})  # fmt: skip
+    return rows
+
+
+def _batches(units: Sequence[Unit], count: int) -> list[list[tuple[int, Unit]]]:
+    numbered = list(enumerate(units))
+    size = max(1, -(-len(numbered) // count))
+    return [numbered[i : i + size] for i in range(0, len(numbered), size)]
+
+
+_EXECUTORS: dict[int, ProcessPoolExecutor] = {}
+_EXECUTORS_LOCK = threading.Lock()
+
+
+def _executor(count: int) -> ProcessPoolExecutor:
+    """A process pool of ``count`` workers, started once per process and reused (the app
+    summarises again whenever a setting moves; worker start-up is most of a small run)."""
+    with _EXECUTORS_LOCK:
+        executor = _EXECUTORS.get(count)
+        if executor is None:
+            # forkserver: workers start from a clean process, not a fork of a threaded server.
+            context = multiprocessing.get_context("forkserver")
+            executor = _EXECUTORS[count] = ProcessPoolExecutor(count, mp_context=context)
+        return executor
+
+
+def summarize(
+    pool_set: PoolSet,
+    settings: Settings,
+    budget: int,
+    *,
+    workers: int | None = None,
+    client: Any = None,
+) -> list[dict[str, Any]]:
+    """One row per query of ``pool_set`` at ``budget`` tokens, in the set's order.
+
+    Keys: ``query_id`` (0-based), ``unit`` and ``position`` (where :func:`load_unit` finds its
+    pool), ``label``, ``query``, ``chunks``, ``pool_tokens``, ``gold`` and ``answers``
+    (how many), ``lambda`` (AdaGReS's λ), and for each prefix of :data:`STRATEGIES`
+    (``topk``, ``adagres``, ``recommended``): ``_size``, ``_tokens``, ``_redundancy`` (mean
+    pairwise cosine of the picks), ``_recall`` (gold recall, None without gold) and
+    ``_answer`` (an answer string found, None without answers); ``dropped`` (chunks top-k
+    keeps that AdaGReS drops) and ``dropped_recommended``.
+
+    ``settings`` apply to ``topk`` and ``adagres`` (the preset has its own). ``workers``
+    processes run the batches (default: the local cores; 1 runs here, serially);
+    ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead.
+    """
+    if not isinstance(settings, Settings):
+        raise InputError(f"settings must be an adagres.Settings, got {type(settings).__name__}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise InputError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                or workers < 1):  # fmt: skip
+        raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
+    if client is not None:
+        batches = _batches(pool_set.units, 4 * max(1, len(client.scheduler_info()["workers"])))
+        futures = client.map(summarize_units, batches, settings=settings, budget=budget, pure=False)
+        parts = client.gather(futures)
+    else:
+        count = min(workers or os.cpu_count() or 1, len(pool_set.units))
+        batches = _batches(pool_set.units, count if count <= 1 else 4 * count)
+        if count <= 1:
+            parts = [summarize_units(batch, settings, budget) for batch in batches]
+        else:
+            try:
+                parts = list(_executor(count).map(summarize_units, batches,
+                                                  [settings] * len(batches),
+                                                  [budget] * len(batches)))  # fmt: skip
+            except BrokenProcessPool:
+                with _EXECUTORS_LOCK:  # a worker died (memory?): the next call starts anew
+                    _EXECUTORS.pop(count, None)
+                raise
+    rows = [row for part in parts for row in part]
+    return [{"query_id": number, **row} for number, row in enumerate(rows)]

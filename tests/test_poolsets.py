@@ -1,0 +1,192 @@
+"""Pool sets: loading (JSONL, a folder, a collection spec), per-query rows checked against
+brute-force references, and the parallel paths (processes, Dask) against the serial run."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from reference import mean_pairwise, naive_select, random_pool
+
+import adagres
+from adagres.errors import InputError, PoolError
+from adagres.pools.pool import Chunk, Pool
+from adagres.pools.poolsets import STRATEGIES, load_pool_set, load_unit, summarize
+
+BUDGET = 200
+N_POOLS = 14
+
+
+def make_pool(seed: int) -> Pool:
+    """A random pool with gold chunks and an answer word that two chunks contain."""
+    rng = np.random.default_rng(seed)
+    q, C, tokens = random_pool(rng, int(rng.integers(8, 30)))
+    answer = f"needle{seed}"
+    holders = set(rng.choice(len(C), size=2, replace=False).tolist())
+    gold = set(rng.choice(len(C), size=3, replace=False).tolist())
+    chunks = tuple(
+        Chunk(f"c{i}", f"chunk {i} of pool {seed}" + (f" holds {answer}" if i in holders else ""),
+              tokens=int(tokens[i]), gold=i in gold)
+        for i in range(len(C))
+    )  # fmt: skip
+    return Pool(f"query {seed}", chunks, raw_embeddings=C, raw_query_embedding=q,
+                answers=(answer,) if seed % 3 else ())  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def pools():
+    return [make_pool(seed) for seed in range(N_POOLS)]
+
+
+@pytest.fixture(scope="module")
+def jsonl(pools, tmp_path_factory):
+    path = tmp_path_factory.mktemp("set") / "runs.jsonl"
+    return adagres.save_pools(pools, path)
+
+
+def place_free(rows):
+    return [{k: v for k, v in row.items() if k not in ("unit", "label")} for row in rows]
+
+
+def topk_budget_reference(relevance, tokens, budget):
+    picks, used = [], 0
+    for i in sorted(range(len(relevance)), key=lambda i: (-relevance[i], i)):
+        if used + tokens[i] <= budget:
+            picks.append(i)
+            used += tokens[i]
+    return picks
+
+
+def test_rows_match_brute_force_references(pools, jsonl):
+    rows = summarize(load_pool_set(jsonl), adagres.Settings(), BUDGET, workers=1)
+    assert [row["query_id"] for row in rows] == list(range(N_POOLS))
+    for row, pool in zip(rows, pools, strict=True):
+        q, C, tokens = pool.raw_query_embedding, pool.raw_embeddings, pool.token_counts
+        unit = C / np.linalg.norm(C, axis=1, keepdims=True)
+        relevance = unit @ (q / np.linalg.norm(q))
+        topk = topk_budget_reference(relevance, tokens, BUDGET)
+        ours, _ = naive_select(q, C, tokens, BUDGET, lam=row["lambda"])
+        gold = {i for i, c in enumerate(pool.chunks) if c.gold}
+        assert row["query"] == pool.query and row["chunks"] == len(pool)
+        assert row["pool_tokens"] == int(tokens.sum()) and row["gold"] == 3
+        for prefix, picks in (("topk", topk), ("adagres", ours)):
+            assert row[f"{prefix}_size"] == len(picks)
+            assert row[f"{prefix}_tokens"] == int(tokens[picks].sum()) <= BUDGET
+            expected = mean_pairwise(C[picks]) if len(picks) > 1 else 0.0
+            assert row[f"{prefix}_redundancy"] == pytest.approx(expected, abs=1e-6)
+            assert row[f"{prefix}_recall"] == pytest.approx(len(gold & set(picks)) / len(gold))
+            found = any(pool.answers[0] in pool.texts[i] for i in picks) if pool.answers else None
+            assert row[f"{prefix}_answer"] == found
+        assert row["dropped"] == len(set(topk) - set(ours))
+        recommended = adagres.run_preset("recommended", q, C, tokens, BUDGET, trace=False)
+        assert row["recommended_size"] == recommended.size
+        assert row["dropped_recommended"] == len(set(topk) - set(recommended.indices))
+    assert any(row["dropped"] > 0 for row in rows)  # the pools give AdaGReS something to drop
+    assert {row["adagres_answer"] for row in rows} >= {None, True}
+
+
+def test_settings_reach_topk_and_adagres_not_the_preset(jsonl):
+    pool_set = load_pool_set(jsonl)
+    default = summarize(pool_set, adagres.Settings(), BUDGET, workers=1)
+    manual = summarize(pool_set, adagres.Settings(lam=5.0), BUDGET, workers=1)
+    assert all(row["lambda"] == 5.0 for row in manual)
+    assert [r["adagres_size"] for r in manual] != [r["adagres_size"] for r in default]
+    for key in ("topk_size", "recommended_size", "recommended_redundancy"):
+        assert [r[key] for r in manual] == [r[key] for r in default]
+    assert set(STRATEGIES) == {"topk", "adagres", "recommended"}
+
+
+def test_a_folder_gives_the_rows_of_the_jsonl(pools, jsonl, tmp_path):
+    for index, pool in enumerate(pools):
+        adagres.save_pool(pool, tmp_path / f"q{index:02d}.json")
+    (tmp_path / "notes.txt").write_text("not a pool")
+    (tmp_path / "sub").mkdir()
+    folder = load_pool_set(tmp_path)
+    assert len(folder) == N_POOLS and folder.units[3].label == "q03.json"
+    serial = summarize(load_pool_set(jsonl), adagres.Settings(), BUDGET, workers=1)
+    assert place_free(summarize(folder, adagres.Settings(), BUDGET, workers=1)) == place_free(
+        serial
+    )
+    assert [load_unit(unit)[0] for unit in folder.units] == pools
+
+
+def test_processes_and_dask_give_the_serial_rows(jsonl):
+    from distributed import Client, LocalCluster
+
+    pool_set = load_pool_set(jsonl)
+    settings = adagres.Settings(policy="fill", formula="derived")
+    serial = summarize(pool_set, settings, BUDGET, workers=1)
+    assert summarize(pool_set, settings, BUDGET, workers=2) == serial
+    assert summarize(pool_set, settings, BUDGET) == serial  # the local cores, by default
+    cluster = LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                           dashboard_address=None)  # fmt: skip
+    try:
+        with Client(cluster) as client:
+            assert summarize(pool_set, settings, BUDGET, client=client) == serial
+    finally:
+        cluster.close()
+
+
+def test_lines_and_fingerprints(pools, tmp_path):
+    lines = [json.dumps(pool.to_dict()) for pool in pools[:3]]
+    path = tmp_path / "set.jsonl"
+    path.write_text(lines[0] + "\n\n" + lines[1] + "\n" + lines[2][:-5] + "\n")
+    pool_set = load_pool_set(path)
+    assert [u.label for u in pool_set.units] == ["set.jsonl, line 1", "set.jsonl, line 3",
+                                                "set.jsonl, line 4"]  # fmt: skip
+    assert load_unit(pool_set.units[1]) == [pools[1]]
+    with pytest.raises(PoolError, match=r"set\.jsonl, line 4, column \d+: malformed JSON"):
+        summarize(pool_set, adagres.Settings(), BUDGET, workers=1)
+    assert load_pool_set(path).fingerprint == pool_set.fingerprint
+    path.write_text(lines[0] + "\n\n" + lines[1] + "\n" + lines[2] + "\n")
+    assert load_pool_set(path).fingerprint != pool_set.fingerprint
+
+
+def test_bad_input(tmp_path, jsonl):
+    with pytest.raises(PoolError, match="no such pool set"):
+        load_pool_set(tmp_path / "absent.jsonl")
+    with pytest.raises(PoolError, match="holds no pool file or line"):
+        load_pool_set(tmp_path)
+    pool_set = load_pool_set(jsonl)
+    with pytest.raises(InputError, match=r"settings must be an adagres\.Settings, got dict"):
+        summarize(pool_set, {}, BUDGET)
+    with pytest.raises(InputError, match="budget must be a whole number of tokens >= 0, got -1"):
+        summarize(pool_set, adagres.Settings(), -1)
+    with pytest.raises(InputError, match="workers must be a whole number >= 1, got 0"):
+        summarize(pool_set, adagres.Settings(), BUDGET, workers=0)
+    with pytest.raises(InputError, match="queries\\[1\\] needs a 'query' text"):
+        load_pool_set({"uri": "x.db", "collection": "c", "queries": ["a", {"q": "b"}]})
+
+
+def test_queries_against_a_collection(tmp_path, monkeypatch, fake_encoder):
+    from milvus_lite.server_manager import server_manager_instance
+
+    from adagres.pools import milvus
+
+    monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path / "cache"))
+    store = str(tmp_path / "live.db")
+    docs = {
+        f"d{i}.md": f"document {i} about topic {i % 3} and words w{i} w{i + 1}" for i in range(30)
+    }
+    try:
+        milvus.index_documents(store, "docs", docs, size=8, overlap=2)
+        spec = {"uri": store, "collection": "docs", "top_n": 6,
+                "queries": ["topic 1 words", {"query": "document 4", "gold": ["d4.md#0"],
+                                              "answers": ["w5"]}]}  # fmt: skip
+        pool_set = load_pool_set(spec)
+        spec_file = tmp_path / "spec.json"
+        spec_file.write_text(json.dumps(spec))
+        assert load_pool_set(spec_file).fingerprint == pool_set.fingerprint
+        rows = summarize(pool_set, adagres.Settings(), 40, workers=1)
+        expected = milvus.retrieve_pool(store, "docs", "document 4", top_n=6)
+        marked = tuple(dataclasses.replace(c, gold=c.id == "d4.md#0") for c in expected.chunks)
+        expected = dataclasses.replace(expected, chunks=marked, answers=("w5",))
+        assert load_unit(pool_set.units[1]) == [expected]
+        assert (rows[0]["gold"], rows[0]["topk_recall"], rows[0]["topk_answer"]) == (0, None, None)
+        assert (rows[1]["gold"], rows[1]["answers"], rows[1]["chunks"]) == (1, 1, 6)
+        assert rows[1]["topk_recall"] == 1.0  # the gold chunk is the best match and fits
+        assert pool_set.source == f"{store} / docs"
+    finally:
+        server_manager_instance.release_server(store)
