@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install run test test-fast lint format bench eval eval-quick demo-data browser clean
+.PHONY: install run test test-fast lint format bench bench-browser eval eval-quick demo-data browser clean
 
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,10 @@ $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 
 install: $(STAMP)
 
+# One BLAS thread in the server: under load two made each product 3-10x slower
+# (bench/bench_browser.py measures both).
 run: install
-	$(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
+	OPENBLAS_NUM_THREADS=1 $(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
 
 # Debian's Chromium for the real-browser test (Playwright cannot download one here).
 browser:
@@ -46,6 +48,10 @@ format: install
 bench: install
 	$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(PY) bench/bench_select.py
+
+# What a user waits for, in Chromium: control changes, page switches, cold launch.
+bench-browser: install browser
+	$(PY) bench/bench_browser.py
 
 # Every strategy on real QA pools (reports/latest); eval-quick: demo + 5 FanOutQA queries.
 eval: install
