@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install run test test-fast lint format bench bench-browser eval eval-quick demo-data browser clean
+.PHONY: install run test test-fast lint format bench bench-browser eval eval-quick demo-data live-data browser clean
 
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,18 @@ eval-quick: install
 
 demo-data: install
 	$(PY) scripts/build_demo_data.py
+
+# The embedded Milvus Lite store of the Live page, built on demand (never committed):
+# data/live.db, collection 'demo' from the demo pools' texts; LIVE_WIKI=1 adds 'wikipedia',
+# the 10,033 Wikipedia summaries of requirements-data.txt (about 10,000 chunks to embed).
+live-data: install
+	rm -rf data/live.db
+	$(PY) -m adagres index data/live.db demo data/src/*.json
+	if [ "$(LIVE_WIKI)" = 1 ]; then \
+	  mkdir -p artifacts && $(PY) -c "import json; from adagres.pools.datasets import wiki_summaries as w; \
+	  open('artifacts/wiki_summaries.jsonl', 'w').writelines(json.dumps({'id': t, 'text': s['extract']}) + '\\n' \
+	  for t, s in w().items() if s['extract'].strip())" && \
+	  $(PY) -m adagres index data/live.db wikipedia artifacts/wiki_summaries.jsonl; fi
 
 clean:
 	rm -rf $(VENV) artifacts
