@@ -6,12 +6,13 @@ import subprocess
 import sys
 
 HEAVY = ["streamlit", "plotly", "torch", "sentence_transformers", "pandas", "umap", "scipy",
-         "langchain_core", "langchain_classic", "llama_index", "haystack"]  # fmt: skip
+         "langchain_core", "langchain_classic", "llama_index", "haystack",
+         "pymilvus", "milvus_lite", "distributed"]  # fmt: skip
 
 
 def test_import_adagres_loads_no_heavy_library():
     code = (
-        "import sys, adagres, adagres.cli\n"
+        "import sys, adagres, adagres.cli, adagres.pools.milvus, adagres.pools.poolsets\n"
         f"loaded = [m for m in {HEAVY!r} if m in sys.modules]\n"
         "print(','.join(loaded))\n"
     )
