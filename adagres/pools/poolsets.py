@@ -42,7 +42,17 @@ from adagres.errors import InputError, PoolError
 from adagres.pools.io import load_pools
 from adagres.pools.pool import Pool
 
-__all__ = ["STRATEGIES", "PoolSet", "Unit", "load_pool_set", "load_unit", "summarize"]
+__all__ = [
+    "STRATEGIES",
+    "PoolSet",
+    "Unit",
+    "load_pool_set",
+    "load_unit",
+    "prepare_pool",
+    "summarize",
+    "summarize_pool",
+    "summarize_units",
+]
 
 #: Column prefix -> (strategy, settings or None for the caller's) of every summary row.
 STRATEGIES: dict[str, tuple[str, Settings | None]] = {
@@ -187,7 +197,9 @@ def load_unit(unit: Unit) -> list[Pool]:
 # --------------------------------------------------------------------------- summaries
 
 
-def _ready(pool: Pool) -> Pool:
+def prepare_pool(pool: Pool) -> Pool:
+    """``pool`` with token counts (cl100k, as the app counts) and embeddings (the packaged
+    model) where its file had none: what a summary, and the app, select from."""
     from adagres.pools.embed import ensure_embeddings
     from adagres.pools.tokens import ensure_token_counts
 
@@ -200,7 +212,7 @@ def _ready(pool: Pool) -> Pool:
 
 def summarize_pool(pool: Pool, settings: Settings, budget: int) -> dict[str, Any]:
     """The numbers of one pool (without its place in the set): see :func:`summarize`."""
-    pool = _ready(pool)
+    pool = prepare_pool(pool)
     prepared = pool.prepared
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
     answers = list(pool.answers) or None
