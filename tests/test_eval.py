@@ -337,7 +337,7 @@ def test_the_cli_runs_a_pool_file_and_writes_the_report(demo, tmp_path, capsys):
     text = (folder / "report.md").read_text()
     assert "## Where each strategy loses or ties" in text and "- mmr against topk_budget" in text
     assert main(["--pools", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path)]) == 2
-    assert "no such pool file or folder" in capsys.readouterr().err
+    assert "no such pool set" in capsys.readouterr().err
 
 
 @pytest.mark.data

@@ -15,7 +15,8 @@ makes the very same pool again (the app opens a query of a report through it).
   the same way. Gold: the chunks of that drug's reviews for that condition. Answers: none
   (a patient's experience has no answer string), so answer recall is not measured here.
 - ``demo``: the three bundled pools of ``data/`` as they are.
-- a path: a JSONL file of pools or a folder of pool files (:func:`adagres.pools.io.load_pools`),
+- a path: a JSONL file of pools, a folder of pool files or a collection spec, read by
+  :mod:`adagres.pools.poolsets` (each pool parsed by :func:`adagres.pools.io.load_pools`),
   counted with cl100k and embedded with MiniLM where the file has neither.
 
 Query samples are drawn with :func:`sample_ids` (a seeded permutation, split into a dev
@@ -36,10 +37,8 @@ import numpy as np
 from ..errors import InputError, PoolError
 from ..pools import datasets
 from ..pools.corpus import chunk_documents, pool_from_documents
-from ..pools.embed import embed_texts, ensure_embeddings
-from ..pools.io import load_pools
+from ..pools.embed import embed_texts
 from ..pools.pool import Pool
-from ..pools.tokens import ensure_token_counts
 
 __all__ = [
     "NAMED_SETS",
@@ -283,46 +282,39 @@ def _drug_query(drug: str, condition: str) -> str:
 # --------------------------------------------------------------------------- files
 
 
-def _ready(pool: Pool, tokenizer: str, cache_dir: Any) -> Pool:
-    return ensure_embeddings(ensure_token_counts(pool, tokenizer), cache_dir=cache_dir)
-
-
 def _project_path(path: Path) -> str:
     """The path as a report records it: relative to the repository when inside it."""
     resolved = path.resolve()
     return resolved.relative_to(ROOT).as_posix() if resolved.is_relative_to(ROOT) else str(path)
 
 
-def path_cases(
-    path: str | os.PathLike[str],
-    *,
-    corpus: str | None = None,
-    tokenizer: str = "cl100k",
-    cache_dir: str | os.PathLike[str] | None = None,
-) -> list[Case]:
-    """Every pool of a pool file (a JSONL file of pools, or any one-pool format) or of a
-    folder of pool files (sorted by name); query ids ``<file stem>:<index>``."""
-    folder = Path(path)
-    if folder.is_dir():
-        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-        if not files:
-            raise PoolError(f"{folder}: the folder holds no pool files")
-    elif folder.is_file():
-        files = [folder]
-    else:
-        raise PoolError(f"{folder}: no such pool file or folder")
-    name = corpus or folder.stem
+def path_cases(path: str | os.PathLike[str], *, corpus: str | None = None) -> list[Case]:
+    """Every pool of a pool set (:func:`adagres.pools.poolsets.load_pool_set`: a JSONL file
+    of pools, a folder of pool files, one pool file, or a ``.json`` spec of queries against
+    a Milvus collection), with token counts (cl100k) and embeddings (MiniLM) where the file
+    has none. Query ids: ``<file stem>:<position in the file>``, or the spec's
+    ``queries[<i>]``."""
+    from ..pools.poolsets import load_pool_set, load_unit, prepare_pool
+
+    pool_set = load_pool_set(path)
+    name = corpus or Path(pool_set.name).stem
+    seen: dict[str, int] = {}
     cases = []
-    for file in files:
-        for index, pool in enumerate(load_pools(file)):
-            ready = _ready(pool, tokenizer, cache_dir)
+    for number, unit in enumerate(pool_set.units):
+        for index, pool in enumerate(load_unit(unit)):
+            if unit.path is None:
+                query_id = unit.label
+            else:
+                stem = Path(unit.path).stem
+                query_id = f"{stem}:{seen.get(stem, 0)}"
+                seen[stem] = seen.get(stem, 0) + 1
             source = {
-                "kind": "file",
-                "path": _project_path(file),
+                "kind": "pool set",
+                "path": _project_path(Path(path)),
+                "unit": number,
                 "index": index,
-                "tokenizer": tokenizer,
             }
-            cases.append(Case(name, f"{file.stem}:{index}", ready, source))
+            cases.append(Case(name, query_id, prepare_pool(pool), source))
     return cases
 
 
@@ -351,16 +343,19 @@ def rebuild(source: Mapping[str, Any], *, cache_dir: str | os.PathLike[str] | No
     optional data packages not installed).
     """
     kind = source.get("kind")
-    if kind == "file":
+    if kind == "pool set":
+        from ..pools.poolsets import load_pool_set, load_unit, prepare_pool
+
         path = Path(str(source["path"]))
         path = path if path.is_absolute() or path.exists() else ROOT / path
-        pools = load_pools(path)
-        index = int(source["index"])
+        units = load_pool_set(path).units
+        number, index = int(source["unit"]), int(source["index"])
+        pools = load_unit(units[number]) if 0 <= number < len(units) else []
         if not 0 <= index < len(pools):
-            raise PoolError(f"{path}: holds {len(pools)} pools, no pool #{index}")
-        return _ready(pools[index], str(source.get("tokenizer", "cl100k")), cache_dir)
+            raise PoolError(f"{path}: the pool set has no pool #{index} in piece #{number}")
+        return prepare_pool(pools[index])
     if kind != "documents":
-        raise PoolError(f"source: unknown kind {kind!r}; expected 'file' or 'documents'")
+        raise PoolError(f"source: unknown kind {kind!r}; expected 'pool set' or 'documents'")
     chunking = Chunking(**source["chunking"])
     corpus = str(source["corpus"])
     if corpus == "fanoutqa":
