@@ -113,3 +113,23 @@ def test_umap_is_deterministic_with_a_seed_and_handles_small_pools():
     assert small.method == "umap" and small.n_neighbors == 6
     assert "lowered from 15 to 6" in small.note
     assert np.isfinite(small.chunks).all()
+
+
+@pytest.mark.slow
+def test_umap_machine_code_is_loaded_from_disk_in_a_new_process():
+    """keep_compiled_code: a process after the first loads umap's compiled functions from
+    numba's cache instead of compiling them again (the ~10 s before each server's first map)."""
+    code = (
+        "from adagres.figures.projection import warm_up\n"
+        "warm_up()\n"
+        "import umap.umap_ as u\n"
+        "for f in (u.smooth_knn_dist, u.compute_membership_strengths):\n"
+        "    print(type(f._cache).__name__, sum(f.stats.cache_hits.values()))\n"
+    )
+    run = [sys.executable, "-c", code]
+    subprocess.run(run, capture_output=True, text=True, check=True)  # compiles if it must
+    lines = subprocess.run(run, capture_output=True, text=True, check=True).stdout.split("\n")
+    caches = [line.split() for line in lines if line.strip()]
+    assert len(caches) == 2
+    for kind, hits in caches:
+        assert kind == "FunctionCache" and int(hits) >= 1
