@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -190,3 +192,42 @@ def test_queries_against_a_collection(tmp_path, monkeypatch, fake_encoder):
         assert pool_set.source == f"{store} / docs"
     finally:
         server_manager_instance.release_server(store)
+
+
+def test_pools_without_tokens_or_embeddings_are_prepared_by_the_caller(
+    pools, tmp_path, monkeypatch, fake_encoder
+):
+    monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path / "cache"))
+    bare = Pool("a bare query", tuple(Chunk(f"b{i}", f"bare text number {i}") for i in range(6)))
+    uncounted = tuple(dataclasses.replace(c, tokens=None) for c in pools[1].chunks)
+    no_tokens = dataclasses.replace(pools[1], query="counted here", chunks=uncounted)
+    path = adagres.save_pools([pools[0], bare, pools[2], no_tokens], tmp_path / "mixed.jsonl")
+    pool_set = load_pool_set(path)
+    serial = summarize(pool_set, adagres.Settings(), BUDGET, workers=1)
+    assert summarize(pool_set, adagres.Settings(), BUDGET, workers=2) == serial
+    assert [row["query"] for row in serial] == [
+        "query 0",
+        "a bare query",
+        "query 2",
+        "counted here",
+    ]
+    assert all("pending" not in row for row in serial)
+    assert serial[1]["pool_tokens"] == int(adagres.count_tokens(bare.texts, "cl100k").sum())
+    assert fake_encoder.calls  # the bare pool was embedded here, in the calling process
+
+
+def test_a_script_run_by_path_is_not_run_again_by_the_workers(jsonl, tmp_path):
+    """Streamlit runs each page as ``__main__`` from its path; workers must not re-run it."""
+    marker = tmp_path / "runs.txt"
+    script = tmp_path / "page.py"
+    script.write_text(
+        "import adagres\n"
+        "from adagres.pools.poolsets import load_pool_set, summarize\n"
+        f"open({str(marker)!r}, 'a').write('ran\\n')\n"  # no __main__ guard, like a page
+        f"pool_set = load_pool_set({str(jsonl)!r})\n"
+        f"rows = summarize(pool_set, adagres.Settings(), {BUDGET}, workers=2)\n"
+        "print(len(rows))\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(N_POOLS)] and marker.read_text() == "ran\n"

@@ -22,10 +22,12 @@ path gives the rows of the serial run, bit for bit.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -165,8 +167,12 @@ def _collection_set(spec: Mapping[str, Any]) -> PoolSet:
     for position, item in enumerate(items):
         if not isinstance(item, Mapping) or not isinstance(item.get("query"), str):
             raise InputError(f"pool set spec: queries[{position}] needs a 'query' text")
-    pools = retrieve_pools(spec["uri"], spec["collection"], [i["query"] for i in items],
-                           top_n=int(spec.get("top_n", 20)))  # fmt: skip
+    pools = retrieve_pools(
+        spec["uri"],
+        spec["collection"],
+        [i["query"] for i in items],
+        top_n=int(spec.get("top_n", 20)),
+    )
     units, digest = [], hashlib.sha256()
     for position, (item, pool) in enumerate(zip(items, pools, strict=True)):
         gold = set(item.get("gold") or ())
@@ -244,16 +250,26 @@ def summarize_pool(pool: Pool, settings: Settings, budget: int) -> dict[str, Any
 
 
 def summarize_units(
-    units: Sequence[tuple[int, Unit]], settings: Settings, budget: int
+    units: Sequence[tuple[int, Unit]], settings: Settings, budget: int, *, prepare: bool = True
 ) -> list[dict[str, Any]]:
-    """Rows of these ``(unit index, unit)`` pieces: the one function every path runs."""
+    """Rows of these ``(unit index, unit)`` pieces: the one function every path runs.
+
+    With ``prepare=False`` (the parallel paths) a pool that lacks token counts or
+    embeddings gets a ``{"pending": True}`` row instead: the caller prepares it, so that no
+    worker loads the embedding model or the tokenizer (one model in the caller, not one per
+    worker; and neither runs in a forked copy of a process that has started their threads).
+    """
     rows = []
     for number, unit in units:
         pools = load_unit(unit)
         for position, pool in enumerate(pools):
             label = unit.label if len(pools) == 1 else f"{unit.label} #{position}"
-            rows.append({"unit": number, "position": position, "label": label,
-                         **summarize_pool(pool, settings, budget)})  # fmt: skip
+            place = {"unit": number, "position": position, "label": label}
+            vectors = (pool.raw_embeddings, pool.raw_query_embedding, pool.token_counts)
+            if not prepare and any(value is None for value in vectors):
+                rows.append({**place, "pending": True})
+            else:
+                rows.append({**place, **summarize_pool(pool, settings, budget)})
     return rows
 
 
@@ -267,16 +283,36 @@ _EXECUTORS: dict[int, ProcessPoolExecutor] = {}
 _EXECUTORS_LOCK = threading.Lock()
 
 
+def _context() -> Any:
+    """forkserver (workers start from a clean process), unless ``__main__`` is a script run
+    by path: forkserver and spawn run it again in every worker, and Streamlit runs each page
+    as ``__main__``; then fork, which copies this process and runs nothing again."""
+    main = sys.modules.get("__main__")
+    if getattr(main, "__spec__", None) is None and getattr(main, "__file__", None):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver")
+
+
 def _executor(count: int) -> ProcessPoolExecutor:
     """A process pool of ``count`` workers, started once per process and reused (the app
     summarises again whenever a setting moves; worker start-up is most of a small run)."""
     with _EXECUTORS_LOCK:
         executor = _EXECUTORS.get(count)
         if executor is None:
-            # forkserver: workers start from a clean process, not a fork of a threaded server.
-            context = multiprocessing.get_context("forkserver")
-            executor = _EXECUTORS[count] = ProcessPoolExecutor(count, mp_context=context)
+            executor = _EXECUTORS[count] = ProcessPoolExecutor(count, mp_context=_context())
         return executor
+
+
+def _run_local(
+    batches: list[list[tuple[int, Unit]]], settings: Settings, budget: int, count: int
+) -> list[list[dict[str, Any]]]:
+    work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
+    try:
+        return list(_executor(count).map(work, batches))
+    except BrokenProcessPool:
+        with _EXECUTORS_LOCK:  # a worker died (out of memory?): the next call starts anew
+            _EXECUTORS.pop(count, None)
+        raise
 
 
 def summarize(
@@ -299,32 +335,32 @@ def summarize(
 
     ``settings`` apply to ``topk`` and ``adagres`` (the preset has its own). ``workers``
     processes run the batches (default: the local cores; 1 runs here, serially);
-    ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead.
+    ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead. Pools
+    without token counts or embeddings are prepared here (cl100k, the packaged model).
     """
     if not isinstance(settings, Settings):
         raise InputError(f"settings must be an adagres.Settings, got {type(settings).__name__}")
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise InputError(f"budget must be a whole number of tokens >= 0, got {budget!r}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                or workers < 1):  # fmt: skip
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
         raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
+    count = min(workers or os.cpu_count() or 1, len(pool_set.units))
     if client is not None:
         batches = _batches(pool_set.units, 4 * max(1, len(client.scheduler_info()["workers"])))
-        futures = client.map(summarize_units, batches, settings=settings, budget=budget, pure=False)
+        futures = client.map(
+            summarize_units, batches, settings=settings, budget=budget, prepare=False, pure=False
+        )
         parts = client.gather(futures)
+    elif count > 1:
+        parts = _run_local(_batches(pool_set.units, 4 * count), settings, budget, count)
     else:
-        count = min(workers or os.cpu_count() or 1, len(pool_set.units))
-        batches = _batches(pool_set.units, count if count <= 1 else 4 * count)
-        if count <= 1:
-            parts = [summarize_units(batch, settings, budget) for batch in batches]
-        else:
-            try:
-                parts = list(_executor(count).map(summarize_units, batches,
-                                                  [settings] * len(batches),
-                                                  [budget] * len(batches)))  # fmt: skip
-            except BrokenProcessPool:
-                with _EXECUTORS_LOCK:  # a worker died (memory?): the next call starts anew
-                    _EXECUTORS.pop(count, None)
-                raise
+        parts = [summarize_units(list(enumerate(pool_set.units)), settings, budget)]
     rows = [row for part in parts for row in part]
+    pending = sorted({row["unit"] for row in rows if row.get("pending")})
+    if pending:  # the pools that need the tokenizer or the model, prepared in this process
+        done = summarize_units([(n, pool_set.units[n]) for n in pending], settings, budget)
+        rows = [row for row in rows if row["unit"] not in set(pending)] + done
+        rows.sort(key=lambda row: (row["unit"], row["position"]))
     return [{"query_id": number, **row} for number, row in enumerate(rows)]
