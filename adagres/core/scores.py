@@ -45,13 +45,16 @@ class Fit:
     """
 
     def __init__(self, tokens: np.ndarray) -> None:
-        self.order = np.argsort(tokens, kind="stable")
-        self.sorted_tokens = tokens[self.order]
+        self.tokens = tokens
         self.end = len(tokens)  # chunks order[end:] no longer fit
-        self.largest = int(self.sorted_tokens[-1]) if len(tokens) else 0  # largest that fits
+        self.largest = int(tokens.max()) if len(tokens) else 0  # the largest that fits
+        self.order: np.ndarray | None = None  # sorted when a chunk first stops fitting
 
     def shrink(self, left: int) -> np.ndarray:
         """The chunks that stop fitting now that ``left`` tokens are left."""
+        if self.order is None:
+            self.order = np.argsort(self.tokens, kind="stable")
+            self.sorted_tokens = self.tokens[self.order]
         end = int(np.searchsorted(self.sorted_tokens, left, side="right"))
         self.largest = int(self.sorted_tokens[end - 1]) if end else -1
         gone = self.order[end : self.end]
