@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, SolverError
+from ..errors import InputError
 from . import validate as v
 from .calibration import FALLBACK_LAM
-from .greedy import Rule, Terms, finish, objective_value, replay
+from .exact import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT, solve_exact
+from .greedy import Rule, Terms, finish, replay
 from .metrics import checked_texts
 from .prepared import PreparedPool, prepare
 from .records import StopReason
@@ -40,11 +41,6 @@ __all__ = [
     "topk_budget",
     "topk_same_k",
 ]
-
-#: Largest pool :func:`exact` accepts by default (pairs grow as N²/2).
-EXACT_MAX_CHUNKS = 40
-#: Seconds :func:`exact` gives the solver by default before it reports no proven optimum.
-EXACT_TIME_LIMIT = 30.0
 
 #: Every strategy by name, as the CLI and the app offer them.
 STRATEGIES: tuple[str, ...] = (
@@ -204,14 +200,14 @@ mmr = _by_name(
 )
 exact = _by_name(
     "exact",
-    """The subset with the largest F within the budget, solved as a MILP with SciPy/HiGHS.
+    """The subset with the largest F within the budget, proven optimal by branch and bound.
 
-    F's pair terms are linearised compactly, one variable per chunk for its penalties and
-    one for its rewards (negative cosines) with tight bounds (see :func:`solve_exact`).
-    Pools of more than ``max_chunks`` chunks that fit are refused with :class:`SolverError`,
-    as is a solve that does not prove optimality within ``time_limit`` seconds. The empty
-    set (F = 0) is a candidate, so F(exact) >= 0. The steps list the optimal set in
-    relevance order with each chunk's marginal gain in that order.
+    :mod:`adagres.core.exact` holds the solver, its reductions and bounds. A problem
+    larger than its limits (chunks that can improve a set, times the most that fit
+    together; ``max_chunks`` caps the former) is refused with :class:`SolverError`, as is a
+    search that does not prove optimality within ``time_limit`` seconds (the message gives
+    the proven gap). The empty set (F = 0) is a candidate, so F(exact) >= 0. The steps
+    list the optimal set in relevance order with each chunk's marginal gain in that order.
     """,
 )
 reference_code = _by_name(
@@ -233,81 +229,6 @@ reference_code = _by_name(
     ``Selection.respects_budget`` is False and ``tokens_used`` may exceed ``budget``).
     """,
 )
-
-
-def solve_exact(
-    pool: PreparedPool, budget: int, terms: Terms, max_chunks: int, time_limit: float
-) -> list[int]:
-    """Maximise F over the subsets within the budget with a compact (Glover) MILP.
-
-    With W = λ·(pair weights, i < j) split into its positive part P (penalties) and the
-    magnitude of its negative part Q (rewards), F = α·r·x − Σ_i x_i·(P_i·x) + Σ_i x_i·(Q_i·x).
-    Each product gets one continuous variable: p_i >= P_i·x − U_i·(1 − x_i) and
-    q_i <= Q_i·x, q_i <= V_i·x_i, where the bounds U_i, V_i are the sums of the largest
-    weights of row i that a set within the budget can hold (the k of the largest set that
-    fits; k − 1 others when i is in it). That is 3n variables instead of n + n(n−1)/2, and
-    the tight bounds make the relaxation strong: about 3x faster than the pairwise
-    linearisation at 30 chunks.
-    """
-    from scipy.optimize import Bounds, LinearConstraint, milp
-    from scipy.sparse import csr_array, hstack, identity, vstack
-
-    from .guarantee import largest_set_size
-
-    lam, alpha, tau = terms
-    live = np.flatnonzero(pool.tokens <= budget)  # a chunk larger than T is never in a set
-    n = len(live)
-    if n > max_chunks:
-        raise SolverError(
-            f"exact: {n} chunks fit the budget of {budget} tokens; the exact solver "
-            f"accepts at most {max_chunks} (its search grows exponentially: about 10 s at 30 "
-            "chunks). Use a smaller pool or budget, or raise max_chunks."
-        )
-    if n == 0:
-        return []
-    sub = pool.chunks[live]
-    gram = (sub @ sub.T).astype(np.float64)
-    if tau is not None:
-        gram = np.maximum(gram - tau, 0.0)
-    weights = np.triu(lam * gram, k=1)
-    penalty, reward = np.maximum(weights, 0.0), np.maximum(-weights, 0.0)
-    k = largest_set_size(pool.tokens[live], budget)
-
-    def top_sum(matrix: np.ndarray, count: int) -> np.ndarray:
-        return -np.sort(-matrix, axis=1)[:, : max(count, 0)].sum(axis=1)
-
-    upper_p, upper_q = top_sum(penalty, k), top_sum(reward, k - 1)
-    eye = identity(n, format="csr")
-    zero = csr_array((n, n))
-    tokens = csr_array(pool.tokens[live].astype(np.float64)[None, :])
-    # Rows: budget; P·x + U·x_i − p <= U; q − Q·x <= 0; q − V·x_i <= 0.
-    matrix = vstack(
-        [
-            hstack([tokens, csr_array((1, 2 * n))]),
-            hstack([csr_array(penalty) + csr_array(np.diag(upper_p)), -eye, zero]),
-            hstack([-csr_array(reward), zero, eye]),
-            hstack([-csr_array(np.diag(upper_q)), zero, eye]),
-        ]
-    ).tocsr()
-    upper = np.concatenate([[float(budget)], upper_p, np.zeros(n), np.zeros(n)])
-    cost = np.concatenate([-alpha * pool.relevance[live], np.ones(n), -np.ones(n)])
-    result = milp(
-        cost,
-        constraints=[LinearConstraint(matrix, -np.inf, upper)],
-        integrality=np.concatenate([np.ones(n), np.zeros(2 * n)]),
-        bounds=Bounds(0.0, np.concatenate([np.ones(n), np.full(2 * n, np.inf)])),
-        options={"time_limit": float(time_limit), "mip_rel_gap": 1e-9, "presolve": True},
-    )
-    if result.status != 0 or result.x is None:
-        raise SolverError(
-            f"exact: the solver did not prove an optimum for {n} chunks within "
-            f"{time_limit:g} s ({result.message})"
-        )
-    chosen = [int(live[i]) for i in range(n) if result.x[i] > 0.5]
-    # The solver works to a tolerance; never report a set worse than the empty one.
-    if objective_value(pool, chosen, terms) < 0:
-        return []
-    return chosen
 
 
 def reference_lam(pool: PreparedPool, k: int, alpha: float) -> float:

@@ -1,0 +1,366 @@
+"""The exact optimum of F within the budget: branch and bound, seeded by the greedy.
+
+Maximise F(S) = Σ_{i∈S} a_i − Σ_{i<j∈S} w_ij subject to Σ_{i∈S} ℓ_i ≤ T, with a_i = α·r_i
+and w_ij = λ·s̃_ij (s̃ = max(0, s − τ) with a floor τ, else the signed cosine s); with
+x ∈ {0,1}^N and W symmetric with a zero diagonal, F(x) = a·x − ½·xᵀWx. :func:`solve`
+applies the proven reductions of :func:`reduce`, takes the best greedy run improved by
+:func:`local_search` as the incumbent, then searches depth first, one chunk in or out per
+branch. A node (a set S in, a set U open) is cut off when an upper bound on its completions
+is no better than the incumbent: :func:`split_bound` (cheap) first, then
+:func:`convex_bound` (a concave relaxation over the knapsack polytope). When time runs out,
+the largest bound still open bounds the optimum: the result carries the proven gap
+(:class:`ExactResult`); ``proven`` is True only when nothing open can beat the set by more
+than max(1e-9, rel_gap·|F|).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError, SolverError
+from .bounds import ABS_TOL, convex_bound, count_fit, shift, split_bound
+from .greedy import POLICY_RULES, Rule, Terms, objective_value
+from .guarantee import guarantee
+from .prepared import PreparedPool
+from .result import Selection
+from .selection import greedy, resolve_terms
+from .settings import Settings
+
+__all__ = [
+    "EXACT_MAX_CHUNKS",
+    "EXACT_MAX_SEARCH",
+    "EXACT_TIME_LIMIT",
+    "ExactResult",
+    "GapReport",
+    "Problem",
+    "local_search",
+    "optimality_gap",
+    "reduce",
+    "solve",
+    "solve_exact",
+]
+
+#: Most chunks that can be in a feasible set the solver takes (its matrices are N × N).
+EXACT_MAX_CHUNKS = 200
+#: Largest search, (chunks that can be in a feasible set) × k_max, the solver takes: at
+#: 100 chunks × 22 the bench (bench/bench_exact.py) proves most pools within the time limit.
+EXACT_MAX_SEARCH = 2500
+#: Seconds the solver searches before it reports the proven gap instead of an optimum.
+EXACT_TIME_LIMIT = 10.0
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """The reduced problem: candidates (pool positions), a, W, tokens, budget, k_max."""
+
+    positions: np.ndarray  # pool positions of the candidates, ascending
+    relevance_term: np.ndarray  # a_i = α·r_i
+    weights: np.ndarray  # W, float64, symmetric, zero diagonal
+    tokens: np.ndarray
+    budget: int
+    k_max: int  # largest number of candidates that fit together
+    n_fit: int  # chunks no longer than the budget, before the other reductions
+
+    @property
+    def size(self) -> int:
+        """Candidates × k_max, the measure the refusal rule compares with ``max_search``."""
+        return len(self.positions) * self.k_max
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    """The best set found (pool positions, ascending), its F and a proven upper bound on
+    the optimum; ``proven``: the set is optimal (within the tolerance)."""
+
+    indices: tuple[int, ...]
+    objective: float
+    upper_bound: float
+    proven: bool
+    nodes: int
+    seconds: float
+    n_fit: int
+    n_candidates: int
+    k_max: int
+
+    @property
+    def gap(self) -> float:
+        """upper_bound − objective; ``relative_gap`` divides it by |objective|."""
+        return max(0.0, self.upper_bound - self.objective)
+
+    @property
+    def relative_gap(self) -> float:
+        return relative(self.gap, self.objective)
+
+
+def relative(gap: float, of: float) -> float:
+    return 0.0 if gap == 0 else (gap / abs(of) if of != 0 else math.inf)
+
+
+def max_gain(weights: np.ndarray, a: np.ndarray, k: int) -> np.ndarray:
+    """Upper bound on each chunk's marginal gain a_i − Σ_{j∈S} w_ij over sets |S| < k:
+    a_i minus its k − 1 most negative pair weights (only the negative parts count)."""
+    if k <= 1 or len(a) < 2:
+        return a.copy()
+    rewards = np.sort(np.minimum(weights, 0.0), axis=1)[:, : k - 1]
+    return np.asarray(a - rewards.sum(axis=1))
+
+
+def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
+    """The candidates of the problem after two proven reductions.
+
+    1. A chunk with ℓ_i > T is in no feasible set.
+    2. A chunk whose marginal gain is ≤ 0 in every feasible set (:func:`max_gain` at
+       k_max) is dropped: for S ∋ i feasible, F(S) − F(S∖{i}) = a_i − Σ_{j∈S∖i} w_ij ≤ 0
+       and S∖{i} is feasible, so some optimum avoids i. Negative-relevance chunks with no
+       negative pair weight are the common case. Repeated until nothing changes (k_max
+       shrinks with the candidates), each round applying the same argument to the rest.
+    """
+    lam, alpha, tau = terms
+    live = np.flatnonzero(pool.tokens <= budget)
+    n_fit = len(live)
+    sub = pool.chunks[live]
+    gram = (sub @ sub.T).astype(np.float64)
+    if tau is not None:
+        gram = np.maximum(gram - tau, 0.0)
+    weights = lam * gram
+    np.fill_diagonal(weights, 0.0)
+    a = alpha * pool.relevance[live].astype(np.float64)
+    tokens = pool.tokens[live].astype(np.int64)
+    while True:
+        k = count_fit(tokens, budget)
+        keep = max_gain(weights, a, k) > 0
+        if keep.all():
+            break
+        live, a, tokens = live[keep], a[keep], tokens[keep]
+        weights = weights[np.ix_(keep, keep)]
+    return Problem(live, a, weights, tokens, budget, k, n_fit)
+
+
+def local_search(p: Problem, start: list[int]) -> tuple[list[int], float]:
+    """Best-improvement add / drop / swap from ``start`` (candidate positions) until no move
+    improves F; returns the set and its F (as computed from ``p``)."""
+    a, w, tok, b = p.relevance_term, p.weights, p.tokens, p.budget
+    x = np.zeros(len(a), dtype=bool)
+    x[start] = True  # a subset of a greedy set: it fits
+    gain = a - w[:, x].sum(axis=1)  # for i in S: its gain against S∖{i} (W_ii = 0)
+    value = float(a[x].sum() - 0.5 * w[np.ix_(x, x)].sum())
+    used = int(tok[x].sum())
+    while True:
+        best = ABS_TOL
+        move: tuple[int | None, int | None] | None = None  # (put in, taken out)
+        add = ~x & (tok <= b - used)
+        if add.any():
+            i = int(np.argmax(np.where(add, gain, -np.inf)))
+            if gain[i] > best:
+                best, move = float(gain[i]), (i, None)
+        if x.any():
+            i = int(np.argmax(np.where(x, -gain, -np.inf)))
+            if -gain[i] > best:
+                best, move = float(-gain[i]), (None, i)
+        ins, outs = np.flatnonzero(x), np.flatnonzero(~x)
+        if len(ins) and len(outs):  # swap o ∈ S for i ∉ S: gain_i + w_io − gain_o
+            delta = gain[outs][None, :] + w[np.ix_(ins, outs)] - gain[ins][:, None]
+            fits = tok[outs][None, :] - tok[ins][:, None] <= b - used
+            delta = np.where(fits, delta, -np.inf)
+            row, col = (int(v) for v in np.unravel_index(int(np.argmax(delta)), delta.shape))
+            if delta[row, col] > best:
+                best, move = float(delta[row, col]), (int(outs[col]), int(ins[row]))
+        if move is None:
+            return [int(i) for i in np.flatnonzero(x)], value
+        put, take = move
+        if put is not None:
+            x[put], used = True, used + int(tok[put])
+            gain -= w[:, put]
+        if take is not None:
+            x[take], used = False, used - int(tok[take])
+            gain += w[:, take]
+        value += best
+
+
+#: A search node: S, U, gains on U, F(S), tokens left, warm start, e, |U| at e, bound.
+Node = tuple[tuple[int, ...], np.ndarray, np.ndarray, float, int, "np.ndarray | None", float,
+             int, float]  # fmt: skip
+
+
+def search(
+    p: Problem, start: list[int], value: float, deadline: float, rel_gap: float
+) -> tuple[list[int], float, float, int]:
+    """Depth-first branch and bound from the incumbent ``start`` (F = ``value``).
+
+    A node is (S in, U open, gains g_i = a_i − Σ_{j∈S} w_ij on U, F(S), tokens left,
+    warm start, shift e, |U| when e was computed, an upper bound on its subtree). The
+    branch chunk is the one the relaxation values most; "in" is explored first when its
+    relaxed value is ≥ ½. The shift is recomputed when U has shrunk by a tenth (λ_min of a
+    principal submatrix is never lower, so the relaxation only tightens). Returns the best
+    set, its F, an upper bound on the optimum (F itself when the search finished) and the
+    node count.
+    """
+    w, tok = p.weights, p.tokens
+    tok_f = tok.astype(np.float64)
+    w_inf = w.copy()
+    np.fill_diagonal(w_inf, np.inf)
+    e0 = shift(w)
+    # The step is 1/lipschitz; a floor keeps it finite when Q ≈ 0 (then the bound is exact).
+    lipschitz = max(float(np.linalg.eigvalsh(w)[-1]) + e0, 1e-3) if len(w) else 1.0
+    root: Node = ((), np.arange(len(w)), p.relevance_term.copy(), 0.0, p.budget, None, e0,
+                  len(w), math.inf)  # fmt: skip
+    stack, best, nodes = [root], list(start), 0
+    while stack:
+        if nodes and time.perf_counter() > deadline:  # the root is always bounded
+            return best, value, max(value, max(node[-1] for node in stack)), nodes
+        chosen, open_, gain, f, left, warm, e, n_shift, parent = stack.pop()
+        tol = max(ABS_TOL, rel_gap * abs(value))
+        if parent <= value + tol:
+            continue
+        nodes += 1
+        if f > value:
+            value, best = f, list(chosen)
+        target = value + tol - f
+        if not len(open_) or split_bound(w_inf[np.ix_(open_, open_)], gain, tok[open_],
+                                         left) <= target:  # fmt: skip
+            continue
+        if len(open_) <= 0.9 * n_shift:
+            e, n_shift = shift(w[np.ix_(open_, open_)]), len(open_)
+        q = w[np.ix_(open_, open_)]
+        q[np.diag_indices_from(q)] = e
+        k = count_fit(tok[open_], left)
+        bound, x = convex_bound(gain + e / 2, q, tok_f[open_], left, k, warm, lipschitz, target)
+        if bound <= target:
+            continue
+        j = int(np.argmax(x))
+        i = int(open_[j])
+        rest, rest_gain, rest_x = np.delete(open_, j), np.delete(gain, j), np.delete(x, j)
+        fits = tok[rest] <= left - tok[i]
+        inside = rest[fits]
+        take: Node = ((*chosen, i), inside, rest_gain[fits] - w[i, inside], f + float(gain[j]),
+                      left - int(tok[i]), rest_x[fits], e, n_shift, f + bound)  # fmt: skip
+        skip: Node = (chosen, rest, rest_gain, f, left, rest_x, e, n_shift, f + bound)
+        stack += [skip, take] if x[j] >= 0.5 else [take, skip]
+    return best, value, value, nodes
+
+
+def solve(
+    pool: PreparedPool,
+    budget: int,
+    terms: Terms,
+    *,
+    time_limit: float = EXACT_TIME_LIMIT,
+    max_chunks: int = EXACT_MAX_CHUNKS,
+    max_search: int = EXACT_MAX_SEARCH,
+    rel_gap: float = 0.0,
+) -> ExactResult:
+    """The best set within ``budget`` at ``terms``, or the best found with a proven gap.
+
+    Refuses with :class:`SolverError` (before searching) when more than ``max_chunks``
+    chunks remain after :func:`reduce`, or when candidates × k_max exceeds ``max_search``.
+    Otherwise it never raises: a search stopped by ``time_limit`` (seconds) returns with
+    ``proven`` False and its upper bound. ``rel_gap`` > 0 stops at a proven relative gap.
+
+    >>> import numpy as np
+    >>> from adagres import prepare
+    >>> pool = prepare([1.0, 0.0], [[1.0, 0.0], [0.99, 0.14], [0.6, 0.8]], [10, 15, 10])
+    >>> r = solve(pool, 20, Terms(0.5, 1.0, None))  # 0 and 1 do not fit together
+    >>> r.indices, r.proven
+    ((0, 2), True)
+    """
+    started = time.perf_counter()
+    p = reduce(pool, budget, terms)
+    n = len(p.positions)
+    if n > max_chunks or p.size > max_search:
+        raise SolverError(
+            f"exact: {p.n_fit} chunks fit the budget of {budget} tokens; {n} of them can "
+            f"improve a set and up to {p.k_max} fit together, a search of {n} × {p.k_max} = "
+            f"{p.size} (limits: {max_chunks} chunks, a search of {max_search}, about what "
+            f"it proves in {EXACT_TIME_LIMIT:g} s on 2 cores). Use a smaller pool or budget, "
+            "or raise max_chunks / max_search of adagres.core.exact.solve."
+        )
+    where = {int(pos): i for i, pos in enumerate(p.positions)}
+    best, value = [], 0.0  # the empty set, F = 0
+    rules = [POLICY_RULES["skip"], POLICY_RULES["ratio"],
+             Rule(score="relevance", budget="skip", stop_nonpositive=False)]  # fmt: skip
+    for rule in rules:
+        picks = greedy(pool, budget, terms, rule, False).picks
+        found, f = local_search(p, [where[i] for i in picks if i in where])
+        if f > value:
+            best, value = found, f
+    deadline = started + time_limit
+    best, value, upper, nodes = search(p, best, value, deadline, rel_gap)
+    indices = tuple(sorted(int(p.positions[i]) for i in best))
+    objective = objective_value(pool, list(indices), terms)
+    upper = max(upper, objective)
+    # objective and value differ only by rounding (two orders of summation).
+    proven = upper - value <= max(ABS_TOL, rel_gap * abs(value))
+    return ExactResult(indices, objective, upper, bool(proven), nodes,
+                       time.perf_counter() - started, p.n_fit, n, p.k_max)  # fmt: skip
+
+
+def solve_exact(
+    pool: PreparedPool, budget: int, terms: Terms, max_chunks: int, time_limit: float
+) -> list[int]:
+    """The optimal set of ``exact`` (pool positions); :class:`SolverError` when refused or
+    when no optimum is proven within ``time_limit`` seconds (the message gives the gap)."""
+    r = solve(pool, budget, terms, time_limit=time_limit, max_chunks=max_chunks)
+    if not r.proven:
+        raise SolverError(
+            f"exact: no proven optimum within {time_limit:g} s for {r.n_candidates} chunks "
+            f"(up to {r.k_max} fit together): best F = {r.objective:.6g}, upper bound "
+            f"{r.upper_bound:.6g}, proven gap {r.gap:.3g} ({r.relative_gap:.2%}) after "
+            f"{r.nodes} nodes. Raise time_limit, or use a smaller pool or budget."
+        )
+    return list(r.indices)
+
+
+@dataclass(frozen=True)
+class GapReport:
+    """The greedy's real gap: F(optimum), F(greedy), their gap, the paper's bound.
+
+    ``optimum`` is the best F found and ``upper_bound`` a proven bound on the optimum (equal
+    when ``proven``); so the greedy's true gap lies in [absolute_gap, upper_bound − greedy].
+    ``relative_gap`` = absolute_gap / |optimum|. ``paper_bound`` is (1 − 1/e)·OPT − k·ε/e
+    at OPT = ``optimum`` (:func:`adagres.guarantee`).
+    """
+
+    optimum: float
+    upper_bound: float
+    greedy: float
+    absolute_gap: float
+    relative_gap: float
+    proven: bool
+    seconds: float
+    paper_bound: float
+
+    @property
+    def bound_held(self) -> bool:
+        return self.greedy >= self.paper_bound
+
+
+def optimality_gap(
+    pool: PreparedPool,
+    budget: int,
+    settings: Settings,
+    selection: Selection,
+    *,
+    time_limit: float = EXACT_TIME_LIMIT,
+    max_search: int = EXACT_MAX_SEARCH,
+) -> GapReport:
+    """How far ``selection`` (run on ``pool`` at ``budget`` with ``settings``) is from the
+    optimum at the same λ, α and τ; a search stopped by the time limit gives ``proven``
+    False. Refusals raise :class:`SolverError`; a selection made at other terms InputError.
+    """
+    terms = resolve_terms(pool, budget, settings)[0]
+    mine = (selection.lam, selection.alpha, selection.redundancy_floor, selection.budget)
+    if mine != (terms.lam, terms.alpha, terms.tau, budget):
+        raise InputError(
+            f"selection: made at λ, α, τ, budget = {mine}; the settings give "
+            f"{(terms.lam, terms.alpha, terms.tau, budget)}"
+        )
+    r = solve(pool, budget, terms, time_limit=time_limit, max_search=max_search)
+    greedy_f = selection.objective
+    paper = guarantee(pool.chunks, pool.tokens, budget, terms.lam).bound(r.objective)
+    return GapReport(r.objective, r.upper_bound, greedy_f, r.objective - greedy_f,
+                     relative(r.objective - greedy_f, r.objective), r.proven, r.seconds,
+                     paper)  # fmt: skip

@@ -1,0 +1,240 @@
+"""The exact solver: brute-force equality, each reduction's and bound's invariant, refusals.
+
+Every reference here enumerates subsets (n <= 12), so the checks are exact up to float
+rounding (F to 1e-7: the solver sums F in another order than the reference).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from reference import brute_force_optimum, random_pool
+
+from adagres import InputError, Settings, SolverError, StopReason, prepare, select
+from adagres import baselines as b
+from adagres.core import bounds, exact
+from adagres.core.greedy import Terms, objective_value
+from adagres.core.guarantee import guarantee
+from adagres.core.selection import resolve_terms, select_prepared
+
+
+def random_case(seed: int):
+    """A small pool with negative cosines (no shared direction half of the time)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 13))
+    if seed % 2:
+        q, C, tokens = random_pool(rng, n=n, d=6)
+    else:
+        q, C, tokens = rng.normal(size=5), rng.normal(size=(n, 5)), rng.integers(0, 60, n)
+    total = int(np.sum(tokens))
+    budget = [0, int(np.min(tokens)), total, int(rng.integers(0, total + 1))][seed % 4]
+    lam = float(rng.choice([0.0, 0.3, 1.0, 4.0]))
+    alpha = float(rng.choice([0.5, 1.0, 2.0]))
+    tau = [None, 0.1, -0.2, "pool"][seed % 4 if seed % 3 else 0]
+    return q, C, np.asarray(tokens), budget, lam, alpha, tau
+
+
+def subsets(n):
+    return itertools.chain.from_iterable(itertools.combinations(range(n), m) for m in range(n + 1))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_exact_equals_brute_force_and_bounds_every_greedy(seed):
+    q, C, tokens, budget, lam, alpha, tau = random_case(seed)
+    s = b.run("exact", q, C, tokens, budget, lam=lam, alpha=alpha, redundancy_floor=tau)
+    best, _ = brute_force_optimum(q, C, list(tokens), budget, lam, alpha, s.redundancy_floor)
+    assert s.objective == pytest.approx(best, abs=1e-7)
+    assert s.stop_reason is StopReason.OPTIMAL and s.tokens_used <= budget
+    for policy in ("skip", "stop", "ratio", "fill"):
+        greedy = select(q, C, tokens, budget, lam=lam, alpha=alpha, redundancy_floor=tau,
+                        policy=policy)  # fmt: skip
+        assert greedy.objective <= s.objective + 1e-9
+
+
+def test_budgets_where_nothing_one_or_all_fit():
+    q, C = np.array([1.0, 0.0]), np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
+    assert b.exact(q, C, [10, 20, 30], 9, lam=0.5).indices == ()
+    assert b.exact(q, C, [10, 20, 30], 10, lam=0.5).indices == (0,)
+    # All fit: {0, 1} is worth 1 + 0.8 − 0.5·0.8 = 1.4; adding 2 costs 0.5·0.6 for r = 0.
+    assert b.exact(q, C, [10, 20, 30], 60, lam=0.5).indices == (0, 1)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_reduction_drops_only_chunks_no_optimum_needs(seed):
+    q, C, tokens, budget, lam, alpha, tau = random_case(seed)
+    pool = prepare(q, C, tokens)
+    terms = Terms(lam, alpha, None if tau == "pool" else tau)
+    p = exact.reduce(pool, budget, terms)
+    kept = set(p.positions.tolist())
+    assert p.n_fit == int((tokens <= budget).sum())
+    assert all(tokens[i] <= budget for i in kept)
+    feasible = [S for S in subsets(len(C)) if tokens[list(S)].sum() <= budget]
+    # A dropped chunk that fits never has a positive marginal gain in a feasible set.
+    for i in set(np.flatnonzero(tokens <= budget).tolist()) - kept:
+        for S in (S for S in feasible if i in S):
+            rest = [j for j in S if j != i]
+            gain = objective_value(pool, list(S), terms) - objective_value(pool, rest, terms)
+            assert gain <= 1e-9
+    best = max(objective_value(pool, list(S), terms) for S in feasible)
+    inside = max(objective_value(pool, list(S), terms) for S in feasible if set(S) <= kept)
+    assert inside == pytest.approx(best, abs=1e-9)
+    assert p.k_max == max(len(S) for S in feasible if set(S) <= kept)
+
+
+def test_negative_relevance_without_rewards_is_dropped():
+    q = np.array([1.0, 0.0, 0.0])
+    C = np.array([[1.0, 0.3, 0.0], [-0.2, 1.0, 0.3], [0.5, 0.5, 0.7]])  # all pairs >= 0
+    assert (unit_rows(C) @ unit_rows(C).T >= 0).all()
+    p = exact.reduce(prepare(q, C, [5, 5, 5]), 15, Terms(0.5, 1.0, None))
+    assert p.positions.tolist() == [0, 2]
+
+
+def unit_rows(C):
+    return C / np.linalg.norm(C, axis=1, keepdims=True)
+
+
+def small_problem(seed: int):
+    """Open chunks of a node: gains g, pair weights W (zero diagonal), tokens, budget."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 10))
+    vectors = unit_rows(rng.normal(size=(n, 4)) + rng.normal(size=4))
+    w = rng.choice([0.2, 1.0]) * (vectors @ vectors.T)
+    if seed % 2:
+        w = np.maximum(w - 0.2, 0.0)
+    np.fill_diagonal(w, 0.0)
+    g = rng.normal(0.3, 0.5, n)
+    tokens = rng.integers(0, 40, n)
+    return g, w, tokens, int(rng.integers(0, 120))
+
+
+def best_completion(g, w, tokens, budget):
+    return max(
+        float(g[list(T)].sum() - 0.5 * w[np.ix_(T, T)].sum())
+        for T in subsets(len(g))
+        if tokens[list(T)].sum() <= budget
+    )
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_split_and_convex_bounds_are_upper_bounds(seed):
+    g, w, tokens, budget = small_problem(seed)
+    best = best_completion(g, w, tokens, budget)
+    w_inf = w.copy()
+    np.fill_diagonal(w_inf, np.inf)
+    assert bounds.split_bound(w_inf, g, tokens, budget) >= best - 1e-12
+    e = bounds.shift(w)
+    assert np.linalg.eigvalsh(w + e * np.eye(len(g)))[0] >= -1e-12
+    k = bounds.count_fit(tokens, budget)
+    q = w + e * np.eye(len(g))
+    lipschitz = max(float(np.linalg.eigvalsh(q)[-1]), 1e-3)  # as the solver floors it
+    rng = np.random.default_rng(seed)
+    # Valid from any point and after any number of steps, not only at convergence.
+    for start, steps in ((None, 60), (rng.random(len(g)), 1), (rng.random(len(g)), 5)):
+        bound, x = bounds.convex_bound(g + e / 2, q, tokens.astype(float), budget, k, start,
+                                       lipschitz, target=-np.inf, iterations=steps)  # fmt: skip
+        assert bound >= best - 1e-9
+        assert ((x >= 0) & (x <= 1)).all() and tokens @ x <= budget + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_knapsack_lp_bounds_the_lp_and_is_exact_without_the_count(seed):
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 15))
+    c, tokens = rng.normal(size=n), rng.integers(0, 30, n).astype(float)
+    budget, k = float(rng.integers(0, 100)), int(rng.integers(0, n + 1))
+    rows = np.vstack([tokens, np.ones(n)])
+    lp = linprog(-c, A_ub=rows, b_ub=[budget, k], bounds=(0, 1), method="highs")
+    assert bounds.knapsack_lp(c, tokens, budget, k) >= -lp.fun - 1e-9
+    free = linprog(-c, A_ub=tokens[None, :], b_ub=[budget], bounds=(0, 1), method="highs")
+    assert bounds.knapsack_lp(c, tokens, budget, n) == pytest.approx(-free.fun, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_projection_is_the_nearest_feasible_point(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 20))
+    v, tokens = rng.normal(0.3, 1.0, n), rng.integers(0, 30, n).astype(float)
+    budget = float(rng.uniform(0, tokens.sum() + 1))
+    x = bounds.project(v, tokens, budget)
+    assert ((x >= 0) & (x <= 1)).all() and tokens @ x <= budget + 1e-9
+    for _ in range(200):  # no random feasible point is nearer (the set is convex)
+        y = rng.random(n) * rng.random()
+        if tokens @ y <= budget:
+            assert np.linalg.norm(v - x) <= np.linalg.norm(v - y) + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_local_search_ends_at_a_local_optimum(seed):
+    rng = np.random.default_rng(seed)
+    q, C, tokens = random_pool(rng, n=10, d=6)
+    pool = prepare(q, C, tokens)
+    terms = Terms(float(rng.choice([0.1, 0.5])), 1.0, None)
+    p = exact.reduce(pool, 200, terms)
+    found, value = exact.local_search(p, [])
+    positions = [int(p.positions[i]) for i in found]
+    assert value == pytest.approx(objective_value(pool, positions, terms), abs=1e-9)
+    here, n = set(found), len(p.positions)
+    neighbours = [here | {i} for i in range(n)] + [here - {i} for i in here]
+    neighbours += [(here - {o}) | {i} for o in here for i in range(n) if i not in here]
+    for S in neighbours:
+        if p.tokens[list(S)].sum() <= 200:
+            other = objective_value(pool, [int(p.positions[i]) for i in S], terms)
+            assert other <= value + 1e-9
+
+
+def test_refusal_names_the_numbers_and_the_limit():
+    rng = np.random.default_rng(0)
+    q, C, tokens = random_pool(rng, n=60)
+    with pytest.raises(SolverError) as error:
+        b.exact(q, C, tokens, 10_000, lam=0.5)
+    message = str(error.value)
+    assert "60 chunks fit the budget of 10000 tokens" in message
+    assert "60 × 60 = 3600" in message and "a search of 2500" in message
+    assert "max_search" in message
+    pool = prepare(q, C, tokens)
+    result = exact.solve(pool, 300, Terms(0.5, 1.0, None), max_search=10_000)
+    assert result.proven and result.n_candidates * result.k_max <= 10_000
+    with pytest.raises(SolverError, match="limits: 5 chunks"):
+        exact.solve(pool, 300, Terms(0.5, 1.0, None), max_chunks=5)
+
+
+def test_a_stopped_search_reports_a_valid_gap():
+    rng = np.random.default_rng(7)
+    q, C, tokens = random_pool(rng, n=12, d=6)
+    pool = prepare(q, C, tokens)
+    terms = Terms(0.3, 1.0, None)
+    best, _ = brute_force_optimum(q, C, list(tokens), 300, 0.3)
+    r = exact.solve(pool, 300, terms, time_limit=0.0)
+    assert r.objective <= best + 1e-9 <= r.upper_bound + 2e-9
+    assert r.gap == pytest.approx(max(0.0, r.upper_bound - r.objective))
+    assert r.proven == (r.gap <= 1e-9)
+    if not r.proven:
+        with pytest.raises(SolverError, match="proven gap"):
+            exact.solve_exact(pool, 300, terms, 200, 0.0)
+    assert exact.solve(pool, 300, terms).proven
+
+
+def test_optimality_gap_report():
+    rng = np.random.default_rng(3)
+    q, C, tokens = random_pool(rng, n=11, d=6)
+    pool = prepare(q, C, tokens)
+    settings = Settings(redundancy_floor="pool")
+    greedy = select_prepared(pool, 250, settings, trace=False)
+    report = exact.optimality_gap(pool, 250, settings, greedy)
+    terms = resolve_terms(pool, 250, settings)[0]
+    best, _ = brute_force_optimum(q, C, list(tokens), 250, terms.lam, tau=terms.tau)
+    assert report.proven and report.optimum == pytest.approx(best, abs=1e-7)
+    assert report.upper_bound == pytest.approx(report.optimum, abs=1e-9)
+    assert report.greedy == greedy.objective
+    assert report.absolute_gap == pytest.approx(report.optimum - greedy.objective)
+    assert report.relative_gap == pytest.approx(report.absolute_gap / report.optimum)
+    paper = guarantee(pool.chunks, pool.tokens, 250, terms.lam).bound(report.optimum)
+    assert report.paper_bound == pytest.approx(paper)
+    assert report.bound_held == (greedy.objective >= paper)
+    other = select_prepared(pool, 250, Settings(lam=0.9), trace=False)
+    with pytest.raises(InputError, match="selection: made at"):
+        exact.optimality_gap(pool, 250, settings, other)
