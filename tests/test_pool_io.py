@@ -410,11 +410,13 @@ def test_malformed_jsonl_names_the_line(tmp_path):
         load_pool(tmp_path / "runs.jsonl", index=0)
 
 
-def test_nan_literal_in_json_is_refused(tmp_path):
+def test_nan_literal_in_json_is_refused_naming_chunk_and_field(tmp_path):
     (tmp_path / "pool.json").write_text(
         '{"query": "q", "chunks": [{"id": "a", "text": "t", "embedding": [NaN, 1]}]}'
     )
-    with pytest.raises(PoolError, match=r"pool.json, line 1: malformed JSON .NaN is not valid"):
+    with pytest.raises(
+        PoolError, match=r"^pool.json, line 1, chunk 'a', field 'embedding': value 0 is nan"
+    ):
         load_pool(tmp_path / "pool.json")
 
 

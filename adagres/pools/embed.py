@@ -2,7 +2,9 @@
 
 Vectors are cached on disk, one ``.npy`` file per (model, sha256 of text), read back with
 ``allow_pickle=False``; a second run over the same texts loads no model at all. The cache
-lives in ``$ADAGRES_CACHE_DIR/embeddings`` (default ``~/.cache/adagres/embeddings``).
+lives in ``$ADAGRES_CACHE_DIR/embeddings`` (default ``~/.cache/adagres/embeddings``). An
+entry that is not a usable vector (unreadable, not float32, empty, NaN, all zero, over
+1 MB, or of another dimension than the model's) counts as a miss and is overwritten.
 
 ``sentence_transformers`` (and torch) are imported inside the functions that need them.
 Models load from local folders only, with safetensors weights only (see ``_load_model``).
@@ -23,6 +25,8 @@ import numpy as np
 
 from adagres.errors import InputError, PoolError
 from adagres.pools.pool import Pool
+from adagres.pools.tokens import BATCH_CHARS
+from adagres.pools.values import string_problem
 
 __all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "ensure_embeddings", "resolve_model"]
 
@@ -111,12 +115,26 @@ def _text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_MAX_ENTRY_BYTES = 1 << 20  # 262,144 float32 values: far above any model's dimension
+
+
 def _read_cached(path: Path) -> np.ndarray | None:
+    """The cached vector at ``path``, or None when there is no usable one (a miss)."""
     try:
+        if path.stat().st_size > _MAX_ENTRY_BYTES:
+            return None
         vector = np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         return None  # absent or a torn write: compute again
-    return vector if vector.ndim == 1 and vector.dtype == np.float32 else None
+    usable = (
+        isinstance(vector, np.ndarray)
+        and vector.ndim == 1
+        and vector.dtype == np.float32
+        and vector.shape[0] > 0
+        and bool(np.isfinite(vector).all())
+        and bool(vector.any())
+    )
+    return vector if usable else None
 
 
 def _write_cached(path: Path, vector: np.ndarray) -> None:
@@ -143,27 +161,67 @@ def embed_texts(
     >>> vectors.shape
     (2, 384)
     """
-    texts = list(texts)
-    if not texts:
-        raise InputError("embed_texts needs at least one text")
+    texts = _checked(texts)
     name = resolve_model(model)
     folder = _model_folder(globals()["cache_dir"](cache_dir), name)
     keys = [_text_key(text) for text in texts]
     found: dict[str, np.ndarray | None] = {
         key: _read_cached(folder / f"{key}.npy") for key in dict.fromkeys(keys)
     }
-    todo = [text for text, key in zip(texts, keys, strict=True) if found[key] is None]
-    todo = list(dict.fromkeys(todo))
-    for start in range(0, len(todo), _BATCH):
-        batch = todo[start : start + _BATCH]
-        for text, vector in zip(batch, _encode(name, batch), strict=True):
-            key = _text_key(text)
-            _write_cached(folder / f"{key}.npy", vector)
-            found[key] = vector
-        _report(progress, min(start + _BATCH, len(todo)), len(todo))
+    dimension: int | None = None
+    for _ in range(3):  # misses; then entries of another dimension than the model's
+        todo = [
+            text
+            for text, key in zip(texts, keys, strict=True)
+            if (vector := found[key]) is None
+            or (dimension is not None and vector.shape[0] != dimension)
+        ]
+        sizes = {vector.shape[0] for vector in found.values() if vector is not None}
+        if not todo and (dimension is not None or len(sizes) <= 1):
+            break
+        todo = list(dict.fromkeys(todo)) or texts[:1]  # [:1]: learn the model's dimension
+        for done, batch in _batches(todo):
+            for text, vector in zip(batch, _encode(name, batch), strict=True):
+                key = _text_key(text)
+                _write_cached(folder / f"{key}.npy", vector)
+                found[key] = vector
+                dimension = vector.shape[0]
+            _report(progress, done, len(todo))
     vectors = [found[key] for key in keys]
     assert all(vector is not None for vector in vectors)  # every missing text was encoded
     return np.stack(vectors).astype(np.float32)  # type: ignore[arg-type]
+
+
+def _checked(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise InputError("texts: expected a list of texts, got one string")
+    texts = list(texts)
+    if not texts:
+        raise InputError("embed_texts needs at least one text")
+    for position, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputError(f"texts[{position}]: expected a string, got {type(text).__name__}")
+        problem = string_problem(text, 2**62, "max_text_chars")
+        if problem is not None:
+            raise InputError(f"texts[{position}]: {problem}")
+    return texts
+
+
+def _batches(texts: list[str]) -> list[tuple[int, list[str]]]:
+    """Batches of at most _BATCH texts and BATCH_CHARS characters (one text at least), each
+    with the number of texts done once it is encoded: the tokenizer's memory grows with the
+    characters of a batch (about 150 bytes each), not with the texts."""
+    out: list[tuple[int, list[str]]] = []
+    batch: list[str] = []
+    size = 0
+    for done, text in enumerate(texts):
+        if batch and (len(batch) == _BATCH or size + len(text) > BATCH_CHARS):
+            out.append((done, batch))
+            batch, size = [], 0
+        batch.append(text)
+        size += len(text)
+    out.append((len(texts), batch))
+    return out
 
 
 def _report(progress: Progress | None, done: int, total: int) -> None:

@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from adagres.core.validate import vector_problem
-from adagres.errors import PoolError
+from adagres.core.validate import MAX_TOKENS, vector_problem
+from adagres.errors import PoolError, one_line
+from adagres.pools.limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import Chunk
+from adagres.pools.values import json_value_problem, string_problem
 
 __all__ = [
     "CHUNK_FIELDS",
@@ -32,6 +34,7 @@ __all__ = [
     "parse_token_count",
     "parse_vector",
     "row_positions",
+    "show_id",
     "type_name",
 ]
 
@@ -59,6 +62,9 @@ class Location:
     file: str
     line: int | None = None
     chunk_position: Callable[[int, Any], str] | None = None
+    #: The values came from a JSON text whose scan found nothing for
+    #: :func:`~adagres.pools.values.json_value_problem` to find (see ``check_json_text``).
+    plain: bool = False
 
     def fail(
         self, problem: str, *, index: int | None = None, chunk: Any = None, field: str | None = None
@@ -72,10 +78,20 @@ class Location:
         elif self.line is not None:
             parts.append(f"line {self.line}")
         if index is not None:
-            parts.append(f"chunk '{chunk}'" if isinstance(chunk, str) else f"chunks[{index}]")
+            named = isinstance(chunk, str)
+            parts.append(f"chunk {show_id(chunk)}" if named else f"chunks[{index}]")
         if field is not None:
             parts.append(f"field '{field}'")
         return PoolError(", ".join(parts) + ": " + problem)
+
+
+def show_id(chunk_id: str) -> str:
+    """A chunk id as messages quote it: one line, at most 80 characters.
+
+    >>> show_id("c1"), show_id("a\\nb")
+    ("'c1'", "'a\\\\nb'")
+    """
+    return f"'{one_line(chunk_id, max_chars=80)}'"
 
 
 #: A pool as a reader found it (a canonical dict, not yet checked) and where it came from.
@@ -183,14 +199,26 @@ def optional_field(
 
 
 def parse_token_count(value: Any, ctx: Location, index: int, chunk_id: str) -> int | None:
-    """Return a chunk's token count (None when absent); 12.0 counts as 12."""
+    """Return a chunk's token count (None when absent); 12.0 counts as 12.
+
+    Counts above the core's ``MAX_TOKENS`` (10^12, the largest budget) are refused: such a
+    chunk could never be selected, and sums of such counts overflow 64-bit integers.
+    """
     if value is None:
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # 12.0 is an integer in JSON Schema too
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ctx.fail(
-            f"token count {value!r} is not a non-negative integer",
+            f"token count {one_line(repr(value), max_chars=60)} is not a non-negative integer",
+            index=index,
+            chunk=chunk_id,
+            field="tokens",
+        )
+    if value > MAX_TOKENS:
+        shown = f"{value:,}" if value.bit_length() < 200 else f"of {len(str(value)):,} digits"
+        raise ctx.fail(
+            f"token count {shown} is over the limit of {MAX_TOKENS:,} tokens (the largest budget)",
             index=index,
             chunk=chunk_id,
             field="tokens",
@@ -198,10 +226,52 @@ def parse_token_count(value: Any, ctx: Location, index: int, chunk_id: str) -> i
     return value
 
 
+def check_string(
+    value: str,
+    ctx: Location,
+    field: str,
+    *,
+    limits: Limits,
+    text: bool = False,
+    index: int | None = None,
+    chunk: Any = None,
+) -> str:
+    """Return ``value`` if it is within its length limit (``max_text_chars`` for a text,
+    else ``max_field_chars``) and holds no lone surrogate; else raise naming the field."""
+    maximum, limit = (
+        (limits.max_text_chars, "max_text_chars")
+        if text
+        else (limits.max_field_chars, "max_field_chars")
+    )
+    problem = string_problem(value, maximum, limit)
+    if problem is not None:
+        raise ctx.fail(problem, index=index, chunk=chunk, field=field)
+    return value
+
+
+def check_kept(
+    value: Any,
+    ctx: Location,
+    limits: Limits,
+    *,
+    level: int,
+    index: int | None = None,
+    chunk: Any = None,
+) -> None:
+    """Raise unless the values of ``value``, an object whose keys are kept as given
+    (metadata, unknown keys) and which sits at nesting ``level`` of a canonical pool file,
+    save and load back unchanged; the message names the field path."""
+    found = json_value_problem(value, "", limits, level=level)
+    if found is not None:
+        raise ctx.fail(found[1], index=index, chunk=chunk, field=found[0] or None)
+
+
 # --------------------------------------------------------------------------- a chunk
 
 
-def parse_chunk(item: Any, index: int, ctx: Location) -> tuple[Chunk, list[float] | None]:
+def parse_chunk(
+    item: Any, index: int, ctx: Location, limits: Limits = DEFAULT_LIMITS
+) -> tuple[Chunk, list[float] | None]:
     """Check one canonical chunk dict; return the Chunk and its embedding (or None)."""
     if not isinstance(item, dict):
         raise ctx.fail(f"a chunk must be an object, got {type_name(item)}", index=index)
@@ -210,10 +280,12 @@ def parse_chunk(item: Any, index: int, ctx: Location) -> tuple[Chunk, list[float
         raise ctx.fail("missing field 'id'", index=index)
     if not isinstance(chunk_id, str) or not chunk_id:
         raise ctx.fail(
-            f"must be a non-empty string, got {type_name(chunk_id)} {chunk_id!r}",
+            f"must be a non-empty string, got {type_name(chunk_id)} "
+            f"{one_line(repr(chunk_id), max_chars=60)}",
             index=index,
             field="id",
         )
+    check_string(chunk_id, ctx, "id", limits=limits, index=index)
     text = item.get("text")
     if text is None:
         raise ctx.fail("missing text", index=index, chunk=chunk_id, field="text")
@@ -221,6 +293,7 @@ def parse_chunk(item: Any, index: int, ctx: Location) -> tuple[Chunk, list[float
         raise ctx.fail(
             f"must be a string, got {type_name(text)}", index=index, chunk=chunk_id, field="text"
         )
+    check_string(text, ctx, "text", limits=limits, text=True, index=index, chunk=chunk_id)
     if not text.strip():
         raise ctx.fail("the text is empty", index=index, chunk=chunk_id, field="text")
     tokens = parse_token_count(item.get("tokens"), ctx, index, chunk_id)
@@ -230,15 +303,26 @@ def parse_chunk(item: Any, index: int, ctx: Location) -> tuple[Chunk, list[float
     embedding = item.get("embedding")
     if embedding is not None:
         embedding = parse_vector(embedding, ctx, index, chunk_id, "embedding")
+    strings = {}
+    for key in ("title", "source"):
+        value = optional_field(item, key, str, "a string", ctx, index, chunk_id)
+        if value is not None:
+            check_string(value, ctx, key, limits=limits, index=index, chunk=chunk_id)
+        strings[key] = value
+    metadata = optional_field(item, "metadata", dict, "an object", ctx, index, chunk_id)
+    extra = {k: v for k, v in item.items() if k not in CHUNK_FIELDS}
+    if (metadata or extra) and not ctx.plain:  # as the chunk (level 3) of a saved file
+        kept = {"metadata": metadata, **extra} if metadata else extra
+        check_kept(kept, ctx, limits, level=3, index=index, chunk=chunk_id)
     chunk = Chunk(
         id=chunk_id,
         text=text,
         tokens=tokens,
         score=score,
-        title=optional_field(item, "title", str, "a string", ctx, index, chunk_id),
-        source=optional_field(item, "source", str, "a string", ctx, index, chunk_id),
+        title=strings["title"],
+        source=strings["source"],
         gold=optional_field(item, "gold", bool, "true or false", ctx, index, chunk_id),
-        metadata=optional_field(item, "metadata", dict, "an object", ctx, index, chunk_id),
-        extra={k: v for k, v in item.items() if k not in CHUNK_FIELDS},
+        metadata=metadata,
+        extra=extra,
     )
     return chunk, embedding

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adagres.errors import PoolError
+from adagres.errors import PoolError, one_line
+from adagres.pools.limits import DEFAULT_LIMITS
 
 __all__ = ["FORMATS", "MAX_BYTES", "decode_text", "detect_format", "read_source"]
 
 FORMATS = ("json", "jsonl", "csv", "parquet")
-MAX_BYTES = 200_000_000
+MAX_BYTES = DEFAULT_LIMITS.max_bytes
 
 _EXTENSIONS = {
     ".json": "json",
@@ -32,7 +33,8 @@ def detect_format(name: str | None, format: str | None = None) -> str:
         fmt = format.lower().lstrip(".")
         fmt = "jsonl" if fmt == "ndjson" else fmt
         if fmt not in FORMATS:
-            raise PoolError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+            shown = one_line(repr(format), max_chars=60)
+            raise PoolError(f"unknown format {shown}; choose one of {', '.join(FORMATS)}")
         return fmt
     suffix = Path(name or "").suffix.lower()
     if suffix not in _EXTENSIONS:
@@ -53,15 +55,22 @@ def read_source(
     else:
         path = Path(source)
         label = name or path.name
-        if not path.is_file():
-            raise PoolError(f"{label}: no such file ({path})")
-        size = path.stat().st_size
+        try:
+            if not path.is_file():
+                raise PoolError(f"{label}: no such file ({path})")
+            size = path.stat().st_size
+        except OSError as error:  # a name too long, a folder we may not read, ...
+            raise PoolError(f"{label}: cannot read the file ({error.strerror})") from None
         if size > max_bytes:
             raise PoolError(
                 f"{label}: the file has {size:,} bytes, over the limit of "
                 f"{max_bytes:,} bytes (raise max_bytes to load it)"
             )
-        data = path.read_bytes()
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(max_bytes + 1)  # a file that grew since stat() stops here
+        except OSError as error:
+            raise PoolError(f"{label}: cannot read the file ({error.strerror})") from None
     if len(data) > max_bytes:
         raise PoolError(
             f"{label}: the file has {len(data):,} bytes, over the limit of "
@@ -78,6 +87,6 @@ def decode_text(data: bytes, label: str) -> str:
         line = data[: error.start].count(b"\n") + 1
         raise PoolError(
             f"{label}, line {line}: bytes are not UTF-8 (byte 0x{data[error.start]:02x} at "
-            f"offset {error.start}); save the file as UTF-8"
+            f"offset {error.start:,}); save the file as UTF-8"
         ) from None
     return text[1:] if text.startswith("\ufeff") else text

@@ -56,11 +56,12 @@ def normalise_pool(obj: Any, ctx: Location, query: str | None) -> dict[str, Any]
 
 def _document_to_chunk(doc: Any, index: int) -> Any:
     """Map one LangChain / LlamaIndex / Haystack / canonical document to a canonical chunk."""
-    if isinstance(doc, list) and len(doc) == 2 and isinstance(doc[1], (int, float)):
-        chunk = _document_to_chunk(doc[0], index)  # LangChain (Document, score) pair
-        if isinstance(chunk, dict):
-            chunk = {**chunk, "score": doc[1]}
-        return chunk
+    if _is_pair(doc):  # LangChain (Document, score) pair; the outermost score wins
+        score = doc[1]
+        while _is_pair(doc):  # a loop, not recursion: nesting depth is the user's
+            doc = doc[0]
+        chunk = _document_to_chunk(doc, index)
+        return {**chunk, "score": score} if isinstance(chunk, dict) else chunk
     if not isinstance(doc, dict):
         return doc  # validated (and rejected) later with its position
     if doc.get("lc") is not None and isinstance(doc.get("kwargs"), dict):
@@ -74,6 +75,15 @@ def _document_to_chunk(doc: Any, index: int) -> Any:
     if "content" in doc and "text" not in doc:
         return _haystack(doc, index)
     return doc
+
+
+def _is_pair(doc: Any) -> bool:
+    return (
+        isinstance(doc, list)
+        and len(doc) == 2
+        and isinstance(doc[1], (int, float))
+        and not isinstance(doc[1], bool)
+    )
 
 
 def _langchain(doc: dict[str, Any], index: int) -> dict[str, Any]:
@@ -128,7 +138,7 @@ def object_to_dict(item: Any) -> dict[str, Any]:
     if isinstance(item, dict):
         return dict(item)
     node = getattr(item, "node", None)
-    if node is not None:  # LlamaIndex NodeWithScore
+    if node is not None and node is not item:  # LlamaIndex NodeWithScore
         out = object_to_dict(node)
         if getattr(item, "score", None) is not None:
             out["score"] = float(item.score)

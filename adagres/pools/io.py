@@ -16,9 +16,24 @@ Formats (chosen by ``format=`` or by the file name's extension):
   (a JSON list in CSV), ``metadata`` (a JSON object in CSV); other columns go into the
   chunk's metadata. Several queries in the ``query`` column make several pools.
 
-Every problem is a :class:`~adagres.errors.PoolError` whose message names the file, the line
-or row, the chunk and the field. Nothing is ever unpickled. Nothing the user gave is
-altered: texts stay byte-exact and unknown keys are kept.
+Every problem is a :class:`~adagres.errors.PoolError` whose one-line message names the file,
+the line or row, the chunk and the field. Nothing is ever unpickled. Nothing the user gave
+is altered: texts stay byte-exact and unknown keys are kept (Parquet dates, times and
+decimals become their ISO / decimal strings, as JSON has no such types).
+
+The work of loading is bounded by :class:`~adagres.pools.limits.Limits`, each checked
+before the step it bounds: file bytes (``max_bytes``, 200 MB), decoded bytes
+(``max_decoded_bytes``, 200 MB: Parquet's uncompressed data), values in the file
+(``max_values``, 20 million), JSON nesting (``max_depth``, 100), one string
+(``max_field_chars``, 1 million characters), a chunk's text or the query
+(``max_text_chars``, 100,000 characters), chunks per pool (``max_chunks``, 100,000) and
+per file (``max_file_chunks``, 1 million).
+Pass ``limits=Limits(...)`` to raise one. Within them, loading takes at most about 4 × the
+decoded size plus 72 bytes per value of memory (``docs/POOL_FORMAT.md``).
+
+A pool that loads saves, and the saved file loads back to an equal pool: every value kept
+is a finite JSON number, a string of real characters (no lone surrogates), a list or an
+object with string keys.
 
 This module is the public face; the layers under it, bottom up:
 
@@ -38,20 +53,23 @@ import os
 from pathlib import Path
 from typing import Any
 
-from adagres.errors import PoolError
+from adagres.errors import PoolError, one_line
 from adagres.pools.fields import RawPool
 from adagres.pools.files import FORMATS, MAX_BYTES, decode_text, detect_format, read_source
 from adagres.pools.jsonfile import json_pools, jsonl_pools, save_pool, save_pools
+from adagres.pools.limits import DEFAULT_LIMITS, Limits, too_many_chunks
 from adagres.pools.pool import Pool
 from adagres.pools.retrieval import dump_retrieval, pool_from_retrieval
 from adagres.pools.tables import csv_rows, parquet_rows, table_pools
 from adagres.pools.validate import MAX_CHUNKS, build_pool, pool_from_dict
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "FORMATS",
     "MAX_BYTES",
     "MAX_CHUNKS",
     "SCHEMA_PATH",
+    "Limits",
     "detect_format",
     "dump_retrieval",
     "load_pool",
@@ -71,23 +89,27 @@ def load_pools(
     *,
     format: str | None = None,
     query: str | None = None,
-    max_bytes: int = MAX_BYTES,
-    max_chunks: int = MAX_CHUNKS,
+    max_bytes: int | None = None,
+    max_chunks: int | None = None,
     name: str | None = None,
+    limits: Limits | None = None,
 ) -> list[Pool]:
     """Load every pool a file holds (a jsonl file or a table may hold many), validated.
 
     ``source`` is a path or the file's bytes (bytes need ``format=`` or a ``name=`` with an
     extension). ``query`` supplies the query of a document list or table that has none; it
-    never filters (``load_pool(..., query=)`` chooses a pool by its query).
+    never filters (``load_pool(..., query=)`` chooses a pool by its query). ``limits``
+    bounds the work (see the module docstring); ``max_bytes`` and ``max_chunks`` override
+    those two of its fields.
 
     >>> pools = load_pools(b'{"query": "q", "chunks": [{"id": "a", "text": "x"}]}\\n',
     ...                    name="runs.jsonl")
     >>> [len(pool) for pool in pools]
     [1]
     """
-    raws = _raw_pools(source, format, query, max_bytes, name)
-    return [build_pool(raw, ctx, max_chunks) for raw, ctx in raws]
+    chosen = (limits or DEFAULT_LIMITS).replace(max_bytes=max_bytes, max_chunks=max_chunks)
+    raws = _raw_pools(source, format, query, chosen, name)
+    return [build_pool(raw, ctx, chosen) for raw, ctx in raws]
 
 
 def load_pool(
@@ -96,22 +118,25 @@ def load_pool(
     format: str | None = None,
     index: int | None = None,
     query: str | None = None,
-    max_bytes: int = MAX_BYTES,
-    max_chunks: int = MAX_CHUNKS,
+    max_bytes: int | None = None,
+    max_chunks: int | None = None,
     name: str | None = None,
+    limits: Limits | None = None,
 ) -> Pool:
     """Load one validated pool from a path or bytes; raise PoolError naming what is wrong.
 
     When the file holds several pools, choose one with ``index`` (0-based) or ``query``
     (its exact query text). For a document list or table without a query column,
-    ``query`` supplies the query. No network, no unpickling.
+    ``query`` supplies the query. ``limits``, ``max_bytes`` and ``max_chunks`` as for
+    :func:`load_pools`. No network, no unpickling.
 
     >>> pool = load_pool(b'{"query": "q", "chunks": [{"id": "a", "text": "x", "tokens": 1}]}',
     ...                  name="pool.json")
     >>> pool.ids, pool.token_counts.tolist(), pool.tokenizer
     (('a',), [1], 'given')
     """
-    raws = _raw_pools(source, format, query, max_bytes, name)
+    chosen = (limits or DEFAULT_LIMITS).replace(max_bytes=max_bytes, max_chunks=max_chunks)
+    raws = _raw_pools(source, format, query, chosen, name)
     label = raws[0][1].file
     if index is not None:
         if not -len(raws) <= index < len(raws):
@@ -125,7 +150,8 @@ def load_pool(
         matches = [item for item in raws if item[0].get("query") == query]
         if not matches:
             raise PoolError(
-                f"{label}: no pool has the query {query!r} ({len(raws)} pools in the file)"
+                f"{label}: no pool has the query {one_line(repr(query), max_chars=80)} "
+                f"({len(raws)} pools in the file)"
             )
         raw, ctx = matches[0]
     elif len(raws) == 1:
@@ -135,22 +161,31 @@ def load_pool(
             f"{label}: the file holds {len(raws)} pools; choose one with "
             f"index= (0 to {len(raws) - 1}) or query="
         )
-    return build_pool(raw, ctx, max_chunks)
+    return build_pool(raw, ctx, chosen)
 
 
 def _raw_pools(
-    source: Any, format: str | None, query: str | None, max_bytes: int, name: str | None
+    source: Any, format: str | None, query: str | None, limits: Limits, name: str | None
 ) -> list[RawPool]:
     """Read the file and hand it to the reader of its format; the pools are not yet checked."""
     if not isinstance(source, (bytes, bytearray, memoryview)) and name is None:
         name = Path(source).name
     fmt = detect_format(name, format)
-    data, label = read_source(source, name, max_bytes)
+    data, label = read_source(source, name, limits.max_bytes)
     if fmt == "parquet":
-        return table_pools(parquet_rows(data, label), label, query, typed=True)
+        rows = parquet_rows(data, label, limits)
+        return table_pools(rows, label, query, typed=True, limits=limits)
+    if len(data) > limits.max_decoded_bytes:  # UTF-8 text decodes to as many bytes
+        raise PoolError(
+            f"{label}: the file has {len(data):,} bytes, over the limit of "
+            f"{limits.max_decoded_bytes:,} decoded bytes ({Limits.hint('max_decoded_bytes')})"
+        )
     text = decode_text(data, label)
     if fmt == "csv":
-        return table_pools(csv_rows(text, label), label, query, typed=False)
-    if fmt == "jsonl":
-        return jsonl_pools(text, label, query)
-    return json_pools(text, label, query)
+        return table_pools(csv_rows(text, label, limits), label, query, typed=False, limits=limits)
+    reader = jsonl_pools if fmt == "jsonl" else json_pools
+    raws = reader(text, label, query, limits, raw=data)
+    chunks = sum(len(raw["chunks"]) for raw, _ in raws if isinstance(raw.get("chunks"), list))
+    if chunks > limits.max_file_chunks:  # before each becomes a Chunk (~1 KB more each)
+        raise too_many_chunks(label, chunks, limits)
+    return raws

@@ -4,7 +4,11 @@
   of retrieved documents (see :mod:`adagres.pools.frameworks`).
 - ``jsonl``: one pool per line, or one document per line (then the whole file is one pool).
 
-JSON is parsed strictly: ``NaN`` and ``Infinity`` literals are refused.
+JSON is parsed strictly, except that ``NaN`` and ``Infinity`` (which Python's ``json.dumps``
+writes) are read as numbers, so that the field checks can name the chunk and field that
+holds them, and refuse them there. Before parsing, :func:`~adagres.pools.limits.scan_json`
+checks the nesting depth and the number of values against the
+:class:`~adagres.pools.limits.Limits`.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from adagres.errors import PoolError
-from adagres.pools.fields import Location, RawPool, json_line_finder, line_positions
+from adagres.errors import PoolError, one_line
+from adagres.pools.fields import Location, RawPool, json_line_finder, line_positions, show_id
 from adagres.pools.files import detect_format
 from adagres.pools.frameworks import looks_like_pool, normalise_pool
+from adagres.pools.limits import DEFAULT_LIMITS, Limits, check_json_text
 from adagres.pools.pool import Pool
+from adagres.pools.values import json_value_problem
 
 __all__ = ["json_pools", "jsonl_pools", "parse_json", "save_pool", "save_pools"]
 
@@ -27,13 +33,13 @@ __all__ = ["json_pools", "jsonl_pools", "parse_json", "save_pool", "save_pools"]
 # --------------------------------------------------------------------------- reading
 
 
-def parse_json(text: str) -> Any:
-    """Parse JSON text; ``NaN`` / ``Infinity`` raise ValueError."""
-    return json.loads(text, parse_constant=_reject_constant)
+def parse_json(text: str | bytes) -> Any:
+    """Parse JSON text; ``NaN`` and ``Infinity`` become floats (for the checks to name).
 
-
-def _reject_constant(token: str) -> float:
-    raise ValueError(f"{token} is not valid JSON")
+    Check the text with :func:`~adagres.pools.limits.check_json_text` (or
+    ``check_json_depth``) first: this function does not bound the nesting depth.
+    """
+    return json.loads(text, parse_constant=float)
 
 
 def _json_error(error: json.JSONDecodeError, label: str, line_offset: int = 0) -> PoolError:
@@ -48,34 +54,68 @@ def _loads(text: str, label: str, line_offset: int = 0) -> Any:
         return parse_json(text)
     except json.JSONDecodeError as error:
         raise _json_error(error, label, line_offset) from None
-    except ValueError as error:  # NaN / Infinity literals
-        raise PoolError(f"{label}, line {line_offset + 1}: malformed JSON ({error})") from None
+    except RecursionError:  # only when max_depth was raised past Python's recursion limit
+        raise PoolError(
+            f"{label}, line {line_offset + 1}: JSON nested too deep for Python's recursion "
+            f"limit; lower max_depth or flatten the file"
+        ) from None
+    except ValueError as error:  # e.g. an integer of more than 4,300 digits
+        raise PoolError(
+            f"{label}, line {line_offset + 1}: malformed JSON ({one_line(error, max_chars=200)})"
+        ) from None
 
 
-def json_pools(text: str, label: str, query: str | None) -> list[RawPool]:
-    """The pools of a ``.json`` text: one pool, a list of pools, or a document list."""
+def _scan(text: str, raw: bytes | None, label: str, limits: Limits) -> bool:
+    source = raw[3:] if raw is not None and raw.startswith(b"\xef\xbb\xbf") else raw
+    return check_json_text(text if source is None else source, label, limits)
+
+
+def json_pools(
+    text: str,
+    label: str,
+    query: str | None,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    raw: bytes | None = None,
+) -> list[RawPool]:
+    """The pools of a ``.json`` text: one pool, a list of pools, or a document list.
+
+    ``raw`` is the text's UTF-8 bytes when the caller has them (the scan reads those).
+    """
+    plain = _scan(text, raw, label, limits)
     obj = _loads(text, label)
-    ctx = Location(label, chunk_position=json_line_finder(text))
+    ctx = Location(label, chunk_position=json_line_finder(text), plain=plain)
     if isinstance(obj, list) and obj and all(looks_like_pool(item) for item in obj):
-        return [(normalise_pool(item, Location(label), None), Location(label)) for item in obj]
+        each = Location(label, plain=plain)
+        return [(normalise_pool(item, each, None), each) for item in obj]
     return [(normalise_pool(obj, ctx, query), ctx)]
 
 
-def jsonl_pools(text: str, label: str, query: str | None) -> list[RawPool]:
+def jsonl_pools(
+    text: str,
+    label: str,
+    query: str | None,
+    limits: Limits = DEFAULT_LIMITS,
+    *,
+    raw: bytes | None = None,
+) -> list[RawPool]:
     """The pools of a ``.jsonl`` text: one per line, or one pool of one document per line."""
+    plain = _scan(text, raw, label, limits)
     records: list[tuple[Any, int]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: JSON strings may hold U+2028 or U+0085, which splitlines()
+    # would take for line ends.
+    for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             records.append((_loads(line, label, number - 1), number))
     if not records:
         raise PoolError(f"{label}: the file holds no pool (no non-blank line)")
     if not looks_like_pool(records[0][0]):
         lines = [number for _, number in records]
-        ctx = Location(label, chunk_position=line_positions(lines))
+        ctx = Location(label, chunk_position=line_positions(lines), plain=plain)
         return [(normalise_pool([item for item, _ in records], ctx, query), ctx)]
     out = []
     for item, number in records:
-        ctx = Location(label, line=number)
+        ctx = Location(label, line=number, plain=plain)
         out.append((normalise_pool(item, ctx, None), ctx))
     return out
 
@@ -116,11 +156,13 @@ def save_pools(
     path = Path(path)
     pools = list(pools)
     fmt = detect_format(path.name)
+    for pool in pools:
+        _check_saveable(pool, path.name)
     dicts = [pool.to_dict(float_decimals=float_decimals) for pool in pools]
     if fmt == "jsonl":
-        text = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in dicts)
+        text = "".join(_dumps(item, path.name) + "\n" for item in dicts)
     elif fmt == "json" and len(dicts) == 1:
-        text = json.dumps(dicts[0], ensure_ascii=False, indent=1) + "\n"
+        text = _dumps(dicts[0], path.name, indent=1) + "\n"
     else:
         raise PoolError(
             f"{path.name}: save one pool per .json file or many to .jsonl "
@@ -131,3 +173,37 @@ def save_pools(
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
     return path
+
+
+def _dumps(obj: dict[str, Any], label: str, indent: int | None = None) -> str:
+    # allow_nan=False: a file this writes must load again, and JSON has no NaN.
+    try:
+        return json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as error:  # _check_saveable names most
+        raise PoolError(f"{label}: the pool cannot be written as JSON ({error})") from None
+
+
+def _check_saveable(pool: Pool, label: str) -> None:
+    """Raise PoolError naming the chunk and field of a value that would not load back.
+
+    Loaded pools always pass; this catches pools built in code (NaN or a numpy value in
+    metadata, a tuple, a non-string key, a lone surrogate).
+    """
+    strings = {"query": pool.query, "embedding_model": pool.embedding_model}
+    strings.update({f"answers[{i}]": answer for i, answer in enumerate(pool.answers)})
+    found = json_value_problem({**strings, **pool.extra}, "", _SAVE_LIMITS)
+    where = ""
+    if found is None:
+        for chunk in pool.chunks:
+            found = json_value_problem(chunk.to_dict(), "", _SAVE_LIMITS, level=3)
+            if found is not None:
+                where = f"chunk {show_id(chunk.id)}, "
+                break
+    if found is not None:
+        field, problem = found
+        raise PoolError(f"{label}: cannot save: {where}field '{field}': {problem}")
+
+
+# Saving refuses what no loader could read back; sizes and depth are the loader's limits
+# (a pool loaded with raised limits saves, and loads again with the same limits).
+_SAVE_LIMITS = Limits(max_field_chars=2**62, max_text_chars=2**62, max_depth=2**62)

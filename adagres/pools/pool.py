@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,12 +25,22 @@ import numpy as np
 
 from adagres.core.prepared import PreparedPool, prepare
 from adagres.core.validate import normalise_rows, vector_problem
-from adagres.errors import PoolError
+from adagres.errors import PoolError, one_line
 
 __all__ = ["GIVEN", "Chunk", "Pool"]
 
 #: Name of ``pool.tokenizer`` when the token counts came from the file, tokenizer unnamed.
 GIVEN = "given"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_at(text: str) -> int | None:
+    """Position of the first lone surrogate in ``text`` (None if none); O(1) for ASCII."""
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return None if found is None else found.start()
 
 
 @dataclass(frozen=True)
@@ -125,8 +136,17 @@ class Pool:
         where = self._where()
         if not self.chunks:
             raise PoolError(f"{where}the pool has no chunks")
+        # Every consumer encodes the query, ids and texts as UTF-8 (hash, file, tokenizer,
+        # model); a lone surrogate cannot be, so it is refused here, by name.
+        self._check_text("query", self.query)
         seen: dict[str, int] = {}
         for index, chunk in enumerate(self.chunks):
+            text, chunk_id = chunk.text, chunk.id
+            if not (type(text) is str and type(chunk_id) is str and text.isascii()):
+                self._check_text(f"chunks[{index}].id", chunk_id)
+                self._check_text(f"chunk '{one_line(chunk_id, max_chars=80)}': text", text)
+            elif not chunk_id.isascii():
+                self._check_text(f"chunks[{index}].id", chunk_id)
             if chunk.id in seen:
                 raise PoolError(
                     f"{where}chunk '{chunk.id}' (chunks[{index}]): duplicate chunk id, "
@@ -134,6 +154,16 @@ class Pool:
                 )
             seen[chunk.id] = index
         self._check_embeddings(where)
+
+    def _check_text(self, what: str, text: Any) -> None:
+        if not isinstance(text, str):
+            raise PoolError(f"{self._where()}{what}: must be a string, got {type(text).__name__}")
+        position = _surrogate_at(text)
+        if position is not None:
+            raise PoolError(
+                f"{self._where()}{what}: holds a lone surrogate at character {position}, "
+                f"which is not a character and cannot be written as UTF-8"
+            )
 
     def _check_embeddings(self, where: str) -> None:
         matrix, query = self.raw_embeddings, self.raw_query_embedding

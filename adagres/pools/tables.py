@@ -4,60 +4,99 @@ Columns: ``text`` (required; also ``page_content``, ``content``, ``chunk``, ``pa
 ``id``, ``query`` (or ``question``, or ``query=``), ``score``, ``tokens``, ``title``,
 ``source``, ``gold``, ``embedding`` (a JSON list in CSV), ``metadata`` (a JSON object in
 CSV); other columns go into the chunk's metadata. Several queries in the ``query`` column
-make several pools. Parquet is read with pyarrow, imported only when needed.
+make several pools. Parquet is read by :mod:`adagres.pools.parquet`.
+
+CSV within the :class:`~adagres.pools.limits.Limits`: a field longer than
+``max_field_chars`` stops the reader as soon as it is that long, every field counts
+towards ``max_values`` as it is read, and a JSON cell (``embedding``, ``metadata``) is
+checked for ``max_depth`` before it is parsed and its values counted after.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from adagres.errors import PoolError
-from adagres.pools.fields import CHUNK_FIELDS, Location, RawPool, row_positions
+from adagres.errors import PoolError, one_line
+from adagres.pools.fields import CHUNK_FIELDS, Location, RawPool, row_positions, show_id
 from adagres.pools.jsonfile import parse_json
+from adagres.pools.limits import (
+    DEFAULT_LIMITS,
+    Limits,
+    check_json_depth,
+    too_many_chunks,
+    too_many_values,
+)
+from adagres.pools.parquet import parquet_rows
 
 __all__ = ["csv_rows", "parquet_rows", "table_pools"]
+
+# csv.field_size_limit is one setting for the whole process: set it only while reading,
+# one reader at a time, and put it back.
+_FIELD_LIMIT_LOCK = threading.Lock()
 
 _TEXT_COLUMNS = ("text", "page_content", "content", "chunk", "passage")
 _QUERY_COLUMNS = ("query", "question")
 
 
-def csv_rows(text: str, label: str) -> list[dict[str, Any]]:
+def csv_rows(text: str, label: str, limits: Limits = DEFAULT_LIMITS) -> list[dict[str, Any]]:
     """The rows of a CSV text as dicts of strings, keyed by the header."""
-    csv.field_size_limit(2**31 - 1)
+    with _FIELD_LIMIT_LOCK:
+        previous = csv.field_size_limit(limits.max_field_chars)
+        try:
+            return _read_csv(text, label, limits)
+        finally:
+            csv.field_size_limit(previous)
+
+
+def _read_csv(text: str, label: str, limits: Limits) -> list[dict[str, Any]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: Iterator[list[str]] = iter(reader)
     try:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        rows = [dict(row) for row in reader]
+        header = next(records, None)
+        if header is None:
+            raise PoolError(f"{label}: the CSV file is empty (no header row)")
+        values = len(header)
+        rows: list[dict[str, Any]] = []
+        for record in records:
+            if not record:
+                continue  # a blank line, as csv.DictReader skips it
+            number = len(rows) + 1
+            if number > limits.max_file_chunks:
+                raise too_many_chunks(label, number, limits)
+            values += len(record)
+            if values > limits.max_values:
+                raise too_many_values(label, values, limits)
+            if len(record) != len(header):
+                raise PoolError(
+                    f"{label}, row {number}: the row has {len(record)} fields, the header "
+                    f"has {len(header)}"
+                )
+            rows.append(dict(zip(header, record, strict=True)))
     except csv.Error as error:
-        raise PoolError(f"{label}: malformed CSV ({error})") from None
-    if reader.fieldnames is None:
-        raise PoolError(f"{label}: the CSV file is empty (no header row)")
-    for number, row in enumerate(rows, start=1):
-        if None in row or any(value is None for value in row.values()):
+        if "field larger than field limit" in str(error):
             raise PoolError(
-                f"{label}, row {number}: the row has a different number of "
-                f"fields than the header ({len(reader.fieldnames)})"
-            )
+                f"{label}, line {reader.line_num}: a field is longer than the limit of "
+                f"{limits.max_field_chars:,} characters ({Limits.hint('max_field_chars')})"
+            ) from None
+        raise PoolError(f"{label}, line {reader.line_num}: malformed CSV ({error})") from None
+    if len(set(header)) != len(header):
+        twice = next(name for name in header if header.count(name) > 1)
+        shown = one_line(twice, max_chars=80)
+        raise PoolError(f"{label}, column '{shown}': two columns have this name")
     return rows
 
 
-def parquet_rows(data: bytes, label: str) -> list[dict[str, Any]]:
-    """The rows of a parquet file's bytes as dicts of typed values."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pyarrow is a core requirement
-        raise PoolError(f"{label}: reading parquet needs pyarrow (pip install pyarrow)") from None
-    try:
-        table = pq.read_table(io.BytesIO(data))
-    except Exception as error:  # pyarrow raises several types for a corrupt file
-        raise PoolError(f"{label}: not a readable parquet file ({error})") from None
-    return table.to_pylist()
-
-
 def table_pools(
-    rows: list[dict[str, Any]], label: str, query: str | None, *, typed: bool
+    rows: list[dict[str, Any]],
+    label: str,
+    query: str | None,
+    *,
+    typed: bool,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[RawPool]:
     """Group rows into one pool per query; ``typed`` rows (parquet) need no parsing."""
     if not rows:
@@ -79,9 +118,10 @@ def table_pools(
             raise PoolError(f"{label}, row {number}, field '{query_column}': the query is empty")
         groups.setdefault(row_query, []).append(number)
     pools = []
+    cells = _JsonCells(label, limits)
     for group_query, numbers in groups.items():
         chunks = [
-            _row_to_chunk(rows[n - 1], n, label, text_column, query_column, typed) for n in numbers
+            _row_to_chunk(rows[n - 1], n, text_column, query_column, typed, cells) for n in numbers
         ]
         ctx = Location(label, chunk_position=row_positions(numbers))
         pools.append(({"query": group_query, "chunks": chunks}, ctx))
@@ -96,10 +136,10 @@ def _column(columns: Iterable[str], choices: Sequence[str]) -> str | None:
 def _row_to_chunk(
     row: dict[str, Any],
     number: int,
-    label: str,
     text_column: str,
     query_column: str | None,
     typed: bool,
+    cells: _JsonCells,
 ) -> dict[str, Any]:
     chunk: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
@@ -115,7 +155,7 @@ def _row_to_chunk(
                 if value is not None:
                     chunk[key] = value
             elif value != "":
-                chunk[key] = _csv_value(key, value, number, label, row.get("id"))
+                chunk[key] = _csv_value(key, value, number, cells, row.get("id"))
         elif not (typed and value is None) and not (not typed and value == ""):
             metadata[key] = value
     chunk.setdefault("id", f"row{number}")
@@ -127,28 +167,63 @@ def _row_to_chunk(
     return chunk
 
 
-def _csv_value(key: str, value: str, number: int, label: str, chunk_id: Any) -> Any:
-    where = f"{label}, row {number}, chunk '{chunk_id or f'row{number}'}', field '{key}'"
-    if key in ("embedding", "metadata"):
+class _JsonCells:
+    """Parses the JSON cells of one CSV file, with its depth limit and one values count."""
+
+    def __init__(self, label: str, limits: Limits) -> None:
+        self.label = label
+        self.limits = limits
+        self.values = 0
+
+    def parse(self, value: str, where: str) -> Any:
+        check_json_depth(value, where, self.limits)
         try:
-            return parse_json(value)
+            parsed = parse_json(value)
+        except RecursionError:  # only when max_depth was raised past Python's limit
+            raise PoolError(f"{where}: JSON nested too deep for Python's recursion limit") from None
         except ValueError as error:
-            raise PoolError(f"{where}: not valid JSON ({error})") from None
+            raise PoolError(f"{where}: not valid JSON ({one_line(error, max_chars=200)})") from None
+        self.values += _count(parsed)
+        if self.values > self.limits.max_values:
+            raise too_many_values(self.label, self.values, self.limits)
+        return parsed
+
+
+def _count(value: Any) -> int:
+    """Values in a parsed JSON value (lists and objects count, and each item)."""
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        total += 1
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            total += len(item)  # the keys
+            stack.extend(item.values())
+    return total
+
+
+def _csv_value(key: str, value: str, number: int, cells: _JsonCells, chunk_id: Any) -> Any:
+    shown = show_id(chunk_id) if isinstance(chunk_id, str) and chunk_id else f"'row{number}'"
+    where = f"{cells.label}, row {number}, chunk {shown}, field '{key}'"
+    if key in ("embedding", "metadata"):
+        return cells.parse(value, where)
+    quoted = one_line(repr(value), max_chars=60)
     if key == "tokens":
         try:
             return int(value)
         except ValueError:
-            raise PoolError(f"{where}: token count {value!r} is not an integer") from None
+            raise PoolError(f"{where}: token count {quoted} is not an integer") from None
     if key == "score":
         try:
             return float(value)
         except ValueError:
-            raise PoolError(f"{where}: score {value!r} is not a number") from None
+            raise PoolError(f"{where}: score {quoted} is not a number") from None
     if key == "gold":
         lowered = value.strip().lower()
         if lowered in ("true", "1", "yes"):
             return True
         if lowered in ("false", "0", "no"):
             return False
-        raise PoolError(f"{where}: {value!r} is not true or false")
+        raise PoolError(f"{where}: {quoted} is not true or false")
     return value

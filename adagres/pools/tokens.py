@@ -10,6 +10,13 @@
   other non-space character.
 
 Heavy packages are imported inside the functions that use them.
+
+Memory is bounded whatever the input: texts go to a tokenizer in batches of at most
+``BATCH_CHARS`` characters (the MiniLM tokenizer holds about 150 bytes per character while
+it works), and a text of ``MAX_CHARS`` characters or more is refused, as bpe-openai refuses
+it, by every tokenizer alike. Texts must be ``str`` without lone surrogates (which no
+tokenizer can encode); anything else raises :class:`~adagres.errors.InputError` naming the
+text.
 """
 
 from __future__ import annotations
@@ -24,11 +31,24 @@ import numpy as np
 
 from adagres.errors import InputError
 from adagres.pools.pool import GIVEN, Pool
+from adagres.pools.values import string_problem
 
-__all__ = ["DEFAULT_TOKENIZER", "TOKENIZERS", "count_tokens", "ensure_token_counts", "token_spans"]
+__all__ = [
+    "BATCH_CHARS",
+    "DEFAULT_TOKENIZER",
+    "MAX_CHARS",
+    "TOKENIZERS",
+    "count_tokens",
+    "ensure_token_counts",
+    "token_spans",
+]
 
 TOKENIZERS = ("cl100k", "o200k", "minilm", "words")
 DEFAULT_TOKENIZER = "cl100k"
+#: Texts of this many characters or more are refused (bpe-openai's own limit, for all).
+MAX_CHARS = 1_000_000
+#: Characters per batch handed to a tokenizer (bounds its memory, ~150 MB for MiniLM).
+BATCH_CHARS = 1_000_000
 
 _WORDS = re.compile(r"\w+|[^\w\s]")
 _BPE_NAMES = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
@@ -61,8 +81,64 @@ def _minilm() -> Any:
     return model
 
 
+def _check_texts(texts: Any, what: str = "texts") -> list[str]:
+    if isinstance(texts, str):
+        raise InputError(f"{what}: expected a list of texts, got one string")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise InputError(f"{what}: expected a list of texts, got {type(texts).__name__}") from None
+    for position, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputError(f"{what}[{position}]: expected a string, got {type(text).__name__}")
+        problem = string_problem(text, MAX_CHARS - 1, "max_text_chars")
+        if problem is not None:
+            if len(text) >= MAX_CHARS:
+                problem = (
+                    f"has {len(text):,} characters; the tokenizers count texts of fewer than "
+                    f"{MAX_CHARS:,} (split it into chunks first)"
+                )
+            raise InputError(f"{what}[{position}]: {problem}")
+    return texts
+
+
+def _batches(texts: list[str]) -> list[list[str]]:
+    """Consecutive runs of texts of at most BATCH_CHARS characters (one text at least)."""
+    out: list[list[str]] = []
+    size = BATCH_CHARS + 1
+    for text in texts:
+        if size + len(text) > BATCH_CHARS:
+            out.append([])
+            size = 0
+        out[-1].append(text)
+        size += len(text)
+    return out
+
+
+def _count_batch(batch: list[str], tokenizer: str, offset: int) -> list[int]:
+    if tokenizer == "words":
+        return [len(_WORDS.findall(text)) for text in batch]
+    if tokenizer == "minilm":
+        encodings = _minilm().encode_batch(batch, add_special_tokens=False)
+        return [len(encoding.ids) for encoding in encodings]
+    try:
+        return [len(ids) for ids in _bpe(tokenizer).encode_ordinary_batch(batch)]
+    except ValueError as error:  # bpe-openai's limit of tokens per text
+        for position, text in enumerate(batch):
+            try:
+                _bpe(tokenizer).encode_ordinary(text)
+            except ValueError:
+                raise InputError(
+                    f"texts[{offset + position}]: the {tokenizer} tokenizer refuses it ({error})"
+                ) from None
+        raise  # pragma: no cover - the batch failed, so one text fails alone
+
+
 def count_tokens(texts: Sequence[str], tokenizer: str = DEFAULT_TOKENIZER) -> np.ndarray:
     """Return the (N,) int64 token count of each text under ``tokenizer`` (one of TOKENIZERS).
+
+    Raises InputError for a text that is not a string, holds a lone surrogate or has
+    ``MAX_CHARS`` characters or more.
 
     >>> count_tokens(["hello world", "Hello, world!"], "words").tolist()
     [2, 4]
@@ -70,14 +146,10 @@ def count_tokens(texts: Sequence[str], tokenizer: str = DEFAULT_TOKENIZER) -> np
     [2]
     """
     _check_name(tokenizer)
-    texts = list(texts)
-    if tokenizer == "words":
-        counts = [len(_WORDS.findall(text)) for text in texts]
-    elif tokenizer == "minilm":
-        encodings = _minilm().encode_batch(texts, add_special_tokens=False)
-        counts = [len(encoding.ids) for encoding in encodings]
-    else:
-        counts = [len(ids) for ids in _bpe(tokenizer).encode_ordinary_batch(texts)]
+    texts = _check_texts(texts)
+    counts: list[int] = []
+    for batch in _batches(texts):
+        counts.extend(_count_batch(batch, tokenizer, len(counts)))
     return np.array(counts, dtype=np.int64)
 
 
@@ -91,6 +163,7 @@ def token_spans(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[tuple[int
     [(0, 2), (2, 3), (4, 7)]
     """
     _check_name(tokenizer)
+    _check_texts([text], "text")
     if tokenizer == "words":
         return [match.span() for match in _WORDS.finditer(text)]
     if tokenizer == "minilm":

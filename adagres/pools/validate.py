@@ -11,31 +11,50 @@ from typing import Any
 
 import numpy as np
 
-from adagres.pools.fields import Location, optional_field, parse_chunk, parse_vector, type_name
+from adagres.pools.fields import (
+    Location,
+    check_kept,
+    check_string,
+    optional_field,
+    parse_chunk,
+    parse_vector,
+    type_name,
+)
 from adagres.pools.frameworks import normalise_pool
+from adagres.pools.limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import GIVEN, Chunk, Pool
 
 __all__ = ["MAX_CHUNKS", "build_pool", "pool_from_dict"]
 
-MAX_CHUNKS = 100_000
+MAX_CHUNKS = DEFAULT_LIMITS.max_chunks
 
 _POOL_FIELDS = ("query", "query_embedding", "embedding_model", "answers", "tokenizer", "chunks")
 
 
 def pool_from_dict(
-    obj: Any, *, name: str = "<pool>", query: str | None = None, max_chunks: int = MAX_CHUNKS
+    obj: Any,
+    *,
+    name: str = "<pool>",
+    query: str | None = None,
+    max_chunks: int | None = None,
+    limits: Limits | None = None,
 ) -> Pool:
     """Validate a canonical pool object (or a document list with ``query``) and return a Pool.
+
+    The :class:`~adagres.pools.limits.Limits` on strings, nesting and chunks apply as they do
+    to files; every value kept must be a JSON value, so the pool saves and loads back.
 
     >>> pool_from_dict({"query": "q", "chunks": [{"id": "a", "text": "x"}]}).texts
     ('x',)
     """
+    chosen = (limits or DEFAULT_LIMITS).replace(max_chunks=max_chunks)
     raw = normalise_pool(obj, Location(name), query)
-    return build_pool(raw, Location(name), max_chunks)
+    return build_pool(raw, Location(name), chosen)
 
 
-def build_pool(raw: dict[str, Any], ctx: Location, max_chunks: int) -> Pool:
+def build_pool(raw: dict[str, Any], ctx: Location, limits: Limits = DEFAULT_LIMITS) -> Pool:
     """Check a canonical pool dict (as the readers produce it) and return the Pool."""
+    max_chunks = limits.max_chunks
     query = raw.get("query")
     if query is None:
         raise ctx.fail("missing field 'query'")
@@ -43,6 +62,7 @@ def build_pool(raw: dict[str, Any], ctx: Location, max_chunks: int) -> Pool:
         raise ctx.fail(
             f"must be a non-empty string, got {type_name(query)} {query!r:.60}", field="query"
         )
+    check_string(query, ctx, "query", limits=limits, text=True)
     items = raw.get("chunks")
     if not isinstance(items, list):
         raise ctx.fail(f"must be a list of chunks, got {type_name(items)}", field="chunks")
@@ -54,26 +74,32 @@ def build_pool(raw: dict[str, Any], ctx: Location, max_chunks: int) -> Pool:
             f"{max_chunks:,} (raise max_chunks to load it)",
             field="chunks",
         )
-    chunks, vectors = _parse_chunks(items, ctx)
+    chunks, vectors = _parse_chunks(items, ctx, limits)
+    model = optional_field(raw, "embedding_model", str, "a string", ctx)
+    if model is not None:
+        check_string(model, ctx, "embedding_model", limits=limits)
+    extra = {k: v for k, v in raw.items() if k not in _POOL_FIELDS}
+    if extra and not ctx.plain:
+        check_kept(extra, ctx, limits, level=1)  # keys of the pool object itself
     return Pool(
         query=query,
         chunks=tuple(chunks),
         raw_embeddings=_embedding_matrix(chunks, vectors, ctx),
         raw_query_embedding=_query_vector(raw, chunks, vectors, ctx),
-        embedding_model=optional_field(raw, "embedding_model", str, "a string", ctx),
-        answers=tuple(_answers(raw, ctx)),
-        tokenizer=_tokenizer_name(raw, chunks, ctx),
-        extra={k: v for k, v in raw.items() if k not in _POOL_FIELDS},
+        embedding_model=model,
+        answers=tuple(_answers(raw, ctx, limits)),
+        tokenizer=_tokenizer_name(raw, chunks, ctx, limits),
+        extra=extra,
         name=ctx.file,
     )
 
 
-def _parse_chunks(items: list[Any], ctx: Location) -> tuple[list[Chunk], list[Any]]:
+def _parse_chunks(items: list[Any], ctx: Location, limits: Limits) -> tuple[list[Chunk], list[Any]]:
     chunks: list[Chunk] = []
     vectors: list[Any] = []
     first: dict[str, int] = {}
     for index, item in enumerate(items):
-        chunk, vector = parse_chunk(item, index, ctx)
+        chunk, vector = parse_chunk(item, index, ctx, limits)
         if chunk.id in first:
             raise ctx.fail(
                 f"duplicate chunk id, first used by chunks[{first[chunk.id]}]",
@@ -137,17 +163,23 @@ def _query_vector(
     return np.array(vector, dtype=np.float64)
 
 
-def _answers(raw: dict[str, Any], ctx: Location) -> list[str]:
+def _answers(raw: dict[str, Any], ctx: Location, limits: Limits) -> list[str]:
     answers = raw.get("answers")
     if answers is None:
         return []
     if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
         raise ctx.fail("must be a list of strings", field="answers")
+    for position, answer in enumerate(answers):
+        check_string(answer, ctx, f"answers[{position}]", limits=limits, text=True)
     return answers
 
 
-def _tokenizer_name(raw: dict[str, Any], chunks: list[Chunk], ctx: Location) -> str | None:
+def _tokenizer_name(
+    raw: dict[str, Any], chunks: list[Chunk], ctx: Location, limits: Limits
+) -> str | None:
     name = optional_field(raw, "tokenizer", str, "a string", ctx)
+    if name is not None:
+        check_string(name, ctx, "tokenizer", limits=limits)
     counted = [chunk.tokens is not None for chunk in chunks]
     if any(counted) and not all(counted):
         missing = counted.index(False)

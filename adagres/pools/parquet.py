@@ -1,0 +1,171 @@
+"""Parquet pool files: rows as JSON-ready values, within the limits, read on one thread.
+
+pyarrow is imported only here, and only when a Parquet file is read. What this module
+guarantees about the rows it returns:
+
+- the work is bounded before anything is decompressed: the file's metadata declares its
+  uncompressed size and its number of values, and both are checked against
+  ``Limits.max_decoded_bytes`` and ``Limits.max_values``; the data read is counted again
+  batch by batch, so a file whose metadata understates its size stops at the first batch
+  over the limit;
+- reading is single-threaded (``use_threads=False``): pyarrow's thread pool made about 7 %
+  of short command-line runs abort at exit;
+- every value is a JSON value: dates, times and timestamps become ISO-8601 strings,
+  decimals their exact decimal string, durations their whole number of the column's unit;
+  binary, map, interval, union and extension columns are refused naming the column (JSON
+  has no bytes, and a map would not read back as the same value);
+- strings are valid UTF-8 (checked in pyarrow, naming the column).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from adagres.errors import PoolError, one_line
+from adagres.pools.limits import Limits, too_many_chunks, too_many_values
+
+__all__ = ["parquet_rows"]
+
+_BATCH_ROWS = 1024
+
+
+def parquet_rows(data: bytes, label: str, limits: Limits) -> list[dict[str, Any]]:
+    """The rows of a Parquet file's bytes, as dicts of JSON values."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is a core requirement
+        raise PoolError(f"{label}: reading parquet needs pyarrow (pip install pyarrow)") from None
+    try:
+        parquet = pq.ParquetFile(io.BytesIO(data))
+        _check_declared(parquet.metadata, label, limits)
+        schema = parquet.schema_arrow
+        _check_names(schema.names, label)
+        targets = [_json_type(pa, field.type, field.name, label) for field in schema]
+        batches = []
+        decoded = 0
+        for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, use_threads=False):
+            decoded += batch.nbytes
+            if decoded > limits.max_decoded_bytes:
+                raise _too_large(label, decoded, limits, "or more ")
+            batches.append(batch)
+        table = pa.Table.from_batches(batches, schema=schema)
+    except PoolError:
+        raise
+    except Exception as error:  # pyarrow raises many types for a corrupt file
+        raise PoolError(
+            f"{label}: not a readable parquet file ({one_line(error, max_chars=300)})"
+        ) from None
+    columns = {}
+    for position, (field, target) in enumerate(zip(schema, targets, strict=True)):
+        columns[field.name] = _json_column(pa, table.column(position), target, label, field.name)
+    if table.num_rows > limits.max_file_chunks:  # metadata that understated it
+        raise too_many_chunks(label, table.num_rows, limits)
+    count = sum(_count_values(pa, column) for column in columns.values())
+    if count > limits.max_values:
+        raise too_many_values(label, count, limits)
+    return pa.table(columns).to_pylist() if columns else []
+
+
+def _check_names(names: list[str], label: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            shown = one_line(name, max_chars=80)
+            raise PoolError(f"{label}, column '{shown}': two columns have this name")
+        seen.add(name)
+
+
+def _too_large(label: str, size: int, limits: Limits, qualifier: str = "") -> PoolError:
+    return PoolError(
+        f"{label}: the data decodes to {size:,} bytes {qualifier}(the file has fewer), over "
+        f"the limit of {limits.max_decoded_bytes:,} ({Limits.hint('max_decoded_bytes')})"
+    )
+
+
+def _check_declared(metadata: Any, label: str, limits: Limits) -> None:
+    """Refuse a file whose metadata declares more data or values than the limits allow."""
+    size = values = 0
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for column in range(row_group.num_columns):
+            chunk = row_group.column(column)
+            size += chunk.total_uncompressed_size
+            values += chunk.num_values
+    if metadata.num_rows > limits.max_file_chunks:
+        raise too_many_chunks(label, metadata.num_rows, limits)
+    if size > limits.max_decoded_bytes:
+        raise _too_large(label, size, limits)
+    if values > limits.max_values:
+        raise too_many_values(label, values, limits)
+
+
+def _json_type(pa: Any, kind: Any, name: str, label: str) -> Any:
+    """The Arrow type whose Python values are JSON values for a column of type ``kind``."""
+    types = pa.types
+    if types.is_dictionary(kind):
+        return _json_type(pa, kind.value_type, name, label)
+    if (
+        types.is_null(kind)
+        or types.is_boolean(kind)
+        or types.is_integer(kind)
+        or types.is_floating(kind)
+        or types.is_string(kind)
+        or types.is_large_string(kind)
+    ):
+        return kind
+    if hasattr(types, "is_string_view") and types.is_string_view(kind):
+        return pa.string()
+    if types.is_temporal(kind) and not types.is_duration(kind) and not types.is_interval(kind):
+        return pa.string()  # ISO-8601 text; Python's datetime cannot hold every value
+    if types.is_decimal(kind):
+        return pa.string()  # exact, where a float would round
+    if types.is_duration(kind):
+        return pa.int64()
+    if types.is_list(kind) or types.is_large_list(kind) or types.is_fixed_size_list(kind):
+        return pa.list_(_json_type(pa, kind.value_type, name, label))
+    if types.is_struct(kind):
+        return pa.struct(
+            [
+                pa.field(kind.field(i).name, _json_type(pa, kind.field(i).type, name, label))
+                for i in range(kind.num_fields)
+            ]
+        )
+    if types.is_binary(kind) or types.is_large_binary(kind) or types.is_fixed_size_binary(kind):
+        advice = "decode it to text or drop the column: a pool holds text, JSON has no bytes"
+    elif types.is_map(kind):
+        advice = "store it as a struct or as a JSON string: a map would not save and load back"
+    else:
+        advice = "store it as text, numbers, lists or structs"
+    shown = one_line(name, max_chars=80)
+    raise PoolError(f"{label}, column '{shown}': values of type {kind} are not supported; {advice}")
+
+
+def _json_column(pa: Any, column: Any, target: Any, label: str, name: str) -> Any:
+    """The column cast to ``target``, its strings checked to be UTF-8."""
+    try:
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        if column.type != target:
+            column = column.cast(target)
+        column.validate(full=True)  # catches text that is not UTF-8
+    except Exception as error:  # ArrowInvalid, ArrowNotImplementedError, ...
+        shown = one_line(name, max_chars=80)
+        raise PoolError(
+            f"{label}, column '{shown}': cannot read its values ({one_line(error, max_chars=200)})"
+        ) from None
+    return column
+
+
+def _count_values(pa: Any, array: Any) -> int:
+    """Values a column holds once read: its rows plus the items of its lists and structs."""
+    if isinstance(array, pa.ChunkedArray):
+        return sum(_count_values(pa, chunk) for chunk in array.chunks)
+    kind = array.type
+    count = len(array)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        count += _count_values(pa, array.flatten())
+    elif pa.types.is_struct(kind):
+        count += sum(_count_values(pa, array.field(i)) for i in range(kind.num_fields))
+    return count
