@@ -28,8 +28,8 @@ before the step it bounds: file bytes (``max_bytes``, 200 MB), decoded bytes
 (``max_field_chars``, 1 million characters), a chunk's text or the query
 (``max_text_chars``, 100,000 characters), chunks per pool (``max_chunks``, 100,000) and
 per file (``max_file_chunks``, 1 million).
-Pass ``limits=Limits(...)`` to raise one. Within them, loading takes at most about 4 × the
-decoded size plus 72 bytes per value of memory (``docs/POOL_FORMAT.md``).
+Pass ``limits=Limits(...)`` to raise one. Within them, loading takes at most 4 × the decoded
+bytes + 80 bytes per value + 1.7 KB per chunk + 16 MB of memory (``docs/POOL_FORMAT.md``).
 
 A pool that loads saves, and the saved file loads back to an equal pool: every value kept
 is a finite JSON number, a string of real characters (no lone surrogates), a list or an

@@ -8,8 +8,8 @@ of those, and each is checked *before* the expensive step (parsing, decompressin
 tokenizing, embedding); a file over a limit raises a one-line
 :class:`~adagres.errors.PoolError` that names the limit and how to raise it.
 
-Within the default limits, loading a file takes at most about 4 × its decoded size plus
-72 bytes per JSON value (see ``docs/POOL_FORMAT.md`` for the measured figures).
+Within the limits, loading a file takes at most 4 × its decoded bytes + 80 bytes per value
++ 1.7 KB per chunk + 16 MB of memory (``docs/POOL_FORMAT.md`` has the measured figures).
 
 This module also holds :func:`scan_json`, which measures the nesting depth and the number
 of values of a JSON text without parsing it.
