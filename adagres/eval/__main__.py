@@ -88,6 +88,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7, help="seed of the query sample and bootstrap")
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples")
     p.add_argument("--top-n", type=int, default=60, help="chunks per real-corpus pool")
+    p.add_argument(
+        "--exact-queries",
+        type=int,
+        default=None,
+        help="run exact on at most this many queries per pool set (default 40; it may "
+        "search for seconds per pool)",
+    )
     p.add_argument("--out", default="reports", help="folder of the report folders")
     p.add_argument("--name", default=None, help="report folder name (default latest / quick)")
     p.add_argument("--no-png", action="store_true", help="write HTML figures only")
@@ -102,7 +109,7 @@ def config_from(args: argparse.Namespace) -> Config:
         "workers": args.workers,
         "chunking": Chunking(top_n=args.top_n),
     }
-    for name in ("pools", "budgets", "queries", "strategies", "resamples"):
+    for name in ("pools", "budgets", "queries", "strategies", "resamples", "exact_queries"):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
     base = quick_config() if args.quick else Config()

@@ -85,7 +85,9 @@ class Config:
     """What one run measures. ``pools``: names of :data:`~adagres.eval.poolsets.NAMED_SETS`
     or paths; ``queries``: at most that many per pool set (a seeded sample of the held-out
     split for the real corpora; None: the whole split); ``split``: ``test`` (held out),
-    ``dev`` or ``all``; ``strategies``: names (None: every registered one)."""
+    ``dev`` or ``all``; ``strategies``: names (None: every registered one);
+    ``exact_queries``: ``exact`` runs on that many queries per pool set (None: all), since
+    a solve may take seconds."""
 
     pools: tuple[str, ...] = NAMED_SETS
     budgets: tuple[int, ...] = BUDGETS
@@ -97,6 +99,7 @@ class Config:
     workers: int = 2
     strategies: tuple[str, ...] | None = None
     chunking: Chunking = field(default_factory=Chunking)
+    exact_queries: int | None = 40
 
     def __post_init__(self) -> None:
         if not self.pools:
@@ -229,7 +232,12 @@ def run(
             say(f"  {done} of {total} queries")
 
     rows = evaluate_cases(
-        cases, strategies, config.budgets, workers=config.workers, progress=progress
+        cases,
+        strategies,
+        config.budgets,
+        workers=config.workers,
+        progress=progress,
+        exact_queries=config.exact_queries,
     )
     records = [query_record(case) for case in cases]
     evaluated = time.perf_counter()

@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 
 from .aggregate import METRIC_LABELS, interval_text
 from .results import primary_label, strategy_table, write_results
-from .run import QUERY_COLUMNS, ROW_COLUMNS
+from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
 
 __all__ = ["PLOTLY_JS", "tradeoff_figure", "tradeoff_points", "write_report"]
 
@@ -304,13 +304,17 @@ def write_report(
         notes += _write_pngs(drawn, out, figures)
     else:
         notes.append("PNG figures were not requested (--no-png).")
-    exact = [e for e in document["aggregates"] if e["strategy"] == "exact"]
-    unsolved = sum(e["n_queries"] - e["n_solved"] for e in exact)
+    exact = [r for r in document["rows"] if r["strategy"] == "exact"]
     if exact:
-        solved, total = sum(e["n_solved"] for e in exact), sum(e["n_queries"] for e in exact)
+        solved = sum(1 for r in exact if r["solved"])
+        skipped = sum(1 for r in exact if r["error"] == NOT_RUN)
+        reasons = sorted({_reason(str(r["error"])) for r in exact
+                          if r["error"] and r["error"] != NOT_RUN})  # fmt: skip
         notes.append(
-            f"exact: solved {solved} of {total} runs; the solver refused the other {unsolved} "
-            "(more chunks fit the budget than it accepts) or did not prove an optimum in time."
+            f"exact: solved {solved} of {len(exact)} runs; {skipped} not run (exact runs on "
+            f"the first {document['stamp']['config']['exact_queries']} queries of each pool "
+            f"set); the solver gave no proven optimum in the other {len(exact) - solved - skipped}"
+            + (f" ({'; '.join(reasons)})." if reasons else ".")
         )
     notes.append(
         "time per selection (mean ms, in results.json) differs between runs; "
@@ -318,6 +322,15 @@ def write_report(
     )
     (out / "report.md").write_text(_markdown(document, figures, notes), encoding="utf-8")
     return notes
+
+
+def _reason(error: str) -> str:
+    """What kind of refusal an exact error message states, in a few words."""
+    if "no proven optimum" in error:
+        return "time limit reached"
+    if "fit the budget" in error:
+        return "the pool is larger than the solver accepts"
+    return "refused"
 
 
 def _write_pngs(

@@ -27,6 +27,7 @@ from .poolsets import Case
 from .strategies import Strategy
 
 __all__ = [
+    "NOT_RUN",
     "QUERY_COLUMNS",
     "ROW_COLUMNS",
     "Task",
@@ -75,6 +76,8 @@ QUERY_COLUMNS = (
 )
 
 Progress = Callable[[int, int], None]
+#: The error of a row whose strategy was not run on that query (``exact_queries``).
+NOT_RUN = "not run: exact runs on the first queries of each pool set only (exact_queries)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,10 +90,11 @@ class Task:
     texts: tuple[str, ...]
     gold: tuple[int, ...] | None
     answers: tuple[str, ...]
+    skip: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, case: Case) -> Task:
-        """The task of one case."""
+    def of(cls, case: Case, skip: Sequence[str] = ()) -> Task:
+        """The task of one case; ``skip`` names strategies not run on it."""
         return cls(
             case.corpus,
             case.query_id,
@@ -98,6 +102,7 @@ class Task:
             case.pool.texts,
             case.gold_positions,
             case.answers,
+            tuple(skip),
         )
 
 
@@ -149,6 +154,9 @@ def evaluate_task(
 def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(ROW_COLUMNS)
     row.update(corpus=task.corpus, query_id=task.query_id, strategy=strategy.name, budget=budget)
+    if strategy.name in task.skip:
+        row.update(solved=False, error=NOT_RUN)
+        return row
     start = time.perf_counter()
     try:
         selection = strategy.fn(task.pool, budget, task.texts)
@@ -210,8 +218,12 @@ def evaluate_cases(
     *,
     workers: int = 2,
     progress: Progress | None = None,
+    exact_queries: int | None = None,
 ) -> list[dict[str, Any]]:
     """Every row of every case, in case order (then budget, then strategy).
+
+    ``exact_queries`` runs ``exact`` on the first that many cases of each corpus only (it
+    is the one strategy that may search for seconds); the others get a "not run" row.
 
     ``workers`` > 1 runs the cases in that many fresh processes (``spawn``: the parent may
     hold the embedding model and its threads); each strategy's function must pickle.
@@ -219,7 +231,12 @@ def evaluate_cases(
     """
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError(f"workers: expected a whole number >= 1, got {workers!r}")
-    tasks = [Task.of(case) for case in cases]
+    seen: dict[str, int] = {}
+    tasks = []
+    for case in cases:
+        seen[case.corpus] = seen.get(case.corpus, 0) + 1
+        capped = exact_queries is not None and seen[case.corpus] > exact_queries
+        tasks.append(Task.of(case, ("exact",) if capped else ()))
     run = functools.partial(evaluate_task, strategies=tuple(strategies), budgets=tuple(budgets))
     rows: list[dict[str, Any]] = []
     if workers == 1 or len(tasks) <= 1:

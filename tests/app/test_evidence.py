@@ -22,7 +22,9 @@ TIMEOUT = 60
 def reports(tmp_path_factory):
     """A report of the demo pools at two budgets, written as `make eval` writes one."""
     folder = tmp_path_factory.mktemp("reports")
-    config = harness.Config(pools=("demo",), budgets=(300, 900), workers=1, resamples=300)
+    config = harness.Config(
+        pools=("demo",), budgets=(300, 900), workers=1, resamples=300, exact_queries=0
+    )
     document = harness.run(config, cases=poolsets.demo_cases(ROOT / "data"), command="test")
     write_report(document, folder / "latest", png=False)
     return folder
