@@ -6,6 +6,7 @@ from adagres import figures
 from ui import compute, render, state, tables
 from ui.pool_sources import pool_sources
 from ui.sidebar import sidebar
+from ui.text import count
 
 
 def open_pool(key: str) -> None:
@@ -28,24 +29,24 @@ st.subheader("Query")
 st.text(pool.query)
 if pool.answers:
     st.text("Answers: " + " · ".join(pool.answers))
-summary = st.columns(4)
-summary[0].metric("Chunks", len(pool))
-summary[1].metric("Tokens in the pool", int(frame["tokens"].sum()))
-summary[2].metric("Tokenizer", render.escape_md(str(pool.tokenizer)))  # from the file
-summary[3].metric("Selected now", selection.size)
+render.metrics(
+    [
+        ("Chunks", len(pool)),
+        ("Tokens in the pool", int(frame["tokens"].sum())),
+        ("Tokenizer", render.escape_md(str(pool.tokenizer))),  # from the file
+        ("Selected now", selection.size),
+    ]
+)
 if pool.embedding_model:
     st.text(f"Embedding model: {pool.embedding_model}")
 
 st.subheader("Chunks")
 st.caption("Verdict under the current sidebar settings (see Why dropped for the numbers).")
-render.table(frame, "pool_table")
+render.table(frame, "pool_table", {"relevance": st.column_config.NumberColumn(format="%.4f")})
 
 st.subheader("Relevance and length")
-st.plotly_chart(
-    figures.distributions_figure(selection.relevance, pool.token_counts),
-    key="pool_distributions",
-    width="stretch",
-)
+render.chart(figures.distributions_figure(selection.relevance, pool.token_counts),
+             "pool_distributions")  # fmt: skip
 
 st.subheader("Near-duplicates")
 threshold = st.slider("Cosine at least", 0.5, 1.0, 0.9, 0.01, key="pool_dup_threshold")
@@ -53,6 +54,7 @@ groups = compute.near_duplicate_groups(key.pool, threshold)
 if not groups:
     st.text(f"No two chunks have cosine ≥ {threshold:.2f}.")
 else:
-    st.text(f"{len(groups)} group(s) of chunks with cosine ≥ {threshold:.2f} between members.")
+    linked = f"cosine ≥ {threshold:.2f} between members"
+    st.text(f"{count(len(groups), 'group')} of chunks with {linked}.")
     render.table(tables.duplicate_groups_frame(frame, groups), "pool_duplicates")
 state.sync_url()

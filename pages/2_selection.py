@@ -5,8 +5,9 @@ import json
 import streamlit as st
 
 from ui import charts, render, state, tables
-from ui.replay import replay_controls, shown_step, step_summary
+from ui.replay import replay, step_summary
 from ui.sidebar import sidebar
+from ui.text import count, plain_name, reference_code_note
 
 # ---- controls
 settings = sidebar()
@@ -14,38 +15,57 @@ st.title("Selection")
 
 # ---- cached call
 pool, key, selection = render.pool_and_selection(settings)
-step = shown_step(settings, selection)
 
-top = st.columns([1, 1.3, 1, 1, 1.8])
-top[0].metric("Chunks selected", selection.size)
-top[1].metric("Tokens used", f"{selection.tokens_used} / {selection.budget}")
-top[2].metric("λ", f"{selection.lam:.4f}")
-top[3].metric("F(S)", f"{selection.objective:.4f}")
-top[4].metric("Stop reason", str(selection.stop_reason).replace("_", " "))
+render.metrics(
+    [
+        ("Chunks selected", selection.size),
+        ("Tokens used", f"{selection.tokens_used} / {selection.budget}"),
+        ("λ", f"{selection.lam:.4f}"),
+        ("F(S)", f"{selection.objective:.4f}"),
+        ("Stop reason", plain_name(selection.stop_reason)),
+    ]
+)
 if selection.calibration is not None and settings.strategy == "adagres":
     st.text(selection.calibration.describe())
 if selection.note:
     st.text(selection.note)
+note = reference_code_note(selection)
+if note:
+    st.info(render.escape_md(note))
 
-replay_controls(len(selection.steps))
-st.text(step_summary(pool, selection, step))
 
-# ---- figures
-map_figure, timeline, budget_figure, method, pending = charts.step_figures(key, step)
-st.plotly_chart(map_figure, key="sel_map", width="stretch")
-render.projection_note(method, pending)
+def open_verdict() -> None:
+    """A click on the map: show that chunk's verdict on "Why dropped"."""
+    clicked = render.clicked_position(st.session_state["sel_map"]["selection"]["points"])
+    if clicked is not None:
+        state.update(chunk=pool.ids[clicked])
+        st.session_state["sel_playing"] = False
+        st.session_state["sel_open_why"] = True
+
+
+def draw_step(step: int) -> None:
+    """Everything that shows one step (drawn by the replay, step after step)."""
+    st.text(step_summary(pool, selection, step))
+    map_figure, timeline, budget_figure, method, pending = charts.step_figures(key, step)
+    render.chart(map_figure, "sel_map", on_select=open_verdict, selection_mode="points")
+    if st.session_state.pop("sel_open_why", False):
+        st.switch_page("pages/6_why.py")
+    render.projection_note(method, pending)
+    st.caption("Click a chunk on the map to see why it was picked or dropped.")
+    render.chart(budget_figure, "sel_budget")
+    render.chart(timeline, "sel_timeline")
+    picked = tuple(s.winner for s in selection.steps[:step] if s.accepted)
+    st.subheader(f"Context after step {step}: {count(len(picked), 'chunk')}")
+    render.table(tables.context_frame(pool, picked), "sel_context",
+                 {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
+    with st.expander("Context as plain text"):
+        st.code("\n\n".join(pool.texts[i] for i in picked), language=None, wrap_lines=True)
+
+
+replay(selection, draw_step)
+_, _, _, _, pending = charts.step_figures(key, len(selection.steps))
 if pending:
     render.wait_for_projection(key.pool)
-
-left, right = st.columns([3, 2])
-left.plotly_chart(timeline, key="sel_timeline", width="stretch")
-right.plotly_chart(budget_figure, key="sel_budget", width="stretch")
-
-# ---- context as it would be sent
-picked = tuple(s.winner for s in selection.steps[:step] if s.accepted)
-st.subheader(f"Context after step {step}: {len(picked)} chunks")
-render.table(tables.context_frame(pool, picked), "sel_context",
-             {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
 
 downloads = st.columns(2)
 downloads[0].download_button(
@@ -66,6 +86,4 @@ downloads[1].download_button(
     key="sel_download_text",
     on_click="ignore",
 )
-with st.expander("Context as plain text"):
-    st.code("\n\n".join(pool.texts[i] for i in picked), language=None, wrap_lines=True)
 state.sync_url()

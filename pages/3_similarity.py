@@ -10,6 +10,30 @@ from ui.sidebar import sidebar
 SIZES = (50, 100, 150, 200)  # hover text grows as M²: about 4.5 MB at 200
 PAIRS_LISTED = 1000
 FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
+ORDERS = ("pick", "cluster")
+
+
+def _one_of(options: tuple) -> object:
+    def parse(raw: str) -> object:
+        for value in options:
+            if raw == str(value):
+                return value
+        raise ValueError(f"expected one of {', '.join(map(str, options))}")
+
+    return parse
+
+
+def _cosine(raw: str) -> float:
+    value = round(float(raw), 2)
+    if not 0.5 <= value <= 1.0:
+        raise ValueError("must be a cosine from 0.5 to 1")
+    return value
+
+
+# In the URL: order=pick|cluster, top=<M>, pairs=<cosine>.
+ORDER = state.Option("order", _one_of(ORDERS))
+TOP = state.Option("top", _one_of(SIZES))
+PAIRS_AT = state.Option("pairs", _cosine, lambda v: f"{v:.2f}")
 
 # ---- controls
 settings = sidebar()
@@ -17,19 +41,24 @@ st.title("Similarity")
 pool, key = render.current_pool(settings)
 
 controls = st.columns([2, 2, 3])
-method = controls[0].radio(
+method = state.bind_option(
+    controls[0].radio,
+    ORDER,
+    "sim_order",
     "Order",
-    options=("pick", "cluster"),
+    default="pick",
+    options=ORDERS,
     format_func=lambda m: {"pick": "pick order, then relevance", "cluster": "clusters"}[m],
-    key="sim_order",
     help="pick: the selected chunks in pick order, then the rest by decreasing relevance. "
     "clusters: the same chunks grouped by average-linkage clustering on cosine distance.",
 )
-max_chunks = controls[1].select_slider(
+max_chunks = state.bind_option(
+    controls[1].select_slider,
+    TOP,
+    "sim_max_chunks",
     "Chunks shown (top M)",
+    default=150,
     options=SIZES,
-    value=150,
-    key="sim_max_chunks",
     help="Larger pools show the first M chunks of the pick order: the picks, then the most "
     "relevant. The hover text grows as M².",
 )
@@ -61,20 +90,22 @@ else:
         f"The outlined blocks are the pairs of selected chunks ({selection.size} picks, "
         f"strategy {settings.strategy}). Hover a cell for both chunks' snippets and their cosine."
     )
-st.plotly_chart(figure, key="sim_heatmap", width="stretch")
+render.chart(figure, "sim_heatmap")
 with st.expander(f"The {len(shown)} chunks of the heatmap, in row order"):
     rows = tables.heatmap_rows_frame(pool, selection, shown)
     render.table(rows, "sim_rows", {"relevance": FOUR_PLACES})
 
 # ---- near-duplicate pairs
 st.subheader("Near-duplicate pairs")
-threshold = st.slider(
+threshold = state.bind_option(
+    st.slider,
+    PAIRS_AT,
+    "sim_threshold",
     "Cosine at or above",
+    default=NEAR_DUPLICATE,
     min_value=0.5,
     max_value=1.0,
-    value=NEAR_DUPLICATE,
     step=0.01,
-    key="sim_threshold",
     help="Pairs of chunks of the whole pool whose cosine is at least this value.",
 )
 duplicates = compute.near_duplicates(key.pool, threshold, PAIRS_LISTED)

@@ -7,6 +7,7 @@ from adagres.core.sweep import default_lams
 from adagres.errors import AdagresError
 from ui import compute, derivation, render, state, tables
 from ui.sidebar import sidebar
+from ui.text import count
 
 GRID_POINTS = 60
 FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
@@ -50,11 +51,8 @@ top = st.number_input(
 marks = [] if manual_lam is None else [manual_lam]
 lams = tuple(default_lams(adaptive_lam, points=GRID_POINTS, include=marks, top=top).tolist())
 sweep = compute.lam_sweep_of(key, lams)
-st.plotly_chart(
-    figures.sensitivity_figure(sweep, adaptive_lam=adaptive_lam, manual_lam=manual_lam),
-    key="lam_sensitivity",
-    width="stretch",
-)
+render.chart(figures.sensitivity_figure(sweep, adaptive_lam=adaptive_lam, manual_lam=manual_lam),
+             "lam_sensitivity")  # fmt: skip
 st.caption(
     f"AdaGReS (policy {settings.selector.policy}) at every λ, budget {settings.budget} "
     "tokens. Diamonds mark the λ values where the picked set changes."
@@ -62,7 +60,8 @@ st.caption(
 if not sweep.change_positions:
     st.info("The picked set is the same at every λ of this range.")
 else:
-    st.text(f"The picked set changes at {len(sweep.change_positions)} values of λ:")
+    changes = len(sweep.change_positions)
+    st.text(f"The picked set changes at {count(changes, 'value')} of λ:")
     render.table(tables.lam_changes_frame(pool, sweep), "lam_changes",
                  {"λ": FOUR_PLACES, "F": FOUR_PLACES})  # fmt: skip
 

@@ -8,6 +8,7 @@ from adagres.figures import budget_sweep_figure
 from ui import comparison, compute, pools, render, state, tables
 from ui.comparison import METRIC_COLUMNS
 from ui.sidebar import sidebar
+from ui.text import count, reference_code_note
 
 GAIN = {"gain": st.column_config.NumberColumn(format="%+.4f")}
 
@@ -40,15 +41,18 @@ for column, (name, selection) in zip(st.columns(2), selections.items(), strict=F
         )
         if selection.size == 0:
             st.info(f"{name} selects nothing at these settings.")
+        note = reference_code_note(selection)
+        if note:
+            st.caption(render.escape_md(note))
         render.table(tables.pick_frame(pool, selection), f"cmp_{name.lower()}_picks", GAIN)
 
 if len(selections) == 2:
     in_a, in_b = set(selections["A"].indices), set(selections["B"].indices)
     st.subheader("Difference")
-    counts = st.columns(3)
-    counts[0].metric("only in A", len(in_a - in_b))
-    counts[1].metric("in both", len(in_a & in_b))
-    counts[2].metric("only in B", len(in_b - in_a))
+    render.metrics(
+        [("only in A", len(in_a - in_b)), ("in both", len(in_a & in_b)),
+         ("only in B", len(in_b - in_a))]
+    )  # fmt: skip
     difference = tables.difference_frame(pool, selections["A"], selections["B"])
     render.table(difference, "cmp_difference",
                  {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
@@ -72,14 +76,14 @@ if not strategies:
     st.info("Choose at least one strategy to sweep.")
     st.stop()
 sweep = compute.budget_sweep_of(key, budgets, strategies)
-st.plotly_chart(budget_sweep_figure(sweep, metric=metric), key="cmp_sweep", width="stretch")
+render.chart(budget_sweep_figure(sweep, metric=metric), "cmp_sweep")
 lam_note = (
     f"AdaGReS's adaptive λ at each budget ({settings.selector.formula} formula)"
     if settings.lam_mode == "adaptive"
     else f"λ = {settings.selector.lam:g}"
 )
 st.caption(
-    f"{len(budgets)} budgets from {budgets[0]} to {budgets[-1]} tokens; F at {lam_note}; "
+    f"{count(len(budgets), 'budget')} from {budgets[0]} to {budgets[-1]} tokens; F at {lam_note}; "
     f"policy {settings.selector.policy}."
 )
 failed = [row for row in sweep.rows if row["error"]]
@@ -87,7 +91,7 @@ if failed:
     first = failed[0]
     st.warning(
         render.escape_md(
-            f"{len(failed)} runs gave no selection (gaps in the lines), e.g. "
+            f"{count(len(failed), 'run')} gave no selection (gaps in the lines), e.g. "
             f"{first['strategy']} at {first['budget']} tokens: {first['error']}"
         )
     )

@@ -5,6 +5,10 @@ import streamlit as st
 from adagres import figures
 from ui import charts, render, state, tables
 from ui.sidebar import sidebar
+from ui.text import plain_name
+
+FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
+SIGNED = st.column_config.NumberColumn(format="%+.4f")
 
 # ---- controls
 settings = sidebar()
@@ -19,59 +23,75 @@ if settings.chunk not in position:
     # Default: the most relevant chunk that was not selected (else the first pick).
     dropped = [i for i in selection.relevance.argsort()[::-1] if i not in selection.indices]
     settings = state.update(chunk=pool.ids[dropped[0] if dropped else selection.indices[0]])
-# The map at the stop is the Selection page's last-step map, from the same cache.
-map_figure, _, _, method, pending = charts.step_figures(key, len(selection.steps))
+
+
+def picked(chunk_id: str) -> None:
+    """A chunk was picked on the map or in the table: show its verdict, in view."""
+    state.update(chunk=chunk_id)
+    st.session_state["why_picks"] = st.session_state.get("why_picks", 0) + 1
 
 
 def chunk_from_map() -> None:
     """A click on the map: each point carries its pool position (``customdata``)."""
     clicked = render.clicked_position(st.session_state["why_map"]["selection"]["points"])
     if clicked is not None:
-        state.update(chunk=pool.ids[clicked])
+        picked(pool.ids[clicked])
 
 
 def chunk_from_table() -> None:
     rows = st.session_state["why_table"]["selection"]["rows"]
     if rows:
-        state.update(chunk=pool.ids[rows[0]])
+        picked(pool.ids[rows[0]])
 
 
 state.bind(st.selectbox, "chunk", "why_chunk", "Chunk id", options=pool.ids)
 chunk = position[state.current().chunk]
 verdict = selection.verdict(chunk)
 
-# ---- render: the verdict and its numbers
-st.subheader("Verdict")
+# ---- render: the verdict and its numbers, and the chunk ringed on the map
+st.subheader(f"Verdict on {pool.ids[chunk]}", anchor="verdict")
 st.text(f"{pool.ids[chunk]}: {verdict.summary(pool.ids)}")
-numbers = st.columns(4)
-numbers[0].metric("Verdict", str(verdict.kind).replace("_", " "))
-numbers[1].metric("Tokens", verdict.tokens)
-numbers[2].metric(
-    "Relevance term", "–" if verdict.relevance_term is None else f"{verdict.relevance_term:.4f}"
+relevance = verdict.relevance_term
+render.metrics(
+    [
+        ("Verdict", plain_name(verdict.kind)),
+        ("Tokens", verdict.tokens),
+        ("Relevance term", "–" if relevance is None else f"{relevance:.4f}"),
+        ("Gain", "–" if verdict.gain is None else f"{verdict.gain:+.4f}"),
+    ]
 )
-numbers[3].metric("Gain", "–" if verdict.gain is None else f"{verdict.gain:+.4f}")
 if verdict.tokens_left is not None and str(verdict.kind) == "did_not_fit":
     st.text(
         f"Needed {verdict.tokens} tokens; {verdict.tokens_left} were left at step {verdict.step}."
     )
-if verdict.history:
-    st.plotly_chart(
-        figures.verdict_figure(selection, chunk, ids=pool.ids), key="why_verdict", width="stretch"
-    )
-    render.table(tables.history_frame(pool, verdict), "why_history")
-if verdict.redundancy_sources:
-    st.text("Selected chunks that made it redundant (cosine to this chunk):")
-    st.dataframe(tables.sources_frame(pool, verdict), key="why_sources", hide_index=True)
-render.chunk_text(pool, chunk)
-
-# ---- pick another chunk: on the map or in the table
-st.subheader("Pick a chunk on the map or in the table")
-st.plotly_chart(
-    map_figure, key="why_map", on_select=chunk_from_map, selection_mode="points", width="stretch"
-)
+marked, method, pending = charts.marked_map(key, len(selection.steps), chunk)
+render.chart(marked, "why_map", on_select=chunk_from_map, selection_mode="points")
 render.projection_note(method, pending)
+st.caption(f"{pool.ids[chunk]} is ringed. Click another chunk on the map or in the table below.")
 if pending:
     render.wait_for_projection(key.pool)
-render.table(tables.pool_frame(pool, selection), "why_table", on_select=chunk_from_table,
-             selection_mode="single-row")  # fmt: skip
+if st.session_state.get("why_picks"):
+    render.scroll_to("verdict", st.session_state["why_picks"])
+
+if verdict.history:
+    render.chart(
+        figures.verdict_figure(
+            selection,
+            chunk,
+            ids=pool.ids,
+            title=f"Gain of {figures.escape(pool.ids[chunk])} at each step, against the winner's",
+        ),
+        "why_verdict",
+    )
+    render.table(tables.history_frame(pool, verdict), "why_history",
+                 {"its gain": SIGNED, "winner gain": SIGNED})  # fmt: skip
+if verdict.redundancy_sources:
+    st.text("Selected chunks that made it redundant (cosine to this chunk):")
+    render.table(tables.sources_frame(pool, verdict), "why_sources", {"cosine": FOUR_PLACES})
+render.chunk_text(pool, chunk)
+
+# ---- pick another chunk in the table
+st.subheader("All chunks")
+render.table(tables.pool_frame(pool, selection), "why_table", {"relevance": FOUR_PLACES},
+             on_select=chunk_from_table, selection_mode="single-row")  # fmt: skip
 state.sync_url()

@@ -31,13 +31,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 # neither profile keeps an example database, which would be written into the checkout.
 settings.register_profile("ci", derandomize=True, max_examples=50, deadline=None, database=None)
 settings.register_profile("dev", deadline=None, database=None)
-settings.load_profile("dev" if os.environ.get("CI", "").lower() in ("", "0", "false") else "ci")
+# `make fuzz`: thousands of random examples per property (HYPOTHESIS_PROFILE=long).
+settings.register_profile("long", max_examples=3000, deadline=None, database=None)
+_default_profile = "dev" if os.environ.get("CI", "").lower() in ("", "0", "false") else "ci"
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or _default_profile)
 
 # --------------------------------------------------------------------------- markers
 
 # Files this conftest does not own get their marks here, keyed on the file name.
 FILE_MARKS = {
-    "test_browser.py": ("browser", "slow"),
+    **{f"test_browser{part}.py": ("browser", "slow") for part in ("", "_app", "_layout")},
     "test_pool_corpora.py": ("data", "slow", "model"),  # real corpora, embedded for real
 }
 # Doctests in adagres/ that need more than numpy.

@@ -16,14 +16,41 @@ from .cache import Slot
 from .compute import SelectionKey
 from .projection_store import projection
 
-__all__ = ["StepFigures", "heatmap", "step_figures"]
+__all__ = ["SVG_MAX_POINTS", "StepFigures", "as_svg", "heatmap", "marked_map", "step_figures"]
 
 #: (map, gain timeline, budget bar, projection method, UMAP still pending)
 StepFigures = tuple[Any, Any, Any, str, bool]
 
+#: Up to this many chunks the map is drawn as SVG rather than WebGL: without a GPU
+#: (software rendering) a WebGL redraw of a 200-point map took 1–3 s against 0.3 s for SVG,
+#: which kept the replay's map steps behind its other figures; at 2,000 points both take
+#: about 1.5 s, and WebGL scales further.
+SVG_MAX_POINTS = 1000
+
+
+def as_svg(figure: Any, n_points: int) -> Any:
+    """``figure`` with its ``Scattergl`` traces as ``Scatter`` (same properties) when it
+    draws at most :data:`SVG_MAX_POINTS` points; else ``figure`` itself."""
+    import plotly.graph_objects as go
+
+    if n_points > SVG_MAX_POINTS or not any(t.type == "scattergl" for t in figure.data):
+        return figure
+    traces = [
+        go.Scatter({k: v for k, v in t.to_plotly_json().items() if k != "type"})
+        if t.type == "scattergl"
+        else t
+        for t in figure.data
+    ]
+    return go.Figure(data=traces, layout=figure.layout)
+
 
 @st.cache_resource(max_entries=256, show_spinner=False)
 def _step_figures(key: SelectionKey, step: int, method: str) -> Slot[Any]:
+    return Slot()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _marked_maps(key: SelectionKey, step: int, method: str, chunk: int) -> Slot[Any]:
     return Slot()
 
 
@@ -45,15 +72,54 @@ def step_figures(key: SelectionKey, step: int) -> StepFigures:
 
         selection, pool = compute.selection(key), key.pool.get()
         titles = [chunk.title for chunk in pool.chunks]
+        chunk_map = figures.pool_map(
+            coordinates, selection, step, ids=pool.ids, texts=pool.texts, titles=titles
+        )
         return (
-            figures.pool_map(
-                coordinates, selection, step, ids=pool.ids, texts=pool.texts, titles=titles
-            ),
+            as_svg(chunk_map, len(pool)),
             figures.gain_timeline(selection, step=step),
             figures.budget_bar(selection, ids=pool.ids, step=step),
         )
 
     return (*_step_figures(key, step, method).fill(build), method, pending)
+
+
+def marked_map(key: SelectionKey, step: int, chunk: int) -> tuple[Any, str, bool]:
+    """The map at ``step`` with the chunk at pool position ``chunk`` ringed (the chunk
+    inspected on "Why dropped"), with the projection method and whether UMAP is pending."""
+    coordinates, drawn, _ = projection(key.pool)
+    figure, _, _, method, pending = step_figures(key, step)
+    if method != drawn:  # the UMAP layout landed between the two reads: read it again
+        coordinates, _, _ = projection(key.pool)
+
+    def build() -> Any:
+        import plotly.graph_objects as go
+
+        from adagres.figures.layout import PALETTE, escape
+
+        marked = go.Figure(figure)
+        x, y = (float(v) for v in coordinates.chunks[chunk])
+        name = key.pool.get().ids[chunk]
+        ring = go.Scatter if len(key.pool.get()) <= SVG_MAX_POINTS else go.Scattergl
+        marked.add_trace(
+            ring(
+                x=[x],
+                y=[y],
+                customdata=[chunk],
+                mode="markers",
+                name=f"inspected: {escape(name)}",
+                hoverinfo="skip",
+                marker={
+                    "size": 30,
+                    "color": PALETTE["stop"],
+                    "symbol": "circle-open",
+                    "line": {"width": 4, "color": PALETTE["stop"]},
+                },
+            )
+        )
+        return marked
+
+    return _marked_maps(key, step, method, int(chunk)).fill(build), method, pending
 
 
 def heatmap(key: SelectionKey, method: str, max_chunks: int) -> tuple[Any, tuple[int, ...], int]:

@@ -1,5 +1,6 @@
 """Blocks of the Compare page: the two configurations' controls, the metrics shown, the
-budget sweep's controls. Widgets here are page-local (``cmp_`` keys, not in the URL)."""
+budget sweep's controls. A's and B's strategy, budget and λ are in the URL (``a_strategy``,
+``a_budget``, ``a_lam``, ``b_…``); the sweep's controls are page-local (``cmp_`` keys)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ from adagres.core.baselines import STRATEGIES
 from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
 
-from . import compute
+from . import compute, pools, state
 from .sidebar import LAM_SLIDER_MAX, manual_start
 from .state import Settings
+from .tables import as_percent
+from .text import strategy_label
 
 __all__ = [
     "METRIC_COLUMNS",
+    "SIDE_OPTIONS",
     "SWEEP_STRATEGIES",
     "configurations",
     "metric_names",
@@ -32,7 +36,7 @@ GOLD_METRICS = ("iou", "recall", "precision")
 METRIC_COLUMNS = {
     "size": st.column_config.NumberColumn("chunks"),
     "tokens_used": st.column_config.NumberColumn("tokens used"),
-    "budget_use": st.column_config.NumberColumn("budget use", format="percent"),
+    "budget_use": st.column_config.NumberColumn("budget use", format="%.1f%%"),  # as_percent
     "objective": st.column_config.NumberColumn("F", format="%.4f"),
     "relevance_sum": st.column_config.NumberColumn("Σ relevance", format="%.4f"),
     "relevance_mean": st.column_config.NumberColumn("mean relevance", format="%.4f"),
@@ -53,11 +57,58 @@ def _init(key: str, value: object, force: bool = False) -> None:
         st.session_state[key] = value
 
 
-def _manual_from_adaptive(settings: Settings, side: str) -> None:
-    """On switching a side to manual λ: start at that side's adaptive λ."""
-    if st.session_state[f"cmp_{side}_lam_mode"] == "manual":
-        budget = int(st.session_state[f"cmp_{side}_budget"])
-        st.session_state[f"cmp_{side}_lam"] = manual_start(settings.replace(budget=budget))
+def _strategy(raw: str) -> str:
+    if raw not in STRATEGIES:
+        raise ValueError(f"expected one of {', '.join(STRATEGIES)}")
+    return raw
+
+
+def _budget(raw: str) -> int:
+    value = int(raw)  # ValueError: not a whole number
+    if value < 1:
+        raise ValueError("must be ≥ 1")
+    return value
+
+
+def _lam(raw: str) -> float | str:
+    if raw == "adaptive":
+        return raw
+    value = float(raw)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError("must be 'adaptive' or a number ≥ 0")
+    return value
+
+
+def _lam_text(value: float | str) -> str:
+    return "adaptive" if value == "adaptive" else state.url_number(float(value))
+
+
+#: The URL options of each side: ``a_strategy``, ``a_budget``, ``a_lam`` (``adaptive`` or a
+#: number), and the same with ``b_``.
+SIDE_OPTIONS: dict[str, tuple[state.Option, state.Option, state.Option]] = {
+    side: (
+        state.Option(f"{side}_strategy", _strategy),
+        state.Option(f"{side}_budget", _budget),
+        state.Option(f"{side}_lam", _lam, _lam_text),
+    )
+    for side in ("a", "b")
+}
+
+
+def _follow_sidebar(settings: Settings) -> None:
+    """Reset A and B to the sidebar's settings when those changed since the last run here
+    (not on the first run of a session, which takes A and B from the URL)."""
+    lam = settings.selector.lam
+    source = (settings.pool, settings.strategy, settings.budget, lam)
+    previous = st.session_state.get("cmp_source")
+    st.session_state["cmp_source"] = source
+    if previous is None or previous == source:
+        return
+    for side, (strategy, budget, side_lam) in SIDE_OPTIONS.items():
+        if side == "a":
+            state.set_option(strategy, settings.strategy)
+        state.set_option(budget, settings.budget)
+        state.set_option(side_lam, lam)
 
 
 def configurations(settings: Settings, low: int, high: int) -> dict[str, Settings]:
@@ -65,35 +116,45 @@ def configurations(settings: Settings, low: int, high: int) -> dict[str, Setting
 
     A follows the sidebar (and B its budget and λ) until the user changes them here; a
     change of pool, strategy, budget or λ in the sidebar resets them to the new values.
+    All six values are in the URL (:data:`SIDE_OPTIONS`).
     """
-    lam = settings.selector.lam
-    source = (settings.pool, settings.strategy, settings.budget, lam)
-    changed = st.session_state.get("cmp_source") != source
-    st.session_state["cmp_source"] = source
-    start = manual_start(settings) if lam == "adaptive" else float(lam)
+    _follow_sidebar(settings)
     configs = {}
-    for column, (side, strategy) in zip(
-        st.columns(2), (("a", settings.strategy), ("b", "topk_same_k")), strict=True
-    ):
-        _init(f"cmp_{side}_strategy", strategy, changed and side == "a")
-        _init(f"cmp_{side}_budget", settings.budget, changed)
-        _init(f"cmp_{side}_lam_mode", settings.lam_mode, changed)
-        _init(f"cmp_{side}_lam", start, changed)
-        budget_key = f"cmp_{side}_budget"
-        st.session_state[budget_key] = min(max(int(st.session_state[budget_key]), low), high)
+    defaults = {"a": settings.strategy, "b": "topk_same_k"}
+    step = pools.budget_step(high)
+    for column, (side, options) in zip(st.columns(2), SIDE_OPTIONS.items(), strict=True):
+        strategy_option, budget_option, lam_option = options
+        lam_default = settings.selector.lam
+
+        def to_manual(mode: str, side: str = side) -> float | str:
+            if mode == "adaptive":
+                return "adaptive"
+            budget = int(state.option(SIDE_OPTIONS[side][1], settings.budget))
+            return manual_start(settings.replace(budget=budget))
+
         with column:
             st.subheader(side.upper())
-            choice = st.selectbox("Strategy", options=STRATEGIES, key=f"cmp_{side}_strategy")
-            budget = st.number_input("Budget (tokens)", min_value=low, max_value=high, step=50,
-                                     key=budget_key)  # fmt: skip
-            mode = st.radio("λ", options=("adaptive", "manual"), horizontal=True,
-                            key=f"cmp_{side}_lam_mode", on_change=_manual_from_adaptive,
-                            args=(settings, side))  # fmt: skip
-            side_lam: Any = "adaptive"
-            if mode == "manual":
-                top = max(LAM_SLIDER_MAX, float(st.session_state[f"cmp_{side}_lam"]))
-                side_lam = st.number_input("λ value", min_value=0.0, max_value=top, step=0.01,
-                                           format="%.4f", key=f"cmp_{side}_lam")  # fmt: skip
+            choice = state.bind_option(st.selectbox, strategy_option, f"cmp_{side}_strategy",
+                                       "Strategy", options=STRATEGIES, default=defaults[side],
+                                       format_func=strategy_label)  # fmt: skip
+            budget = state.bind_option(
+                st.number_input, budget_option, f"cmp_{side}_budget", "Budget (tokens)",
+                default=settings.budget, min_value=low, max_value=high, step=step,
+                to_widget=lambda b: min(max(int(b), low), high), from_widget=int,
+            )  # fmt: skip
+            side_lam = state.bind_option(
+                st.radio, lam_option, f"cmp_{side}_lam_mode", "λ", default=lam_default,
+                options=("adaptive", "manual"), horizontal=True,
+                to_widget=lambda v: "adaptive" if v == "adaptive" else "manual",
+                from_widget=to_manual,
+            )  # fmt: skip
+            if side_lam != "adaptive":
+                top = max(LAM_SLIDER_MAX, float(side_lam))
+                side_lam = state.bind_option(
+                    st.number_input, lam_option, f"cmp_{side}_lam", "λ value",
+                    default=lam_default, min_value=0.0, max_value=top, step=0.01,
+                    format="%.4f", to_widget=float, from_widget=float,
+                )  # fmt: skip
         configs[side.upper()] = settings.replace(
             strategy=choice, budget=int(budget), lam=side_lam, step=None, chunk=None
         )
@@ -129,7 +190,7 @@ def metrics_frame(pool: Pool, configs: dict[str, Settings], names: list[str]) ->
     for name, config in configs.items():
         values = compute.metrics_of(compute.selection_key(config)).as_dict()
         rows.append({"config": name, **{m: values[m] for m in names}})
-    return pd.DataFrame(rows)
+    return as_percent(pd.DataFrame(rows), "budget_use")
 
 
 def sweep_controls(pool: Pool, high: int) -> tuple[tuple[int, ...], tuple[str, ...], str]:

@@ -14,6 +14,7 @@ budget sweeps draw a progress bar while they run (``ui.progress``).
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,7 @@ __all__ = [
     "clear",
     "exact",
     "exact_ready",
+    "fingerprint",
     "gold_positions",
     "guarantee_of",
     "lam_sweep_of",
@@ -72,7 +74,8 @@ EXACT_AUTO_MAX = 20
 
 @dataclass(frozen=True)
 class PoolKey:
-    """A registered pool: its key in ``ui.pools`` and the fingerprint of its contents."""
+    """A registered pool: its key in ``ui.pools`` and the fingerprint of its contents (the
+    key itself tells pools with other gold labels or answers apart: ``ui.pools.pool_digest``)."""
 
     name: str
     fingerprint: str
@@ -96,14 +99,37 @@ class SelectionKey:
         return dataclasses.replace(self, **changes)
 
 
+# Pool.fingerprint hashes every vector; a pool never changes, so once per object is enough.
+# Keyed by id() (a Pool compares by value, so it is not hashable), with a weak reference
+# that drops the entry when the pool goes.
+_FINGERPRINTS: dict[int, tuple[weakref.ref[Pool], str]] = {}
+
+
+def fingerprint(pool: Pool) -> str:
+    """``pool.fingerprint``, computed once per pool object."""
+    ident = id(pool)
+    known = _FINGERPRINTS.get(ident)
+    if known is not None and known[0]() is pool:
+        return known[1]
+    value = pool.fingerprint
+    _FINGERPRINTS[ident] = (weakref.ref(pool, lambda _: _FINGERPRINTS.pop(ident, None)), value)
+    return value
+
+
 def pool_key(name: str) -> PoolKey:
     """The key of the registered pool ``name`` (PoolError if there is none)."""
-    return PoolKey(name, pools.get_pool(name).fingerprint)
+    return PoolKey(name, fingerprint(pools.get_pool(name)))
 
 
 def selection_key(settings: Settings) -> SelectionKey:
-    """The cache key of what ``settings`` select: the one place a key is made from them."""
-    return SelectionKey(pool_key(settings.pool), settings.budget, settings.strategy,
+    """The cache key of what ``settings`` select: the one place a key is made from them.
+
+    The budget is capped at the pool's total tokens (a larger one buys nothing more; the
+    settings keep the user's value for the next pool).
+    """
+    pool = pools.get_pool(settings.pool)
+    budget = min(settings.budget, pools.budget_limits(pool)[1])
+    return SelectionKey(PoolKey(settings.pool, fingerprint(pool)), budget, settings.strategy,
                         settings.selector)  # fmt: skip
 
 

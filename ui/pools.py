@@ -1,29 +1,30 @@
-"""The pools of this server process, by key, and where each comes from.
+"""The pools of this server process, by key, and which session may open each.
 
 Pools live in a process-wide registry (``st.cache_resource``) under a short key:
 
 - ``<file stem>``: a bundled pool (``data/*.json``, or ``$ADAGRES_DATA_DIR``), loaded on
-  first use;
-- ``upload-<12 hex>``: an uploaded pool file (:func:`load_upload`);
-- ``corpus-<12 hex>``: a pool built from documents and a query (:func:`build_from_documents`);
+  first use; shared by every session;
 - ``fanoutqa-<index>``: the FanOutQA dev sub-question pool at that index (optional data
-  packages, see ``adagres.pools.datasets``); :func:`get_pool` rebuilds it on demand (from
-  the disk cache), so such keys survive the URL round trip on a new session or server;
-- ``drugs-<12 hex of the parameters>``: a drug-review pool built in corpus mode; it cannot
-  be rebuilt from its key, so a link to one falls back to the first pool (with the
-  sidebar's warning) once the server has restarted.
+  packages, see ``ui.corpora``); public data, shared, and rebuilt on demand from its key,
+  so such keys survive the URL round trip on a new session or server;
+- ``upload-<12 hex>``, ``corpus-<12 hex>``, ``drugs-<12 hex>``, ``live-<12 hex>``,
+  ``poolset-<12 hex>``: an uploaded pool file, a pool built from pasted documents, a
+  drug-review pool built in corpus mode, a pool read from the user's vector store, a pool
+  of the user's pool set. The hex is
+  :func:`pool_digest` of the prepared pool, so two different pools never share a key.
+  These are **private**: only the session that made them lists them or opens them
+  (:func:`claim`); a link to one in another session opens nothing of it and says so.
 
-Every pool in the registry has token counts and embeddings. Loading, counting and embedding
-report through ``ui.progress``.
+Every pool in the registry has token counts and embeddings (``ui.corpora`` prepares them).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import threading
-from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -33,36 +34,35 @@ from adagres.errors import PoolError
 from adagres.pools.io import load_pools
 from adagres.pools.pool import Pool
 
-from . import progress
-
 __all__ = [
+    "FANOUTQA_PREFIX",
+    "PRIVATE_KINDS",
     "ROOT",
     "add_pool",
     "budget_limits",
-    "build_drug_pool",
-    "build_from_documents",
+    "budget_step",
     "bundled_pools",
+    "claim",
     "data_dir",
-    "drug_conditions",
-    "drug_pool_key",
+    "fanoutqa_index",
     "fanoutqa_key",
-    "fanoutqa_questions",
     "get_pool",
-    "load_fanoutqa_pool",
-    "load_upload",
-    "open_drug_pool",
-    "open_fanoutqa_pool",
+    "is_private",
+    "pool_digest",
     "pool_keys",
     "pool_label",
-    "prepare_pool",
+    "put_public",
+    "registered",
     "resolvable",
     "short_hash",
+    "unavailable_reason",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TOKENIZER = "cl100k"
-Report = Callable[[str], None]
-Progress = Callable[[int, int], None]
+FANOUTQA_PREFIX = "fanoutqa-"
+#: Key prefixes of pools that belong to the session that made them.
+PRIVATE_KINDS = ("upload", "corpus", "drugs", "live", "poolset")
+_OWNED = "pools_owned"  # session state: {key: label} of the private pools this session made
 
 
 def data_dir() -> Path:
@@ -71,36 +71,71 @@ def data_dir() -> Path:
 
 
 def short_hash(data: bytes) -> str:
-    """12 hex characters of sha256 (names an uploaded file or a set of parameters)."""
+    """12 hex characters of sha256 (names a set of parameters)."""
     return hashlib.sha256(data).hexdigest()[:12]
 
 
+def pool_digest(pool: Pool) -> str:
+    """sha256 hex of everything that makes the pool what it is.
+
+    :attr:`Pool.fingerprint` covers the query, ids, texts, token counts, the embedding model
+    and the vectors, but not gold labels, answers, titles, scores, sources, metadata, the
+    tokenizer's name or the pool's extra fields: two files with the same texts and different
+    gold labels would share it. This digest adds all of those (each chunk's canonical form).
+    The file's name is not part of it: the same pool uploaded under two names is one pool.
+    """
+    rest = {
+        "fingerprint": pool.fingerprint,
+        "answers": list(pool.answers),
+        "tokenizer": pool.tokenizer,
+        "extra": pool.extra,
+        "chunks": [chunk.to_dict() for chunk in pool.chunks],
+    }
+    text = json.dumps(rest, ensure_ascii=False, sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def budget_limits(pool: Pool) -> tuple[int, int]:
-    """The budget slider's range for ``pool``: 1 to its total tokens (at least 1)."""
+    """The budget input's range for ``pool``: 1 to its total tokens (at least 1). A larger
+    budget buys nothing more: every chunk fits."""
     total = int(np.asarray(pool.token_counts).sum())
     return 1, max(total, 1)
+
+
+def budget_step(high: int) -> int:
+    """The budget input's +/- step: a round number (1, 2 or 5 × 10^k) near 1/40 of ``high``.
+
+    >>> budget_step(23_000), budget_step(1_000), budget_step(30)
+    (500, 20, 1)
+    """
+    rough = max(high / 40.0, 1.0)
+    power = 10 ** math.floor(math.log10(rough))
+    return int(next(m * power for m in (1, 2, 5, 10) if m * power >= rough * 0.75))
 
 
 # --------------------------------------------------------------------------- registry
 
 
 class Registry:
-    """Pools and their labels by key, shared by every session of this server process."""
+    """Pools by key, shared by every session of this server process (who may open which is
+    decided by :func:`get_pool`)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.pools: dict[str, Pool] = {}
-        self.labels: dict[str, str] = {}
+        self.labels: dict[str, str] = {}  # public pools only: private labels are per session
 
     def get(self, key: str) -> Pool | None:
         with self.lock:
             return self.pools.get(key)
 
-    def put(self, key: str, pool: Pool, label: str) -> Pool:
-        """Register ``pool`` under ``key`` unless one is there already; return the one kept."""
+    def put(self, key: str, pool: Pool, label: str | None = None) -> Pool:
+        """Register ``pool`` under ``key`` unless one is there already; return the one kept
+        (same key, same :func:`pool_digest`: the same pool)."""
         with self.lock:
             self.pools.setdefault(key, pool)
-            self.labels.setdefault(key, label)
+            if label is not None:
+                self.labels.setdefault(key, label)
             return self.pools[key]
 
     def names(self) -> list[str]:
@@ -114,6 +149,43 @@ def registry() -> Registry:
     return Registry()
 
 
+def registered(key: str) -> Pool | None:
+    """The pool registered under ``key``, whoever made it (tests and background work; pages
+    use :func:`get_pool`, which checks the session)."""
+    return registry().get(key)
+
+
+def is_private(key: str) -> bool:
+    """Whether ``key`` names a pool that belongs to the session that made it."""
+    return key.split("-", 1)[0] in PRIVATE_KINDS and "-" in key
+
+
+def _owned() -> dict[str, str]:
+    return st.session_state.setdefault(_OWNED, {})
+
+
+def claim(key: str, label: str) -> None:
+    """Make the private pool ``key`` this session's, listed as ``label``."""
+    _owned()[key] = label
+
+
+def add_pool(pool: Pool, kind: str, label: str) -> str:
+    """Register a prepared private pool for this session; return its key
+    (``<kind>-<12 hex of pool_digest>``)."""
+    if kind not in PRIVATE_KINDS:
+        raise ValueError(f"kind: expected one of {', '.join(PRIVATE_KINDS)}, got {kind!r}")
+    key = f"{kind}-{pool_digest(pool)[:12]}"
+    registry().put(key, pool)
+    claim(key, label)
+    return key
+
+
+def put_public(key: str, pool: Pool, label: str) -> str:
+    """Register a prepared pool every session may open (FanOutQA); return ``key``."""
+    registry().put(key, pool, label)
+    return key
+
+
 def bundled_pools() -> dict[str, Path]:
     """Bundled pool files by key (file stem), sorted by name."""
     folder = data_dir()
@@ -123,106 +195,27 @@ def bundled_pools() -> dict[str, Path]:
 
 
 def pool_keys() -> list[str]:
-    """Keys of every pool the user can choose: bundled ones first, then loaded ones."""
+    """Keys of every pool this session can choose: bundled ones first, then the public pools
+    loaded in this process, then this session's own."""
     keys = list(bundled_pools())
-    return keys + [key for key in registry().names() if key not in keys]
+    names = registry().names()
+    keys += [key for key in names if key not in keys and not is_private(key)]
+    return keys + [key for key in _owned() if key in names]
 
 
 def pool_label(key: str) -> str:
     """A short label for a pool key (plain text)."""
-    return registry().labels.get(key) or key.replace("_", " ")
+    return _owned().get(key) or registry().labels.get(key) or key.replace("_", " ")
 
 
-def prepare_pool(pool: Pool, report: Report | None = None) -> Pool:
-    """Return ``pool`` with token counts and embeddings, computing what is missing.
-
-    Counting uses cl100k; embedding uses the packaged MiniLM model (slow the first time:
-    ``report`` receives progress messages).
-    """
-    from adagres.pools.embed import ensure_embeddings
-    from adagres.pools.tokens import ensure_token_counts
-
-    say = report or (lambda message: None)
-    if pool.token_counts is None:
-        say(f"Counting tokens of {len(pool)} chunks ({DEFAULT_TOKENIZER})…")
-        pool = ensure_token_counts(pool, DEFAULT_TOKENIZER)
-    if pool.raw_embeddings is None or pool.raw_query_embedding is None:
-        say(f"Embedding {len(pool)} chunks and the query (MiniLM, on this machine)…")
-        pool = ensure_embeddings(
-            pool, progress=lambda done, total: say(f"Embedded {done} of {total} texts…")
+def unavailable_reason(key: str) -> str:
+    """Why ``key`` cannot be opened in this session (one sentence, names nothing of it)."""
+    if is_private(key):
+        return (
+            f"Pool {key!r} is not available in this session: uploaded and built pools stay "
+            "with the browser session that made them (and with this server run)."
         )
-    return pool
-
-
-def add_pool(pool: Pool, kind: str, label: str | None = None) -> str:
-    """Register a prepared pool; return its key (``<kind>-<12 hex of its fingerprint>``)."""
-    key = f"{kind}-{pool.fingerprint[:12]}"
-    registry().put(key, pool, label or f"{kind}: {pool.name or pool.query[:40]}")
-    return key
-
-
-def get_pool(key: str) -> Pool:
-    """The pool with this key, loading a bundled file or rebuilding a FanOutQA pool on first
-    use (PoolError if there is no such pool)."""
-    pool = registry().get(key)
-    if pool is not None:
-        return pool
-    path = bundled_pools().get(key)
-    if path is None and resolvable(key):
-        index = int(key[len(FANOUTQA_PREFIX) :])
-        ready = f"FanOutQA pool #{index} is ready"
-        with progress.status(f"Preparing FanOutQA pool #{index}…", ready) as note:
-            return get_pool(load_fanoutqa_pool(index, note))
-    if path is None:
-        raise PoolError(f"no pool with key {key!r}")
-    pool = load_pools(path)[0]
-    if pool.token_counts is None or pool.raw_embeddings is None:
-        with progress.status(f"Preparing {path.name}…", f"{path.name} is ready") as note:
-            pool = prepare_pool(pool, note)
-    return registry().put(key, pool, key.replace("_", " "))
-
-
-# --------------------------------------------------------------------------- uploads, documents
-
-
-def load_upload(name: str, content: bytes) -> str:
-    """Register the first pool of an uploaded file, prepared; return its key.
-
-    Any format :func:`adagres.load_pools` reads; AdagresError (the loader's message) if the
-    file is not a pool.
-    """
-    with progress.status(f"Loading {name}…", f"Loaded {name}") as note:
-        found = load_pools(content, name=name)
-        note(f"{len(found)} pool(s) in the file; using the first.")
-        return add_pool(prepare_pool(found[0], note), "upload", f"upload: {name}")
-
-
-def build_from_documents(
-    documents: Mapping[str, str], query: str, *, size: int, overlap: int, top_n: int
-) -> str:
-    """Chunk and embed ``documents`` (name -> text), keep the ``top_n`` chunks closest to
-    ``query`` and register that pool; return its key (AdagresError on bad input)."""
-    from adagres.pools.corpus import pool_from_documents
-
-    with progress.status("Building the pool…", "Pool built"), progress.bar("Embedding…") as report:
-        built = pool_from_documents(
-            dict(documents), query, size=size, overlap=overlap, top_n=top_n,
-            progress=_embedding_progress(report),
-        )  # fmt: skip
-    return add_pool(built, "corpus", f"documents: {query[:40]}")
-
-
-def _embedding_progress(report: Callable[..., None]) -> Progress:
-    return lambda done, total: report(done / max(total, 1), f"Embedded {done} of {total} texts")
-
-
-# --------------------------------------------------------------------------- real corpora
-
-FANOUTQA_PREFIX = "fanoutqa-"
-_FANOUTQA_NOTE = (
-    "Loading the FanOutQA pools (the first time builds a BM25 index over 10,033 Wikipedia "
-    "summaries, about 10 s; then they are read from the disk cache)…"
-)
+    return f"Pool {key!r} is not available here."
 
 
 def fanoutqa_key(index: int) -> str:
@@ -230,111 +223,34 @@ def fanoutqa_key(index: int) -> str:
     return f"{FANOUTQA_PREFIX}{int(index)}"
 
 
-def _fanoutqa_index(key: str) -> int | None:
+def fanoutqa_index(key: str) -> int | None:
+    """The sub-question index of a ``fanoutqa-<index>`` key, else None."""
     rest = key[len(FANOUTQA_PREFIX) :] if key.startswith(FANOUTQA_PREFIX) else ""
     return int(rest) if rest.isdigit() and rest == str(int(rest)) else None
 
 
 def resolvable(key: str) -> bool:
-    """Whether :func:`get_pool` can build the pool ``key`` on demand (``fanoutqa-<index>``)."""
-    return _fanoutqa_index(key) is not None
+    """Whether the pool ``key`` can be built on demand from its key (``fanoutqa-<index>``)."""
+    return fanoutqa_index(key) is not None
 
 
-@st.cache_data(show_spinner=False)
-def fanoutqa_questions() -> list[str]:
-    """The FanOutQA dev sub-questions; position i is pool ``fanoutqa-<i>``.
+def get_pool(key: str) -> Pool:
+    """The pool with this key, loading a bundled file on first use.
 
-    Read from the dataset files (about 0.3 s), without building the pools. PoolError (not
-    cached) when the optional data packages are missing.
+    PoolError if there is no such pool, or if it is another session's private pool (the
+    message names nothing of it). FanOutQA pools are built by ``ui.corpora`` first.
     """
-    from adagres import datasets
+    if is_private(key) and key not in _owned():
+        raise PoolError(unavailable_reason(key))
+    pool = registry().get(key)
+    if pool is not None:
+        return pool
+    path = bundled_pools().get(key)
+    if path is None:
+        raise PoolError(f"no pool with key {key!r}")
+    pool = load_pools(path)[0]
+    if pool.token_counts is None or pool.raw_embeddings is None:
+        from .corpora import prepare_bundled
 
-    # Same list, same order as datasets.fanoutqa_pools() builds its pools from.
-    return [str(leaf["question"]) for leaf in datasets.sub_questions()]
-
-
-@st.cache_resource(show_spinner=False)
-def _fanoutqa_pools() -> list[Pool]:
-    from adagres.pools.datasets import fanoutqa_pools
-
-    return fanoutqa_pools()
-
-
-def load_fanoutqa_pool(index: int, report: Report | None = None) -> str:
-    """Register the pool of FanOutQA dev sub-question ``index``, prepared; return its key.
-
-    The pools are built once (BM25, ~10 s) and then read from the disk cache; the chosen
-    pool's tokens are counted and its texts embedded with the packaged model (``report``
-    receives progress messages). PoolError if the data packages are missing or the index
-    is out of range.
-    """
-    key = fanoutqa_key(index)
-    if registry().get(key) is not None:
-        return key
-    if report:
-        report(_FANOUTQA_NOTE)
-    pools = _fanoutqa_pools()
-    if not 0 <= int(index) < len(pools):
-        raise PoolError(f"FanOutQA has {len(pools)} dev sub-question pools; no pool #{index}")
-    pool = prepare_pool(pools[int(index)], report)
-    registry().put(key, pool, f"FanOutQA #{index}: {pool.query[:40]}")
-    return key
-
-
-def open_fanoutqa_pool(index: int) -> str:
-    """:func:`load_fanoutqa_pool` with a status box; return the key."""
-    ready = f"FanOutQA pool #{index} is ready"
-    with progress.status(f"Loading FanOutQA pool #{index}…", ready) as note:
-        return load_fanoutqa_pool(index, note)
-
-
-@st.cache_data(show_spinner=False)
-def drug_conditions() -> list[tuple[str, int]]:
-    """(condition, number of reviews) of the drug reviews, most frequent first (PoolError if
-    the package is missing)."""
-    from adagres.pools.datasets import conditions
-
-    return [(str(name), int(count)) for name, count in conditions() if str(name).strip()]
-
-
-def drug_pool_key(query: str, condition: str | None, size: int, overlap: int, top_n: int) -> str:
-    """``drugs-<12 hex>``: the key of the drug-review pool built with these parameters."""
-    params = json.dumps([query, condition, int(size), int(overlap), int(top_n)])
-    return f"drugs-{short_hash(params.encode())}"
-
-
-def build_drug_pool(
-    query: str,
-    condition: str | None,
-    size: int,
-    overlap: int,
-    top_n: int,
-    on_progress: Progress | None = None,
-) -> str:
-    """Build (once per parameters) and register a drug-review pool in corpus mode; return its
-    key. ``on_progress(done, total)`` follows the embedding; AdagresError on bad input."""
-    from adagres.pools.datasets import drug_review_pool
-
-    key = drug_pool_key(query, condition, size, overlap, top_n)
-    if registry().get(key) is not None:
-        return key
-    pool = drug_review_pool(
-        query,
-        condition=condition,
-        size=int(size),
-        overlap=int(overlap),
-        top_n=int(top_n),
-        progress=on_progress,
-    )
-    where = f" ({condition})" if condition else ""
-    registry().put(key, pool, f"drug reviews{where}: {query[:40]}")
-    return key
-
-
-def open_drug_pool(query: str, condition: str | None, size: int, overlap: int, top_n: int) -> str:
-    """:func:`build_drug_pool` with a status box and a progress bar; return the key."""
-    with (
-        progress.status("Building the drug-review pool…", "Pool built"),
-        progress.bar("Chunking and embedding the reviews…") as report,
-    ):
-        return build_drug_pool(query, condition, size, overlap, top_n, _embedding_progress(report))
+        pool = prepare_bundled(pool, path.name)
+    return registry().put(key, pool, key.replace("_", " "))

@@ -1,32 +1,45 @@
-"""The one way the data layer draws while it works: a status box, a progress bar, a spinner.
+"""The one way the data layer draws while it works: a progress bar, a spinner, a followed job.
 
-``ui.pools`` and ``ui.compute`` never call ``st.status``, ``st.progress`` or ``st.spinner``
+``ui.pools``, ``ui.corpora`` and ``ui.compute`` never call ``st.progress`` or ``st.spinner``
 themselves; they report through these helpers, and only outside Streamlit's cache
 functions (a cache replays the elements drawn while it ran, so a finished bar would come
 back on every hit). Labels and messages are shown literally (Markdown-escaped): they may
-quote file names.
+quote file names. Whatever these helpers draw is gone once the work has ended, whether it
+succeeded or failed: the caller shows the outcome.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import streamlit as st
 
+from adagres.errors import AdagresError
+
+from . import jobs
 from .text import escape_md
 
-__all__ = ["bar", "spinner", "status"]
+__all__ = ["bar", "describe", "follow", "seconds", "spinner", "status"]
+
+POLL_SECONDS = 0.25
 
 
 @contextmanager
 def status(label: str, done: str) -> Iterator[Callable[[str], None]]:
-    """A status box labelled ``label`` while the block runs, ``done`` (collapsed) after it.
+    """A status box labelled ``label`` while the block runs, ``done`` (collapsed) after it;
+    removed altogether when the block raises (the caller shows the error).
 
     Yields ``note(message)``, which writes one line into the box.
     """
-    with st.status(escape_md(label), expanded=True) as box:
-        yield lambda message: box.write(escape_md(message))
+    holder = st.empty()
+    with holder.status(escape_md(label), expanded=True) as box:
+        try:
+            yield lambda message: box.write(escape_md(message))
+        except BaseException:
+            holder.empty()
+            raise
         box.update(label=escape_md(done), state="complete", expanded=False)
 
 
@@ -54,3 +67,58 @@ def spinner(label: str) -> Iterator[None]:
     """A spinner while the block runs (Streamlit shows it only after half a second)."""
     with st.spinner(escape_md(label)):
         yield
+
+
+def seconds(value: float) -> str:
+    """A duration for an estimate: "under a second", "about 7 s", "about 2 min".
+
+    >>> seconds(0.4), seconds(7.2), seconds(130)
+    ('under a second', 'about 7 s', 'about 2 min')
+    """
+    if value < 1:
+        return "under a second"
+    if value < 90:
+        return f"about {round(value)} s"
+    return f"about {round(value / 60)} min"
+
+
+def describe(job: jobs.Job) -> str:
+    """The bar's text: what the job does now, the time it took so far and what is left."""
+    return (
+        f"{job.label}: {job.message} · {job.elapsed():.0f} s so far, "
+        f"{seconds(job.remaining())} left"
+    )
+
+
+def _fraction(job: jobs.Job) -> float:
+    if job.fraction is not None:
+        return job.fraction
+    total = job.elapsed() + job.remaining()
+    return min(job.elapsed() / total, 0.95) if total > 0 else 0.0
+
+
+def follow(job: jobs.Job, *, key: str) -> Any:
+    """Show ``job`` (progress, estimate, a Cancel button keyed ``key``) until it ends, then
+    remove that and return its result.
+
+    Raises :class:`ui.jobs.Cancelled` when the user cancelled it (at once: a job stuck in a
+    step that does not report keeps running in the background and its result is dropped),
+    and the job's own error otherwise (an AdagresError as a fresh exception of its type, so
+    the message shows once). Any click elsewhere on the page ends this run; the page then
+    follows the same job again (``ui.pool_sources`` keeps which one is pending).
+    """
+    holder = st.empty()
+    with holder.container():
+        shown = st.progress(_fraction(job), text=escape_md(describe(job)))
+        st.button("Cancel", key=key, on_click=jobs.cancel, args=(job.name,),
+                  icon=":material/cancel:")  # fmt: skip
+    while not job.wait(POLL_SECONDS) and not job.cancelled:
+        shown.progress(_fraction(job), text=escape_md(describe(job)))
+    holder.empty()
+    if job.cancelled:
+        raise jobs.Cancelled(job.label)
+    if isinstance(job.error, AdagresError):
+        raise type(job.error)(str(job.error))
+    if job.error is not None:
+        raise job.error
+    return job.result

@@ -5,13 +5,18 @@ pays numba's compilation (``adagres.figures.projection.warm_up``), then fits UMA
 pool in the order asked; until a pool's UMAP is ready the map uses PCA (milliseconds), and
 the page polls (``ui.render.wait_for_projection``) to redraw when it lands. Set
 ``ADAGRES_PROJECTION=pca`` to never start UMAP (tests, benchmarks).
+
+The worker is a daemon thread: a server told to stop (SIGTERM, Ctrl-C) exits at once
+instead of waiting for a compilation or a fit to finish (a ``ThreadPoolExecutor`` worker
+is joined at interpreter exit, which held the server for tens of seconds).
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -36,22 +41,36 @@ class ProjectionStore:
         self.method = method
         self._lock = threading.Lock()
         self._done: dict[tuple[PoolKey, str], Projection] = {}
-        self._pending: dict[tuple[PoolKey, str], Future[Projection]] = {}
-        self._executor: ThreadPoolExecutor | None = None
+        self._pending: set[tuple[PoolKey, str]] = set()
+        self._tasks: queue.SimpleQueue[Callable[[], object]] | None = None
         if method == "umap":
             from adagres.figures.projection import warm_up
 
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="umap")
-            self._executor.submit(warm_up)
+            self._tasks = queue.SimpleQueue()
+            self._tasks.put(warm_up)
+            threading.Thread(target=self._work, name="umap", daemon=True).start()
+
+    def _work(self) -> None:
+        """Run the queued tasks one by one, for the life of the process."""
+        assert self._tasks is not None
+        while True:
+            task = self._tasks.get()
+            try:
+                task()
+            except Exception:  # a failed fit leaves the pool on PCA; keep serving the others
+                continue
 
     def _fit(self, key: tuple[PoolKey, str], pool: Pool) -> Projection:
         from adagres.figures.projection import project
 
         prepared = pool.prepared  # unit rows already: project() does not check them again
-        result = project(prepared, prepared.query, method=key[1], seed=0)
+        try:
+            result = project(prepared, prepared.query, method=key[1], seed=0)
+        finally:
+            with self._lock:
+                self._pending.discard(key)
         with self._lock:
             self._done[key] = result
-            self._pending.pop(key, None)
         return result
 
     def get(self, key: PoolKey, pool: Pool) -> tuple[Projection, str, bool]:
@@ -60,8 +79,9 @@ class ProjectionStore:
         with self._lock:
             if best in self._done:
                 return self._done[best], self.method, False
-            if self._executor is not None and best not in self._pending:
-                self._pending[best] = self._executor.submit(self._fit, best, pool)
+            if self._tasks is not None and best not in self._pending:
+                self._pending.add(best)
+                self._tasks.put(lambda: self._fit(best, pool))
             ready = self._done.get(fast)
         if ready is None:
             ready = self._fit(fast, pool)

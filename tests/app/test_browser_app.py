@@ -1,0 +1,225 @@
+"""In Chromium: the replay plays every step with every figure in step, a click on a chunk
+opens its verdict in view, uploads stay in their browser session, and the server stops
+promptly on SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+import pytest
+from browser_support import (
+    CHROMIUM,
+    FLAGS,
+    click_chunk,
+    in_view,
+    server,
+    step_views,
+    wait_for_app,
+)
+from playwright.sync_api import sync_playwright
+from synthetic import synthetic_pool
+
+from adagres import select
+from adagres.pools.io import load_pool
+
+PACE = 1.5  # seconds per step, chosen in the page
+
+
+@pytest.fixture(scope="module")
+def app(pools_dir, tmp_path_factory):
+    with server(tmp_path_factory.mktemp("logs"), ADAGRES_DATA_DIR=str(pools_dir)) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield chromium
+        chromium.close()
+
+
+def eight_step_budget(pools_dir) -> int:
+    pool = load_pool(pools_dir / "medium.json")
+    for budget in range(300, 4000, 10):
+        run = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget, trace=False)
+        if len(run.steps) == 8:
+            return budget
+    raise AssertionError("no budget gives an 8-step run")
+
+
+def play_and_watch(page, seconds: float) -> list[tuple[float, dict]]:
+    """Click Play and record every change of what the views show, with its time."""
+    page.get_by_role("button", name="Play").click()
+    start, seen, last = time.monotonic(), [], None
+    while time.monotonic() - start < seconds:
+        views = step_views(page)
+        if views != last:
+            seen.append((time.monotonic() - start, views))
+            last = views
+        page.wait_for_timeout(40)
+    return seen
+
+
+def choose_pace(page, seconds: float) -> None:
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="Pace").click()
+    page.get_by_role("option", name=f"{seconds:g} s", exact=True).click()
+    wait_for_app(page)
+
+
+def test_play_draws_every_step_in_turn_with_every_figure(app, browser, pools_dir):
+    budget = eight_step_budget(pools_dir)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{app.url}/?pool=medium&budget={budget}")
+    wait_for_app(page)
+    choose_pace(page, PACE)
+    assert step_views(page)["sentence"] == 8
+    seen = play_and_watch(page, 8 * PACE + 6)
+
+    # Every step in turn: from Play on, the step sentence went 1, 2, …, 8, none skipped.
+    start = next(k for k, (_, views) in enumerate(seen) if views["sentence"] == 1)
+    seen = seen[start:]
+    order = [
+        v["sentence"]
+        for k, (_, v) in enumerate(seen)
+        if k == 0 or v["sentence"] != seen[k - 1][1]["sentence"]
+    ]
+    assert order == list(range(1, 9)), order
+    firsts: dict[int, float] = {}
+    for at, views in seen:
+        firsts.setdefault(views["sentence"], at)
+    # At every step there was a moment when all the views showed that step, the winner's
+    # ring on the last pick and the budget bar holding the picks so far.
+    rings = {}
+    for step in range(1, 9):
+        agreed = [v for _, v in seen if v["sentence"] == v["map"] == v["timeline"] == step]
+        assert agreed, f"step {step}: the views never agreed: {[v for _, v in seen][:40]}"
+        views = agreed[-1]
+        assert views["bar"] == views["picks"] == min(step, 7)
+        if step <= 7:  # an accepted pick: the ring is on it
+            assert views["ring"] == pytest.approx(views["last_pick"])
+        rings[step] = None if views["ring"] is None else tuple(views["ring"])  # None: nothing fits
+    assert all(rings[k] != rings[k + 1] for k in range(1, 8)), rings  # the winner moved
+    # A steady pace, the one chosen: the old player ended an 8-step run in about 3 s.
+    gaps = [firsts[k + 1] - firsts[k] for k in range(1, 8)]
+    assert 0.7 * PACE <= statistics.median(gaps) <= 1.5 * PACE, gaps
+    assert firsts[8] - firsts[1] >= 7 * PACE * 0.8, gaps
+    page.wait_for_timeout(int(3 * PACE * 1000))
+    assert page.get_by_role("button", name="Play").count() == 1  # stopped at the end
+    page.close()
+
+
+def test_pause_holds_the_step(app, browser, pools_dir):
+    budget = eight_step_budget(pools_dir)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{app.url}/?pool=medium&budget={budget}")
+    wait_for_app(page)
+    page.get_by_role("button", name="Play").click()
+    # Click Pause the moment step 3 shows (a click from the page itself: Playwright's own
+    # click waits for the button to hold still, and the playing fragment redraws it).
+    page.wait_for_function(
+        """() => {
+          const shown = [...document.querySelectorAll('[data-testid="stText"]')]
+              .some(e => e.innerText.startsWith('Step 3 of'));
+          const pause = [...document.querySelectorAll('button')]
+              .find(b => b.innerText.trim().endsWith('Pause'));
+          if (shown && pause) { pause.click(); return true; }
+          return false;
+        }""",
+        timeout=30_000,
+        polling=20,
+    )
+    wait_for_app(page)
+    held = step_views(page)
+    assert held["sentence"] in (3, 4)
+    page.wait_for_timeout(4000)
+    now = step_views(page)
+    assert now == held and now["sentence"] == now["map"] == now["timeline"]
+    assert f"step={held['sentence']}" in page.url
+    page.close()
+
+
+def test_a_click_on_a_chunk_opens_its_verdict_in_view(app, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{app.url}/?pool=medium&budget=1500")
+    wait_for_app(page)
+    # On the Selection page's map: the Why-dropped page opens on that chunk's verdict.
+    click_chunk(page, 5)
+    page.wait_for_url("**/why?**", timeout=30_000)
+    wait_for_app(page)
+    assert "chunk=c0005" in page.url
+    assert page.locator("#verdict").inner_text() == "Verdict on c0005"
+    assert in_view(page, "verdict")
+    ringed = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+        .flatMap(p => (p.data || []).map(t => t.name)).filter(n => n.startsWith('inspected'))""")
+    assert ringed == ["inspected: c0005"]
+    # On the Why page's map, below the verdict: the new verdict comes into view.
+    click_chunk(page, 30)
+    page.wait_for_url("**chunk=c0030**", timeout=30_000)
+    wait_for_app(page)
+    assert page.locator("#verdict").inner_text() == "Verdict on c0030"
+    assert in_view(page, "verdict")
+    # In the table at the bottom: the same.
+    table = page.locator('[data-testid="stDataFrame"]').last
+    table.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    assert not in_view(page, "verdict")
+    box = table.bounding_box()
+    page.mouse.click(box["x"] + 18, box["y"] + 35 * 3 + 17)  # the checkbox of row 2
+    page.wait_for_url("**chunk=c0002**", timeout=30_000)
+    wait_for_app(page)
+    assert page.locator("#verdict").inner_text() == "Verdict on c0002"
+    assert in_view(page, "verdict")
+    page.close()
+
+
+def test_uploads_stay_in_their_browser_context(app, browser, tmp_path):
+    secret = "SECRET-c41e: only the uploading browser may see this"
+    pool = synthetic_pool(12, seed=41)
+    pool["query"] = secret  # shown as text on the Pool page (chunk texts are in a canvas)
+    path = tmp_path / "team-notes.json"
+    path.write_text(json.dumps(pool), encoding="utf-8")
+
+    mine = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = mine.new_page()
+    page.goto(f"{app.url}/pool?pool=tiny")
+    wait_for_app(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').first.set_input_files(path)
+    page.wait_for_url("**pool=upload-**", timeout=60_000)
+    wait_for_app(page)
+    key = page.url.split("pool=")[1].split("&")[0]
+    assert secret in page.locator("body").inner_text()
+
+    theirs = browser.new_context(viewport={"width": 1400, "height": 1000})
+    other = theirs.new_page()
+    other.goto(f"{app.url}/pool?pool=tiny")
+    wait_for_app(other)
+    other.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    options = other.get_by_role("option").all_inner_texts()
+    assert options and not any("team-notes" in o or "upload" in o for o in options), options
+    other.keyboard.press("Escape")
+    # A link to the other session's upload opens nothing of it and says so.
+    other.goto(f"{app.url}/pool?pool={key}")
+    wait_for_app(other)
+    text = other.locator("body").inner_text()
+    assert "not available in this session" in text and key in text
+    assert "team-notes" not in text and secret not in text
+    assert f"pool={key}" not in other.url
+    mine.close()
+    theirs.close()
+
+
+def test_the_server_stops_within_seconds_of_sigterm(browser, pools_dir, tmp_path):
+    """With the real projection, the server's UMAP worker is busy compiling (numba) right
+    after the first page: the server must not wait for it to exit."""
+    with server(tmp_path, ADAGRES_DATA_DIR=str(pools_dir), ADAGRES_PROJECTION="umap") as running:
+        page = browser.new_page()
+        page.goto(f"{running.url}/?pool=tiny")
+        page.wait_for_selector("h1", timeout=90_000)
+        page.wait_for_timeout(1500)  # the warm-up has started
+        page.close()
+        seconds = running.stop(timeout=30)
+        assert running.process.returncode is not None
+    assert seconds < 5.0, f"the server took {seconds:.1f} s to stop"
