@@ -4,6 +4,7 @@ import streamlit as st
 
 from adagres.errors import AdagresError
 from adagres.eval.report import tradeoff_figure
+from adagres.eval.results import corpus_summary
 from ui import evidence, render, state
 from ui.sidebar import sidebar
 
@@ -34,10 +35,7 @@ budgets = [int(b) for b in stamp["config"]["budgets"]]
 budget = right.selectbox("Budget (tokens)", budgets, key="ev_budget")
 info = doc["corpora"][corpus]
 st.text(info["description"])
-st.caption(
-    f"{info['queries']} queries · {info['with_gold']} with a gold chunk in the pool · "
-    f"{info['answerable']} of {info['with_answers']} with answers have one in the pool"
-)
+st.caption(corpus_summary(info))
 
 # ---- figure and table from results.json
 st.subheader("Recall against redundancy")

@@ -20,8 +20,9 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from .aggregate import METRIC_LABELS, interval_text
-from .results import primary_label, strategy_table, write_results
+from .results import corpus_summary, primary_label, strategy_table, write_results
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
+from .strategies import BASELINE_BUDGET
 
 __all__ = ["PLOTLY_JS", "tradeoff_figure", "tradeoff_points", "write_report"]
 
@@ -40,7 +41,11 @@ _FAMILY_SYMBOLS = {
 def tradeoff_points(document: Mapping[str, Any], corpus: str) -> list[dict[str, Any]]:
     """One point per (strategy, budget) of ``corpus``: ``x`` = mean pairwise cosine of the
     selection minus topk_budget's (paired mean over queries), ``y`` = the primary metric's
-    mean, ``y_low``/``y_high`` its bootstrap interval."""
+    mean, ``y_low``/``y_high`` its bootstrap interval, ``n`` the queries it is measured on
+    and ``n_all`` those of topk_budget (fewer for a strategy that was not solved or not run
+    on every query)."""
+    full = {(e["corpus"], e["budget"]): e["metrics"][e["primary"]]["n"]
+            for e in document["aggregates"] if e["strategy"] == BASELINE_BUDGET}  # fmt: skip
     points = []
     for entry in document["aggregates"]:
         if entry["corpus"] != corpus:
@@ -58,6 +63,8 @@ def tradeoff_points(document: Mapping[str, Any], corpus: str) -> list[dict[str, 
                 "y": y["mean"],
                 "y_low": y["low"],
                 "y_high": y["high"],
+                "n": y["n"],
+                "n_all": full.get((corpus, entry["budget"]), y["n"]),
             }
         )
     return points
@@ -68,7 +75,8 @@ def tradeoff_figure(
 ) -> go.Figure:
     """The recall–redundancy trade-off of ``corpus``: one panel per budget (two per row),
     one marker per strategy (x: Δ mean pairwise cosine vs topk_budget, paired over queries;
-    y: the primary metric with its 95 % CI). Markers: the strategy's family."""
+    y: the primary metric with its 95 % CI). Markers: the strategy's family; an open marker
+    is measured on fewer queries than topk_budget (see the hover)."""
     points = tradeoff_points(document, corpus)
     budgets = sorted({p["budget"] for p in points})
     label = primary_label(document, corpus)
@@ -99,7 +107,8 @@ def tradeoff_figure(
                         "color": colour[p["strategy"]],
                         "size": 10,
                         "opacity": 0.85,
-                        "symbol": _FAMILY_SYMBOLS.get(p["family"], "circle"),
+                        "symbol": _FAMILY_SYMBOLS.get(p["family"], "circle")
+                        + ("-open" if p["n"] < p["n_all"] else ""),
                     },
                     error_y={
                         "type": "data",
@@ -109,7 +118,8 @@ def tradeoff_figure(
                         "thickness": 1,
                         "width": 3,
                     },
-                    hovertemplate=f"{p['strategy']} · {budget} tokens<br>Δ cosine %{{x:+.3f}}"
+                    hovertemplate=f"{p['strategy']} · {budget} tokens · {p['n']} of "
+                    f"{p['n_all']} queries<br>Δ cosine %{{x:+.3f}}"
                     f"<br>{label} %{{y:.3f}}<extra></extra>",
                 ),
                 **where,
@@ -237,11 +247,10 @@ def _markdown(
             "",
             info["description"],
             "",
-            f"{info['queries']} queries; {info['with_gold']} with a gold chunk in the pool; "
-            f"{info['answerable']} of {info['with_answers']} with answers have one in the "
-            f"pool. Mean {info['mean_chunks']:.1f} chunks, {info['mean_pool_tokens']:.0f} "
-            f"tokens and pairwise cosine {info['mean_similarity']:.3f} per pool. Primary "
-            f"metric: {METRIC_LABELS[info['primary']]}.",
+            f"{corpus_summary(info)} Mean {info['mean_chunks']:.1f} chunks, "
+            f"{info['mean_pool_tokens']:.0f} tokens and pairwise cosine "
+            f"{info['mean_similarity']:.3f} per pool. Primary metric: "
+            f"{METRIC_LABELS[info['primary']]}.",
             "",
         ]
         for budget in config["budgets"]:

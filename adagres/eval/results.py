@@ -24,6 +24,7 @@ __all__ = [
     "FORMAT",
     "TABLE_COLUMNS",
     "corpus_names",
+    "corpus_summary",
     "primary_label",
     "read_results",
     "rounded",
@@ -176,6 +177,23 @@ def strategy_table(document: Mapping[str, Any], corpus: str, budget: int) -> lis
             }
         )
     return out
+
+
+def corpus_summary(info: Mapping[str, Any]) -> str:
+    """One sentence on a corpus's queries: how many have gold chunks and answers in the pool.
+
+    >>> corpus_summary({"queries": 3, "with_gold": 2, "with_answers": 0, "answerable": 0})
+    '3 queries; 2 with a gold chunk in the pool; no answer strings.'
+    """
+    answers = (
+        f"{info['answerable']} of the {info['with_answers']} with answer strings have one in "
+        "the pool"
+        if info["with_answers"]
+        else "no answer strings"
+    )
+    return (
+        f"{info['queries']} queries; {info['with_gold']} with a gold chunk in the pool; {answers}."
+    )
 
 
 def primary_label(document: Mapping[str, Any], corpus: str) -> str:
