@@ -109,12 +109,14 @@ def small_problem(seed: int):
     return g, w, tokens, int(rng.integers(0, 120))
 
 
+def completions(g, w, tokens, budget, which=lambda T: True):
+    values = [float(g[list(T)].sum() - 0.5 * w[np.ix_(T, T)].sum())
+              for T in subsets(len(g)) if tokens[list(T)].sum() <= budget and which(T)]  # fmt: skip
+    return max(values, default=-np.inf)
+
+
 def best_completion(g, w, tokens, budget):
-    return max(
-        float(g[list(T)].sum() - 0.5 * w[np.ix_(T, T)].sum())
-        for T in subsets(len(g))
-        if tokens[list(T)].sum() <= budget
-    )
+    return completions(g, w, tokens, budget)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -132,14 +134,19 @@ def test_split_and_convex_bounds_are_upper_bounds(seed):
     rng = np.random.default_rng(seed)
     # Valid from any point and after any number of steps, not only at convergence.
     for start, steps in ((None, 60), (rng.random(len(g)), 1), (rng.random(len(g)), 5)):
-        bound, x = bounds.convex_bound(g + e / 2, q, tokens.astype(float), budget, k, start,
-                                       lipschitz, target=-np.inf, iterations=steps)  # fmt: skip
-        assert bound >= best - 1e-9
-        assert ((x >= 0) & (x <= 1)).all() and tokens @ x <= budget + 1e-9
+        r = bounds.convex_bound(g + e / 2, q, tokens.astype(float), budget, k, start,
+                                lipschitz, target=-np.inf, iterations=steps)  # fmt: skip
+        assert r.bound >= best - 1e-9
+        assert ((r.x >= 0) & (r.x <= 1)).all() and tokens @ r.x <= budget + 1e-9
+        for i in range(len(g)):  # the bounds on completions with and without each chunk
+            assert r.with_[i] >= completions(g, w, tokens, budget, lambda T, i=i: i in T) - 1e-9
+            assert (
+                r.without[i] >= completions(g, w, tokens, budget, lambda T, i=i: i not in T) - 1e-9
+            )
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_knapsack_lp_bounds_the_lp_and_is_exact_without_the_count(seed):
+def test_knapsack_lp_bounds_the_lp_and_each_fixing(seed):
     from scipy.optimize import linprog
 
     rng = np.random.default_rng(seed)
@@ -147,10 +154,21 @@ def test_knapsack_lp_bounds_the_lp_and_is_exact_without_the_count(seed):
     c, tokens = rng.normal(size=n), rng.integers(0, 30, n).astype(float)
     budget, k = float(rng.integers(0, 100)), int(rng.integers(0, n + 1))
     rows = np.vstack([tokens, np.ones(n)])
-    lp = linprog(-c, A_ub=rows, b_ub=[budget, k], bounds=(0, 1), method="highs")
-    assert bounds.knapsack_lp(c, tokens, budget, k) >= -lp.fun - 1e-9
+
+    def lp(fixed=None):
+        box = [(0, 1)] * n
+        if fixed is not None:
+            box[fixed[0]] = (fixed[1], fixed[1])
+        out = linprog(-c, A_ub=rows, b_ub=[budget, k], bounds=box, method="highs")
+        return -out.fun if out.status == 0 else -np.inf  # infeasible: nothing to bound
+
+    dual = bounds.knapsack_lp(c, tokens, budget, k)
+    assert dual.value >= lp() - 1e-9
+    for i in range(n):
+        assert dual.with_()[i] >= lp((i, 1)) - 1e-9
+        assert dual.without()[i] >= lp((i, 0)) - 1e-9
     free = linprog(-c, A_ub=tokens[None, :], b_ub=[budget], bounds=(0, 1), method="highs")
-    assert bounds.knapsack_lp(c, tokens, budget, n) == pytest.approx(-free.fun, abs=1e-9)
+    assert bounds.knapsack_lp(c, tokens, budget, n).value == pytest.approx(-free.fun, abs=1e-9)
 
 
 @pytest.mark.parametrize("seed", range(30))

@@ -9,10 +9,50 @@ never its answer.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ABS_TOL", "convex_bound", "count_fit", "knapsack_lp", "project", "shift", "split_bound"]
+__all__ = [
+    "ABS_TOL",
+    "Dual",
+    "Relaxation",
+    "convex_bound",
+    "count_fit",
+    "knapsack_lp",
+    "max_gain",
+    "project",
+    "rounded",
+    "shift",
+    "split_bound",
+]
+
+
+class Dual(NamedTuple):
+    """A bound of :func:`knapsack_lp` and its reduced values r_j = c_j − μ·ℓ_j − ν."""
+
+    value: float
+    reduced: np.ndarray
+
+    def with_(self) -> np.ndarray:
+        """The bound with each s_i fixed at 1."""
+        return np.asarray(self.value + np.minimum(self.reduced, 0.0))
+
+    def without(self) -> np.ndarray:
+        """The bound with each s_i fixed at 0."""
+        return np.asarray(self.value - np.maximum(self.reduced, 0.0))
+
+
+class Relaxation(NamedTuple):
+    """What :func:`convex_bound` proves: a bound on the node, the point x̄ it stopped at,
+    and bounds on the completions that contain (``with_``) or avoid (``without``) each
+    open chunk, from the tangent plane at x̄."""
+
+    bound: float
+    x: np.ndarray
+    with_: np.ndarray
+    without: np.ndarray
+
 
 #: Absolute tolerance of the solver on F (a node is cut off when it cannot win by more).
 ABS_TOL = 1e-9
@@ -22,51 +62,84 @@ def count_fit(tokens: np.ndarray, budget: float) -> int:
     return int(np.searchsorted(np.cumsum(np.sort(tokens)), budget, side="right"))
 
 
+def rounded(x: np.ndarray, tokens: np.ndarray, budget: int) -> list[int]:
+    """Chunks by decreasing x, each taken while it fits (a relaxed point made a set)."""
+    chosen, used = [], 0
+    for i in np.argsort(-x, kind="stable"):
+        if x[i] > 0 and used + tokens[i] <= budget:
+            chosen.append(int(i))
+            used += int(tokens[i])
+    return chosen
+
+
+def max_gain(weights: np.ndarray, a: np.ndarray, k: int) -> np.ndarray:
+    """Upper bound on each chunk's marginal gain a_i − Σ_{j∈S} w_ij over sets |S| < k:
+    a_i minus its k − 1 most negative pair weights (only the negative parts count)."""
+    if k <= 1 or len(a) < 2:
+        return a.copy()
+    rewards = np.sort(np.minimum(weights, 0.0), axis=1)[:, : k - 1]
+    return np.asarray(a - rewards.sum(axis=1))
+
+
 def split_bound(w_inf: np.ndarray, gain: np.ndarray, tokens: np.ndarray, budget: int) -> float:
     """Upper bound on max_{T⊆U, ℓ(T)≤b} Σ_{i∈T} g_i − Σ_{i<j∈T} w_ij (``w_inf``: W on U,
-    +inf on the diagonal).
+    +inf on the diagonal), the larger over m = |T| ≤ k (the most that fit) of two bounds:
 
-    For |T| = m, Σ_{i<j∈T} w_ij = ½·Σ_{i∈T} Σ_{j∈T∖i} w_ij ≥ ½·Σ_{i∈T} L_i(m − 1), with
-    L_i(q) the sum of the q smallest w_ij (j ∈ U∖i); so the best T of size m is worth at most
-    the sum of the m largest positive v_i(m) = g_i − ½·L_i(m − 1). m ≤ k (the most that fit).
+    - split: Σ_{i<j∈T} w_ij = ½·Σ_{i∈T} Σ_{j∈T∖i} w_ij ≥ ½·Σ_{i∈T} L_i(m − 1), with L_i(q)
+      the sum of the q smallest w_ij (j ∈ U∖i); so T is worth at most the sum of the m
+      largest positive v_i = g_i − ½·L_i(m − 1);
+    - pairs (m ≥ 2): F(T) = Σ_{i<j∈T} h_ij with h_ij = (g_i + g_j)/(m − 1) − w_ij, which is
+      ½·Σ_{i∈T} Σ_{j∈T∖i} h_ij ≤ ½·(the m largest H_i), H_i the sum of row i's m − 1
+      largest h_ij: it sees that a chunk's partners must be worth something themselves.
     """
     k = count_fit(tokens, budget)
     if k == 0:
         return 0.0
-    values = np.empty((len(gain), k))
+    u = len(gain)
+    values = np.empty((u, k))
     values[:, 0] = gain
     if k > 1:
         lightest = np.sort(w_inf, axis=1)[:, : k - 1]
         values[:, 1:] = gain[:, None] - 0.5 * np.cumsum(lightest, axis=1)
     tops = np.cumsum(np.maximum(-np.sort(-values, axis=0), 0.0), axis=0)
-    return max(0.0, float(tops[np.arange(k), np.arange(k)].max()))
+    per_size = tops[np.arange(k), np.arange(k)]  # index m − 1
+    pair_sum = gain[:, None] + gain[None, :]
+    for m in range(2, k + 1):
+        if per_size[m - 1] <= 0:
+            continue
+        h = pair_sum / (m - 1) - w_inf  # −inf on the diagonal
+        rows = -np.partition(-h, m - 2, axis=1)[:, : m - 1].sum(axis=1)
+        pairs = -0.5 * np.partition(-rows, m - 1)[:m].sum() if m < u else 0.5 * rows.sum()
+        per_size[m - 1] = min(per_size[m - 1], pairs)
+    return max(0.0, float(per_size.max()))
 
 
-def knapsack_lp(c: np.ndarray, tokens: np.ndarray, budget: float, k: int) -> float:
-    """Upper bound on max c·s over s ∈ [0,1]^U, ℓ·s ≤ b, Σs ≤ k (the LP's value or above).
+def knapsack_lp(c: np.ndarray, tokens: np.ndarray, budget: float, k: int) -> Dual:
+    """Upper bound on max c·s over s ∈ [0,1]^U, ℓ·s ≤ b, Σs ≤ k, from LP duality.
 
-    For any ν ≥ 0 the LP is at most ν·k + max (c − ν)·s over the box and the budget alone,
-    which is the fractional knapsack (exact, items by c/ℓ). ν = 0 and ν = the (k+1)-th
-    largest c are tried and the smaller bound kept.
+    For any μ, ν ≥ 0 and s in that set, c·s = Σ_j r_j·s_j + μ·ℓ·s + ν·Σs ≤ Σ_j max(0, r_j)
+    + μ·b + ν·k with r = c − μ·ℓ − ν; with s_i fixed at 1 the bound drops by
+    max(0, r_i) − r_i, at 0 by max(0, r_i) (``Dual.with_``, ``Dual.without``). μ is the
+    critical ratio c/ℓ of the fractional knapsack (which makes the bound its exact value when
+    ν = 0); ν = 0 and ν = the (k+1)-th largest c are tried and the smaller bound kept.
     """
 
-    def fractional(c: np.ndarray) -> float:
-        keep = c > 0
-        cs, ls = c[keep], tokens[keep]
-        order = np.argsort(-cs / np.maximum(ls, 1e-300), kind="stable")
-        cs, ls = cs[order], ls[order]
-        cum = np.cumsum(ls)
-        full = int(np.searchsorted(cum, budget, side="right"))
-        total = float(cs[:full].sum())
-        if full < len(cs):
-            total += (budget - (cum[full - 1] if full else 0.0)) / ls[full] * cs[full]
-        return total
+    def dual(nu: float) -> Dual:
+        cs = c - nu
+        keep = cs > 0
+        ratio = cs[keep] / np.maximum(tokens[keep], 1e-300)
+        order = np.argsort(-ratio, kind="stable")
+        full = int(np.searchsorted(np.cumsum(tokens[keep][order]), budget, side="right"))
+        mu = float(ratio[order[full]]) if full < len(order) else 0.0
+        reduced = cs - mu * tokens
+        return Dual(float(np.maximum(reduced, 0.0).sum()) + mu * budget + nu * k, reduced)
 
-    best = fractional(c)
+    best = dual(0.0)
     if k < len(c):
         nu = float(np.partition(c, len(c) - k - 1)[len(c) - k - 1])
         if nu > 0:
-            best = min(best, nu * k + fractional(c - nu))
+            other = dual(nu)
+            best = other if other.value < best.value else best
     return best
 
 
@@ -96,8 +169,8 @@ def convex_bound(
     start: np.ndarray | None,
     lipschitz: float,
     target: float,
-    iterations: int = 60,
-) -> tuple[float, np.ndarray]:
+    iterations: int = 20,
+) -> Relaxation:
     """Upper bound on max f(x) = c·x − ½·xᵀQx over P = {[0,1]^U, ℓ·x ≤ b, Σx ≤ k}, Q ⪰ 0.
 
     Used with Q = W_U + e·I and c = g + e/2, e ≥ −λ_min(W_U): for binary x (x_i² = x_i),
@@ -105,10 +178,14 @@ def convex_bound(
     at any point x̄, f(x) ≤ f(x̄) + ∇f(x̄)·(x − x̄) and max_P f ≤ f(x̄) − ∇f(x̄)·x̄ +
     :func:`knapsack_lp` (∇f(x̄)): valid whatever x̄ is; accelerated projected gradient
     (FISTA, restarted when f drops) only brings x̄ close to the maximiser. Stops early once
-    the bound is ≤ ``target`` (the node is cut off). Returns the bound and x̄.
+    the bound is ≤ ``target`` (the node is cut off) or falls too slowly to get there. The
+    per-chunk bounds apply :class:`Dual`'s fixing to the same tangent plane (f(x̄) −
+    ∇f(x̄)·x̄ is a constant).
     """
     x = np.zeros(len(c)) if start is None else start
     y, t, best, last = x, 1.0, math.inf, -math.inf
+    at = Dual(math.inf, np.zeros(len(c)))
+    offset = 0.0
     for step in range(1, iterations + 1):
         new = project(y + (c - q @ y) / lipschitz, tokens, budget)
         t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
@@ -117,13 +194,17 @@ def convex_bound(
             qx = q @ x
             grad = c - qx
             value = float(c @ x - 0.5 * (x @ qx))
-            best = min(best, value - float(grad @ x) + knapsack_lp(grad, tokens, budget, k))
+            at, offset = knapsack_lp(grad, tokens, budget, k), value - float(grad @ x)
+            before, best = best, min(best, offset + at.value)
             if best <= target or best - value <= ABS_TOL:
+                break
+            # At the rate it has been falling the bound will not reach the target: stop.
+            if (before - best) * (iterations - step) / 5 < best - target:
                 break
             if value < last:
                 y, t = x, 1.0
             last = value
-    return best, x
+    return Relaxation(best, x, offset + at.with_(), offset + at.without())
 
 
 def shift(weights: np.ndarray) -> float:

@@ -1,20 +1,21 @@
 """The exact optimum of F within the budget: branch and bound, seeded by the greedy.
 
 Maximise F(S) = Σ_{i∈S} a_i − Σ_{i<j∈S} w_ij subject to Σ_{i∈S} ℓ_i ≤ T, with a_i = α·r_i
-and w_ij = λ·s̃_ij (s̃ = max(0, s − τ) with a floor τ, else the signed cosine s); with
-x ∈ {0,1}^N and W symmetric with a zero diagonal, F(x) = a·x − ½·xᵀWx. :func:`solve`
-applies the proven reductions of :func:`reduce`, takes the best greedy run improved by
-:func:`local_search` as the incumbent, then searches depth first, one chunk in or out per
-branch. A node (a set S in, a set U open) is cut off when an upper bound on its completions
-is no better than the incumbent: :func:`split_bound` (cheap) first, then
-:func:`convex_bound` (a concave relaxation over the knapsack polytope). When time runs out,
-the largest bound still open bounds the optimum: the result carries the proven gap
-(:class:`ExactResult`); ``proven`` is True only when nothing open can beat the set by more
-than max(1e-9, rel_gap·|F|).
+and w_ij = λ·s̃_ij (s̃ = max(0, s − τ) with a floor τ, else the signed cosine s); with x ∈
+{0,1}^N and W symmetric with a zero diagonal, F(x) = a·x − ½·xᵀWx. :func:`solve` applies the
+proven reductions of :func:`reduce`, takes the best greedy run improved by
+:func:`local_search` as the incumbent, then branches one chunk in or out at a time, taking
+the open node with the largest bound and diving from it. A node (a set S in, a set U open)
+is cut off when an upper bound on its completions is no better than the incumbent:
+:func:`split_bound` (cheap) first, then :func:`convex_bound` (a concave relaxation over the
+knapsack polytope). When time runs out, the largest bound still open bounds the optimum: the
+result carries the proven gap (:class:`ExactResult`); ``proven`` is True only when nothing
+open can beat the set by more than max(1e-9, rel_gap·|F|).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError, SolverError
-from .bounds import ABS_TOL, convex_bound, count_fit, shift, split_bound
+from .bounds import ABS_TOL, convex_bound, count_fit, max_gain, rounded, shift, split_bound
 from .greedy import POLICY_RULES, Rule, Terms, objective_value
 from .guarantee import guarantee
 from .prepared import PreparedPool
@@ -98,15 +99,6 @@ class ExactResult:
 
 def relative(gap: float, of: float) -> float:
     return 0.0 if gap == 0 else (gap / abs(of) if of != 0 else math.inf)
-
-
-def max_gain(weights: np.ndarray, a: np.ndarray, k: int) -> np.ndarray:
-    """Upper bound on each chunk's marginal gain a_i − Σ_{j∈S} w_ij over sets |S| < k:
-    a_i minus its k − 1 most negative pair weights (only the negative parts count)."""
-    if k <= 1 or len(a) < 2:
-        return a.copy()
-    rewards = np.sort(np.minimum(weights, 0.0), axis=1)[:, : k - 1]
-    return np.asarray(a - rewards.sum(axis=1))
 
 
 def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
@@ -189,30 +181,37 @@ Node = tuple[tuple[int, ...], np.ndarray, np.ndarray, float, int, "np.ndarray | 
 def search(
     p: Problem, start: list[int], value: float, deadline: float, rel_gap: float
 ) -> tuple[list[int], float, float, int]:
-    """Depth-first branch and bound from the incumbent ``start`` (F = ``value``).
+    """Branch and bound from the incumbent ``start`` (F = ``value``), best bound first.
 
-    A node is (S in, U open, gains g_i = a_i − Σ_{j∈S} w_ij on U, F(S), tokens left,
-    warm start, shift e, |U| when e was computed, an upper bound on its subtree). The
-    branch chunk is the one the relaxation values most; "in" is explored first when its
-    relaxed value is ≥ ½. The shift is recomputed when U has shrunk by a tenth (λ_min of a
-    principal submatrix is never lower, so the relaxation only tightens). Returns the best
-    set, its F, an upper bound on the optimum (F itself when the search finished) and the
-    node count.
+    A node is (S in, U open, gains g_i = a_i − Σ_{j∈S} w_ij on U, F(S), tokens left, warm
+    start, shift e, |U| when e was computed, an upper bound on its subtree). The branch
+    chunk is the one the relaxation values most; the search dives into "in" when its relaxed
+    value is ≥ ½ (else "out") and queues the other child by its bound; when a dive ends, the
+    queued node with the largest bound is next, so the largest open bound (the proven upper
+    bound at a time-out) keeps falling while dives find incumbents. The shift is recomputed
+    when U has shrunk by a fifth (λ_min of a principal submatrix is never lower, so the
+    relaxation only tightens). Returns the best set, its F, an upper bound on the optimum (F
+    itself when the search finished) and the node count.
     """
     w, tok = p.weights, p.tokens
     tok_f = tok.astype(np.float64)
-    w_inf = w.copy()
-    np.fill_diagonal(w_inf, np.inf)
     e0 = shift(w)
     # The step is 1/lipschitz; a floor keeps it finite when Q ≈ 0 (then the bound is exact).
     lipschitz = max(float(np.linalg.eigvalsh(w)[-1]) + e0, 1e-3) if len(w) else 1.0
     root: Node = ((), np.arange(len(w)), p.relevance_term.copy(), 0.0, p.budget, None, e0,
                   len(w), math.inf)  # fmt: skip
-    stack, best, nodes = [root], list(start), 0
-    while stack:
+    heap: list[tuple[float, int, Node]] = []  # nodes by decreasing bound, then by age
+    dive: Node | None = root
+    best, nodes = list(start), 0
+    tried = useful = 0  # relaxations computed, and those that cut or dropped something
+    while dive is not None or heap:
         if nodes and time.perf_counter() > deadline:  # the root is always bounded
-            return best, value, max(value, max(node[-1] for node in stack)), nodes
-        chosen, open_, gain, f, left, warm, e, n_shift, parent = stack.pop()
+            open_bounds = [-b for b, _, _ in heap] + ([dive[-1]] if dive is not None else [])
+            return best, value, max(value, *open_bounds), nodes
+        if dive is None:
+            dive = heapq.heappop(heap)[2]
+        chosen, open_, gain, f, left, warm, e, n_shift, parent = dive
+        dive = None
         tol = max(ABS_TOL, rel_gap * abs(value))
         if parent <= value + tol:
             continue
@@ -220,26 +219,54 @@ def search(
         if f > value:
             value, best = f, list(chosen)
         target = value + tol - f
-        if not len(open_) or split_bound(w_inf[np.ix_(open_, open_)], gain, tok[open_],
-                                         left) <= target:  # fmt: skip
+        if not len(open_):
             continue
-        if len(open_) <= 0.9 * n_shift:
-            e, n_shift = shift(w[np.ix_(open_, open_)]), len(open_)
-        q = w[np.ix_(open_, open_)]
-        q[np.diag_indices_from(q)] = e
-        k = count_fit(tok[open_], left)
-        bound, x = convex_bound(gain + e / 2, q, tok_f[open_], left, k, warm, lipschitz, target)
-        if bound <= target:
+        q = w[np.ix_(open_, open_)]  # W on U: +inf on the diagonal for the split bound
+        np.fill_diagonal(q, np.inf)
+        cheap = split_bound(q, gain, tok[open_], left)
+        if cheap <= target:
             continue
-        j = int(np.argmax(x))
+        with_ = without = np.full(len(open_), cheap)
+        x = warm if warm is not None else np.clip(gain / max(gain.max(), 1e-300), 0.0, 1.0)
+        # The relaxation costs ~10x the cheap bound: used while it cuts (or drops chunks
+        # from) at least a quarter of the nodes it is tried on, and on every 16th node.
+        if 4 * useful >= tried - 8 or nodes % 16 == 0:
+            tried += 1
+            np.fill_diagonal(q, 0.0)
+            if len(open_) <= 0.8 * n_shift:
+                e, n_shift = shift(q), len(open_)
+            np.fill_diagonal(q, e)  # Q = W_U + e·I
+            k = count_fit(tok[open_], left)
+            r = convex_bound(gain + e / 2, q, tok_f[open_], left, k, warm, lipschitz, target)
+            if r.bound <= target:
+                useful += 1
+                continue
+            if nodes == 1:  # the root's relaxed optimum, rounded and improved: an incumbent
+                found, f_found = local_search(p, rounded(r.x, tok, p.budget))
+                if f_found > value:
+                    value, best = f_found, found
+            # A chunk whose completions are all bounded by the target is dropped from this
+            # subtree; one whose avoiding completions are is forced in (no "out" branch).
+            keep = r.with_ > target
+            useful += int(not keep.all())
+            open_, gain, x = open_[keep], gain[keep], r.x[keep]
+            with_, without = np.minimum(r.with_[keep], cheap), np.minimum(r.without[keep], cheap)
+            if not len(open_):
+                continue
+        forced = without <= target
+        j = int(np.argmax(forced)) if forced.any() else int(np.argmax(x))
         i = int(open_[j])
         rest, rest_gain, rest_x = np.delete(open_, j), np.delete(gain, j), np.delete(x, j)
         fits = tok[rest] <= left - tok[i]
         inside = rest[fits]
         take: Node = ((*chosen, i), inside, rest_gain[fits] - w[i, inside], f + float(gain[j]),
-                      left - int(tok[i]), rest_x[fits], e, n_shift, f + bound)  # fmt: skip
-        skip: Node = (chosen, rest, rest_gain, f, left, rest_x, e, n_shift, f + bound)
-        stack += [skip, take] if x[j] >= 0.5 else [take, skip]
+                      left - int(tok[i]), rest_x[fits], e, n_shift,
+                      f + float(with_[j]))  # fmt: skip
+        skip: Node = (chosen, rest, rest_gain, f, left, rest_x, e, n_shift, f + float(without[j]))
+        # Dive into the child the relaxation prefers; the other waits in the heap.
+        dive, other = (take, skip) if forced[j] or x[j] >= 0.5 else (skip, take)
+        if not forced[j]:
+            heapq.heappush(heap, (-other[-1], nodes, other))
     return best, value, value, nodes
 
 

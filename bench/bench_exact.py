@@ -1,0 +1,126 @@
+"""Benchmark of the exact solver: time to a proven optimum, the gap left, the greedy's real gap.
+
+Run from the repository root:
+
+    .venv/bin/python bench/bench_exact.py                 # writes bench/exact_results.json
+    .venv/bin/python bench/bench_exact.py --repeats 1 --seeds 1 --json /tmp/r.json
+
+Cases: the three bundled pools (data/*.json) and seeded synthetic 100-chunk pools
+(bench_select.make_pool: unit vectors around the query and a few topic centres, d = 384,
+tokens 40-160), each at budgets 300, 600, 900 and 1200, with adaptive λ and the default
+settings, and with ``redundancy_floor="pool"``. For each: the seconds the solver took
+(median over ``--repeats`` rounds, the rounds interleaved over all cases so that drift of
+the machine hits them alike), whether it proved the optimum within the time limit, the
+proven gap when it did not, F(greedy) / F(optimum) and the paper's bound
+(1 − 1/e)·OPT − k·ε/e next to F(greedy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import platform
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+for path in (ROOT, ROOT / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from bench_select import make_pool  # noqa: E402
+
+import adagres  # noqa: E402
+from adagres.core import exact  # noqa: E402
+from adagres.core.selection import resolve_terms  # noqa: E402
+
+BUDGETS = (300, 600, 900, 1200)
+FLOORS: tuple[str | None, ...] = (None, "pool")
+BUNDLED = ("biomedical_redundant", "distinct_topics", "open_domain_scattered")
+
+
+def pools(seeds: int) -> list[tuple[str, adagres.PreparedPool]]:
+    out = [(name, adagres.load_pools(ROOT / "data" / f"{name}.json")[0].prepared)
+           for name in BUNDLED]  # fmt: skip
+    for seed in range(seeds):
+        q, chunks, tokens = make_pool(100, 384, seed)
+        out.append((f"synthetic-{seed}", adagres.prepare(q, chunks, tokens)))
+    return out
+
+
+def measure(pool: adagres.PreparedPool, budget: int, floor: str | None, limit: float) -> Any:
+    settings = adagres.Settings(redundancy_floor=floor)
+    greedy = adagres.select_prepared(pool, budget, settings, trace=False)
+    try:
+        return exact.optimality_gap(pool, budget, settings, greedy, time_limit=limit)
+    except adagres.SolverError as error:  # refused: the message says why
+        return str(error)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=3, help="synthetic pools")
+    parser.add_argument("--time-limit", type=float, default=exact.EXACT_TIME_LIMIT)
+    parser.add_argument("--json", type=Path, default=ROOT / "bench" / "exact_results.json")
+    args = parser.parse_args()
+    cases = [(name, pool, budget, floor) for name, pool in pools(args.seeds)
+             for floor in FLOORS for budget in BUDGETS]  # fmt: skip
+    runs: list[list[Any]] = [[] for _ in cases]
+    for round_ in range(args.repeats):  # interleaved: every case once per round
+        for i, (_name, pool, budget, floor) in enumerate(cases):
+            runs[i].append(measure(pool, budget, floor, args.time_limit))
+            print(f"round {round_ + 1}/{args.repeats}  case {i + 1}/{len(cases)}", end="\r",
+                  file=sys.stderr, flush=True)  # fmt: skip
+    rows = []
+    header = (f"{'pool':22} {'floor':5} {'T':>5} {'N':>4} {'cand':>4} {'k':>3} {'λ':>6} "
+              f"{'s (med)':>8} {'proven':>6} {'gap %':>7} {'greedy/opt':>10} {'F(greedy)':>9} "
+              f"{'bound':>8}")  # fmt: skip
+    print("\n" + header)
+    for (name, pool, budget, floor), results in zip(cases, runs, strict=True):
+        settings = adagres.Settings(redundancy_floor=floor)
+        terms = resolve_terms(pool, budget, settings)[0]
+        problem = exact.reduce(pool, budget, terms)
+        row: dict[str, Any] = {
+            "pool": name, "floor": floor, "budget": budget, "n_chunks": pool.n_chunks,
+            "candidates": len(problem.positions), "k_max": problem.k_max, "lam": terms.lam,
+        }  # fmt: skip
+        if isinstance(results[0], str):
+            row["refused"] = results[0]
+            print(f"{name:22} {floor or '-':5} {budget:>5} refused: {results[0][:60]}")
+            rows.append(row)
+            continue
+        last = results[-1]
+        ratio = last.greedy / last.optimum if last.optimum else 1.0
+        row.update(
+            seconds=[r.seconds for r in results],
+            seconds_median=statistics.median(r.seconds for r in results),
+            proven=all(r.proven for r in results),
+            optimum=last.optimum, upper_bound=last.upper_bound,
+            proven_gap=(last.upper_bound - last.optimum) / abs(last.optimum)
+            if last.optimum else 0.0,
+            greedy=last.greedy, greedy_over_opt=ratio, paper_bound=last.paper_bound,
+            bound_held=last.bound_held,
+        )  # fmt: skip
+        rows.append(row)
+        print(f"{name:22} {floor or '-':5} {budget:>5} {pool.n_chunks:>4} "
+              f"{row['candidates']:>4} {row['k_max']:>3} {terms.lam:>6.3f} "
+              f"{row['seconds_median']:>8.2f} {'yes' if row['proven'] else 'NO':>6} "
+              f"{100 * row['proven_gap']:>7.2f} {ratio:>10.4f} {last.greedy:>9.4f} "
+              f"{last.paper_bound:>8.4f}")  # fmt: skip
+    proven = sum(1 for r in rows if r.get("proven"))
+    within = sum(1 for r in rows if r.get("proven") and r["seconds_median"] <= 10.0)
+    print(f"\nproven: {proven} of {len(rows)} cases; proven within 10 s (median): {within}")
+    args.json.write_text(json.dumps({
+        "when": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "machine": {"python": platform.python_version(), "cpus": platform.machine()},
+        "time_limit": args.time_limit, "repeats": args.repeats, "rows": rows,
+    }, indent=1) + "\n")  # fmt: skip
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
