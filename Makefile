@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install run test test-fast lint format bench bench-browser eval eval-quick demo-data live-data browser clean
+.PHONY: install run test test-fast lint format bench bench-exact bench-browser eval eval-quick demo-data live-data browser clean
 
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ format: install
 bench: install
 	$(PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
 	$(PY) bench/bench_select.py
+
+# The exact solver on the bundled and synthetic pools (bench/exact_results.json).
+bench-exact: install
+	$(PY) bench/bench_exact.py
 
 # What a user waits for, in Chromium: control changes, page switches, cold launch.
 bench-browser: install browser
