@@ -234,6 +234,7 @@ def test_index_twice_replaces_and_keeps_metadata(lite, fake_encoder):
     chunks = chunk_documents(DOCS, size=6, overlap=2)
     cats = sum(1 for c in chunks if c.metadata["doc_id"] == "cats.md")
     first = milvus.index_documents(str(lite), "pets", DOCS, size=6, overlap=2)
+    release_lite(lite)  # as a new process finds it: the collection is released
     again = milvus.index_documents(str(lite), "pets", DOCS, size=6, overlap=2)
     assert first.rows == again.rows == first.chunks == len(chunks) and cats > 1
     # A document indexed again replaces its rows: cats.md now makes one chunk.

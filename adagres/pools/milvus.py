@@ -135,6 +135,7 @@ def index_chunks(
                 f"{layout.tokenizer!r}; these chunks are {matrix.shape[1]}-d from {model!r} "
                 f"counted with {tokenizer!r} (use another collection)"
             )
+        store.load(client, uri, collection)  # a reopened store holds it released
         _delete_documents(client, collection, sorted({r["doc_key"] for r in rows}), where)
         for start in range(0, len(rows), _BATCH):
             store.call(where + "insert", client.insert, collection, rows[start : start + _BATCH])

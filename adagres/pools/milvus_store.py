@@ -45,7 +45,9 @@ TOKENIZER_PROPERTY = "adagres.tokenizer"
 FORMAT_PROPERTY = "adagres.format"
 #: Byte limits of the VARCHAR fields of a collection made here.
 LENGTHS = {"chunk_id": 512, "doc_id": 1024, "title": 1024, "source": 2048, "text": 65535}
-_NOISY = ("pymilvus.decorators", "milvus_lite.server_manager")
+# pymilvus logs every failed call with a traceback; Milvus Lite's in-process gRPC server logs
+# calls it does not implement (AllocTimestamp), which pymilvus then does without.
+_NOISY = ("pymilvus.decorators", "milvus_lite.server_manager", "grpc._server")
 _SECRET_KEYS = {"token", "password", "api_key", "apikey", "secret"}
 
 
