@@ -35,5 +35,6 @@ pages = [
         "pages/5_compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
     ),
     st.Page("pages/6_why.py", title="Why dropped", icon=":material/help:", url_path="why"),
+    st.Page("pages/7_evidence.py", title="Evidence", icon=":material/labs:", url_path="evidence"),
 ]
 st.navigation(pages).run()
