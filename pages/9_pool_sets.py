@@ -1,0 +1,91 @@
+"""Pool sets: many queries at once; top-k against AdaGReS per query; open one in every page."""
+
+import streamlit as st
+
+from adagres.errors import AdagresError
+from ui import pools, render, state
+from ui import poolsets as ps
+from ui.sidebar import sidebar
+from ui.text import count
+
+# ---- controls
+settings = sidebar()
+st.title("Pool sets")
+st.caption(
+    "A JSONL file of pools, a folder of pool files, or a .json spec of queries against a "
+    "Milvus collection. Each query's pool is summarised at the budget below with the "
+    "sidebar's λ settings (top-k and AdaGReS) and with the recommended preset."
+)
+st.session_state.setdefault("ps_path", str(pools.data_dir()))  # the bundled demo pools
+st.session_state.setdefault("ps_budget", settings.budget)
+upload = st.file_uploader("Upload a pool set (.jsonl)", type=["jsonl"], key="ps_upload")
+if upload is not None and st.session_state.get("ps_uploaded") != upload.file_id:
+    st.session_state["ps_uploaded"] = upload.file_id
+    st.session_state["ps_path"] = ps.save_upload(upload.name, upload.getvalue())
+path = st.text_input("Or a path on this server", key="ps_path")
+budget = st.number_input("Budget (tokens)", min_value=1, step=100, key="ps_budget")
+
+# ---- cached call
+try:
+    pool_set = ps.open_set(path)
+    with st.spinner(f"Summarising {count(len(pool_set), 'piece')} on the local cores…"):
+        found = ps.rows(pool_set, settings.selector, int(budget))
+except AdagresError as error:
+    render.error(str(error))
+    st.stop()
+
+# ---- render
+st.text(f"{pool_set.source}: {count(len(found), 'query', 'queries')}")
+left, middle, right = st.columns(3)
+text = left.text_input("Query contains", key="ps_filter")
+min_dropped = middle.number_input(
+    "AdaGReS drops at least", min_value=0, value=0, step=1, key="ps_min_dropped"
+)
+gold_only = right.checkbox("Only queries with gold chunks", key="ps_gold_only")
+left, right = st.columns([3, 1])
+sort = left.selectbox("Sort by", ps.SORTABLE, format_func=ps.COLUMNS.get, key="ps_sort")
+descending = right.toggle("Descending", key="ps_descending")
+shown = ps.filter_rows(
+    found,
+    text=text,
+    min_dropped=int(min_dropped),
+    gold_only=gold_only,
+    sort=sort,
+    descending=descending,
+)
+st.caption(
+    f"{count(len(shown), 'query', 'queries')} of {len(found)}. cos: mean pairwise cosine of "
+    "the picks; dropped: chunks top-k keeps that AdaGReS (or the preset) drops. Click a row "
+    "to open its pool in every page."
+)
+render.table(
+    ps.frame(shown),
+    "ps_table",
+    on_select=ps.pick_from_table(pool_set, shown),
+    selection_mode="single-row",
+)
+ps.show_open_error()
+if shown:
+    render.metrics(
+        [
+            ("Mean top-k cos", f"{sum(r['topk_redundancy'] for r in shown) / len(shown):.3f}"),
+            ("Mean AdaGReS cos", f"{sum(r['adagres_redundancy'] for r in shown) / len(shown):.3f}"),
+            ("Queries with drops", sum(1 for r in shown if r["dropped"] > 0)),
+        ]
+    )
+    render.chart(ps.redundancy_figure(shown), "ps_redundancy")
+    render.chart(ps.dropped_figure(shown), "ps_dropped")
+
+    # ---- open a query's pool in every page (a click in the table, or this choice)
+    by_id = {row["query_id"]: row for row in shown}
+    chosen = st.selectbox(
+        "Query",
+        list(by_id),
+        key="ps_query",
+        format_func=lambda i: f"#{i} · {by_id[i]['query'][:90]}",
+    )
+    if st.button("Open in every page", key="ps_open", type="primary"):
+        ps.open_query(pool_set, by_id[chosen])
+        state.sync_url()
+        st.rerun()
+state.sync_url()

@@ -1,0 +1,124 @@
+"""AppTest tests of the Pool sets page: the table's numbers against the library's rows, the
+filters and sorting, opening a query's pool, errors, and one summary per file content."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import adagres
+from adagres.pools import poolsets
+from ui import pools
+from ui import poolsets as ps
+from ui.text import escape_md
+
+PAGE = "../../pages/9_pool_sets.py"
+TIMEOUT = 120
+BUDGET = 700
+
+
+def no_error(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def open_page(path: str | None = None, budget: int = BUDGET) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.query_params["pool"] = "tiny"
+    at.run()
+    if path is not None:
+        at.text_input(key="ps_path").set_value(str(path)).run()
+    at.number_input(key="ps_budget").set_value(budget).run()
+    return at
+
+
+def table(at: AppTest):
+    return next(df.value for df in at.dataframe if "AdaGReS cos" in df.value.columns)
+
+
+def test_the_table_holds_the_library_rows(pools_dir):
+    at = open_page()
+    no_error(at)
+    expected = poolsets.summarize(poolsets.load_pool_set(pools_dir), adagres.Settings(), BUDGET,
+                                  workers=1)  # fmt: skip
+    shown = table(at)
+    assert len(shown) == len(expected) == 3  # tiny, medium, large
+    for column, heading in ps.COLUMNS.items():
+        assert shown[heading].tolist() == [row[column] for row in expected], heading
+    assert len(at.get("plotly_chart")) == 2  # the two distributions
+
+
+def test_filters_and_sorting(pools_dir):
+    at = open_page()
+    found = poolsets.summarize(poolsets.load_pool_set(pools_dir), adagres.Settings(), BUDGET,
+                               workers=1)  # fmt: skip
+    at.selectbox(key="ps_sort").set_value("dropped").run()
+    at.toggle(key="ps_descending").set_value(True).run()
+    order = sorted(found, key=lambda r: (-r["dropped"], r["query_id"]))
+    assert table(at)["#"].tolist() == [r["query_id"] for r in order]
+    most = max(r["dropped"] for r in found)
+    at.number_input(key="ps_min_dropped").set_value(most).run()
+    assert table(at)["#"].tolist() == [r["query_id"] for r in order if r["dropped"] >= most]
+    at.number_input(key="ps_min_dropped").set_value(0).run()
+    at.text_input(key="ps_filter").set_value("no such words").run()
+    no_error(at)
+    assert table(at).empty and not at.get("plotly_chart")
+
+
+def test_open_a_query_in_every_page(pools_dir):
+    at = open_page()
+    at.selectbox(key="ps_query").set_value(1).run()
+    at.button(key="ps_open").click().run()
+    no_error(at)
+    key = at.session_state["settings"].pool
+    assert key.startswith("poolset-") and at.selectbox(key="sb_pool").value == key
+    set_ = poolsets.load_pool_set(pools_dir)
+    row = poolsets.summarize(set_, adagres.Settings(), BUDGET, workers=1)[1]
+    expected = poolsets.load_unit(set_.units[row["unit"]])[row["position"]]
+    assert pools.registered(key) == expected and at.query_params["pool"] == key
+
+
+def test_a_broken_line_is_named(pools_dir, tmp_path):
+    text = (pools_dir / "tiny.json").read_text()
+    path = tmp_path / "set.jsonl"
+    path.write_text(text.replace("\n", " ") + "\n" + '{"query": "q", "chunks": [}' + "\n")
+    at = open_page(path)
+    assert not at.exception
+    (message,) = [e.value for e in at.error]
+    assert message.startswith(escape_md("set.jsonl, line 2, column"))
+
+
+def test_one_summary_per_content_and_settings(pools_dir, tmp_path, monkeypatch):
+    calls = []
+    original = poolsets.summarize
+
+    def counting(*args, **kwargs):
+        calls.append(args[2])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(poolsets, "summarize", counting)
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "tiny.json").write_text((pools_dir / "tiny.json").read_text())
+    at = open_page(folder, budget=333)
+    assert calls[-1] == 333
+    calls.clear()
+    at.text_input(key="ps_filter").set_value("synthetic").run()  # reruns: no new summary
+    at.toggle(key="ps_descending").set_value(True).run()
+    assert calls == []
+    at.number_input(key="ps_budget").set_value(444).run()
+    at.number_input(key="ps_budget").set_value(333).run()  # computed before: from the cache
+    assert calls == [444]
+    (folder / "tiny.json").write_text((pools_dir / "medium.json").read_text())  # new content
+    at.run()
+    no_error(at)
+    assert calls == [444, 333] and len(table(at)) == 1
+
+
+@pytest.mark.parametrize("name", ["absent.jsonl", "empty"])
+def test_bad_paths(tmp_path, name):
+    (tmp_path / "empty").mkdir()
+    at = open_page(tmp_path / name)
+    assert not at.exception
+    (message,) = [e.value for e in at.error]
+    assert ("no such pool set" if name == "absent.jsonl" else "holds no pool") in message

@@ -1,0 +1,214 @@
+"""The Pool sets page's helpers: open a pool set, its per-query rows (cached per file
+fingerprint, settings and budget), the table's filters, the distributions across queries,
+and opening one query's pool in every page."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from adagres.core.settings import Settings as Selector
+from adagres.errors import AdagresError
+from adagres.figures.layout import PALETTE, apply_layout
+from adagres.pools import poolsets
+from adagres.pools.poolsets import PoolSet
+
+from . import pools, render, state
+
+__all__ = [
+    "COLUMNS",
+    "SORTABLE",
+    "dropped_figure",
+    "filter_rows",
+    "frame",
+    "open_query",
+    "open_set",
+    "pick_from_table",
+    "redundancy_figure",
+    "rows",
+    "save_upload",
+    "show_open_error",
+]
+
+#: Table columns: row key -> heading.
+COLUMNS = {
+    "query_id": "#",
+    "query": "query",
+    "chunks": "chunks",
+    "pool_tokens": "pool tokens",
+    "topk_redundancy": "top-k cos",
+    "adagres_redundancy": "AdaGReS cos",
+    "recommended_redundancy": "recommended cos",
+    "dropped": "dropped",
+    "dropped_recommended": "dropped (rec.)",
+    "topk_tokens": "top-k tokens",
+    "adagres_tokens": "AdaGReS tokens",
+    "recommended_tokens": "rec. tokens",
+    "topk_recall": "top-k gold recall",
+    "adagres_recall": "AdaGReS gold recall",
+    "topk_answer": "top-k answer",
+    "adagres_answer": "AdaGReS answer",
+    "lambda": "λ",
+}
+#: Columns the page offers to sort by.
+SORTABLE = ("query_id", "dropped", "adagres_redundancy", "topk_redundancy", "chunks", "lambda")
+_OPEN_ERROR = "ps_open_error"
+_STRATEGY_NAMES = {"topk": "top-k (budget)", "adagres": "AdaGReS", "recommended": "recommended"}
+_STRATEGY_COLORS = {
+    "topk": PALETTE["candidate"],
+    "adagres": PALETTE["selected"],
+    "recommended": PALETTE["adaptive"],
+}
+
+
+def _stamp(path: Path) -> tuple[Any, ...]:
+    """What changes when the set's files change (sizes and times), cheap to read."""
+    files = sorted(path.iterdir()) if path.is_dir() else [path]
+    return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file())
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _open(path: str, stamp: tuple[Any, ...]) -> PoolSet:
+    return poolsets.load_pool_set(path)
+
+
+def open_set(path: str) -> PoolSet:
+    """The pool set at ``path`` (a .jsonl, a folder or a .json spec), read once per content."""
+    target = Path(path).expanduser()
+    if not target.exists():
+        return poolsets.load_pool_set(target)  # its PoolError names the path
+    return _open(str(target), _stamp(target))
+
+
+def save_upload(name: str, content: bytes) -> str:
+    """Keep an uploaded pool set in the cache folder, named by its digest; return the path."""
+    root = Path(os.environ.get("ADAGRES_CACHE_DIR") or Path.home() / ".cache" / "adagres")
+    folder = root / "poolsets"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
+    if not target.exists():
+        temporary = target.with_name(target.name + ".tmp")
+        temporary.write_bytes(content)
+        os.replace(temporary, target)
+    return str(target)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _rows(fingerprint: str, selector: Selector, budget: int, _pool_set: PoolSet) -> list[dict]:
+    return poolsets.summarize(_pool_set, selector, budget)
+
+
+def rows(pool_set: PoolSet, selector: Selector, budget: int) -> list[dict[str, Any]]:
+    """Per-query rows of :func:`adagres.pools.poolsets.summarize` (on the local cores),
+    computed once per file fingerprint, settings and budget."""
+    return _rows(pool_set.fingerprint, selector, budget, pool_set)
+
+
+def filter_rows(
+    found: Sequence[dict[str, Any]],
+    *,
+    text: str = "",
+    min_dropped: int = 0,
+    gold_only: bool = False,
+    sort: str = "query_id",
+    descending: bool = False,
+) -> list[dict[str, Any]]:
+    """The rows whose query contains ``text`` (any case), where AdaGReS drops at least
+    ``min_dropped`` chunks, with gold chunks if ``gold_only``; sorted by ``sort`` (ties and
+    missing values by query id)."""
+    needle = text.strip().lower()
+    kept = [
+        row
+        for row in found
+        if needle in row["query"].lower()
+        and row["dropped"] >= min_dropped
+        and (row["gold"] > 0 or not gold_only)
+    ]
+    kept.sort(key=lambda row: row["query_id"])
+    present = [row for row in kept if row[sort] is not None]
+    present.sort(key=lambda row: row[sort], reverse=descending)
+    return present + [row for row in kept if row[sort] is None]
+
+
+def frame(found: Sequence[dict[str, Any]]) -> Any:
+    """The rows as the table shows them (the headings of :data:`COLUMNS`)."""
+    import pandas as pd
+
+    table = pd.DataFrame(
+        [{key: row[key] for key in COLUMNS} for row in found], columns=list(COLUMNS)
+    )
+    return table.rename(columns=COLUMNS)
+
+
+def redundancy_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
+    """Histograms across queries of the mean pairwise cosine of each strategy's picks."""
+    figure = go.Figure()
+    for prefix, name in _STRATEGY_NAMES.items():
+        values = [row[f"{prefix}_redundancy"] for row in found]
+        figure.add_trace(
+            go.Histogram(
+                x=values, name=name, opacity=0.6, nbinsx=30, marker_color=_STRATEGY_COLORS[prefix]
+            )
+        )
+    figure.update_layout(
+        barmode="overlay", xaxis_title="mean pairwise cosine of the picks", yaxis_title="queries"
+    )
+    return apply_layout(figure, title="Redundancy of the selections, across queries", height=360)
+
+
+def dropped_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
+    """How many queries have AdaGReS (and the recommended preset) drop k of top-k's chunks."""
+    figure = go.Figure()
+    for key, name, color in (
+        ("dropped", "AdaGReS", PALETTE["selected"]),
+        ("dropped_recommended", "recommended", PALETTE["adaptive"]),
+    ):
+        counts: dict[int, int] = {}
+        for row in found:
+            counts[row[key]] = counts.get(row[key], 0) + 1
+        ks = sorted(counts)
+        figure.add_trace(go.Bar(x=ks, y=[counts[k] for k in ks], name=name, marker_color=color))
+    figure.update_layout(
+        barmode="group", xaxis_title="chunks top-k keeps that it drops", yaxis_title="queries"
+    )
+    return apply_layout(figure, title="Chunks dropped against top-k, across queries", height=320)
+
+
+def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
+    """Register the pool of ``row`` for this session and make it the current pool of every
+    page; return its key (None after keeping the error for :func:`show_open_error`)."""
+    try:
+        pool = poolsets.load_unit(pool_set.units[row["unit"]])[row["position"]]
+        pool = poolsets.prepare_pool(pool)
+    except AdagresError as error:
+        st.session_state[_OPEN_ERROR] = str(error)
+        return None
+    label = f"{pool_set.name} #{row['query_id']}: {pool.query[:40]}"
+    key = pools.add_pool(pool, "poolset", label)
+    state.update(pool=key, step=None, chunk=None)
+    return key
+
+
+def pick_from_table(pool_set: PoolSet, shown: Sequence[dict[str, Any]]) -> Callable[[], None]:
+    """The table's ``on_select`` callback: a clicked row opens its query's pool (once per
+    click: a callback runs when the selection changes, not on every rerun)."""
+
+    def pick() -> None:
+        picked = st.session_state["ps_table"].selection.rows
+        if picked:
+            open_query(pool_set, shown[picked[0]])
+
+    return pick
+
+
+def show_open_error() -> None:
+    """Show, once, why the last query could not be opened."""
+    message = st.session_state.pop(_OPEN_ERROR, None)
+    if message:
+        render.error(message)
