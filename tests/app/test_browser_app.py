@@ -5,6 +5,7 @@ promptly on SIGTERM."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 
@@ -223,3 +224,60 @@ def test_the_server_stops_within_seconds_of_sigterm(browser, pools_dir, tmp_path
         seconds = running.stop(timeout=30)
         assert running.process.returncode is not None
     assert seconds < 5.0, f"the server took {seconds:.1f} s to stop"
+
+
+def _pool_without_vectors(n: int, seed: int) -> dict:
+    pool = synthetic_pool(n, seed=seed)
+    del pool["query_embedding"]
+    for k, chunk in enumerate(pool["chunks"]):
+        del chunk["embedding"], chunk["tokens"]
+        chunk["text"] = f"Review {seed}-{k}: it helped with sleep but left me tired {k % 7} days"
+    return pool
+
+
+@pytest.mark.model
+def test_a_long_load_shows_an_estimate_can_be_cancelled_and_the_default_is_quick(
+    browser, pools_dir, tmp_path
+):
+    """Uploading chunks without embeddings: the real model, a fresh embedding cache, the
+    model loaded in the background while the Pool page is open (the default)."""
+    environment = {"ADAGRES_DATA_DIR": str(pools_dir), "ADAGRES_PREFETCH": "on",
+                   "ADAGRES_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    small, large = tmp_path / "forty.json", tmp_path / "many.json"
+    small.write_text(json.dumps(_pool_without_vectors(40, 1)), encoding="utf-8")
+    large.write_text(json.dumps(_pool_without_vectors(3000, 2)), encoding="utf-8")
+    with server(tmp_path, **environment) as running:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{running.url}/pool?pool=tiny")
+        wait_for_app(page)
+        page.wait_for_timeout(15_000)  # the user looks at the page; the model loads meanwhile
+        uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
+        start = time.monotonic()
+        uploader.set_input_files(small)
+        page.wait_for_url("**pool=upload-**", timeout=120_000)
+        forty = time.monotonic() - start
+        wait_for_app(page)
+        opened = page.url
+        # A long one: progress with what it does and an estimate, and a Cancel button.
+        uploader = page.locator('[data-testid="stFileUploader"] input[type="file"]').first
+        uploader.set_input_files(large)
+        bar = page.locator('[data-testid="stProgress"]')
+        bar.wait_for(timeout=30_000)
+        shown: list[str] = []
+        history: list[str] = []
+        for _ in range(240):  # what the bar says, until the embedding reports its progress
+            shown = bar.all_inner_texts()
+            history += [t for t in shown if not history or t != history[-1]]
+            if any(
+                re.search(r"Embedded \d+ of \d+ texts · \d+ s so far, about \d+", t) for t in shown
+            ):
+                break
+            page.wait_for_timeout(500)
+        else:
+            raise AssertionError(f"no progress with an estimate: {history[-5:]}")
+        page.get_by_role("button", name="Cancel").click()
+        page.get_by_text("Cancelled: many.json").wait_for(timeout=15_000)
+        assert page.url == opened  # the pool shown is unchanged
+    # About 5 s on a quiet machine, 10 s under load (it took 16.7 s before, model loading
+    # included, without a word of how long).
+    assert forty < 15.0, f"40 chunks took {forty:.1f} s"
