@@ -57,7 +57,7 @@ LARGE_N = 100_000
 LARGE_LAM = 0.01
 LARGE_BUDGET = 4800  # ~51 picks, budget_exhausted
 
-TARGETS = {"fast/pyversity": 1.0, "traced/fast": 3.0, "large_fast_seconds": 1.0}
+TARGETS = {"fast/pyversity": 0.6, "traced/fast": 1.3, "fast/floor": 2.0, "large_fast_seconds": 1.0}
 
 
 # ----------------------------------------------------------------------------- data
@@ -565,6 +565,9 @@ def main(argv: list[str] | None = None) -> int:
     _, lc = load_langchain()
     results["comparators"] = {"pyversity": pv, "langchain": lc}
 
+    from ratios import run as run_ratios
+
+    results["ratios"] = run_ratios(args.quick, make_pool)
     part_small(args, results)
     if not args.skip_large:
         part_large(args, results)

@@ -1,0 +1,352 @@
+"""What a user waits for in AdaGReS Explorer, measured in a real browser (Chromium).
+
+Starts ``streamlit run app.py`` on free ports as direct child processes (stopped by PID),
+drives Debian's Chromium with Playwright and reports medians and maxima of:
+
+* control change → settled, on every page, at 88 (the biomedical demo pool), 200 and
+  2,000 chunks: the budget's "+" button and the λ slider in the sidebar, and the page's
+  own controls where it has them (Selection's replay step, Similarity's threshold);
+* page switch → settled (a click in the sidebar's page list);
+* cold launch → first chart, and → the UMAP map replacing PCA (with real UMAP).
+
+"Settled": Streamlit's run state went to ``running`` after the action and is back to
+``notRunning``, no element is stale, every Plotly chart has drawn its SVG, and two
+animation frames have passed. Times are taken inside the page (``performance.now()``),
+from just before the action. The server runs with one BLAS thread
+(``OPENBLAS_NUM_THREADS=1``, as ``make run`` does) and, for comparison, with the default.
+
+    .venv/bin/python bench/bench_browser.py            # everything (~20 min)
+    .venv/bin/python bench/bench_browser.py --quick    # fewer repeats, no BLAS comparison
+    .venv/bin/python bench/bench_browser.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "app")]
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from synthetic import synthetic_pool  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+POOLS = {"bio": 88, "p200": 200, "p2000": 2000}  # key in the data folder -> chunks
+TARGETS = {200: 0.8, 2000: 1.5}  # median seconds, control change → settled
+LIMITS = {"any interaction": 3.0, "page switch": 1.0, "first chart": 5.0, "umap": 15.0}
+
+# Records every change of Streamlit's run state with its time (installed once per page).
+RECORDER = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || window.__states) return;
+  window.__states = [[performance.now(), app.getAttribute('data-test-script-state')]];
+  new MutationObserver(() => window.__states.push(
+      [performance.now(), app.getAttribute('data-test-script-state')]))
+    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+# Resolves with the time the page settled after t0 (see the module docstring).
+SETTLED = """([t0, timeout, needRun]) => new Promise((resolve) => {
+  const ran = () => !needRun || window.__states.some(([t, s]) => t >= t0 && s !== 'notRunning');
+  const drawn = () => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+      .every((el) => el.querySelector('.main-svg'));
+  const tick = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const idle = app.getAttribute('data-test-script-state') === 'notRunning';
+    if (ran() && idle && !document.querySelector('[data-stale="true"]') && drawn()) {
+      // when the script run started and ended (after t0): the server's share of the wait
+      const after = window.__states.filter(([t]) => t >= t0);
+      const start = after.find(([, s]) => s !== 'notRunning');
+      const end = [...after].reverse().find(([, s]) => s === 'notRunning');
+      requestAnimationFrame(() => requestAnimationFrame(() => resolve(
+        [performance.now(), start ? start[0] : t0, end ? end[0] : t0])));
+    } else if (performance.now() - t0 > timeout) {
+      resolve([-1, 0, 0]);
+    } else {
+      setTimeout(tick, 5);
+    }
+  };
+  tick();
+})"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def write_pools(folder: Path) -> Path:
+    """The demo pool and two synthetic 384-d pools (200, 2,000 chunks) in one data folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "data" / "biomedical_redundant.json", folder / "bio.json")
+    for name in ("p200", "p2000"):
+        pool = synthetic_pool(POOLS[name], seed=POOLS[name], dim=384)
+        (folder / f"{name}.json").write_text(json.dumps(pool), encoding="utf-8")
+    return folder
+
+
+class Server:
+    """``streamlit run app.py`` as a direct child process, stopped by its PID."""
+
+    def __init__(self, data: Path, *, projection: str, blas_threads: int | None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "ADAGRES_DATA_DIR": str(data), "ADAGRES_PROJECTION": projection}
+        env.pop("OPENBLAS_NUM_THREADS", None)
+        if blas_threads is not None:
+            env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
+        command = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(self.port),
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+        ]
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)  # fmt: skip
+
+    def wait_up(self, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {self.process.returncode}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.05)
+        raise TimeoutError(f"streamlit did not answer at {self.url}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+#: Script run time (first "running" to the last "notRunning" after the action) per settle.
+RUNS: list[float] = []
+
+
+def settle(page: Page, action: Any, timeout_ms: float = 20_000) -> float:
+    """Seconds from just before ``action()`` until the page has settled (-1: timed out).
+
+    The script's own run (running → notRunning) is appended to :data:`RUNS`.
+    """
+    page.evaluate(RECORDER)
+    t0 = page.evaluate("() => performance.now()")
+    action()
+    done, started, ended = page.evaluate(SETTLED, [t0, timeout_ms, True])
+    RUNS.append(-1.0 if done < 0 else max(0.0, ended - started) / 1000)
+    return -1.0 if done < 0 else (done - t0) / 1000
+
+
+def open_page(page: Page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           timeout=120_000)  # fmt: skip
+    page.evaluate(RECORDER)
+    page.evaluate(SETTLED, [0, 120_000, False])
+
+
+def slider(page: Page, where: str, index: int = 0) -> Any:
+    return page.locator(f'{where} [data-testid="stSlider"] input[type="range"]').nth(index)
+
+
+def interactions(page: Page, title: str) -> dict[str, Any]:
+    """The controls measured on the page ``title``: name -> a callable that moves it."""
+    sidebar = '[data-testid="stSidebar"]'
+    main = '[data-testid="stMain"]'
+    out: dict[str, Any] = {
+        "budget +": lambda: page.locator(
+            f'{sidebar} [data-testid="stNumberInputStepUp"]'
+        ).first.click(),
+    }
+    if page.locator(f'{sidebar} [data-testid="stSlider"]').count():  # manual λ: its slider
+        out["λ slider"] = lambda: slider(page, sidebar).press("ArrowRight")
+    main_sliders = page.locator(f'{main} [data-testid="stSlider"]')
+    if title == "Selection" and main_sliders.count():
+        out["replay step"] = lambda: slider(page, main).press("ArrowLeft")
+    if title == "Similarity" and main_sliders.count():
+        out["threshold"] = lambda: slider(page, main, main_sliders.count() - 1).press("ArrowLeft")
+    return out
+
+
+def measure_pages(url: str, pool: str, repeats: int, log: Any) -> dict[str, list[float]]:
+    """Every page's control changes and the page switches, for one pool."""
+    times: dict[str, list[float]] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        open_page(page, f"{url}/?pool={pool}&budget=1500&lam=0.2")
+        nav = page.locator('[data-testid="stSidebarNav"] a')
+        links = []
+        for i in range(nav.count()):  # the label is the link's last line (after its icon)
+            label = nav.nth(i).inner_text().strip().splitlines()[-1]
+            links.append((i, label, (nav.nth(i).get_attribute("href") or "").split("?")[0]))
+        for i, label, _ in links:
+            switch = settle(page, lambda i=i: nav.nth(i).click())
+            times.setdefault("page switch", []).append(switch)
+            times.setdefault("page switch [script run]", []).append(RUNS[-1])
+            log(f"    {pool} {label}: page switch {switch:.2f} s")
+            for name, move in interactions(page, label).items():
+                for _ in range(repeats):
+                    seconds = settle(page, move)
+                    times.setdefault(f"{label}: {name}", []).append(seconds)
+                    times.setdefault(f"{label}: {name} [script run]", []).append(RUNS[-1])
+                waits = " ".join(f"{t:.2f}" for t in times[f"{label}: {name}"][-repeats:])
+                runs = " ".join(f"{t:.2f}" for t in RUNS[-repeats:])
+                log(f"    {pool} {label}: {name} {waits}  (script runs {runs})")
+        browser.close()
+    return times
+
+
+def cold_launch(
+    data: Path, blas_threads: int | None, log: Any, projection: str = "umap"
+) -> dict[str, float]:
+    """Server start → first chart of the Selection page, and → the UMAP map (with
+    ``projection="pca"``: no UMAP and no warm-up, the first chart only)."""
+    server = Server(data, projection=projection, blas_threads=blas_threads)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            server.wait_up()
+            up = time.monotonic() - server.started
+            page.goto(f"{server.url}/?pool=bio")
+            page.wait_for_selector('[data-testid="stApp"]', timeout=120_000)
+            shell = time.monotonic() - server.started
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+            first = time.monotonic() - server.started
+            umap = -1.0
+            if projection == "umap":
+                page.get_by_text("Map: UMAP").first.wait_for(timeout=120_000)
+                page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
+                umap = time.monotonic() - server.started
+            browser.close()
+    finally:
+        server.stop()
+    log(f"    cold launch ({projection}, BLAS threads {blas_threads or 'default'}): server up"
+        f" {up:.1f} s, page shell {shell:.1f} s, first chart {first:.1f} s, UMAP map"
+        f" {umap:.1f} s")  # fmt: skip
+    return {"server up": up, "page shell": shell, "first chart": first, "umap": umap}
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    ok = [v for v in values if v >= 0]
+    return {"median": statistics.median(ok) if ok else -1.0, "max": max(ok) if ok else -1.0,
+            "n": len(values), "timeouts": len(values) - len(ok)}  # fmt: skip
+
+
+def run_config(
+    data: Path, blas_threads: int | None, repeats: int, cold: int, log: Any, pages: bool = True
+) -> dict:
+    out: dict[str, Any] = {"blas_threads": blas_threads or "default", "pools": {}, "cold": []}
+    if pages:
+        server = Server(data, projection="pca", blas_threads=blas_threads)
+        try:
+            server.wait_up()
+            for pool in POOLS:
+                out["pools"][pool] = measure_pages(server.url, pool, repeats, log)
+        finally:
+            server.stop()
+    for _ in range(cold):
+        out["cold"].append(cold_launch(data, blas_threads, log))
+    # The same launch with no UMAP at all: what the warm-up costs the first chart.
+    out["cold_pca"] = [cold_launch(data, blas_threads, log, "pca") for _ in range(cold)]
+    return out
+
+
+def report(result: dict[str, Any]) -> list[str]:
+    lines = [f"BLAS threads in the server: {result['blas_threads']}"]
+    worst = 0.0
+    for pool, times in result["pools"].items():
+        n = POOLS[pool]
+        lines.append(f"  {pool} ({n} chunks){'':24s}median    max   script run (median, s)")
+        for name, values in times.items():
+            if name.endswith("[script run]"):
+                continue
+            s = summary(values)
+            run = summary(times.get(f"{name} [script run]", []))["median"]
+            worst = max(worst, s["max"])
+            target = LIMITS["page switch"] if name == "page switch" else TARGETS.get(n)
+            verdict = "" if target is None else ("ok" if s["median"] <= target else "SLOW")
+            timeouts = f"  ({s['timeouts']} timed out)" if s["timeouts"] else ""
+            lines.append(f"    {name:38s} {s['median']:6.2f} {s['max']:6.2f}   {run:6.2f}  "
+                         f"{verdict}{timeouts}")  # fmt: skip
+    lines.append(f"  slowest interaction {worst:.2f} s (limit {LIMITS['any interaction']:g} s)")
+    for key in ("first chart", "umap"):
+        values = [c[key] for c in result["cold"]]
+        if values:
+            lines.append(f"  cold launch → {key}: median {statistics.median(values):.1f} s, "
+                         f"max {max(values):.1f} s (limit {LIMITS[key]:g} s)")  # fmt: skip
+    values = [c["first chart"] for c in result.get("cold_pca", [])]
+    if values:
+        lines.append(f"  cold launch without UMAP → first chart: median "
+                     f"{statistics.median(values):.1f} s (what the warm-up costs it)")  # fmt: skip
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, one BLAS setting")
+    parser.add_argument("--json", type=Path, default=ROOT / "bench" / "browser_results.json")
+    parser.add_argument("--cold-only", action="store_true", help="only the cold launches")
+    args = parser.parse_args(argv)
+    repeats, cold = (2, 1) if args.quick else (3, 2)
+    configs: tuple[int | None, ...] = (1,) if args.quick else (1, None)
+    data = write_pools(Path(tempfile.mkdtemp(prefix="adagres-browser-")))
+    results = []
+    try:
+        for threads in configs:
+            print(f"== server with BLAS threads: {threads or 'default'} ==", flush=True)
+            results.append(run_config(data, threads, repeats, cold,
+                                      lambda line: print(line, flush=True),
+                                      pages=not args.cold_only))  # fmt: skip
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    print()
+    for result in results:
+        print("\n".join(report(result)))
+    args.json.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

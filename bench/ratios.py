@@ -1,0 +1,160 @@
+"""The selector against its fastest peer: interleaved ratios at three pool sizes, two BLAS
+thread settings.
+
+For each size, one run times, round after round and in the same round for one BLAS thread
+and for the default (two here): ``adagres.select(trace=False)``, ``trace=True`` (up to
+2,000 chunks), pyversity's MMR with its defaults and with ``normalize=False`` (same k as
+the fast run's picks, scores C·q given for free), and the floor: the k products C·c_w for
+the same picks. Ratios of medians are taken within one thread setting. Called by
+``bench_select.py`` (``make bench``); runnable alone:
+
+    .venv/bin/python bench/ratios.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import timeit
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import adagres  # noqa: E402
+
+#: pool size -> (budget, manual λ, rounds, rounds with --quick)
+SIZES = {200: (2000, 0.05, 31, 7), 2000: (2000, 0.05, 21, 5), 100_000: (4800, 0.01, 5, 2)}
+#: ratio -> (sizes it applies to, target)
+TARGETS: dict[str, tuple[tuple[int, ...], float]] = {
+    "fast/pyversity": ((200, 2000), 0.6),
+    "fast/pyversity normalize=False": ((200, 2000), 0.6),
+    "fast/pyversity @100k": ((100_000,), 1.0),
+    "fast/pyversity normalize=False @100k": ((100_000,), 1.0),
+    "fast/floor": ((200,), 2.0),
+    "traced/fast": ((200,), 1.3),
+}
+THREADS: tuple[int | None, ...] = (1, None)  # None: the default BLAS thread count
+
+
+def calls_for(fn: Callable[[], Any], min_time: float) -> int:
+    """Calls per sample so that one sample lasts at least ``min_time`` (after a warm-up)."""
+    fn()
+    number = 1
+    while True:
+        t = timeit.timeit(fn, number=number)
+        if t >= min_time or number >= 1 << 16:
+            return number
+        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.2))
+
+
+def functions(n: int, make_pool: Callable) -> tuple[dict[str, Callable[[], Any]], dict]:
+    """The timed calls at pool size ``n`` and what they picked."""
+    from pyversity import Strategy, diversify
+
+    budget, lam = SIZES[n][:2]
+    q, chunks, tokens = make_pool(n, 384, 20251231 + (n > 2000))
+    scores = chunks @ q
+    fast = adagres.select(q, chunks, tokens, budget, lam=lam, trace=False)
+    picks, k = list(fast.indices), fast.size
+    fns: dict[str, Callable[[], Any]] = {
+        "fast": lambda: adagres.select(q, chunks, tokens, budget, lam=lam, trace=False),
+        "pyversity": lambda: diversify(chunks, scores, k, strategy=Strategy.MMR, diversity=0.5),
+        "pyversity normalize=False": lambda: diversify(
+            chunks, scores, k, strategy=Strategy.MMR, diversity=0.5, normalize=False
+        ),
+        "floor": lambda: [chunks @ chunks[w] for w in picks],
+    }
+    if n <= 2000:
+        fns["traced"] = lambda: adagres.select(q, chunks, tokens, budget, lam=lam, trace=True)
+    info = {"n": n, "budget": budget, "lam": lam, "picks": k, "stop": fast.stop_reason.value}
+    return fns, info
+
+
+def measure(n: int, rounds: int, make_pool: Callable) -> dict[str, Any]:
+    """Medians (s per call) of every function at size ``n`` for each thread setting."""
+    from threadpoolctl import threadpool_limits
+
+    fns, info = functions(n, make_pool)
+    min_time = 0.02 if n <= 2000 else 0.0
+    numbers = {name: calls_for(fn, min_time) for name, fn in fns.items()}
+    samples: dict[str, dict[str, list[float]]] = {
+        str(t): {name: [] for name in fns} for t in THREADS
+    }
+    for _ in range(rounds):
+        for threads in THREADS:
+            with threadpool_limits(limits=threads):
+                for name, fn in fns.items():
+                    seconds = timeit.timeit(fn, number=numbers[name]) / numbers[name]
+                    samples[str(threads)][name].append(seconds)
+    out: dict[str, Any] = {**info, "rounds": rounds, "by_threads": {}}
+    for threads, by_name in samples.items():
+        medians = {name: float(np.median(v)) for name, v in by_name.items()}
+        spread = {
+            name: float(np.subtract(*np.percentile(v, [75, 25]))) for name, v in by_name.items()
+        }
+        out["by_threads"][threads] = {"median_s": medians, "iqr_s": spread,
+                                      "ratios": ratios(medians, n)}  # fmt: skip
+    return out
+
+
+def ratios(m: dict[str, float], n: int) -> dict[str, float]:
+    suffix = " @100k" if n >= 100_000 else ""
+    out = {
+        f"fast/pyversity{suffix}": m["fast"] / m["pyversity"],
+        f"fast/pyversity normalize=False{suffix}": m["fast"] / m["pyversity normalize=False"],
+        "fast/floor": m["fast"] / m["floor"],
+    }
+    if "traced" in m:
+        out["traced/fast"] = m["traced"] / m["fast"]
+    return out
+
+
+def verdict(name: str, n: int, value: float) -> str:
+    sizes, target = TARGETS.get(name, ((), 0.0))
+    if n not in sizes:
+        return ""
+    return f"target ≤ {target:g}: {'MET' if value <= target else 'MISSED'}"
+
+
+def report(results: dict[int, dict[str, Any]]) -> None:
+    for n, r in results.items():
+        print(
+            f"\n  N = {n:,}, d = 384, float32, {r['picks']} picks (T = {r['budget']}, "
+            f"λ = {r['lam']}, {r['stop']}); median of {r['rounds']} interleaved rounds"
+        )
+        for threads, t in r["by_threads"].items():
+            label = "one BLAS thread" if threads == "1" else "default BLAS threads"
+            cells = ", ".join(f"{name} {1e6 * s:,.0f} µs" for name, s in t["median_s"].items())
+            print(f"    {label}: {cells}")
+            for name, value in t["ratios"].items():
+                print(f"      {name:40s} {value:6.2f}  {verdict(name, n, value)}")
+
+
+def run(quick: bool, make_pool: Callable) -> dict[int, dict[str, Any]]:
+    """Measure every size; print and return the results (keyed by pool size)."""
+    try:
+        import pyversity  # noqa: F401
+        import threadpoolctl  # noqa: F401
+    except ImportError as exc:
+        print(f"  ratios SKIPPED: {exc}; pip install -r bench/requirements.txt")
+        return {}
+    print("\n== Ratios: fast path against pyversity's MMR and the k-product floor ==")
+    results = {}
+    for n, (_, _, rounds, quick_rounds) in SIZES.items():
+        results[n] = measure(n, quick_rounds if quick else rounds, make_pool)
+    report(results)
+    return results
+
+
+if __name__ == "__main__":
+    from bench_select import make_pool as pool_maker
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    run(parser.parse_args().quick, pool_maker)
