@@ -5,6 +5,7 @@ and opening one query's pool in every page."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+import adagres
 from adagres.core.settings import Settings as Selector
 from adagres.errors import AdagresError
 from adagres.figures.layout import PALETTE, apply_layout
@@ -59,6 +61,7 @@ COLUMNS = {
 #: Columns the page offers to sort by.
 SORTABLE = ("query_id", "dropped", "adagres_redundancy", "topk_redundancy", "chunks", "lambda")
 _OPEN_ERROR = "ps_open_error"
+ROWS_FORMAT = 1  # bump when the rows change meaning, so rows on disk are computed again
 _STRATEGY_NAMES = {"topk": "top-k (budget)", "adagres": "AdaGReS", "recommended": "recommended"}
 _STRATEGY_COLORS = {
     "topk": PALETTE["candidate"],
@@ -86,27 +89,48 @@ def open_set(path: str) -> PoolSet:
     return _open(str(target), _stamp(target))
 
 
+def _cache_folder() -> Path:
+    root = Path(os.environ.get("ADAGRES_CACHE_DIR") or Path.home() / ".cache" / "adagres")
+    return root / "poolsets"
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, target)
+
+
 def save_upload(name: str, content: bytes) -> str:
     """Keep an uploaded pool set in the cache folder, named by its digest; return the path."""
-    root = Path(os.environ.get("ADAGRES_CACHE_DIR") or Path.home() / ".cache" / "adagres")
-    folder = root / "poolsets"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
+    target = _cache_folder() / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
     if not target.exists():
-        temporary = target.with_name(target.name + ".tmp")
-        temporary.write_bytes(content)
-        os.replace(temporary, target)
+        _write_atomically(target, content)
     return str(target)
+
+
+def _rows_file(fingerprint: str, selector: Selector, budget: int) -> Path:
+    # The code version is part of the key: rows computed by another version are not reused.
+    key = f"{ROWS_FORMAT}|{adagres.__version__}|{fingerprint}|{selector!r}|{budget}"
+    return _cache_folder() / f"rows-{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _rows(fingerprint: str, selector: Selector, budget: int, _pool_set: PoolSet) -> list[dict]:
-    return poolsets.summarize(_pool_set, selector, budget)
+    target = _rows_file(fingerprint, selector, budget)
+    try:
+        return list(json.loads(target.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        pass  # not summarised yet (or a torn file): compute
+    found = poolsets.summarize(_pool_set, selector, budget)
+    _write_atomically(target, json.dumps(found, allow_nan=False).encode("utf-8"))
+    return found
 
 
 def rows(pool_set: PoolSet, selector: Selector, budget: int) -> list[dict[str, Any]]:
     """Per-query rows of :func:`adagres.pools.poolsets.summarize` (on the local cores),
-    computed once per file fingerprint, settings and budget."""
+    computed once per file fingerprint, settings and budget: kept in this process and on
+    disk (``$ADAGRES_CACHE_DIR/poolsets``), so a set opens at once on a new server too."""
     return _rows(pool_set.fingerprint, selector, budget, pool_set)
 
 

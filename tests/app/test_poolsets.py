@@ -97,6 +97,7 @@ def test_one_summary_per_content_and_settings(pools_dir, tmp_path, monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(poolsets, "summarize", counting)
+    monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path / "cache"))
     folder = tmp_path / "set"
     folder.mkdir()
     (folder / "tiny.json").write_text((pools_dir / "tiny.json").read_text())
@@ -113,6 +114,11 @@ def test_one_summary_per_content_and_settings(pools_dir, tmp_path, monkeypatch):
     at.run()
     no_error(at)
     assert calls == [444, 333] and len(table(at)) == 1
+    # A new server process finds the rows on disk: no summary, the same table.
+    before = table(at)
+    ps._rows.clear()
+    at.run()
+    assert calls == [444, 333] and table(at).equals(before)
 
 
 @pytest.mark.parametrize("name", ["absent.jsonl", "empty"])
