@@ -7,8 +7,9 @@ routes to the pages in ``pages/``. Shared controls and state live in ``ui/``.
 import streamlit as st
 
 from ui.projection_store import projection_method, store
+from ui.render import FAVICON
 
-st.set_page_config(page_title="AdaGReS Explorer", page_icon=":material/filter_alt:", layout="wide")
+st.set_page_config(page_title="AdaGReS Explorer", page_icon=FAVICON, layout="wide")
 
 # Created once per server process: starts numba's compilation in a background thread.
 store(projection_method())
