@@ -211,12 +211,13 @@ def test_refusal_names_the_numbers_and_the_limit():
         b.exact(q, C, tokens, 10_000, lam=0.5)
     message = str(error.value)
     assert "60 chunks fit the budget of 10000 tokens" in message
-    assert "60 × 60 = 3600" in message and "a search of 2500" in message
+    assert "60 × 60 = 3600" in message and "limits: 200 chunks, a search of 2500" in message
     assert "max_search" in message
     pool = prepare(q, C, tokens)
     result = exact.solve(pool, 300, Terms(0.5, 1.0, None), max_search=10_000)
     assert result.proven and result.n_candidates * result.k_max <= 10_000
-    with pytest.raises(SolverError, match="limits: 5 chunks"):
+    # Above 4 x max_chunks that fit, refused before the pair matrix is built (no reduction).
+    with pytest.raises(SolverError, match=r"60 of them are candidates .* \(limits: 5 chunks"):
         exact.solve(pool, 300, Terms(0.5, 1.0, None), max_chunks=5)
 
 

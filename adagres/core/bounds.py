@@ -81,7 +81,9 @@ def max_gain(weights: np.ndarray, a: np.ndarray, k: int) -> np.ndarray:
     return np.asarray(a - rewards.sum(axis=1))
 
 
-def split_bound(w_inf: np.ndarray, gain: np.ndarray, tokens: np.ndarray, budget: int) -> float:
+def split_bound(
+    w_inf: np.ndarray, gain: np.ndarray, tokens: np.ndarray, budget: int, target: float = -math.inf
+) -> float:
     """Upper bound on max_{T⊆U, ℓ(T)≤b} Σ_{i∈T} g_i − Σ_{i<j∈T} w_ij (``w_inf``: W on U,
     +inf on the diagonal), the larger over m = |T| ≤ k (the most that fit) of two bounds:
 
@@ -91,6 +93,10 @@ def split_bound(w_inf: np.ndarray, gain: np.ndarray, tokens: np.ndarray, budget:
     - pairs (m ≥ 2): F(T) = Σ_{i<j∈T} h_ij with h_ij = (g_i + g_j)/(m − 1) − w_ij, which is
       ½·Σ_{i∈T} Σ_{j∈T∖i} h_ij ≤ ½·(the m largest H_i), H_i the sum of row i's m − 1
       largest h_ij: it sees that a chunk's partners must be worth something themselves.
+
+    Either sum over T of per-chunk shares v_i is also at most the LP bound
+    :func:`knapsack_lp` (v, ℓ, b, m), which sees the budget; that refinement is tried while
+    it can bring every size below ``target`` (the bound is valid whatever the target).
     """
     k = count_fit(tokens, budget)
     if k == 0:
@@ -104,13 +110,21 @@ def split_bound(w_inf: np.ndarray, gain: np.ndarray, tokens: np.ndarray, budget:
     tops = np.cumsum(np.maximum(-np.sort(-values, axis=0), 0.0), axis=0)
     per_size = tops[np.arange(k), np.arange(k)]  # index m − 1
     pair_sum = gain[:, None] + gain[None, :]
-    for m in range(2, k + 1):
-        if per_size[m - 1] <= 0:
+    lengths, refine = tokens.astype(np.float64), True
+    for m in range(1, k + 1):
+        if per_size[m - 1] <= max(target, 0.0):
             continue
-        h = pair_sum / (m - 1) - w_inf  # −inf on the diagonal
-        rows = -np.partition(-h, m - 2, axis=1)[:, : m - 1].sum(axis=1)
-        pairs = -0.5 * np.partition(-rows, m - 1)[:m].sum() if m < u else 0.5 * rows.sum()
-        per_size[m - 1] = min(per_size[m - 1], pairs)
+        shares = [values[:, m - 1]]
+        if m >= 2:
+            h = pair_sum / (m - 1) - w_inf  # −inf on the diagonal
+            rows = 0.5 * -np.partition(-h, m - 2, axis=1)[:, : m - 1].sum(axis=1)
+            shares.append(rows)
+            top = -np.partition(-rows, m - 1)[:m].sum() if m < u else rows.sum()
+            per_size[m - 1] = min(per_size[m - 1], top)
+        if refine and per_size[m - 1] > target:  # the budget too, while it may cut
+            for share in shares:
+                per_size[m - 1] = min(per_size[m - 1], knapsack_lp(share, lengths, budget, m).value)
+            refine = per_size[m - 1] <= target
     return max(0.0, float(per_size.max()))
 
 

@@ -189,7 +189,7 @@ def search(
     value is ≥ ½ (else "out") and queues the other child by its bound; when a dive ends, the
     queued node with the largest bound is next, so the largest open bound (the proven upper
     bound at a time-out) keeps falling while dives find incumbents. The shift is recomputed
-    when U has shrunk by a fifth (λ_min of a principal submatrix is never lower, so the
+    when U has shrunk by 40 % (λ_min of a principal submatrix is never lower, so the
     relaxation only tightens). Returns the best set, its F, an upper bound on the optimum (F
     itself when the search finished) and the node count.
     """
@@ -223,7 +223,7 @@ def search(
             continue
         q = w[np.ix_(open_, open_)]  # W on U: +inf on the diagonal for the split bound
         np.fill_diagonal(q, np.inf)
-        cheap = split_bound(q, gain, tok[open_], left)
+        cheap = split_bound(q, gain, tok[open_], left, target)
         if cheap <= target:
             continue
         with_ = without = np.full(len(open_), cheap)
@@ -233,7 +233,7 @@ def search(
         if 4 * useful >= tried - 8 or nodes % 16 == 0:
             tried += 1
             np.fill_diagonal(q, 0.0)
-            if len(open_) <= 0.8 * n_shift:
+            if len(open_) <= 0.6 * n_shift:
                 e, n_shift = shift(q), len(open_)
             np.fill_diagonal(q, e)  # Q = W_U + e·I
             k = count_fit(tok[open_], left)
@@ -295,16 +295,14 @@ def solve(
     ((0, 2), True)
     """
     started = time.perf_counter()
+    fit = pool.tokens[pool.tokens <= budget]
+    if len(fit) > 4 * max_chunks:  # refused before their N × N pair matrix is built
+        k = count_fit(fit, budget)
+        raise SolverError(refusal(budget, len(fit), len(fit), k, max_chunks, max_search))
     p = reduce(pool, budget, terms)
     n = len(p.positions)
     if n > max_chunks or p.size > max_search:
-        raise SolverError(
-            f"exact: {p.n_fit} chunks fit the budget of {budget} tokens; {n} of them can "
-            f"improve a set and up to {p.k_max} fit together, a search of {n} × {p.k_max} = "
-            f"{p.size} (limits: {max_chunks} chunks, a search of {max_search}, about what "
-            f"it proves in {EXACT_TIME_LIMIT:g} s on 2 cores). Use a smaller pool or budget, "
-            "or raise max_chunks / max_search of adagres.core.exact.solve."
-        )
+        raise SolverError(refusal(budget, p.n_fit, n, p.k_max, max_chunks, max_search))
     where = {int(pos): i for i, pos in enumerate(p.positions)}
     best, value = [], 0.0  # the empty set, F = 0
     rules = [POLICY_RULES["skip"], POLICY_RULES["ratio"],
@@ -325,6 +323,16 @@ def solve(
                        time.perf_counter() - started, p.n_fit, n, p.k_max)  # fmt: skip
 
 
+def refusal(budget: int, n_fit: int, n: int, k: int, max_chunks: int, max_search: int) -> str:
+    return (
+        f"exact: {n_fit} chunks fit the budget of {budget} tokens; {n} of them are candidates "
+        f"and up to {k} fit together, a search of {n} × {k} = {n * k} (limits: {max_chunks} "
+        f"chunks, a search of {max_search}, about what it proves in {EXACT_TIME_LIMIT:g} s on "
+        "2 cores). Use a smaller pool or budget, or raise max_chunks / max_search of "
+        "adagres.core.exact.solve."
+    )
+
+
 def solve_exact(
     pool: PreparedPool, budget: int, terms: Terms, max_chunks: int, time_limit: float
 ) -> list[int]:
@@ -343,13 +351,10 @@ def solve_exact(
 
 @dataclass(frozen=True)
 class GapReport:
-    """The greedy's real gap: F(optimum), F(greedy), their gap, the paper's bound.
-
-    ``optimum`` is the best F found and ``upper_bound`` a proven bound on the optimum (equal
-    when ``proven``); so the greedy's true gap lies in [absolute_gap, upper_bound − greedy].
-    ``relative_gap`` = absolute_gap / |optimum|. ``paper_bound`` is (1 − 1/e)·OPT − k·ε/e
-    at OPT = ``optimum`` (:func:`adagres.guarantee`).
-    """
+    """The greedy's real gap. ``optimum``: the best F found; ``upper_bound``: a proven bound
+    on the optimum (equal when ``proven``), so the true gap is in [absolute_gap, upper_bound
+    − greedy]; ``relative_gap`` = absolute_gap / |optimum|; ``paper_bound``: (1 − 1/e)·OPT −
+    k·ε/e at OPT = ``optimum`` (:func:`adagres.guarantee`)."""
 
     optimum: float
     upper_bound: float
