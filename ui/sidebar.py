@@ -7,6 +7,7 @@ import functools
 import streamlit as st
 
 from adagres.core.baselines import STRATEGIES
+from adagres.core.presets import PRESETS
 from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.errors import AdagresError
 
@@ -121,6 +122,27 @@ def _pool_keys(wanted: str) -> list[str]:
     return keys
 
 
+def _preset_controls() -> None:
+    """Say which preset the settings are, and switch to either with one click."""
+    current = state.current()
+    names = [p.name for p in PRESETS.values()
+             if (p.strategy, p.settings) == (current.strategy, current.selector)]  # fmt: skip
+    st.caption(
+        f"Preset: {names[0]} ({PRESETS[names[0]].description})"
+        if names
+        else "Preset: none (custom settings)"
+    )
+    left, right = st.columns(2)
+    for column, name, label in ((left, "recommended", "Recommended"), (right, "paper", "Paper")):
+        column.button(label, key=f"sb_preset_{name}", on_click=_apply_preset, args=(name,),
+                      help=PRESETS[name].description, disabled=name in names)  # fmt: skip
+
+
+def _apply_preset(name: str) -> None:
+    chosen = PRESETS[name]
+    state.update(strategy=chosen.strategy, selector=chosen.settings, step=None, chunk=None)
+
+
 def _selection_controls(n_chunks: int, low: int, high: int) -> None:
     """Budget, strategy and the fields of the core's settings (λ, policy, formula, τ, N)."""
     budget = state.current().budget
@@ -142,6 +164,7 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
             f"({high:,} tokens): {high:,} is used here. Your {budget:,} stays set for "
             "a larger pool."
         )
+    _preset_controls()
     _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=STRATEGIES,
                   format_func=strategy_label)  # fmt: skip
     _bind_setting(st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES,

@@ -542,3 +542,17 @@ def test_a_refused_selection_is_cached_not_solved_again(pools_dir, monkeypatch):
     at.run()
     assert any(refusal in e.value.replace("\\", "") for e in at.error)
     assert calls.count("exact") == 1  # the refusal is cached: no second solve
+
+
+def test_the_sidebar_says_which_preset_and_switches_to_either_in_one_click(pools_dir):
+    import adagres
+
+    at = page(SELECTION, pool="medium", budget="600")
+    assert any("Preset: paper" in c.value for c in at.caption)
+    at.button(key="sb_preset_recommended").click().run()
+    no_error(at)
+    assert any("Preset: recommended" in c.value for c in at.caption)
+    assert at.query_params["strategy"] == "orthogonal" and at.query_params["policy"] == "fill"
+    at.button(key="sb_preset_paper").click().run()
+    assert at.query_params["strategy"] == "adagres"
+    assert adagres.PRESETS["paper"].settings.policy == at.query_params["policy"]
