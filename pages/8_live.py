@@ -21,10 +21,10 @@ names = live.collections(uri)
 if names is not None and not names:
     st.info("The store holds no collection yet: `python -m adagres index URI NAME FILES...`.")
 if names:
-    if state.option(live.COLLECTION, names[0]) not in names:
-        render.error(
-            f"No collection {state.option(live.COLLECTION, '')!r} here; showing {names[0]!r}."
-        )
+    wanted = state.option(live.COLLECTION, "")
+    if wanted not in names:
+        if wanted:  # a link to a collection this store does not hold
+            render.error(f"No collection {wanted!r} here; showing {names[0]!r}.")
         state.set_option(live.COLLECTION, names[0])
     collection = state.bind_option(
         st.selectbox,
