@@ -132,9 +132,11 @@ def _preset_controls() -> None:
         if names
         else "Preset: none (custom settings)"
     )
-    left, right = st.columns(2)
-    for column, name, label in ((left, "recommended", "Recommended"), (right, "paper", "Paper")):
-        column.button(label, key=f"sb_preset_{name}", on_click=_apply_preset, args=(name,),
+    # Buttons as wide as their labels, side by side while they fit (two half-width columns
+    # cut "Recommended" short in the sidebar).
+    with st.container(horizontal=True, gap="small"):
+        for name, label in (("recommended", "Recommended"), ("paper", "Paper")):
+            st.button(label, key=f"sb_preset_{name}", on_click=_apply_preset, args=(name,),
                       help=PRESETS[name].description, disabled=name in names)  # fmt: skip
 
 

@@ -118,23 +118,27 @@ def test_pause_holds_the_step(app, browser, pools_dir):
     page.goto(f"{app.url}/?pool=medium&budget={budget}")
     wait_for_app(page)
     page.get_by_role("button", name="Play").click()
-    # Click Pause the moment step 3 shows (a click from the page itself: Playwright's own
-    # click waits for the button to hold still, and the playing fragment redraws it).
-    page.wait_for_function(
+    # Click Pause the moment a step from 3 on shows (a click from the page itself:
+    # Playwright's own click waits for the button to hold still, and the playing fragment
+    # redraws it); the step shown then is what the user paused at.
+    clicked = page.wait_for_function(
         """() => {
-          const shown = [...document.querySelectorAll('[data-testid="stText"]')]
-              .some(e => e.innerText.startsWith('Step 3 of'));
+          const text = [...document.querySelectorAll('[data-testid="stText"]')]
+              .map(e => e.innerText).find(t => /^Step \\d+ of/.test(t));
+          const step = text ? Number(text.match(/^Step (\\d+) of/)[1]) : 0;
           const pause = [...document.querySelectorAll('button')]
               .find(b => b.innerText.trim().endsWith('Pause'));
-          if (shown && pause) { pause.click(); return true; }
+          if (step >= 3 && step < 7 && pause) { pause.click(); return step; }
           return false;
         }""",
-        timeout=30_000,
+        timeout=60_000,
         polling=20,
-    )
+    ).json_value()
     wait_for_app(page)
     held = step_views(page)
-    assert held["sentence"] in (3, 4)
+    # That step, or one the server had already sent (the browser draws a step a moment
+    # after the server sends it; on a loaded machine, up to two).
+    assert clicked <= held["sentence"] <= clicked + 2, (clicked, held)
     page.wait_for_timeout(4000)
     now = step_views(page)
     assert now == held and now["sentence"] == now["map"] == now["timeline"]
