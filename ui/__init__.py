@@ -2,7 +2,9 @@
 
 - ``state``: the app's settings (one frozen value holding the core's ``adagres.Settings``),
   session state and the URL; ``sidebar``: the shared controls; ``routing``: deep links.
-- ``pools``: the pools of this server process and their sources; ``compute``: cached
+- ``pools``: the pools of this server process and which session may open each (uploads
+  and built pools are the session's own); ``corpora``: where new pools come from, each
+  load a ``jobs`` job (a daemon thread with progress, an estimate and Cancel); ``compute``: cached
   computations keyed by the settings value (``selection_key``); ``charts``: cached figures;
   ``projection_store``: the map's coordinates (PCA now, UMAP in the background);
   ``cache``: the slot every cached result is kept in; ``progress``: the one way the data
