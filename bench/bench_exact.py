@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import os
 import platform
 import statistics
 import sys
@@ -116,7 +117,8 @@ def main() -> None:
     print(f"\nproven: {proven} of {len(rows)} cases; proven within 10 s (median): {within}")
     args.json.write_text(json.dumps({
         "when": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "cpus": platform.machine()},
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                    "load_average_1_5_15": os.getloadavg()},  # shared machine: how busy
         "time_limit": args.time_limit, "repeats": args.repeats, "rows": rows,
     }, indent=1) + "\n")  # fmt: skip
     print(f"wrote {args.json}")

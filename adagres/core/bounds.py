@@ -96,7 +96,8 @@ def split_bound(
 
     Either sum over T of per-chunk shares v_i is also at most the LP bound
     :func:`knapsack_lp` (v, ℓ, b, m), which sees the budget; that refinement is tried while
-    it can bring every size below ``target`` (the bound is valid whatever the target).
+    it can bring every size below ``target``; once one size stays above it, the others keep
+    their split bound (the bound is valid whatever the target).
     """
     k = count_fit(tokens, budget)
     if k == 0:
@@ -111,9 +112,9 @@ def split_bound(
     per_size = tops[np.arange(k), np.arange(k)]  # index m − 1
     pair_sum = gain[:, None] + gain[None, :]
     lengths, refine = tokens.astype(np.float64), True
-    for m in range(1, k + 1):
+    for m in np.argsort(-per_size, kind="stable") + 1:  # the loosest sizes first
         if per_size[m - 1] <= max(target, 0.0):
-            continue
+            break  # so are all the sizes after it
         shares = [values[:, m - 1]]
         if m >= 2:
             h = pair_sum / (m - 1) - w_inf  # −inf on the diagonal
@@ -125,6 +126,8 @@ def split_bound(
             for share in shares:
                 per_size[m - 1] = min(per_size[m - 1], knapsack_lp(share, lengths, budget, m).value)
             refine = per_size[m - 1] <= target
+        if per_size[m - 1] > target:
+            break  # the node stands: the other sizes keep their split bounds (still valid)
     return max(0.0, float(per_size.max()))
 
 

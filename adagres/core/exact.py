@@ -259,10 +259,12 @@ def search(
         rest, rest_gain, rest_x = np.delete(open_, j), np.delete(gain, j), np.delete(x, j)
         fits = tok[rest] <= left - tok[i]
         inside = rest[fits]
+        # A child's completions are among its parent's: its bound is at most the parent's.
         take: Node = ((*chosen, i), inside, rest_gain[fits] - w[i, inside], f + float(gain[j]),
                       left - int(tok[i]), rest_x[fits], e, n_shift,
-                      f + float(with_[j]))  # fmt: skip
-        skip: Node = (chosen, rest, rest_gain, f, left, rest_x, e, n_shift, f + float(without[j]))
+                      min(parent, f + float(with_[j])))  # fmt: skip
+        skip: Node = (chosen, rest, rest_gain, f, left, rest_x, e, n_shift,
+                      min(parent, f + float(without[j])))  # fmt: skip
         # Dive into the child the relaxation prefers; the other waits in the heap.
         dive, other = (take, skip) if forced[j] or x[j] >= 0.5 else (skip, take)
         if not forced[j]:
@@ -317,8 +319,7 @@ def solve(
     indices = tuple(sorted(int(p.positions[i]) for i in best))
     objective = objective_value(pool, list(indices), terms)
     upper = max(upper, objective)
-    # objective and value differ only by rounding (two orders of summation).
-    proven = upper - value <= max(ABS_TOL, rel_gap * abs(value))
+    proven = upper - value <= max(ABS_TOL, rel_gap * abs(value))  # value ≈ objective
     return ExactResult(indices, objective, upper, bool(proven), nodes,
                        time.perf_counter() - started, p.n_fit, n, p.k_max)  # fmt: skip
 
