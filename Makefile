@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install run test test-fast lint format bench bench-exact bench-browser eval eval-quick demo-data live-data browser clean
+.PHONY: install run test test-fast test-offline fuzz lint format bench bench-exact bench-browser eval eval-quick demo-data live-data browser clean
 
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,21 @@ test: install browser
 test-fast: install
 	$(PY) -m ruff check .
 	$(PY) -m pytest -m "not slow and not browser"
+
+# The core, the loaders, embedding, token counting and the pages with no network at all: a
+# network namespace with only the loopback interface up (needs root for unshare).
+OFFLINE_TESTS := tests/test_selection.py tests/test_baselines.py tests/test_calibration.py \
+	tests/test_metrics.py tests/test_sweep.py tests/test_settings.py tests/test_variants.py \
+	tests/test_properties.py tests/test_pool_io.py tests/test_hardening_pools.py \
+	tests/test_embed.py tests/test_tokens.py tests/fuzz/test_fuzz_loaders.py \
+	tests/fuzz/test_limits.py tests/app/test_pages.py tests/app/test_pages_analysis.py \
+	adagres/core adagres/pools/io.py adagres/pools/embed.py adagres/pools/tokens.py
+test-offline: install
+	unshare -n sh -c 'ip link set lo up && $(PY) -m pytest -q -m "not browser" $(OFFLINE_TESTS)'
+
+# The fuzz suite at length: thousands of examples per property (tests/conftest.py, "long").
+fuzz: install
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q tests/fuzz tests/test_hardening_pools.py
 
 lint: install
 	$(PY) -m ruff check .
