@@ -41,6 +41,9 @@ def open_verdict() -> None:
         state.update(chunk=pool.ids[clicked])
         st.session_state["sel_playing"] = False
         st.session_state["sel_open_why"] = True
+        # The page switch may keep this page's scroll position: Why dropped scrolls its
+        # verdict into view on every new pick.
+        st.session_state["why_picks"] = st.session_state.get("why_picks", 0) + 1
 
 
 def draw_step(step: int) -> None:
