@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from numbers import Real
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from adagres.errors import PoolError, one_line
 from adagres.pools.frameworks import object_to_dict
 from adagres.pools.jsonfile import save_pool
 from adagres.pools.pool import Pool
@@ -39,28 +41,81 @@ def pool_from_retrieval(
     >>> pool.ids, pool.scores.tolist()
     (('c0', 'c1'), [0.9, 0.7])
     """
+    texts = _listed(texts, "texts")
+    given = {
+        name: _listed(value, name, len(texts))
+        for name, value in (
+            ("scores", scores),
+            ("ids", ids),
+            ("metadata", metadata),
+            ("embeddings", embeddings),
+        )
+        if value is not None
+    }
     items: list[Any] = []
     for position, item in enumerate(texts):
-        chunk = object_to_dict(item)
-        if scores is not None:
-            chunk["score"] = float(scores[position])
-        if ids is not None:
-            chunk["id"] = ids[position]
+        try:
+            chunk = object_to_dict(item)
+        except PoolError as error:
+            raise PoolError(f"{_WHERE}: texts[{position}]: {error}") from None
+        if "scores" in given:
+            chunk["score"] = _score(given["scores"][position], position)
+        if "ids" in given:
+            chunk["id"] = given["ids"][position]
         chunk.setdefault("id", f"c{position}")
-        item_metadata = None if metadata is None else metadata[position]
+        item_metadata = given["metadata"][position] if "metadata" in given else None
         if item_metadata is not None:
+            if not isinstance(item_metadata, Mapping):
+                kind = type(item_metadata).__name__
+                raise PoolError(f"{_WHERE}: metadata[{position}]: expected a mapping, got {kind}")
             chunk["metadata"] = dict(item_metadata)
-        if embeddings is not None:
-            chunk["embedding"] = np.asarray(embeddings[position], dtype=np.float64).tolist()
+        if "embeddings" in given:
+            chunk["embedding"] = _vector(given["embeddings"][position], f"embeddings[{position}]")
         items.append(chunk)
     obj: dict[str, Any] = {"query": query, "documents": items}
     if query_embedding is not None:
-        obj["query_embedding"] = np.asarray(query_embedding, dtype=np.float64).tolist()
+        obj["query_embedding"] = _vector(query_embedding, "query_embedding")
     if embedding_model is not None:
         obj["embedding_model"] = embedding_model
     if answers:
         obj["answers"] = list(answers)
-    return pool_from_dict(obj, name="<retrieval>")
+    return pool_from_dict(obj, name=_WHERE)
+
+
+_WHERE = "<retrieval>"
+
+
+def _listed(value: Any, name: str, length: int | None = None) -> list[Any]:
+    """``value`` as a list (of ``length`` items when given), or a PoolError naming it."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise PoolError(f"{_WHERE}: {name}: expected a sequence, got {type(value).__name__}")
+    items = list(value)
+    if length is not None and len(items) != length:
+        raise PoolError(f"{_WHERE}: {name}: {len(items)} items for {length} texts")
+    return items
+
+
+def _score(value: Any, position: int) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        shown = one_line(repr(value), max_chars=40)
+        raise PoolError(f"{_WHERE}: scores[{position}]: expected a number, got {shown}")
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise PoolError(f"{_WHERE}: scores[{position}]: {value:.3g} is beyond a float") from None
+
+
+def _vector(value: Any, name: str) -> list[float]:
+    """A 1-D vector as a list of floats; the loaders check its values, naming the chunk."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise PoolError(
+            f"{_WHERE}: {name}: not numbers ({one_line(error, max_chars=80)})"
+        ) from None
+    if array.ndim != 1:
+        raise PoolError(f"{_WHERE}: {name}: expected one vector, got shape {array.shape}")
+    return array.tolist()
 
 
 def dump_retrieval(
