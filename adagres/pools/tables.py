@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -45,7 +46,7 @@ _QUERY_COLUMNS = ("query", "question")
 def csv_rows(text: str, label: str, limits: Limits = DEFAULT_LIMITS) -> list[dict[str, Any]]:
     """The rows of a CSV text as dicts of strings, keyed by the header."""
     with _FIELD_LIMIT_LOCK:
-        previous = csv.field_size_limit(limits.max_field_chars)
+        previous = csv.field_size_limit(min(limits.max_field_chars, sys.maxsize))
         try:
             return _read_csv(text, label, limits)
         finally:
