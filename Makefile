@@ -43,7 +43,8 @@ OFFLINE_TESTS := tests/test_selection.py tests/test_baselines.py tests/test_cali
 	tests/test_metrics.py tests/test_sweep.py tests/test_settings.py tests/test_variants.py \
 	tests/test_properties.py tests/test_pool_io.py tests/test_hardening_pools.py \
 	tests/test_embed.py tests/test_tokens.py tests/fuzz/test_fuzz_loaders.py \
-	tests/fuzz/test_limits.py tests/app/test_pages.py tests/app/test_pages_analysis.py \
+	tests/fuzz/test_fuzz_retrieval.py tests/fuzz/test_limits.py tests/app/test_pages.py \
+	tests/app/test_pages_analysis.py \
 	adagres/core adagres/pools/io.py adagres/pools/embed.py adagres/pools/tokens.py
 test-offline: install
 	unshare -n sh -c 'ip link set lo up && $(PY) -m pytest -q -m "not browser" $(OFFLINE_TESTS)'
