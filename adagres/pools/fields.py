@@ -140,6 +140,14 @@ def type_name(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+def _fits_float(number: int) -> bool:
+    try:
+        float(number)
+    except OverflowError:
+        return False
+    return True
+
+
 def _is_number(value: Any) -> bool:
     """True for an int or a float, not for a bool."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -159,12 +167,22 @@ def parse_vector(
     # Fast path in C (set of types, one finite check); the loop below only runs to name the
     # first bad value.
     numbers = set(map(type, value)) <= {int, float}
-    if numbers and np.isfinite(np.array(value, np.float64)).all() and any(value):
-        return value
+    try:
+        if numbers and np.isfinite(np.array(value, np.float64)).all() and any(value):
+            return value
+    except OverflowError:  # an integer beyond the float range: named below
+        pass
     for position, number in enumerate(value):
         if not _is_number(number):
             raise ctx.fail(
                 f"value {position} is {type_name(number)}, not a number",
+                index=index,
+                chunk=chunk,
+                field=field,
+            )
+        if isinstance(number, int) and not _fits_float(number):
+            raise ctx.fail(
+                f"value {position} is an integer beyond a 64-bit float (±1.8e308)",
                 index=index,
                 chunk=chunk,
                 field=field,
@@ -298,6 +316,9 @@ def parse_chunk(
         raise ctx.fail("the text is empty", index=index, chunk=chunk_id, field="text")
     tokens = parse_token_count(item.get("tokens"), ctx, index, chunk_id)
     score = optional_field(item, "score", (int, float), "a number", ctx, index, chunk_id)
+    if isinstance(score, int) and not _fits_float(score):
+        problem = "the score is an integer beyond a 64-bit float (±1.8e308)"
+        raise ctx.fail(problem, index=index, chunk=chunk_id, field="score")
     if score is not None and not math.isfinite(score):
         raise ctx.fail(f"score {score} is not finite", index=index, chunk=chunk_id, field="score")
     embedding = item.get("embedding")

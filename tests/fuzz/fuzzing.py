@@ -42,7 +42,7 @@ finite_floats = st.floats(allow_nan=False, allow_infinity=False)
 hostile_numbers = st.one_of(
     st.floats(),  # NaN, ±inf, subnormals, ±0.0, 1.8e308
     st.integers(min_value=-(2**80), max_value=2**80),
-    st.sampled_from([2**63, 2**64, 10**40, -1, 10**12, 10**12 + 1, 2**63 - 1]),
+    st.sampled_from([2**63, 2**64, 10**40, -1, 10**12, 10**12 + 1, 2**63 - 1, 10**400, -(2**1100)]),
 )
 
 # --------------------------------------------------------------------------- JSON values

@@ -7,6 +7,7 @@ import json
 import re
 
 import pyarrow as pa
+import pytest
 from fuzzing import (
     OPTIONAL_FIELDS,
     all_finite,
@@ -273,3 +274,20 @@ def test_ids_and_texts_of_any_real_characters_round_trip(texts):
     )
     assert load_pool(as_json(pool.to_dict()), name="p.json") == pool
     assert re.fullmatch(r"[0-9a-f]{64}", pool.fingerprint)
+
+
+# --------------------------------------------------------------------------- found by fuzzing
+
+
+@pytest.mark.parametrize("field", ["score", "embedding", "query_embedding"])
+def test_integers_beyond_a_float_are_named_not_overflow_errors(field):
+    """An integer of 401 digits is valid JSON; it raised OverflowError in float conversion."""
+    pool = {"query": "q", "query_embedding": [1, 1],
+            "chunks": [{"id": "a", "text": "x", "embedding": [1, 1], "score": 0.5}]}  # fmt: skip
+    if field == "query_embedding":
+        pool[field] = ["HUGE", 1]
+    else:
+        pool["chunks"][0][field] = "HUGE" if field == "score" else ["HUGE", 1]
+    data = json.dumps(pool).replace('"HUGE"', "1" + "0" * 400).encode()
+    _, message = outcome(lambda: load_pool(data, name="p.json"), "p.json")
+    assert f"field '{field}'" in message and "beyond a 64-bit float" in message
