@@ -327,9 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repeats, one BLAS setting")
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "browser_results.json")
     parser.add_argument("--cold-only", action="store_true", help="only the cold launches")
+    parser.add_argument("--one-thread", action="store_true", help="only OPENBLAS_NUM_THREADS=1")
     args = parser.parse_args(argv)
     repeats, cold = (2, 1) if args.quick else (3, 2)
-    configs: tuple[int | None, ...] = (1,) if args.quick else (1, None)
+    configs: tuple[int | None, ...] = (1,) if args.quick or args.one_thread else (1, None)
     data = write_pools(Path(tempfile.mkdtemp(prefix="adagres-browser-")))
     results = []
     try:
