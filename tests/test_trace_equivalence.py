@@ -16,7 +16,7 @@ import pytest
 import adagres
 from adagres import baselines as b
 from adagres.core import greedy as greedy_module
-from adagres.core.scores import SHORTLIST_MIN_CHUNKS
+from adagres.core.shortlist import SHORTLIST_MIN_CHUNKS
 
 POLICIES = ("skip", "stop", "ratio", "fill")
 FIELDS = ("winner", "accepted", "winner_tokens", "relevance_term", "redundancy_term", "gain",

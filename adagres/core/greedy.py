@@ -9,7 +9,7 @@ which turns a run into a :class:`~adagres.Selection`.
 The redundancy term is kept as the vector of gains over the pool and updated with one
 matrix-vector product per pick: k picks cost O(k·N·d) time and O(N) memory beyond the
 embeddings; no N×N matrix is formed. Large pools without a redundancy floor need fewer
-products (:class:`~adagres.core.scores.Shortlist`).
+products (:class:`~adagres.core.shortlist.Shortlist`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from .calibration import Calibration
 from .prepared import PreparedPool
 from .records import Candidates, Step, StopReason
 from .result import Selection
-from .scores import SHORTLIST_MIN_CHUNKS, Fit, Gains, Scores, Shortlist
+from .scores import Fit, Gains, Scores
 from .settings import Settings
+from .shortlist import SHORTLIST_MIN_CHUNKS, Shortlist
 
 __all__ = [
     "POLICY_RULES",
@@ -97,7 +98,7 @@ class Loop:
     the scores. The scores come from an engine of :mod:`adagres.core.scores`:
     :class:`~adagres.core.scores.Gains` (AdaGReS, one product per pick),
     :class:`~adagres.core.scores.Scores` (the other scores) or, for large pools with τ off,
-    :class:`~adagres.core.scores.Shortlist` (a few full products per run). The traced and
+    :class:`~adagres.core.shortlist.Shortlist` (a few full products per run). The traced and
     the fast path make the same decisions with the same arithmetic; tracing only keeps
     each step's numbers, and the per-candidate records are built once, in :meth:`finish`.
     """
