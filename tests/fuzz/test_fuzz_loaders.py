@@ -25,6 +25,7 @@ from fuzzing import (
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from adagres.pools import limits
 from adagres.pools.io import load_pool, load_pools, pool_from_dict, save_pool, save_pools
 from adagres.pools.limits import Limits, scan_json
 from adagres.pools.tokens import count_tokens
@@ -255,6 +256,27 @@ def test_scan_measures_depth_and_values_exactly(value, indent):
     text = json.dumps(value, indent=1 if indent else None, ensure_ascii=False)
     shape = scan_json(text, max_depth=1000)
     assert (shape.depth, shape.values) == depth_and_values(value)
+
+
+RISKY = re.compile(rb"NaN|Infinity|[eE]\+?[0-9]{2}|[0-9]{100}")
+
+
+@ONE_FOLDER  # monkeypatch is set again by every example
+@given(
+    pieces=st.lists(
+        st.sampled_from(
+            ["1", "9" * 60, "e", "E", "+", "-", ".", ",", "[", "]", "NaN", "Inf", "inity", " "]
+        ),
+        max_size=30,
+    ),
+    block=st.integers(1, 9),
+)
+def test_scan_finds_every_number_that_needs_a_check(pieces, block, monkeypatch):
+    """plain is False exactly where a number could overflow a float or be a huge integer
+    (the rule written as a regular expression), across block boundaries of the scan."""
+    monkeypatch.setattr(limits, "SCAN_BLOCK", block)
+    text = "".join(pieces).encode()
+    assert scan_json(text, max_depth=1000).plain == (RISKY.search(text) is None)
 
 
 @given(st.text(st.sampled_from('[]{}",:\\ab1\n'), max_size=60))
