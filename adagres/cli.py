@@ -230,6 +230,12 @@ def _say(text: str = "") -> None:
     print(one_line(text))
 
 
+def _num(value: float | None, spec: str = ".4f") -> str:
+    """A number of the text report; "n/a" where the record has none (ρ̄ of a one-chunk
+    pool, the redundancy of a selection without pairs)."""
+    return "n/a" if value is None else format(value, spec)
+
+
 def _print_selection(out: dict[str, Any]) -> None:
     pool, cal = out["pool"], out["calibration"]
     _say(f"pool    {pool['file']}: {pool['chunks']} chunks, tokens from {pool['tokenizer']}")
@@ -247,26 +253,26 @@ def _print_selection(out: dict[str, Any]) -> None:
     _say()
     _say(f"tokens  {out['tokens_used']} of {out['budget']} ({out['budget_use']:.0%})")
     _say(f"stop    {out['stop_reason']}")
-    _say(f"F       {out['objective']:.4f} at λ = {out['lam']:.4f}")
+    _say(f"F       {_num(out['objective'])} at λ = {_num(out['lam'])}")
     if cal is not None:
         _say(
-            f"λ       L̄ = {cal['mean_tokens']:.1f} tokens, k̄ = {cal['expected_k']:.2f}, "
-            f"r̄ = {cal['mean_relevance']:.4f}, ρ̄ = {cal['mean_similarity']:.4f}, "
-            f"formula {cal['formula']}: "
+            f"λ       L̄ = {_num(cal['mean_tokens'], '.1f')} tokens, "
+            f"k̄ = {_num(cal['expected_k'], '.2f')}, r̄ = {_num(cal['mean_relevance'])}, "
+            f"ρ̄ = {_num(cal['mean_similarity'])}, formula {cal['formula']}: "
             + (
-                f"λ* = {cal['lam_star']:.4f}"
+                f"λ* = {_num(cal['lam_star'])}"
                 if cal["fallback"] is None
                 else f"fallback ({cal['fallback']})"
             )
         )  # fmt: skip
     m = out["metrics"]
     line = (
-        f"metrics relevance mean {m['relevance_mean']:.4f}, redundancy mean "
-        f"{m['redundancy_mean']:.4f} (max {m['redundancy_max']:.4f}), "
+        f"metrics relevance mean {_num(m['relevance_mean'])}, redundancy mean "
+        f"{_num(m['redundancy_mean'])} (max {_num(m['redundancy_max'])}), "
         f"near-duplicate pairs {m['near_duplicates']}"
     )
     if m["iou"] is not None:
-        line += f", IoU {m['iou']:.3f}, recall {m['recall']:.3f}"
+        line += f", IoU {_num(m['iou'], '.3f')}, recall {_num(m['recall'], '.3f')}"
     if m["answer_found"] is not None:
         line += f", answer found: {'yes' if m['answer_found'] else 'no'}"
     _say(line)

@@ -99,7 +99,8 @@ def calibrate_prepared(pool: PreparedPool, budget: int, settings: Settings) -> C
     alpha, formula = settings.alpha, settings.formula
     n = pool.n_chunks
     mean_tokens = float(pool.tokens.sum()) / n
-    expected_k = budget / mean_tokens if mean_tokens > 0 else float("inf")
+    # L̄ = 0: the whole pool fits in any budget, so the budget buys N chunks (SPEC.md)
+    expected_k = budget / mean_tokens if mean_tokens > 0 else float(n)
     mean_relevance = float(pool.relevance.sum()) / n
     rho = pool.mean_similarity
     fallback = None

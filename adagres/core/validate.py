@@ -127,7 +127,8 @@ def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarr
         raise InputError(
             f"{name}: has {array.shape[0]} values, the chunk embeddings have {dim} dimensions"
         )
-    square = float(array @ array)  # a BLAS product: NaN, inf or 0 here need a closer look
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        square = float(array @ array)  # a BLAS product: NaN, inf or 0 here need a closer look
     if 1e-280 < square < 1e280:  # finite and nonzero, far from over- and underflow
         if abs(math.sqrt(square) - 1.0) <= 1e-12:
             return array

@@ -9,13 +9,12 @@ import json
 import os
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from fuzzing import all_finite, as_csv, as_json, as_parquet, hostile_text, pool_dicts, time_limit
-from hypothesis import HealthCheck, given, note, reject, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from adagres import cli
@@ -51,10 +50,6 @@ def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
         code = cli.main(argv)
     except SystemExit as exit:  # argparse's own errors
         code = exit.code
-    except TypeError as error:
-        if known_text_output_defect(error):
-            reject()  # see test_text_output_of_a_pool_without_pairs below
-        raise
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -65,13 +60,6 @@ def run_main_raw(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[i
     code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def known_text_output_defect(error: BaseException) -> bool:
-    """The text report formats a derivation number that is None (rho-bar of a one-chunk
-    pool, k-bar of zero-token chunks) with a float format: a TypeError in the CLI."""
-    frames = traceback.extract_tb(error.__traceback__)
-    return "NoneType.__format__" in str(error) and frames[-1].name == "_print_selection"
 
 
 def check_run(code: int, out: str, err: str, as_json_output: bool) -> None:
@@ -193,13 +181,8 @@ def test_parquet_select_in_a_subprocess_exits_cleanly(tmp_path):
     assert done.returncode == 0 and json.loads(done.stdout)["tokens_used"] <= 60
 
 
-# --------------------------------------------------------------------------- known defects
-# The CLI's output is another engineer's; strict=True: when it is fixed these XPASS and
-# fail, so the mark (and known_text_output_defect above) is removed.
-CLI = pytest.mark.xfail(strict=True, raises=TypeError, reason="core hardening in progress")
-
-
-@CLI
+# --------------------------------------------------------------------------- regressions
+# A one-chunk pool has no ρ̄ and no pairs: the text report says "n/a" where the JSON says null.
 @pytest.mark.parametrize(
     "pool",
     [
@@ -218,3 +201,5 @@ def test_text_output_of_a_pool_without_pairs(pool, tmp_path, capsys, fake_encode
     path.write_text(json.dumps(pool))
     code, out, _ = run_main_raw(["select", str(path), "--budget", "10"], capsys)
     assert code == 0 and "λ" in out
+    if len(pool["chunks"]) == 1:
+        assert "ρ̄ = n/a" in out and "fallback (pool_too_small)" in out

@@ -76,14 +76,11 @@ settings_fields = st.dictionaries(
 
 
 def check_calibration(calibration) -> None:
-    """Every number of a derivation is finite, but two: rho-bar of a one-chunk pool is NaN
-    (no pairs, documented), and k-bar of a pool of zero-token chunks (a known defect,
-    test_calibration_of_a_pool_of_empty_chunks_is_finite below)."""
+    """Every number of a derivation is finite, but one: rho-bar of a one-chunk pool is NaN
+    (no pairs, documented)."""
     numbers = {k: v for k, v in dataclasses.asdict(calibration).items() if isinstance(v, float)}
     if calibration.n_chunks < 2:
         numbers.pop("mean_similarity")
-    if calibration.mean_tokens == 0:
-        numbers.pop("expected_k")
     assert all(math.isfinite(v) for v in numbers.values()), numbers
 
 
@@ -200,16 +197,10 @@ def test_lam_sweep(pool, budget, lams, fields):
             assert math.isfinite(value), field.name
 
 
-# --------------------------------------------------------------------------- known defects
-# Inputs the core does not handle yet. strict=True: when the core is fixed these XPASS and
-# fail, so the mark is removed (and the exception in check_calibration with it).
-CORE = pytest.mark.xfail(strict=True, raises=AssertionError, reason="core hardening in progress")
-
-
-@CORE
+# --------------------------------------------------------------------------- regressions
 @pytest.mark.parametrize("call", ["calibrate", "select", "baselines"])
 def test_calibration_of_a_pool_of_empty_chunks_is_finite(call):
-    """All token counts 0: L-bar = 0 and k-bar = T / L-bar comes back as inf."""
+    """All token counts 0: L-bar = 0, the whole pool fits, so k-bar = N (SPEC.md)."""
     q, C, tokens = [1.0, 0.0], [[1.0, 0.0], [0.6, 0.8]], [0, 0]
     if call == "calibrate":
         calibration = adagres.calibrate(q, C, tokens, 100)
@@ -217,4 +208,6 @@ def test_calibration_of_a_pool_of_empty_chunks_is_finite(call):
         calibration = adagres.select(q, C, tokens, 100).calibration
     else:
         calibration = baselines.run("mmr", q, C, tokens, 100).calibration
-    assert math.isfinite(calibration.expected_k)
+    assert calibration.expected_k == 2.0
+    assert all(math.isfinite(v) for v in dataclasses.asdict(calibration).values()
+               if isinstance(v, float))  # fmt: skip
