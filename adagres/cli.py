@@ -10,6 +10,7 @@ object. Bad input exits with status 2 and one line that names the problem.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -38,6 +39,21 @@ def _lam(text: str) -> float | str:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected 'adaptive' or a number, got {text!r}") from None
+
+
+def _limit(text: str) -> tuple[str, int]:
+    """``--limit max_depth=200``: a loader limit's name and its new value."""
+    from .pools.limits import Limits
+
+    name, sep, value = text.partition("=")
+    known = [field.name for field in dataclasses.fields(Limits)]
+    if not sep or name not in known:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=N with NAME one of {', '.join(known)}, got {text!r}"
+        )
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{name}: expected a whole number, got {value!r}")
+    return name, int(value)
 
 
 def _floor(text: str) -> float | str | None:
@@ -114,6 +130,11 @@ def _parser() -> argparse.ArgumentParser:
     val.add_argument("pool_file")
     val.add_argument("--index", type=int, default=None)
     val.add_argument("--query", default=None)
+    for command in (sel, val):
+        command.add_argument(
+            "--limit", type=_limit, action="append", default=[], metavar="NAME=N",
+            help="raise a loader limit, e.g. --limit max_depth=200 (repeatable)",
+        )  # fmt: skip
     _live_parsers(commands)
     return parser
 
@@ -177,8 +198,10 @@ def _live(args: argparse.Namespace) -> int:
 
 def _load(args: argparse.Namespace) -> Any:
     from .pools.io import load_pool
+    from .pools.limits import DEFAULT_LIMITS
 
-    return load_pool(args.pool_file, index=args.index, query=args.query)
+    limits = DEFAULT_LIMITS.replace(**dict(args.limit))
+    return load_pool(args.pool_file, index=args.index, query=args.query, limits=limits)
 
 
 def _ready(pool: Any, tokenizer: str) -> Any:

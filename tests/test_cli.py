@@ -116,3 +116,22 @@ def test_calibration_top_n_flag(pool_file, capsys):
     )
     out = json.loads(capsys.readouterr().out)
     assert out["calibration"]["top_n"] == 2 and out["calibration"]["n_chunks"] == 2
+
+
+def test_a_loader_limit_is_named_and_raised_with_limit(tmp_path, capsys):
+    """A file past a loader limit is refused with the flag that raises it; with the flag
+    it loads and selects like any pool."""
+    pool = json.loads(json.dumps(POOL))
+    pool["chunks"][0]["metadata"] = {"deep": [[[[[[1]]]]]]}  # 7 levels below the pool
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(pool))
+    assert main(["select", str(path), "--budget", "100", "--limit", "max_depth=5"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--limit max_depth=..." in error, error
+    assert main(["select", str(path), "--budget", "100", "--limit", "max_depth=50"]) == 0
+    assert main(["validate", str(path), "--limit", "max_depth=50"]) == 0
+    assert main(["select", str(path), "--budget", "100"]) == 0  # the default allows 100
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:  # argparse's own error: exit 2, one line
+        main(["validate", str(path), "--limit", "depth=5"])
+    assert exit.value.code == 2 and "NAME one of max_bytes" in capsys.readouterr().err

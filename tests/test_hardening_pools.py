@@ -25,7 +25,9 @@ from adagres.pools.limits import Limits, scan_json
 from adagres.pools.pool import Chunk, Pool
 from adagres.pools.tokens import count_tokens
 
-LIMIT_HINT = re.compile(r"\(raise it with limits=Limits\((\w+)=\.\.\.\)\)$")
+LIMIT_HINT = re.compile(
+    r"\(raise it with limits=Limits\((\w+)=\.\.\.\) or the CLI's --limit \1=\.\.\.\)$"
+)
 
 
 def pool_json(**chunk_fields) -> bytes:

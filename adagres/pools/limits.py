@@ -83,7 +83,7 @@ class Limits:
     @staticmethod
     def hint(name: str) -> str:
         """How a message tells the user to raise limit ``name``."""
-        return f"raise it with limits=Limits({name}=...)"
+        return f"raise it with limits=Limits({name}=...) or the CLI's --limit {name}=..."
 
 
 DEFAULT_LIMITS = Limits()
