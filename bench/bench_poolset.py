@@ -33,7 +33,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,7 +150,7 @@ def main() -> None:
         results["page_rows_on_disk"] = run_step("page", path, args.queries, cache / "empty")
     load_after = os.getloadavg()
     report = {
-        "when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "when": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(),
         "load_average_before": load_before,
         "load_average_after": load_after,
