@@ -126,3 +126,23 @@ def test_tables_and_pool_files_with_their_own_queries_are_read_as_documents(tmp_
     pool_file.write_text('{"query": "q", "chunks": [{"id": "c", "title": "C", "text": "gamma"}]}')
     assert read_documents(with_query) == {"A": "alpha text", "B": "beta text"}
     assert read_documents(pool_file) == {"C": "gamma"}
+
+
+def test_no_table_row_is_lost_to_a_repeated_title(tmp_path):
+    """Two texts under one title are two documents; the same text retrieved for two
+    queries is one."""
+    reviews = tmp_path / "reviews.csv"
+    reviews.write_text(
+        "query,title,text\n"
+        "q1,Drug X,works well\n"
+        "q1,Drug X,made me dizzy\n"
+        "q2,Drug X,works well\n"  # the first row again, for another query
+        "q2,Drug X,no effect at all\n"
+    )
+    assert read_documents(reviews) == {
+        "Drug X": "works well",
+        "Drug X (2)": "made me dizzy",
+        "Drug X (3)": "no effect at all",
+    }
+    chunks = chunk_documents(reviews, size=50, overlap=0, tokenizer="words")
+    assert sorted(c.text for c in chunks) == ["made me dizzy", "no effect at all", "works well"]

@@ -86,13 +86,27 @@ def _read_files(paths: Iterable[Path]) -> dict[str, str]:
 
 def _read_table(path: Path) -> dict[str, str]:
     """Every chunk text of a table or pool file, whatever its queries (a stand-in query is
-    supplied only where the file has none)."""
+    supplied only where the file has none), as documents named by title, else by id.
+
+    A text that appears again under the same name (the same chunk retrieved for two
+    queries) is one document; another text under a name already taken (two reviews with
+    one title) is kept as ``"<name> (2)"``, ``"<name> (3)"``, ...: no text is dropped.
+    """
     from adagres.pools.io import load_pools
 
-    out = {}
+    out: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
     for pool in load_pools(path, query="(documents)"):
         for chunk in pool.chunks:
-            out[chunk.title or chunk.id] = chunk.text
+            name = chunk.title or chunk.id
+            if (name, chunk.text) in seen:
+                continue
+            seen.add((name, chunk.text))
+            key, copy = name, 1
+            while key in out:
+                copy += 1
+                key = f"{name} ({copy})"
+            out[key] = chunk.text
     return out
 
 
