@@ -25,7 +25,8 @@ render.metrics(
         ("Stop reason", plain_name(selection.stop_reason)),
     ]
 )
-if selection.calibration is not None and settings.strategy == "adagres":
+# The strategies that select with the adaptive λ show its derivation.
+if selection.calibration is not None and settings.strategy in ("adagres", "orthogonal"):
     st.text(selection.calibration.describe())
 if selection.note:
     st.text(selection.note)

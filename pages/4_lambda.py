@@ -7,7 +7,7 @@ from adagres.core.sweep import default_lams
 from adagres.errors import AdagresError
 from ui import compute, derivation, render, state, tables
 from ui.sidebar import sidebar
-from ui.text import count
+from ui.text import count, strategy_label
 
 GRID_POINTS = 60
 FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
@@ -18,6 +18,14 @@ st.title("λ derivation")
 pool, key = render.current_pool(settings)
 # This page explains AdaGReS, whatever strategy the sidebar shows elsewhere.
 key = key.replace(strategy="adagres")
+if settings.strategy != "adagres":
+    orthogonal = settings.strategy == "orthogonal"
+    uses = "selects with it and reports F at it" if orthogonal else "reports F at it"
+    st.caption(
+        f"The sidebar's strategy, {strategy_label(settings.strategy)}, {uses}: the λ derived "
+        "here from the sidebar's formula, scale, offset and calibration pool. The λ sweep and "
+        "the bound below are those of AdaGReS (adagres) with the same settings."
+    )
 
 # ---- cached calls
 try:

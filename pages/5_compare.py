@@ -71,7 +71,7 @@ st.subheader("Across budgets")
 if high < 2:
     st.info("The pool has too few tokens for a budget sweep.")
     st.stop()
-budgets, strategies, metric = comparison.sweep_controls(pool, high)
+budgets, strategies, metric = comparison.sweep_controls(pool, high, settings.strategy)
 if not strategies:
     st.info("Choose at least one strategy to sweep.")
     st.stop()

@@ -16,6 +16,12 @@ st.title("Why dropped")
 
 # ---- cached call
 pool, key, selection = render.pool_and_selection(settings)
+if settings.strategy != "adagres":
+    st.caption(
+        f"{settings.strategy} picks by its own rule; every gain here is F's marginal gain at "
+        "the λ and plain cosine AdaGReS uses with these settings, so a winner's gain can be "
+        "below another chunk's."
+    )
 position = {chunk_id: i for i, chunk_id in enumerate(pool.ids)}
 if settings.chunk not in position:
     if settings.chunk is not None:

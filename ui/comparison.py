@@ -120,7 +120,10 @@ def configurations(settings: Settings, low: int, high: int) -> dict[str, Setting
     """
     _follow_sidebar(settings)
     configs = {}
-    defaults = {"a": settings.strategy, "b": "topk_same_k"}
+    # B: top-k with AdaGReS's k against AdaGReS, top-k until the budget against the rest
+    # (the recommended preset fills the budget like it).
+    b_default = "topk_same_k" if settings.strategy == "adagres" else "topk_budget"
+    defaults = {"a": settings.strategy, "b": b_default}
     step = pools.budget_step(high)
     for column, (side, options) in zip(st.columns(2), SIDE_OPTIONS.items(), strict=True):
         strategy_option, budget_option, lam_option = options
@@ -193,9 +196,12 @@ def metrics_frame(pool: Pool, configs: dict[str, Settings], names: list[str]) ->
     return as_percent(pd.DataFrame(rows), "budget_use")
 
 
-def sweep_controls(pool: Pool, high: int) -> tuple[tuple[int, ...], tuple[str, ...], str]:
+def sweep_controls(
+    pool: Pool, high: int, strategy: str
+) -> tuple[tuple[int, ...], tuple[str, ...], str]:
     """The budget range, the number of budgets, the strategies and the metric to draw.
 
+    The strategies start as the sidebar's ``strategy`` and :data:`SWEEP_STRATEGIES`.
     Returns (budgets, strategies, metric); strategies may be empty.
     """
     options = [s for s in STRATEGIES if s != "exact" or len(pool) <= compute.EXACT_AUTO_MAX]
@@ -203,7 +209,7 @@ def sweep_controls(pool: Pool, high: int) -> tuple[tuple[int, ...], tuple[str, .
     # Defaults before the widgets are drawn; values kept from another pool are brought in range.
     _init("cmp_sweep_range", (min(100, high - 1), min(2000, high)))
     _init("cmp_sweep_points", 10)
-    _init("cmp_sweep_strategies", list(SWEEP_STRATEGIES))
+    _init("cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEEP_STRATEGIES))))
     _init("cmp_sweep_metric", "iou" if compute.gold_positions(pool) is not None else "objective")
     first, last = (min(max(int(b), 1), high) for b in st.session_state["cmp_sweep_range"])
     st.session_state["cmp_sweep_range"] = (min(first, last), max(first, last))

@@ -14,10 +14,22 @@ The contract, for every page:
   (Streamlit drops the state of widgets a page does not draw) and code can change a setting
   with :func:`update` (then ``st.rerun()`` if the page was already drawn). Both take the
   fields of either part by name (``update(budget=600, policy="fill")``).
+- The default is the ``"recommended"`` preset (:data:`DEFAULT_PRESET`, from
+  :data:`adagres.PRESETS`): strategy ``orthogonal`` with policy ``fill`` and the derived
+  formula. The paper's method (``"paper"``: ``adagres``, the core's default
+  :class:`adagres.Settings`) is one click away in the sidebar.
 - The URL mirrors the settings: :func:`sync_url` writes :meth:`Settings.to_params` into
   ``st.query_params`` (the sidebar calls it on every run). On the first run of a session the
   settings are read from the URL (:meth:`Settings.from_params`); values that do not parse or
-  that :class:`adagres.Settings` refuses are ignored with a warning. Query-string keys:
+  that :class:`adagres.Settings` refuses are ignored with a warning. What the URL does not
+  name comes from a preset: ``preset=paper`` or ``preset=recommended`` if the URL has it,
+  else the recommended preset, and every key the URL names replaces that field of it.
+  Decision on old URLs: every URL the app has written names ``strategy``, ``policy``,
+  ``lam``, ``formula``, ``scale``, ``offset`` and ``floor`` (all that tells the presets
+  apart), so a saved link opens exactly what it opened when the paper's method was the
+  default. A link without them (written by hand, e.g. ``?pool=…&budget=600``) now opens the
+  recommended preset; ``&preset=paper`` opens the paper's method. ``preset`` is read once:
+  the URL written back names the fields instead. Query-string keys: ``preset``,
   ``pool``, ``budget``, ``strategy``, ``policy``, ``lam`` (``adaptive`` or a number ≥ 0),
   ``formula``, ``scale``, ``offset``, ``floor`` (``off``, ``pool`` or a cosine), ``topn``
   (calibration over the N most relevant chunks; absent = the whole pool), ``step`` (1-based;
@@ -47,11 +59,13 @@ import streamlit as st
 from adagres import InputError
 from adagres import Settings as Selector
 from adagres.core.baselines import STRATEGIES
+from adagres.core.presets import PRESETS, Preset
 
 from .text import escape_md
 
 __all__ = [
     "DEFAULT_BUDGET",
+    "DEFAULT_PRESET",
     "SELECTOR_FIELDS",
     "Option",
     "Selector",
@@ -69,6 +83,8 @@ __all__ = [
 ]
 
 DEFAULT_BUDGET = 1000
+#: The preset a session starts with when its URL names no settings.
+DEFAULT_PRESET: Preset = PRESETS["recommended"]
 _STATE_KEY = "settings"
 _WARNINGS_KEY = "settings_url_warnings"
 _START_KEY = "settings_url_at_start"  # the query string the session opened with
@@ -87,15 +103,16 @@ class Settings:
 
     ``pool`` is a pool key (see ``ui.pools``); ``budget`` is in tokens of the pool's
     tokenizer; ``strategy`` one of :data:`adagres.baselines.STRATEGIES`. ``selector`` says how
-    to select (every strategy gets the same value, so their F compare). ``step`` is the
+    to select (every strategy gets the same value, so their F compare). Strategy and
+    selector default to :data:`DEFAULT_PRESET`. ``step`` is the
     1-based step shown by the replay, None for the last one; ``chunk`` is the chunk id
     inspected on "Why dropped" (None: none chosen).
     """
 
     pool: str = ""
     budget: int = DEFAULT_BUDGET
-    strategy: str = "adagres"
-    selector: Selector = field(default_factory=Selector)
+    strategy: str = DEFAULT_PRESET.strategy
+    selector: Selector = field(default_factory=lambda: DEFAULT_PRESET.settings)
     step: int | None = None
     chunk: str | None = None
 
@@ -117,9 +134,10 @@ class Settings:
 
     @classmethod
     def param_names(cls) -> frozenset[str]:
-        """Every query-string key :meth:`to_params` may write."""
-        return frozenset({"pool", "budget", "strategy", "policy", "lam", "formula", "scale",
-                          "offset", "floor", "topn", "step", "chunk"})  # fmt: skip
+        """Every query-string key of the settings: those :meth:`to_params` may write, and
+        ``preset``, which :meth:`from_params` reads."""
+        return frozenset({"preset", "pool", "budget", "strategy", "policy", "lam", "formula",
+                          "scale", "offset", "floor", "topn", "step", "chunk"})  # fmt: skip
 
     def to_params(self) -> dict[str, str]:
         """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set)."""
@@ -146,7 +164,10 @@ class Settings:
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> tuple[Settings, list[str]]:
-        """Settings from a query string, and one message per value that was ignored."""
+        """Settings from a query string, and one message per value that was ignored.
+
+        Fields the query string does not name come from its ``preset`` (absent, or not a
+        preset's name: :data:`DEFAULT_PRESET`)."""
         values: dict[str, Any] = {}
         core: dict[str, Any] = {}
         problems: list[str] = []
@@ -164,6 +185,9 @@ class Settings:
                 return
             (core if name in SELECTOR_FIELDS else values)[name] = value
 
+        take("preset", lambda s: _option(s, tuple(PRESETS)))
+        base = PRESETS[values.pop("preset")] if "preset" in values else DEFAULT_PRESET
+        values["strategy"] = base.strategy
         take("pool", _text)
         take("budget", lambda s: _integer(s, minimum=1))
         take("strategy", lambda s: _option(s, STRATEGIES))
@@ -176,7 +200,7 @@ class Settings:
         take("topn", lambda s: _integer(s, minimum=2), "calibration_top_n")
         take("step", lambda s: _integer(s, minimum=1))
         take("chunk", _text)
-        return cls(**values, selector=Selector(**core)), problems
+        return cls(**values, selector=base.settings.replace(**core)), problems
 
 
 def url_number(value: float) -> str:

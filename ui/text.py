@@ -32,6 +32,9 @@ STRATEGY_LABELS = {
     "mmr": "mmr (maximal marginal relevance)",
     "exact": "exact (optimum, small pools)",
     "reference_code": "reference_code (the authors' code)",
+    "orthogonal": "orthogonal (redundancy beyond shared relevance)",
+    "near_duplicates": "near_duplicates (only near-copies penalised)",
+    "coverage": "coverage (budgeted facility location)",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,16 @@ os.environ["ADAGRES_DATA_DIR"] = str(POOLS)
 def pools_dir() -> Path:
     """Folder holding tiny.json (10 chunks), medium.json (200) and large.json (2000)."""
     return POOLS
+
+
+@pytest.fixture(scope="module")
+def data_dir(pools_dir: Path) -> Iterator[Path]:
+    """The synthetic pools and the bundled demo pools in one data folder (links), as the
+    app's data folder for the module (``pytestmark = pytest.mark.usefixtures("data_dir")``)."""
+    folder = Path(tempfile.mkdtemp(prefix="adagres-analysis-"))
+    for path in [*pools_dir.glob("*.json"), *(ROOT / "data").glob("*.json")]:
+        (folder / path.name).symlink_to(path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ADAGRES_DATA_DIR", str(folder))
+        patch.setenv("ADAGRES_PROJECTION", "pca")
+        yield folder

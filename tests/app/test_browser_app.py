@@ -43,6 +43,7 @@ def browser():
 
 
 def eight_step_budget(pools_dir) -> int:
+    """A budget at which the paper's method (``preset=paper`` in the URL) takes 8 steps."""
     pool = load_pool(pools_dir / "medium.json")
     for budget in range(300, 4000, 10):
         run = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget, trace=False)
@@ -73,7 +74,7 @@ def choose_pace(page, seconds: float) -> None:
 def test_play_draws_every_step_in_turn_with_every_figure(app, browser, pools_dir):
     budget = eight_step_budget(pools_dir)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{app.url}/?pool=medium&budget={budget}")
+    page.goto(f"{app.url}/?pool=medium&budget={budget}&preset=paper")  # 8 steps: the paper's
     wait_for_app(page)
     choose_pace(page, PACE)
     assert step_views(page)["sentence"] == 8
@@ -115,7 +116,7 @@ def test_play_draws_every_step_in_turn_with_every_figure(app, browser, pools_dir
 def test_pause_holds_the_step(app, browser, pools_dir):
     budget = eight_step_budget(pools_dir)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{app.url}/?pool=medium&budget={budget}")
+    page.goto(f"{app.url}/?pool=medium&budget={budget}&preset=paper")  # 8 steps: the paper's
     wait_for_app(page)
     page.get_by_role("button", name="Play").click()
     # Click Pause the moment a step from 3 on shows (a click from the page itself:

@@ -15,6 +15,8 @@ from ui.text import escape_md
 PAGE = "../../pages/9_pool_sets.py"
 TIMEOUT = 120
 BUDGET = 700
+#: The sidebar's settings of a session that opens on ``?pool=tiny``: the default preset's.
+SIDEBAR = adagres.PRESETS["recommended"].settings
 
 
 def no_error(at: AppTest) -> None:
@@ -39,8 +41,7 @@ def table(at: AppTest):
 def test_the_table_holds_the_library_rows(pools_dir):
     at = open_page()
     no_error(at)
-    expected = poolsets.summarize(poolsets.load_pool_set(pools_dir), adagres.Settings(), BUDGET,
-                                  workers=1)  # fmt: skip
+    expected = poolsets.summarize(poolsets.load_pool_set(pools_dir), SIDEBAR, BUDGET, workers=1)
     shown = table(at)
     assert len(shown) == len(expected) == 3  # tiny, medium, large
     for column, heading in ps.COLUMNS.items():
@@ -50,8 +51,7 @@ def test_the_table_holds_the_library_rows(pools_dir):
 
 def test_filters_and_sorting(pools_dir):
     at = open_page()
-    found = poolsets.summarize(poolsets.load_pool_set(pools_dir), adagres.Settings(), BUDGET,
-                               workers=1)  # fmt: skip
+    found = poolsets.summarize(poolsets.load_pool_set(pools_dir), SIDEBAR, BUDGET, workers=1)
     at.selectbox(key="ps_sort").set_value("dropped").run()
     at.toggle(key="ps_descending").set_value(True).run()
     order = sorted(found, key=lambda r: (-r["dropped"], r["query_id"]))
@@ -73,7 +73,7 @@ def test_open_a_query_in_every_page(pools_dir):
     key = at.session_state["settings"].pool
     assert key.startswith("poolset-") and at.selectbox(key="sb_pool").value == key
     set_ = poolsets.load_pool_set(pools_dir)
-    row = poolsets.summarize(set_, adagres.Settings(), BUDGET, workers=1)[1]
+    row = poolsets.summarize(set_, SIDEBAR, BUDGET, workers=1)[1]
     expected = poolsets.load_unit(set_.units[row["unit"]])[row["position"]]
     assert pools.registered(key) == expected and at.query_params["pool"] == key
 

@@ -1,0 +1,99 @@
+"""Helpers of the AppTest page tests: open a page from a URL, read its figures and tables."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+import adagres
+from adagres.pools.io import load_pool
+from adagres.pools.pool import Pool
+
+APP = "../../app.py"
+POOL_PAGE = "../../pages/1_pool.py"
+SELECTION = "../../pages/2_selection.py"
+SIMILARITY = "../../pages/3_similarity.py"
+LAMBDA = "../../pages/4_lambda.py"
+COMPARE = "../../pages/5_compare.py"
+WHY = "../../pages/6_why.py"
+DEMO = "biomedical_redundant"  # a bundled demo pool (88 chunks, gold labels and answers)
+TIMEOUT = 120
+#: The URL parameter that opens the paper's method (the app's default is the recommended preset).
+PAPER = {"preset": "paper"}
+
+
+def page(path: str, **params: str) -> AppTest:
+    """Run the page ``path`` in a new session whose URL carries ``params``."""
+    at = AppTest.from_file(path, default_timeout=TIMEOUT)
+    at.query_params.update(params)
+    return at.run()
+
+
+def no_error(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def array(values: Any) -> np.ndarray:
+    """A plotly array from the spec: nested lists, or {"dtype", "bdata", "shape"} (base64)."""
+    if isinstance(values, dict):
+        flat = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+        shape = values.get("shape")
+        if shape:
+            flat = flat.reshape([int(x) for x in str(shape).split(",")])
+        return flat.astype(float)
+    return np.asarray(values, dtype=float)
+
+
+def trace(figure: dict[str, Any], name: str) -> dict[str, Any]:
+    matches = [t for t in figure["data"] if t.get("name", "").startswith(name)]
+    assert matches, f"no trace {name!r} in {[t.get('name') for t in figure['data']]}"
+    return matches[0]
+
+
+def metric(at: AppTest, label: str) -> str:
+    values = [m.value for m in at.metric if m.label == label]
+    assert values, f"no metric {label!r} in {[m.label for m in at.metric]}"
+    return values[0]
+
+
+def frames(at: AppTest, column: str) -> list[Any]:
+    """The tables shown that have ``column`` (AppTest does not expose dataframe keys)."""
+    return [df.value for df in at.dataframe if column in df.value.columns]
+
+
+def frame(at: AppTest, column: str, index: int = 0) -> Any:
+    found = frames(at, column)
+    assert len(found) > index, f"no table with a column {column!r}"
+    return found[index]
+
+
+def context_ids(at: AppTest) -> list[str]:
+    """Chunk ids of the Selection page's context table, in pick order."""
+    return list(frame(at, "order")["id"])
+
+
+def paper_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selection:
+    """The paper's method on ``pool``: :func:`adagres.select` with its defaults."""
+    return adagres.select(pool.query_embedding, pool.embeddings, pool.token_counts, budget,
+                          **options)  # fmt: skip
+
+
+def recommended_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selection:
+    """The app's default: the recommended preset on ``pool``."""
+    return adagres.run_preset("recommended", pool.query_embedding, pool.embeddings,
+                              pool.token_counts, budget, texts=pool.texts, **options)  # fmt: skip
+
+
+def pool_of(folder: Path, name: str) -> Pool:
+    """The pool file ``name`` of the data folder ``folder``."""
+    return load_pool(folder / f"{name}.json")

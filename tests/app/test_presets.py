@@ -1,0 +1,135 @@
+"""AppTest tests of the presets: the app opens on the recommended preset, the paper's method
+is one click away, and a URL opens what it names (``preset`` for what it does not)."""
+
+from __future__ import annotations
+
+import pytest
+from apptest_support import (
+    APP,
+    DEMO,
+    PAPER,
+    SELECTION,
+    context_ids,
+    metric,
+    no_error,
+    page,
+    paper_selection,
+    pool_of,
+    recommended_selection,
+)
+from streamlit.testing.v1 import AppTest
+
+from adagres import PRESETS, Settings
+
+pytestmark = pytest.mark.usefixtures("data_dir")
+RECOMMENDED, THE_PAPER = PRESETS["recommended"], PRESETS["paper"]
+
+
+def preset_caption(at: AppTest) -> str:
+    captions = [c.value for c in at.caption if c.value.startswith("Preset: ")]
+    assert len(captions) == 1, captions
+    return captions[0]
+
+
+def shown_settings(at: AppTest) -> tuple[str, str, str]:
+    """Strategy, policy and formula as the sidebar shows them."""
+    return (at.selectbox(key="sb_strategy").value, at.selectbox(key="sb_policy").value,
+            at.selectbox(key="sb_formula").value)  # fmt: skip
+
+
+def test_the_default_is_the_recommended_preset(data_dir):
+    """A URL naming only the pool and budget (as an old hand-written link would) opens the
+    recommended preset, with the picks run_preset("recommended", ...) gives."""
+    at = page(SELECTION, pool=DEMO, budget="1000")
+    no_error(at)
+    assert preset_caption(at) == f"Preset: recommended ({RECOMMENDED.description})"
+    assert shown_settings(at) == ("orthogonal", "fill", "derived")
+    assert at.button(key="sb_preset_recommended").disabled
+    assert not at.button(key="sb_preset_paper").disabled
+    expected = recommended_selection(pool_of(data_dir, DEMO), 1000)
+    assert (expected.strategy, expected.policy) == ("orthogonal", "fill")
+    pool = pool_of(data_dir, DEMO)
+    assert context_ids(at) == [pool.ids[i] for i in expected.indices]
+    assert metric(at, "F(S)") == f"{expected.objective:.4f}"
+    assert metric(at, "λ") == f"{expected.lam:.4f}"
+    assert metric(at, "Tokens used") == f"{expected.tokens_used} / 1000"
+    # The URL written back names every field of the preset.
+    params = at.query_params
+    assert (params["strategy"], params["policy"], params["formula"]) == shown_settings(at)
+    assert (params["lam"], params["scale"], params["offset"], params["floor"]) == (
+        "adaptive", "1", "0", "off",
+    )  # fmt: skip
+    # The λ derivation is shown: orthogonal selects with the adaptive λ.
+    assert expected.calibration is not None
+    assert expected.calibration.describe() in [t.value for t in at.text]
+
+
+def test_the_app_with_no_url_opens_the_recommended_preset(data_dir):
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    no_error(at)
+    assert at.title[0].value == "Selection"
+    assert preset_caption(at).startswith("Preset: recommended (")
+    assert at.query_params["strategy"] == RECOMMENDED.strategy
+
+
+def test_one_click_gives_the_papers_picks_and_another_gives_back_the_default(data_dir):
+    pool = pool_of(data_dir, DEMO)
+    at = page(SELECTION, pool=DEMO, budget="1000")
+    at.button(key="sb_preset_paper").click().run()
+    no_error(at)
+    assert preset_caption(at) == f"Preset: paper ({THE_PAPER.description})"
+    assert shown_settings(at) == ("adagres", "skip", "paper")
+    expected = paper_selection(pool, 1000)  # adagres.select with its defaults
+    assert context_ids(at) == [pool.ids[i] for i in expected.indices]
+    assert metric(at, "F(S)") == f"{expected.objective:.4f}"
+    assert metric(at, "Stop reason") == "no positive gain"
+    # The paper's method stops early here; the recommended preset spends the budget.
+    assert expected.tokens_used < recommended_selection(pool, 1000).tokens_used
+    # Its URL opens the paper's method in a new session too.
+    again = page(SELECTION, **dict(at.query_params))
+    assert preset_caption(again).startswith("Preset: paper (")
+    assert context_ids(again) == context_ids(at)
+    at.button(key="sb_preset_recommended").click().run()
+    no_error(at)
+    assert preset_caption(at).startswith("Preset: recommended (")
+    recommended = recommended_selection(pool, 1000)
+    assert context_ids(at) == [pool.ids[i] for i in recommended.indices]
+
+
+def test_the_preset_parameter_opens_a_preset_and_named_fields_replace_its_own(data_dir):
+    at = page(SELECTION, pool=DEMO, budget="1000", **PAPER)
+    no_error(at)
+    assert preset_caption(at).startswith("Preset: paper (")
+    assert "preset" not in at.query_params  # read once: the fields are written instead
+    assert at.query_params["strategy"] == "adagres"
+    # A named field replaces the preset's: the paper's method with policy fill is custom.
+    at = page(SELECTION, pool=DEMO, budget="1000", policy="fill", **PAPER)
+    assert shown_settings(at) == ("adagres", "fill", "paper")
+    assert preset_caption(at) == "Preset: none (custom settings)"
+    # An unknown preset is ignored with a warning: the default opens.
+    at = page(SELECTION, pool=DEMO, budget="1000", preset="best")
+    assert not at.exception
+    assert any("preset='best'" in w.value.replace("\\", "") for w in at.warning)
+    assert shown_settings(at) == ("orthogonal", "fill", "derived")
+
+
+def test_what_a_url_does_not_name_comes_from_the_recommended_preset():
+    """The rule of ``ui.state``: named fields as named, the rest from the preset."""
+    from ui.state import Settings as AppSettings
+
+    full = {"pool": "p", "budget": "700", "strategy": "adagres", "policy": "skip",
+            "lam": "adaptive", "formula": "paper", "scale": "1", "offset": "0",
+            "floor": "off"}  # fmt: skip
+    settings, problems = AppSettings.from_params(full)
+    assert not problems
+    # A URL the app wrote names every field that tells the presets apart: the paper's method.
+    assert (settings.strategy, settings.selector) == (THE_PAPER.strategy, Settings())
+    assert settings.to_params() == full
+    assert AppSettings.from_params({"pool": "p"})[0].selector == RECOMMENDED.settings
+    assert AppSettings.from_params({"pool": "p"})[0].strategy == RECOMMENDED.strategy
+    only_strategy, _ = AppSettings.from_params({"strategy": "adagres"})
+    assert only_strategy.strategy == "adagres"
+    assert only_strategy.selector == RECOMMENDED.settings  # fill, derived: as the rule says
+    assert AppSettings() == AppSettings.from_params({})[0]
+    paper, _ = AppSettings.from_params({"preset": "paper", "scale": "0.5"})
+    assert (paper.strategy, paper.selector) == ("adagres", Settings(scale=0.5))

@@ -1,0 +1,158 @@
+"""AppTest tests of the settings in the URL: round trips, what reaches the core, bad values."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from apptest_support import (
+    SELECTION,
+    array,
+    context_ids,
+    figures,
+    metric,
+    no_error,
+    page,
+    recommended_selection,
+    trace,
+)
+
+import adagres
+from adagres import baselines
+from adagres.pools.io import load_pool
+
+
+def test_url_round_trip(pools_dir):
+    params = {
+        "pool": "medium",
+        "budget": "700",
+        "strategy": "adagres",
+        "policy": "fill",
+        "lam": "0.25",
+        "formula": "paper",
+        "scale": "1",
+        "offset": "0",
+        "floor": "pool",
+        "step": "2",
+    }
+    at = page(SELECTION, **params)
+    no_error(at)
+    assert at.selectbox(key="sb_pool").value == "medium"
+    assert at.number_input(key="sb_budget").value == 700
+    assert at.selectbox(key="sb_policy").value == "fill"
+    assert at.radio(key="sb_lam_mode").value == "manual"
+    assert at.slider(key="sb_lam").value == pytest.approx(0.25)
+    assert at.radio(key="sb_floor_mode").value == "pool"
+    assert at.slider(key="sel_step").value == 2
+    assert metric(at, "λ") == "0.2500"
+    assert at.query_params == params  # written back unchanged
+    # A second session from the same URL shows the same selection.
+    again = page(SELECTION, **params)
+    assert context_ids(again) == context_ids(at)
+
+
+@pytest.mark.parametrize("strategy", ["adagres", "topk_same_k", "mmr"])
+def test_url_settings_reach_the_core_unchanged(pools_dir, strategy):
+    """Scale, offset, τ and the calibration's top N set in the URL give exactly the selection
+    the library gives with the same adagres.Settings."""
+    params = {"pool": "medium", "budget": "1500", "strategy": strategy, "policy": "skip",
+              "lam": "adaptive", "formula": "derived", "scale": "1.5", "offset": "0.01",
+              "floor": "0.2", "topn": "40"}  # fmt: skip
+    at = page(SELECTION, **params)
+    no_error(at)
+    assert at.query_params == params  # topn is written back like the others
+    assert at.radio(key="sb_topn_mode").value == "top N"
+    assert at.number_input(key="sb_topn").value == 40
+    settings = adagres.Settings(formula="derived", scale=1.5, offset=0.01,
+                                redundancy_floor=0.2, calibration_top_n=40)  # fmt: skip
+    pool = load_pool(pools_dir / "medium.json")
+    args = (pool.query_embedding, pool.embeddings, pool.token_counts, 1500)
+    expected = (
+        adagres.select(*args, settings=settings)
+        if strategy == "adagres"
+        else baselines.run(strategy, *args, settings=settings, texts=pool.texts)
+    )
+    assert expected.calibration.top_n == 40 and expected.redundancy_floor == 0.2
+    assert context_ids(at) == [pool.ids[i] for i in expected.indices]
+    # F is the sum of the accepted step gains; the timeline draws each of them.
+    timeline = figures(at)[2]  # map, budget bar, timeline
+    gains = array(trace(timeline, "winner")["y"])
+    assert math.fsum(gains) == pytest.approx(expected.objective, rel=1e-12)
+    assert metric(at, "F(S)") == f"{expected.objective:.4f}"
+    assert metric(at, "λ") == f"{expected.lam:.4f}"
+    # Without topn the calibration takes the whole pool: another λ.
+    whole = page(SELECTION, **{k: v for k, v in params.items() if k != "topn"})
+    assert "topn" not in whole.query_params
+    over_all = adagres.select(*args, settings=settings.replace(calibration_top_n=None))
+    assert metric(whole, "λ") == f"{over_all.lam:.4f}" != metric(at, "λ")
+
+
+def test_manual_lambda_starts_at_the_adaptive_lambda(pools_dir):
+    at = page(SELECTION, pool="medium", budget="1200", scale="0.8")  # the default preset
+    adaptive = metric(at, "λ")
+    pool = load_pool(pools_dir / "medium.json")
+    expected = recommended_selection(pool, 1200, scale=0.8)
+    at.radio(key="sb_lam_mode").set_value("manual").run()
+    no_error(at)
+    assert at.slider(key="sb_lam").value == pytest.approx(expected.lam, rel=1e-5)
+    assert metric(at, "λ") == adaptive == f"{expected.lam:.4f}"
+    assert float(at.query_params["lam"]) == pytest.approx(expected.lam, rel=1e-5)
+    # The URL carries the manual λ exactly as the session uses it.
+    again = page(SELECTION, **dict(at.query_params))
+    assert context_ids(again) == context_ids(at) == [pool.ids[i] for i in expected.indices]
+
+
+def test_calibration_top_n_from_the_sidebar(pools_dir):
+    at = page(SELECTION, pool="medium", budget="1500")
+    assert "topn" not in at.query_params
+    at.radio(key="sb_topn_mode").set_value("top N").run()
+    no_error(at)
+    assert at.query_params["topn"] == "20"
+    at.number_input(key="sb_topn").set_value(60).run()
+    no_error(at)
+    assert at.query_params["topn"] == "60"
+    pool = load_pool(pools_dir / "medium.json")
+    expected = recommended_selection(pool, 1500, calibration_top_n=60)  # the default preset
+    assert metric(at, "λ") == f"{expected.lam:.4f}"
+    assert context_ids(at) == [pool.ids[i] for i in expected.indices]
+    at.radio(key="sb_topn_mode").set_value("whole pool").run()
+    assert "topn" not in at.query_params
+
+
+def test_url_with_bad_values_warns_and_uses_defaults(pools_dir):
+    at = page(SELECTION, pool="nope", budget="lots", policy="greedy")
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "budget" in warnings and "policy" in warnings and "nope" in warnings
+    default = adagres.PRESETS["recommended"]
+    assert at.selectbox(key="sb_policy").value == default.settings.policy == "fill"
+    assert at.selectbox(key="sb_strategy").value == default.strategy
+    assert at.query_params["pool"] == at.selectbox(key="sb_pool").value != "nope"
+
+
+def test_url_values_the_core_refuses_are_ignored_with_a_warning(pools_dir):
+    at = page(SELECTION, pool="tiny", floor="5", topn="1", lam="-0.2", scale="0.5")
+    no_error(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")
+    for key in ("floor='5'", "topn='1'", "lam='-0.2'"):
+        assert key in warnings
+    assert at.query_params["floor"] == "off" and "topn" not in at.query_params
+    assert at.query_params["lam"] == "adaptive" and at.query_params["scale"] == "0.5"
+
+
+def test_adaptive_url_settings(pools_dir):
+    at = page(
+        SELECTION,
+        pool="tiny",
+        lam="adaptive",
+        formula="derived",
+        scale="2",
+        offset="0.01",
+        floor="0.3",
+        strategy="mmr",
+    )
+    no_error(at)
+    assert at.selectbox(key="sb_formula").value == "derived"
+    assert at.number_input(key="sb_scale").value == 2.0
+    assert at.number_input(key="sb_floor").value == pytest.approx(0.3)
+    assert at.selectbox(key="sb_strategy").value == "mmr"
