@@ -65,7 +65,9 @@ __all__ = [
 ]
 
 #: The exact optimum is computed without asking when at most this many chunks fit the
-#: budget (HiGHS proves it in about a second); up to :data:`EXACT_MAX_CHUNKS`, on a button.
+#: budget (the branch and bound of ``adagres/core/exact.py`` proved it within 0.08 s on every
+#: 20-chunk slice of the demo pools tried, at 300–1,500 tokens); up to
+#: :data:`EXACT_MAX_CHUNKS`, on a button.
 EXACT_AUTO_MAX = 20
 
 

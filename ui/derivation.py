@@ -10,6 +10,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from adagres.core.calibration import FALLBACK_LAM, Calibration
+from adagres.core.exact import EXACT_MAX_SEARCH
 from adagres.core.guarantee import Guarantee
 from adagres.core.result import Selection
 from adagres.pools.pool import Pool
@@ -146,16 +147,19 @@ def bound_against_optimum(
     if fit > compute.EXACT_MAX_CHUNKS:
         st.info(
             f"Not solved exactly: {count(fit, 'chunk')} fit within {key.budget} tokens and "
-            f"the exact solver accepts at most {compute.EXACT_MAX_CHUNKS} (its search grows "
-            "exponentially with the number of chunks that fit). Lower the budget or use a "
-            "smaller pool to measure the gap."
+            f"this page hands the exact solver at most {compute.EXACT_MAX_CHUNKS}. Its branch "
+            f"and bound refuses more than {compute.EXACT_MAX_CHUNKS} candidate chunks, or more "
+            f"than {EXACT_MAX_SEARCH:,} candidates × chunks that fit together (its search "
+            "grows exponentially with them). Lower the budget or use a smaller pool to "
+            "measure the gap."
         )
     elif fit <= compute.EXACT_AUTO_MAX or compute.exact_ready(key):
         solved = compute.exact(key)
     else:
         st.info(
             f"{count(fit, 'chunk')} fit the budget: the exact solver can take up to "
-            f"{compute.EXACT_TIME_LIMIT:g} s at this size."
+            f"{compute.EXACT_TIME_LIMIT:g} s at this size (then it reports the gap it proved "
+            "instead of an optimum)."
         )
         if st.button("Solve exactly", key="lam_solve_exact"):
             solved = compute.exact(key)
