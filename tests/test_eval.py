@@ -233,6 +233,42 @@ def test_exact_is_never_below_a_strategy_with_the_same_settings():
             assert exact["objective"] >= by_key[name, budget]["objective"] - 1e-9, name
 
 
+def test_the_greedy_against_the_optimum_with_the_papers_bound():
+    """The report's optimality numbers are F(greedy)/F(opt) of the same rows, and the
+    paper's bound is (1 - 1/e)·OPT - k·ε/e with δ, k, ε of the pool (brute force here)."""
+    import itertools
+    import math
+
+    from adagres.eval.optimality import GREEDY, optimality_markdown, optimality_rows
+
+    case = tiny_case()
+    rows = evaluate_cases([case], strategies.resolve([GREEDY, "exact"]), [60, 120], workers=1)
+    by_key = {(r["strategy"], r["budget"]): r for r in rows}
+    unit = case.pool.prepared.chunks.astype(float)
+    delta = max(float(unit[i] @ unit[j]) for i, j in itertools.combinations(range(10), 2))
+    tokens = [c.tokens for c in case.pool.chunks]
+    for budget in (60, 120):
+        exact = by_key["exact", budget]
+        k = max(len(s) for n in range(11) for s in itertools.combinations(range(10), n)
+                if sum(tokens[i] for i in s) <= budget)  # fmt: skip
+        epsilon = exact["lam"] * k * max(0.0, delta)
+        expected = (1 - 1 / math.e) * exact["objective"] - k * epsilon / math.e
+        # δ comes from float32 products there, from float64 here: 1e-6 relative
+        assert exact["paper_bound"] == pytest.approx(expected, rel=1e-6)
+        assert by_key[GREEDY, budget]["paper_bound"] is None
+    table = optimality_rows(rows, "tiny", [60, 120])
+    for line, budget in zip(table, (60, 120), strict=True):
+        ratio = by_key[GREEDY, budget]["objective"] / by_key["exact", budget]["objective"]
+        assert line["solved"] == 1 and line["mean_ratio"] == pytest.approx(ratio, rel=1e-12)
+        assert line["optimal_share"] == (1.0 if ratio >= 1 - 1e-9 else 0.0)
+    document = {"stamp": {"config": {"budgets": [60, 120]}}, "corpora": {"tiny": {}}, "rows": rows}
+    text = "\n".join(optimality_markdown(document))
+    assert (
+        "## The greedy against the optimum" in text
+        and f"| 60 | 1 | {table[0]['mean_ratio']:.3f} |" in text
+    )
+
+
 def test_aggregates_are_the_means_and_counts_of_the_rows(demo_run):
     rows, queries = demo_run["rows"], demo_run["queries"]
     assert {q["query_id"] for q in queries} == {

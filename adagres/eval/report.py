@@ -20,6 +20,7 @@ from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from .aggregate import METRIC_LABELS, interval_text
+from .optimality import optimality_markdown
 from .results import corpus_summary, primary_label, strategy_table, write_results
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
 from .strategies import BASELINE_BUDGET
@@ -267,6 +268,8 @@ def _markdown(
                 else f"Interactive figure: [{path}]({path})",
                 "",
             ]
+    if any(r["strategy"] == "exact" for r in document["rows"]):
+        out += optimality_markdown(document)
     out += [
         "## Where each strategy loses or ties",
         "",

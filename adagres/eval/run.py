@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any
 
+from ..core.guarantee import guarantee
 from ..core.metrics import answer_found, evaluate
 from ..core.prepared import PreparedPool
 from ..errors import InputError, SolverError
@@ -59,6 +60,7 @@ ROW_COLUMNS = (
     "redundancy_max",
     "near_duplicates",
     "time_ms",
+    "paper_bound",
 )
 #: The fields of one query record.
 QUERY_COLUMNS = (
@@ -191,6 +193,10 @@ def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
         near_duplicates=metrics.near_duplicates,
         time_ms=elapsed,
     )
+    if strategy.name == "exact":  # the paper's bound on F(greedy), at this optimum
+        pool = task.pool
+        found = guarantee(pool.chunks, pool.tokens, budget, selection.lam)
+        row["paper_bound"] = found.bound(metrics.objective)
     return row
 
 

@@ -209,7 +209,7 @@ def _builtins() -> None:
         "exact",
         Settings(),
         "baseline",
-        "the best F within the budget (MILP), where the solver accepts the pool",
+        "the best F within the budget (branch and bound), where the solver proves it in time",
         time_limit=EXACT_TIME_LIMIT,
     )
 
