@@ -40,6 +40,7 @@ __all__ = [
 # --------------------------------------------------------------------------- reading
 
 
+_orjson: Any
 try:  # a compiled parser, 10x faster than the standard one on a pool of embeddings
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is pinned in requirements.txt
