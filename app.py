@@ -38,6 +38,8 @@ pages = [
     st.Page("pages/6_why.py", title="Why dropped", icon=":material/help:", url_path="why"),
     st.Page("pages/7_evidence.py", title="Evidence", icon=":material/labs:", url_path="evidence"),
     st.Page("pages/8_live.py", title="Live pool", icon=":material/bolt:", url_path="live"),
-    st.Page("pages/9_pool_sets.py", title="Pool sets", icon=":material/table:", url_path="sets"),
+    st.Page(
+        "pages/9_pool_sets.py", title="Pool sets", icon=":material/table:", url_path="pool_sets"
+    ),
 ]
 st.navigation(pages).run()
