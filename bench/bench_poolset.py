@@ -19,6 +19,12 @@ step helps, the script times:
   again with the rows cached on disk (a new server), then the table sorted by another
   column (the rows in memory).
 
+With ``--browser`` it also opens the set in Chromium (Debian's, through Playwright, as
+``bench_browser.py`` does): a server on a new, empty cache, the Pool sets page, the set's
+path typed into its box, and the wait until the table and both charts are drawn; then a
+change of the sort column, and the same path opened again by a second server (the rows on
+disk).
+
 It also times the serial run (one process) so the parallel speed-up shows, and records the
 load average before and after: figures taken while the machine is busy are not the
 machine's.
@@ -28,8 +34,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -133,10 +141,50 @@ def run_step(step: str, path: Path, queries: int, cache: Path) -> object:
     return json.loads(line[len("RESULT ") :])
 
 
+def browser_open(path: Path, cache: Path) -> dict[str, float]:
+    """Seconds until the Pool sets page shows ``path``'s table and charts in Chromium."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_browser import CHROMIUM, FLAGS, Server, open_page, settle
+    from playwright.sync_api import sync_playwright
+
+    os.environ["ADAGRES_CACHE_DIR"] = str(cache)
+    data = cache.parent / "data"  # the server's pools: one bundled pool, not the set
+    data.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "data" / "distinct_topics.json", data / "distinct_topics.json")
+    result: dict[str, float] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            for run in ("first open", "rows on disk"):
+                server = Server(data, projection="pca", blas_threads=1)
+                try:
+                    server.wait_up()
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                    open_page(page, f"{server.url}/pool_sets")
+                    box = page.get_by_label("Or a path on this server")
+                    box.fill(str(path))
+                    result[run] = settle(page, functools.partial(box.press, "Enter"), 120_000)
+                    if result[run] < 0:
+                        page.screenshot(path=str(cache.parent / "timeout.png"))
+                        raise SystemExit(f"{run}: the page did not settle within 120 s")
+                    assert f"{path}: " in page.inner_text("body"), "the set did not open"
+                    if run == "first open":
+                        page.get_by_role("combobox", name="Sort by").click()
+                        option = page.get_by_role("option", name="dropped", exact=True)
+                        result["sort"] = settle(page, option.click, 60_000)
+                    page.close()
+                finally:
+                    server.stop()
+        finally:
+            browser.close()
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--json", default=str(ROOT / "bench" / "poolset_results.json"))
+    parser.add_argument("--browser", action="store_true", help="also open the set in Chromium")
     args = parser.parse_args()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="adagres-poolset-") as folder:
@@ -148,6 +196,8 @@ def main() -> None:
             results[step] = run_step(step, path, args.queries, cache)
         results["page_cold"] = run_step("page", path, args.queries, cache / "empty")
         results["page_rows_on_disk"] = run_step("page", path, args.queries, cache / "empty")
+        if args.browser:
+            results["browser"] = browser_open(path, cache / "browser")
     load_after = os.getloadavg()
     report = {
         "when": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -171,8 +221,10 @@ def main() -> None:
         print(f"  {step:<20} {value}")
     cold = results["page_cold"]
     assert isinstance(cold, dict)
-    verdict = "MET" if cold["cold"] <= TARGET_SECONDS else "MISSED"
-    print(f"  first open in the page: {cold['cold']:.2f} s, target ≤ {TARGET_SECONDS} s: {verdict}")
+    first = results["browser"]["first open"] if args.browser else cold["cold"]  # type: ignore[index]
+    where = "in Chromium" if args.browser else "in the page (AppTest)"
+    verdict = "MET" if 0 <= first <= TARGET_SECONDS else "MISSED"
+    print(f"  first open {where}: {first:.2f} s, target ≤ {TARGET_SECONDS} s: {verdict}")
 
 
 if __name__ == "__main__":
