@@ -55,7 +55,7 @@ chunk = position[state.current().chunk]
 verdict = selection.verdict(chunk)
 
 # ---- render: the verdict and its numbers, and the chunk ringed on the map
-st.subheader(f"Verdict on {pool.ids[chunk]}", anchor="verdict")
+st.subheader(f"Verdict on {render.md_line(pool.ids[chunk])}", anchor="verdict")
 st.text(f"{pool.ids[chunk]}: {verdict.summary(pool.ids)}")
 relevance = verdict.relevance_term
 render.metrics(
@@ -73,7 +73,10 @@ if verdict.tokens_left is not None and str(verdict.kind) == "did_not_fit":
 marked, method, pending = charts.marked_map(key, len(selection.steps), chunk)
 render.chart(marked, "why_map", on_select=chunk_from_map, selection_mode="points")
 render.projection_note(method, pending)
-st.caption(f"{pool.ids[chunk]} is ringed. Click another chunk on the map or in the table below.")
+st.caption(
+    f"{render.md_line(pool.ids[chunk])} is ringed. Click another chunk on the map or in the "
+    "table below."
+)
 if pending:
     render.wait_for_projection(key.pool)
 if st.session_state.get("why_picks"):

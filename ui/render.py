@@ -1,13 +1,15 @@
 """Small render helpers shared by the pages.
 
 User data (chunk texts, ids, titles, file names in error messages) is never passed to a
-Markdown-rendering call unescaped: texts go to ``st.text`` / ``st.code`` / dataframes, and
-messages that quote user data go through :func:`escape_md` first.
+Markdown-rendering call unescaped: texts go to ``st.text`` / ``st.code`` / dataframes,
+messages that quote user data go through :func:`escape_md` first, and headings and captions
+that name a chunk through :func:`md_line`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -33,6 +35,7 @@ __all__ = [
     "current_pool",
     "error",
     "escape_md",
+    "md_line",
     "metrics",
     "pool_and_selection",
     "projection_note",
@@ -95,6 +98,20 @@ def scroll_to(anchor: str, nonce: object) -> None:
         "})();</script>"
     )
     st.html(script, unsafe_allow_javascript=True)
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+def md_line(text: str) -> str:
+    """``text`` (an id, a title) for a Markdown heading or caption, shown as written on one
+    line: Markdown and HTML escaped, each line break a space (a heading is one line, and a
+    break inside it would start a new block: ``"a\\n# b"`` would be a second heading).
+
+    >>> md_line("**a**\\n# b")
+    '\\\\*\\\\*a\\\\*\\\\* \\\\# b'
+    """
+    return escape_md(_LINE_BREAK.sub(" ", str(text)))
 
 
 def error(message: str) -> None:

@@ -22,7 +22,8 @@ __all__ = [
     "strategy_label",
 ]
 
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:])")
+# "&" too: Markdown decodes entities ("&lt;" would show as "<").
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&])")
 
 #: What each strategy is, for select boxes (the value, in the URL too, stays the id).
 STRATEGY_LABELS = {
@@ -39,7 +40,11 @@ STRATEGY_LABELS = {
 
 
 def escape_md(text: str) -> str:
-    """``text`` with every Markdown/HTML special character backslash-escaped."""
+    """``text`` with every Markdown/HTML special character backslash-escaped, entities too.
+
+    >>> escape_md("**a** &lt;")
+    '\\\\*\\\\*a\\\\*\\\\* \\\\&lt;'
+    """
     return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text))
 
 

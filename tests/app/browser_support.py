@@ -34,6 +34,19 @@ FLAGS = [
 ]
 
 
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium through Playwright, closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
