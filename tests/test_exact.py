@@ -17,6 +17,7 @@ from adagres import baselines as b
 from adagres.core import bounds, exact
 from adagres.core.greedy import Terms, objective_value
 from adagres.core.guarantee import guarantee
+from adagres.core.problem import incumbent
 from adagres.core.selection import resolve_terms, select_prepared
 
 
@@ -258,3 +259,54 @@ def test_optimality_gap_report():
     other = select_prepared(pool, 250, Settings(lam=0.9), trace=False)
     with pytest.raises(InputError, match="selection: made at"):
         exact.optimality_gap(pool, 250, settings, other)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_per_chunk_diagonal_keeps_the_relaxation_an_upper_bound(seed):
+    g, w, tokens, budget = small_problem(seed)
+    k = bounds.count_fit(tokens, budget)
+    d = bounds.diagonal(w, g, tokens, budget, k)  # value −inf: the lowered d whenever found
+    assert (d >= 0).all() and np.linalg.eigvalsh(w + np.diag(d))[0] >= -1e-12
+    assert bounds.is_psd(w + np.diag(d)) or len(g) < 2
+    q = w + np.diag(d)
+    lipschitz = max(float(np.linalg.eigvalsh(q)[-1]), 1e-3)
+    best = best_completion(g, w, tokens, budget)
+    for steps in (1, 5, 60):
+        r = bounds.convex_bound(g + d / 2, q, tokens.astype(float), budget, k, None, lipschitz,
+                                target=-np.inf, iterations=steps)  # fmt: skip
+        assert r.bound >= best - 1e-9
+        for i in range(len(g)):
+            assert r.with_[i] >= completions(g, w, tokens, budget, lambda T, i=i: i in T) - 1e-9
+    # A principal submatrix keeps it (the search reuses d on a node's open chunks), and the
+    # re-shift of a node keeps W_U + D_U ⪰ 0 too.
+    keep = np.arange(len(g)) % 2 == 0
+    sub = w[np.ix_(keep, keep)]
+    assert len(sub) < 1 or np.linalg.eigvalsh(sub + np.diag(d[keep]))[0] >= -1e-12
+    if keep.sum() > 1:
+        again = exact.reshift(sub.copy(), d[keep])
+        assert (again >= 0).all() and np.linalg.eigvalsh(sub + np.diag(again))[0] >= -1e-12
+
+
+def test_is_psd_tells_a_psd_matrix_from_one_that_is_not():
+    assert bounds.is_psd(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    assert not bounds.is_psd(np.array([[1.0, 2.0], [2.0, 1.0]]))  # eigenvalues 3 and −1
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_incumbent_is_a_feasible_set_no_worse_than_its_starts(seed):
+    q, C, tokens, budget, lam, alpha, tau = random_case(seed)
+    pool = prepare(q, C, tokens)
+    terms = Terms(lam, alpha, None if tau == "pool" else tau)
+    p = exact.reduce(pool, budget, terms)
+    found, value = incumbent(p, [[]], kicks=50)
+    positions = [int(p.positions[i]) for i in found]
+    assert p.tokens[found].sum() <= budget
+    assert value == pytest.approx(objective_value(pool, positions, terms), abs=1e-9)
+    singles = [exact.local_search(p, [i])[1] for i in range(len(p.positions))]
+    assert value >= max(singles, default=0.0) - 1e-9
+    assert value >= 0.0  # the empty set
+    best = max(objective_value(pool, list(S), terms) for S in subsets(len(C))
+               if tokens[list(S)].sum() <= budget)  # fmt: skip
+    assert value <= best + 1e-9
+    # Deterministic: the same seed gives the same set.
+    assert incumbent(p, [[]], kicks=50) == (found, value)

@@ -3,12 +3,12 @@
 Maximise F(S) = Σ_{i∈S} a_i − Σ_{i<j∈S} w_ij subject to Σ_{i∈S} ℓ_i ≤ T, with a_i = α·r_i
 and w_ij = λ·s̃_ij (s̃ = max(0, s − τ) with a floor τ, else the signed cosine s); with x ∈
 {0,1}^N and W symmetric with a zero diagonal, F(x) = a·x − ½·xᵀWx. :func:`solve` applies the
-proven reductions of :func:`reduce`, takes the best greedy run improved by
-:func:`local_search` as the incumbent, then branches one chunk in or out at a time, taking
+proven reductions of :func:`reduce`, takes :func:`incumbent` (local search from the greedy
+runs and from every chunk, then an iterated local search) as the incumbent, then branches one chunk in or out at a time, taking
 the open node with the largest bound and diving from it. A node (a set S in, a set U open)
 is cut off when an upper bound on its completions is no better than the incumbent:
 :func:`split_bound` (cheap) first, then :func:`convex_bound` (a concave relaxation over the
-knapsack polytope). When time runs out, the largest bound still open bounds the optimum: the
+knapsack polytope, with the per-chunk diagonal of :func:`diagonal`). When time runs out, the largest bound still open bounds the optimum: the
 result carries the proven gap (:class:`ExactResult`); ``proven`` is True only when nothing
 open can beat the set by more than max(1e-9, rel_gap·|F|).
 """
@@ -23,10 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError, SolverError
-from .bounds import ABS_TOL, convex_bound, count_fit, max_gain, rounded, shift, split_bound
+from .bounds import ABS_TOL, convex_bound, count_fit, diagonal, rounded, shift, split_bound
 from .greedy import POLICY_RULES, Rule, Terms, objective_value
 from .guarantee import guarantee
 from .prepared import PreparedPool
+from .problem import Problem, incumbent, local_search, reduce
 from .result import Selection
 from .selection import greedy, resolve_terms
 from .settings import Settings
@@ -52,24 +53,6 @@ EXACT_MAX_CHUNKS = 200
 EXACT_MAX_SEARCH = 2500
 #: Seconds the solver searches before it reports the proven gap instead of an optimum.
 EXACT_TIME_LIMIT = 10.0
-
-
-@dataclass(frozen=True, eq=False)
-class Problem:
-    """The reduced problem: candidates (pool positions), a, W, tokens, budget, k_max."""
-
-    positions: np.ndarray  # pool positions of the candidates, ascending
-    relevance_term: np.ndarray  # a_i = α·r_i
-    weights: np.ndarray  # W, float64, symmetric, zero diagonal
-    tokens: np.ndarray
-    budget: int
-    k_max: int  # largest number of candidates that fit together
-    n_fit: int  # chunks no longer than the budget, before the other reductions
-
-    @property
-    def size(self) -> int:
-        """Candidates × k_max, the measure the refusal rule compares with ``max_search``."""
-        return len(self.positions) * self.k_max
 
 
 @dataclass(frozen=True)
@@ -101,81 +84,9 @@ def relative(gap: float, of: float) -> float:
     return 0.0 if gap == 0 else (gap / abs(of) if of != 0 else math.inf)
 
 
-def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
-    """The candidates of the problem after two proven reductions.
-
-    1. A chunk with ℓ_i > T is in no feasible set.
-    2. A chunk whose marginal gain is ≤ 0 in every feasible set (:func:`max_gain` at
-       k_max) is dropped: for S ∋ i feasible, F(S) − F(S∖{i}) = a_i − Σ_{j∈S∖i} w_ij ≤ 0
-       and S∖{i} is feasible, so some optimum avoids i. Negative-relevance chunks with no
-       negative pair weight are the common case. Repeated until nothing changes (k_max
-       shrinks with the candidates), each round applying the same argument to the rest.
-    """
-    lam, alpha, tau = terms
-    live = np.flatnonzero(pool.tokens <= budget)
-    n_fit = len(live)
-    sub = pool.chunks[live]
-    gram = (sub @ sub.T).astype(np.float64)
-    if tau is not None:
-        gram = np.maximum(gram - tau, 0.0)
-    weights = lam * gram
-    np.fill_diagonal(weights, 0.0)
-    a = alpha * pool.relevance[live].astype(np.float64)
-    tokens = pool.tokens[live].astype(np.int64)
-    while True:
-        k = count_fit(tokens, budget)
-        keep = max_gain(weights, a, k) > 0
-        if keep.all():
-            break
-        live, a, tokens = live[keep], a[keep], tokens[keep]
-        weights = weights[np.ix_(keep, keep)]
-    return Problem(live, a, weights, tokens, budget, k, n_fit)
-
-
-def local_search(p: Problem, start: list[int]) -> tuple[list[int], float]:
-    """Best-improvement add / drop / swap from ``start`` (candidate positions) until no move
-    improves F; returns the set and its F (as computed from ``p``)."""
-    a, w, tok, b = p.relevance_term, p.weights, p.tokens, p.budget
-    x = np.zeros(len(a), dtype=bool)
-    x[start] = True  # a subset of a greedy set: it fits
-    gain = a - w[:, x].sum(axis=1)  # for i in S: its gain against S∖{i} (W_ii = 0)
-    value = float(a[x].sum() - 0.5 * w[np.ix_(x, x)].sum())
-    used = int(tok[x].sum())
-    while True:
-        best = ABS_TOL
-        move: tuple[int | None, int | None] | None = None  # (put in, taken out)
-        add = ~x & (tok <= b - used)
-        if add.any():
-            i = int(np.argmax(np.where(add, gain, -np.inf)))
-            if gain[i] > best:
-                best, move = float(gain[i]), (i, None)
-        if x.any():
-            i = int(np.argmax(np.where(x, -gain, -np.inf)))
-            if -gain[i] > best:
-                best, move = float(-gain[i]), (None, i)
-        ins, outs = np.flatnonzero(x), np.flatnonzero(~x)
-        if len(ins) and len(outs):  # swap o ∈ S for i ∉ S: gain_i + w_io − gain_o
-            delta = gain[outs][None, :] + w[np.ix_(ins, outs)] - gain[ins][:, None]
-            fits = tok[outs][None, :] - tok[ins][:, None] <= b - used
-            delta = np.where(fits, delta, -np.inf)
-            row, col = (int(v) for v in np.unravel_index(int(np.argmax(delta)), delta.shape))
-            if delta[row, col] > best:
-                best, move = float(delta[row, col]), (int(outs[col]), int(ins[row]))
-        if move is None:
-            return [int(i) for i in np.flatnonzero(x)], value
-        put, take = move
-        if put is not None:
-            x[put], used = True, used + int(tok[put])
-            gain -= w[:, put]
-        if take is not None:
-            x[take], used = False, used - int(tok[take])
-            gain += w[:, take]
-        value += best
-
-
-#: A search node: S, U, gains on U, F(S), tokens left, warm start, e, |U| at e, bound.
-Node = tuple[tuple[int, ...], np.ndarray, np.ndarray, float, int, "np.ndarray | None", float,
-             int, float]  # fmt: skip
+#: A search node: S, U, gains on U, F(S), tokens left, warm start, d on U, |U| at d, bound.
+Node = tuple[tuple[int, ...], np.ndarray, np.ndarray, float, int, "np.ndarray | None",
+             np.ndarray, int, float]  # fmt: skip
 
 
 def search(
@@ -184,21 +95,21 @@ def search(
     """Branch and bound from the incumbent ``start`` (F = ``value``), best bound first.
 
     A node is (S in, U open, gains g_i = a_i − Σ_{j∈S} w_ij on U, F(S), tokens left, warm
-    start, shift e, |U| when e was computed, an upper bound on its subtree). The branch
+    start, the diagonal shift d on U, |U| when d was set, an upper bound on its subtree). The branch
     chunk is the one the relaxation values most; the search dives into "in" when its relaxed
     value is ≥ ½ (else "out") and queues the other child by its bound; when a dive ends, the
     queued node with the largest bound is next, so the largest open bound (the proven upper
-    bound at a time-out) keeps falling while dives find incumbents. The shift is recomputed
-    when U has shrunk by 40 % (λ_min of a principal submatrix is never lower, so the
-    relaxation only tightens). Returns the best set, its F, an upper bound on the optimum (F
+    bound at a time-out) keeps falling while dives find incumbents. The shift is lowered
+    (:func:`reshift`) when U has shrunk by 40 % (λ_min of a principal submatrix is never
+    lower, so the relaxation only tightens). Returns the best set, its F, an upper bound on the optimum (F
     itself when the search finished) and the node count.
     """
     w, tok = p.weights, p.tokens
     tok_f = tok.astype(np.float64)
-    e0 = shift(w)
+    d0 = diagonal(w, p.relevance_term, tok, p.budget, p.k_max, value)
     # The step is 1/lipschitz; a floor keeps it finite when Q ≈ 0 (then the bound is exact).
-    lipschitz = max(float(np.linalg.eigvalsh(w)[-1]) + e0, 1e-3) if len(w) else 1.0
-    root: Node = ((), np.arange(len(w)), p.relevance_term.copy(), 0.0, p.budget, None, e0,
+    lipschitz = max(float(np.linalg.eigvalsh(w + np.diag(d0))[-1]), 1e-3) if len(w) else 1.0
+    root: Node = ((), np.arange(len(w)), p.relevance_term.copy(), 0.0, p.budget, None, d0,
                   len(w), math.inf)  # fmt: skip
     heap: list[tuple[float, int, Node]] = []  # nodes by decreasing bound, then by age
     dive: Node | None = root
@@ -210,7 +121,7 @@ def search(
             return best, value, max(value, *open_bounds), nodes
         if dive is None:
             dive = heapq.heappop(heap)[2]
-        chosen, open_, gain, f, left, warm, e, n_shift, parent = dive
+        chosen, open_, gain, f, left, warm, d, n_shift, parent = dive
         dive = None
         tol = max(ABS_TOL, rel_gap * abs(value))
         if parent <= value + tol:
@@ -233,11 +144,11 @@ def search(
         if 4 * useful >= tried - 8 or nodes % 16 == 0:
             tried += 1
             np.fill_diagonal(q, 0.0)
-            if len(open_) <= 0.6 * n_shift:
-                e, n_shift = shift(q), len(open_)
-            np.fill_diagonal(q, e)  # Q = W_U + e·I
+            if len(open_) <= 0.6 * n_shift and len(open_) > 1:
+                d, n_shift = reshift(q, d), len(open_)
+            q[np.diag_indices_from(q)] = d  # Q = W_U + D_U
             k = count_fit(tok[open_], left)
-            r = convex_bound(gain + e / 2, q, tok_f[open_], left, k, warm, lipschitz, target)
+            r = convex_bound(gain + d / 2, q, tok_f[open_], left, k, warm, lipschitz, target)
             if r.bound <= target:
                 useful += 1
                 continue
@@ -249,7 +160,7 @@ def search(
             # subtree; one whose avoiding completions are is forced in (no "out" branch).
             keep = r.with_ > target
             useful += int(not keep.all())
-            open_, gain, x = open_[keep], gain[keep], r.x[keep]
+            open_, gain, x, d = open_[keep], gain[keep], r.x[keep], d[keep]
             with_, without = np.minimum(r.with_[keep], cheap), np.minimum(r.without[keep], cheap)
             if not len(open_):
                 continue
@@ -257,19 +168,32 @@ def search(
         j = int(np.argmax(forced)) if forced.any() else int(np.argmax(x))
         i = int(open_[j])
         rest, rest_gain, rest_x = np.delete(open_, j), np.delete(gain, j), np.delete(x, j)
+        rest_d = np.delete(d, j)
         fits = tok[rest] <= left - tok[i]
         inside = rest[fits]
         # A child's completions are among its parent's: its bound is at most the parent's.
         take: Node = ((*chosen, i), inside, rest_gain[fits] - w[i, inside], f + float(gain[j]),
-                      left - int(tok[i]), rest_x[fits], e, n_shift,
+                      left - int(tok[i]), rest_x[fits], rest_d[fits], n_shift,
                       min(parent, f + float(with_[j])))  # fmt: skip
-        skip: Node = (chosen, rest, rest_gain, f, left, rest_x, e, n_shift,
+        skip: Node = (chosen, rest, rest_gain, f, left, rest_x, rest_d, n_shift,
                       min(parent, f + float(without[j])))  # fmt: skip
         # Dive into the child the relaxation prefers; the other waits in the heap.
         dive, other = (take, skip) if forced[j] or x[j] >= 0.5 else (skip, take)
         if not forced[j]:
             heapq.heappush(heap, (-other[-1], nodes, other))
     return best, value, value, nodes
+
+
+def reshift(q: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """The smaller in sum of two shifts that keep Q_U = W_U + D_U ⪰ 0 on a node's open
+    chunks (``q``: W_U with a zero diagonal): d lowered by λ_min(W_U + D_U), or the uniform
+    :func:`shift` of W_U (both ⪰ 0 by construction, whatever d was)."""
+    margin = 1e-9 * (1.0 + float(d.max()))
+    q[np.diag_indices_from(q)] = d
+    lowered = np.maximum(d - max(float(np.linalg.eigvalsh(q)[0]) - margin, 0.0), 0.0)
+    q[np.diag_indices_from(q)] = 0.0
+    uniform = np.full(len(d), shift(q))
+    return uniform if uniform.sum() < lowered.sum() else lowered
 
 
 def solve(
@@ -306,14 +230,11 @@ def solve(
     if n > max_chunks or p.size > max_search:
         raise SolverError(refusal(budget, p.n_fit, n, p.k_max, max_chunks, max_search))
     where = {int(pos): i for i, pos in enumerate(p.positions)}
-    best, value = [], 0.0  # the empty set, F = 0
     rules = [POLICY_RULES["skip"], POLICY_RULES["ratio"],
              Rule(score="relevance", budget="skip", stop_nonpositive=False)]  # fmt: skip
-    for rule in rules:
-        picks = greedy(pool, budget, terms, rule, False).picks
-        found, f = local_search(p, [where[i] for i in picks if i in where])
-        if f > value:
-            best, value = found, f
+    starts = [[where[i] for i in greedy(pool, budget, terms, rule, False).picks if i in where]
+              for rule in rules]  # fmt: skip
+    best, value = incumbent(p, starts)
     deadline = started + time_limit
     best, value, upper, nodes = search(p, best, value, deadline, rel_gap)
     indices = tuple(sorted(int(p.positions[i]) for i in best))
