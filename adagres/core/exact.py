@@ -4,11 +4,12 @@ Maximise F(S) = Σ_{i∈S} a_i − Σ_{i<j∈S} w_ij subject to Σ_{i∈S} ℓ_i
 and w_ij = λ·s̃_ij (s̃ = max(0, s − τ) with a floor τ, else the signed cosine s); with x ∈
 {0,1}^N and W symmetric with a zero diagonal, F(x) = a·x − ½·xᵀWx. :func:`solve` applies the
 proven reductions of :func:`reduce`, takes :func:`incumbent` (local search from the greedy
-runs and from every chunk, then an iterated local search) as the incumbent, then branches one chunk in or out at a time, taking
-the open node with the largest bound and diving from it. A node (a set S in, a set U open)
-is cut off when an upper bound on its completions is no better than the incumbent:
-:func:`split_bound` (cheap) first, then :func:`convex_bound` (a concave relaxation over the
-knapsack polytope, with the per-chunk diagonal of :func:`diagonal`). When time runs out, the largest bound still open bounds the optimum: the
+runs and from every chunk, then an iterated local search) as the incumbent, then branches
+one chunk in or out at a time, taking the open node with the largest bound and diving from
+it. A node (a set S in, a set U open) is cut off when an upper bound on its completions is
+no better than the incumbent: :func:`split_bound` (cheap) first, then :func:`convex_bound`
+(a concave relaxation over the knapsack polytope, with the per-chunk diagonal of
+:func:`diagonal`). When time runs out, the largest bound still open bounds the optimum: the
 result carries the proven gap (:class:`ExactResult`); ``proven`` is True only when nothing
 open can beat the set by more than max(1e-9, rel_gap·|F|).
 """
@@ -101,8 +102,8 @@ def search(
     queued node with the largest bound is next, so the largest open bound (the proven upper
     bound at a time-out) keeps falling while dives find incumbents. The shift is lowered
     (:func:`reshift`) when U has shrunk by 40 % (λ_min of a principal submatrix is never
-    lower, so the relaxation only tightens). Returns the best set, its F, an upper bound on the optimum (F
-    itself when the search finished) and the node count.
+    lower, so the relaxation only tightens). Returns the best set, its F, an upper bound on
+    the optimum (F itself when the search finished) and the node count.
     """
     w, tok = p.weights, p.tokens
     tok_f = tok.astype(np.float64)
