@@ -41,7 +41,9 @@ test-fast: install
 # network namespace with only the loopback interface up (needs root for unshare).
 OFFLINE_TESTS := tests/test_selection.py tests/test_baselines.py tests/test_calibration.py \
 	tests/test_metrics.py tests/test_sweep.py tests/test_settings.py tests/test_variants.py \
-	tests/test_properties.py tests/test_pool_io.py tests/test_hardening_pools.py \
+	tests/test_properties.py tests/test_pool_io_json.py tests/test_pool_io_frameworks.py \
+	tests/test_pool_io_tables.py tests/test_pool_io_errors.py tests/test_pool_io_safety.py \
+	tests/test_hardening_pools.py \
 	tests/test_embed.py tests/test_tokens.py tests/fuzz/test_fuzz_loaders.py \
 	tests/fuzz/test_fuzz_retrieval.py tests/fuzz/test_limits.py tests/app/test_pages.py \
 	tests/app/test_pages_analysis.py \

@@ -16,21 +16,17 @@ Parts:
   +  a breakdown of where the fast path spends its time (phases of select).
 
 All data is synthetic and seeded (np.random.default_rng), so every run sees the same pool.
+The pool generator, the timers, the memory probes, the comparators' loaders and the
+machine description are in select_support.py; ``from bench_select import make_pool`` still works.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import gc
 import json
-import os
-import platform
 import sys
-import threading
 import time
-import timeit
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,6 +36,21 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from select_support import (  # noqa: E402
+    load_langchain,
+    load_pyversity,
+    machine_info,
+    make_pool,
+    mb,
+    measure_memory,
+    ms,
+    summarise,
+    time_call,
+    time_interleaved,
+    time_wall,
+    us,
+)
 
 import adagres  # noqa: E402
 
@@ -58,262 +69,6 @@ LARGE_LAM = 0.01
 LARGE_BUDGET = 4800  # ~51 picks, budget_exhausted
 
 TARGETS = {"fast/pyversity": 0.6, "traced/fast": 1.3, "fast/floor": 2.0, "large_fast_seconds": 1.0}
-
-
-# ----------------------------------------------------------------------------- data
-
-
-def make_pool(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Seeded synthetic pool: float32 unit vectors (query direction + topic + noise).
-
-    Pure isotropic random unit vectors in 384-d are nearly orthogonal: half have negative
-    relevance and the mean pairwise similarity is ~0, so adaptive λ falls back and the run
-    stops early. A shared query component and a few topic centres give a pool that looks
-    like a retriever's top-N (relevance ~0.35, mean pairwise cosine ~0.13-0.15) while
-    remaining random. Token counts are integers in [40, 160].
-    """
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal(d)
-    q /= np.linalg.norm(q)
-    n_topics = max(4, n // 50) if n <= 1000 else 64
-    centres = rng.standard_normal((n_topics, d))
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    labels = rng.integers(0, n_topics, n)
-    chunks = rng.standard_normal((n, d), dtype=np.float32)
-    chunks /= np.linalg.norm(chunks, axis=1, keepdims=True)
-    chunks *= np.float32(0.85)
-    chunks += np.float32(0.35) * q.astype(np.float32)
-    chunks += np.float32(0.35) * centres.astype(np.float32)[labels]
-    chunks /= np.linalg.norm(chunks, axis=1, keepdims=True)
-    tokens = rng.integers(40, 161, n)
-    return q.astype(np.float32), np.ascontiguousarray(chunks, dtype=np.float32), tokens
-
-
-# ----------------------------------------------------------------------------- timing
-
-
-def _calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
-    """Warm ``fn`` up, then the number of calls that makes one timed repeat last >= min_time."""
-    timer = timeit.Timer(fn)
-    fn()  # warm-up (imports, caches, BLAS thread start)
-    number = 1
-    while True:
-        t = timer.timeit(number)
-        if t >= min_time or number >= 1 << 20:
-            return number
-        number *= 2 if t == 0 else max(2, int(min_time / t * 1.2))
-
-
-def time_call(fn: Callable[[], Any], repeat: int, min_time: float = 0.02) -> dict[str, Any]:
-    """timeit-style: warm up, pick `number` so one repeat takes >= min_time, then repeat.
-
-    Returns per-call seconds: median, q1, q3, IQR, min, and the raw per-call samples.
-    """
-    return time_interleaved({"fn": fn}, repeat, min_time)["fn"]
-
-
-def time_interleaved(
-    fns: dict[str, Callable[[], Any]], repeat: int, min_time: float = 0.02
-) -> dict[str, dict[str, Any]]:
-    """Like time_call for several functions, but the repeats are interleaved (A B C A B C ...).
-
-    This VM's speed drifts by up to ~2x over minutes (shared memory bandwidth), so ratios
-    are only trustworthy between measurements taken in the same rounds.
-    """
-    numbers = {name: _calls_per_repeat(fn, min_time) for name, fn in fns.items()}
-    samples: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            samples[name].append(timeit.Timer(fn).timeit(numbers[name]) / numbers[name])
-    return {name: summarise(samples[name], numbers[name]) for name in fns}
-
-
-def time_wall(fn: Callable[[], Any], repeat: int) -> dict[str, Any]:
-    """One call per sample (for calls that take ~0.1 s or more); one warm-up call first."""
-    fn()
-    samples = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return summarise(samples, 1)
-
-
-def summarise(samples: list[float], number: int) -> dict[str, Any]:
-    q1, med, q3 = np.percentile(samples, [25, 50, 75])
-    return {
-        "median_s": float(med),
-        "q1_s": float(q1),
-        "q3_s": float(q3),
-        "iqr_s": float(q3 - q1),
-        "min_s": float(min(samples)),
-        "repeats": len(samples),
-        "calls_per_repeat": number,
-        "samples_s": [float(s) for s in samples],
-    }
-
-
-def us(x: float) -> str:
-    return f"{x * 1e6:,.1f}"
-
-
-def ms(x: float) -> str:
-    return f"{x * 1e3:,.2f}"
-
-
-def mb(x: float) -> str:
-    return f"{x / 1e6:,.1f} MB"
-
-
-# ----------------------------------------------------------------------------- memory
-
-
-class RssSampler:
-    """Samples the process RSS in a thread (psutil) to catch the peak during a call."""
-
-    def __init__(self, interval: float = 0.0005) -> None:
-        import psutil  # optional; the caller handles ImportError
-
-        self._proc = psutil.Process()
-        self._interval = interval
-        self._stop = threading.Event()
-        self.baseline = self._proc.memory_info().rss
-        self.peak = self.baseline
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            rss = self._proc.memory_info().rss
-            if rss > self.peak:
-                self.peak = rss
-            time.sleep(self._interval)
-
-    def __enter__(self) -> RssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        rss = self._proc.memory_info().rss
-        self.peak = max(self.peak, rss)
-
-
-def measure_memory(fn: Callable[[], Any]) -> dict[str, Any]:
-    """Peak extra memory of one call: tracemalloc (numpy reports its buffers) and RSS."""
-    out: dict[str, Any] = {}
-    gc.collect()
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    before, _ = tracemalloc.get_traced_memory()
-    result = fn()
-    current, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    out["tracemalloc_peak_extra_bytes"] = int(peak - before)
-    out["tracemalloc_retained_bytes"] = int(current - before)  # held by the returned Selection
-    del result
-    gc.collect()
-    try:
-        sampler = RssSampler()
-    except ImportError:
-        out["rss_peak_extra_bytes"] = None
-        out["rss_note"] = "psutil not installed: RSS not sampled"
-        return out
-    with sampler:
-        result = fn()
-    out["rss_peak_extra_bytes"] = int(sampler.peak - sampler.baseline)
-    del result
-    return out
-
-
-# ----------------------------------------------------------------------------- comparators
-
-
-def load_pyversity() -> tuple[Callable | None, str]:
-    try:
-        import pyversity
-        from pyversity import Strategy, diversify
-    except ImportError as exc:
-        return None, f"pyversity not installed ({exc}); pip install -r bench/requirements.txt"
-
-    def run(chunks: np.ndarray, scores: np.ndarray, k: int) -> list[int]:
-        res = diversify(chunks, scores, k, strategy=Strategy.MMR, diversity=0.5)
-        return [int(i) for i in res.indices]
-
-    return run, f"pyversity {pyversity.__version__}"
-
-
-def load_langchain() -> tuple[Callable | None, str]:
-    try:
-        import langchain_core
-        from langchain_core.vectorstores.utils import maximal_marginal_relevance
-    except ImportError as exc:
-        return None, f"langchain-core not installed ({exc}); pip install -r bench/requirements.txt"
-    try:
-        from langchain_core.vectorstores import utils as lc_utils
-
-        simd = bool(getattr(lc_utils, "_HAS_SIMSIMD", False))
-    except Exception:
-        simd = False
-
-    def run(query: np.ndarray, chunks: np.ndarray, k: int) -> list[int]:
-        return maximal_marginal_relevance(query, chunks, lambda_mult=0.5, k=k)
-
-    return run, f"langchain-core {langchain_core.__version__} (simsimd: {simd})"
-
-
-# ----------------------------------------------------------------------------- machine
-
-
-def machine_info() -> dict[str, Any]:
-    info: dict[str, Any] = {
-        "date_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count_logical": os.cpu_count(),
-        "numpy": np.__version__,
-        "load_average_1_5_15": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-    }
-    if hasattr(os, "sched_getaffinity"):
-        info["cpu_affinity"] = len(os.sched_getaffinity(0))
-    try:
-        import psutil
-
-        info["cpu_count_physical"] = psutil.cpu_count(logical=False)
-        info["memory_total_bytes"] = psutil.virtual_memory().total
-    except ImportError:
-        pass
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    info["cpu_model"] = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        cfg = np.show_config(mode="dicts")
-        blas = cfg["Build Dependencies"]["blas"]
-        info["blas"] = f"{blas.get('name')} {blas.get('version')}"
-        simd = cfg.get("SIMD Extensions", {})
-        info["numpy_simd_found"] = simd.get("found")
-    except Exception as exc:
-        info["blas"] = f"unknown ({exc})"
-    try:
-        from threadpoolctl import threadpool_info
-
-        info["blas_threadpools"] = [
-            {k: p.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
-            for p in threadpool_info()
-        ]
-    except ImportError:
-        info["blas_threadpools"] = "threadpoolctl not installed"
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        if os.environ.get(var):
-            info[var] = os.environ[var]
-    return info
 
 
 # ----------------------------------------------------------------------------- breakdown

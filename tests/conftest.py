@@ -101,6 +101,14 @@ def fanoutqa_dev_pools(adagres_cache_dir: Path):
     return datasets.fanoutqa_pools()
 
 
+@pytest.fixture(scope="module")
+def demo():
+    """The three bundled demo pools (data/) as evaluation cases, for tests/test_eval_*.py."""
+    from adagres.eval import poolsets
+
+    return poolsets.demo_cases(Path(__file__).resolve().parents[1] / "data")
+
+
 # --------------------------------------------------------------------------- fake encoder
 
 _WORD = re.compile(r"\w+")

@@ -1,0 +1,218 @@
+"""The evaluation harness's runs: serial = parallel, the rows against
+``adagres.core.metrics.evaluate`` on the same selections, exact against the greedy and the
+paper's bound, and the aggregates, results file and figure points built from the rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adagres import Settings, metrics
+from adagres.eval import harness, poolsets, report, results, strategies
+from adagres.eval.aggregate import metric_values
+from adagres.eval.run import ROW_COLUMNS, evaluate_cases
+from adagres.pools.pool import Chunk, Pool
+
+
+@pytest.fixture(scope="module")
+def demo_run(demo):
+    config = harness.Config(
+        pools=("demo",), budgets=(300, 900), workers=1, resamples=500, exact_queries=0
+    )
+    return harness.run(config, cases=demo)
+
+
+def without_time(rows):
+    return [{k: v for k, v in row.items() if k != "time_ms"} for row in rows]
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def test_serial_and_parallel_runs_give_the_same_rows(demo):
+    # Every strategy but exact, whose time-limited search proves an optimum or not
+    # depending on the machine's speed (its rows are checked by the next tests).
+    chosen = [s for s in strategies.resolve(None) if s.name != "exact"]
+    serial = evaluate_cases(demo, chosen, [300, 1200], workers=1)
+    parallel = evaluate_cases(demo, chosen, [300, 1200], workers=2)
+    assert len(serial) == len(demo) * len(chosen) * 2
+    assert without_time(parallel) == without_time(serial)  # exact: same bits
+
+
+def test_rows_are_the_metrics_of_the_same_selections(demo, demo_run):
+    by_id = {case.query_id: case for case in demo}
+    for row in demo_run["rows"]:
+        if not row["solved"] or row["strategy"] == "exact":  # exact: see the next test
+            continue
+        case = by_id[row["query_id"]]
+        pool = case.pool
+        entry = strategies.get(row["strategy"])
+        selection = entry.fn(pool.prepared, row["budget"], pool.texts)
+        # An independent path: raw embeddings, gold by chunk id.
+        expected = metrics.evaluate(
+            selection,
+            pool.embeddings,
+            gold=list(pool.gold_ids),
+            answers=pool.answers,
+            texts=pool.texts,
+            ids=pool.ids,
+        )
+        assert row["size"] == expected.size and row["tokens_used"] == expected.tokens_used
+        assert row["answer_found"] == expected.answer_found
+        assert row["near_duplicates"] == expected.near_duplicates
+        for name, value in (
+            ("gold_recall", expected.recall),
+            ("gold_precision", expected.precision),
+            ("iou", expected.iou),
+            ("redundancy_mean", expected.redundancy_mean),
+            ("redundancy_max", expected.redundancy_max),
+            ("objective", expected.objective),
+        ):
+            assert row[name] == pytest.approx(value, abs=1e-6), (row["strategy"], name)
+        assert row["tokens_used"] <= row["budget"]
+
+
+def tiny_case() -> poolsets.Case:
+    """Ten chunks of 20-40 tokens: small enough for the exact solver at any budget."""
+    rng = np.random.default_rng(4)
+    vectors = rng.normal(size=(11, 16))
+    chunks = tuple(Chunk(f"c{i}", f"text {i}", tokens=int(20 + 2 * i), gold=i in (1, 4))
+                   for i in range(10))  # fmt: skip
+    pool = Pool("q", chunks, raw_embeddings=vectors[:10] + vectors[10],
+                raw_query_embedding=vectors[10], answers=("text 4",))  # fmt: skip
+    return poolsets.Case("tiny", "q0", pool, {})
+
+
+def test_exact_is_never_below_a_strategy_with_the_same_settings():
+    rows = evaluate_cases([tiny_case()], strategies.resolve(None), [60, 120], workers=1)
+    same = [n for n, e in strategies.registered().items()
+            if e.settings == Settings() and n != "exact"]  # fmt: skip
+    by_key = {(r["strategy"], r["budget"]): r for r in rows}
+    for budget in (60, 120):
+        exact = by_key["exact", budget]
+        assert exact["solved"], exact["error"]
+        # F at the λ of Settings(): the optimum bounds every run reported at those terms.
+        for name in same:
+            assert exact["objective"] >= by_key[name, budget]["objective"] - 1e-9, name
+
+
+def test_the_greedy_against_the_optimum_with_the_papers_bound():
+    """The report's optimality numbers are F(greedy)/F(opt) of the same rows, and the
+    paper's bound is (1 - 1/e)·OPT - k·ε/e with δ, k, ε of the pool (brute force here)."""
+    import itertools
+    import math
+
+    from adagres.eval.optimality import GREEDY, optimality_markdown, optimality_rows
+
+    case = tiny_case()
+    rows = evaluate_cases([case], strategies.resolve([GREEDY, "exact"]), [60, 120], workers=1)
+    by_key = {(r["strategy"], r["budget"]): r for r in rows}
+    unit = case.pool.prepared.chunks.astype(float)
+    delta = max(float(unit[i] @ unit[j]) for i, j in itertools.combinations(range(10), 2))
+    tokens = [c.tokens for c in case.pool.chunks]
+    for budget in (60, 120):
+        exact = by_key["exact", budget]
+        k = max(len(s) for n in range(11) for s in itertools.combinations(range(10), n)
+                if sum(tokens[i] for i in s) <= budget)  # fmt: skip
+        epsilon = exact["lam"] * k * max(0.0, delta)
+        expected = (1 - 1 / math.e) * exact["objective"] - k * epsilon / math.e
+        # δ comes from float32 products there, from float64 here: 1e-6 relative
+        assert exact["paper_bound"] == pytest.approx(expected, rel=1e-6)
+        assert by_key[GREEDY, budget]["paper_bound"] is None
+    table = optimality_rows(rows, "tiny", [60, 120])
+    for line, budget in zip(table, (60, 120), strict=True):
+        ratio = by_key[GREEDY, budget]["objective"] / by_key["exact", budget]["objective"]
+        assert line["solved"] == 1 and line["mean_ratio"] == pytest.approx(ratio, rel=1e-12)
+        assert line["optimal_share"] == (1.0 if ratio >= 1 - 1e-9 else 0.0)
+    document = {"stamp": {"config": {"budgets": [60, 120]}}, "corpora": {"tiny": {}}, "rows": rows}
+    text = "\n".join(optimality_markdown(document))
+    assert (
+        "## The greedy against the optimum" in text
+        and f"| 60 | 1 | {table[0]['mean_ratio']:.3f} |" in text
+    )
+
+
+def test_aggregates_are_the_means_and_counts_of_the_rows(demo_run):
+    rows, queries = demo_run["rows"], demo_run["queries"]
+    assert {q["query_id"] for q in queries} == {
+        "biomedical_redundant",
+        "distinct_topics",
+        "open_domain_scattered",
+    }
+    for entry in demo_run["aggregates"]:
+        mine = {
+            r["query_id"]: r
+            for r in rows
+            if (r["strategy"], r["budget"]) == (entry["strategy"], entry["budget"])
+        }
+        base = {
+            r["query_id"]: r
+            for r in rows
+            if (r["strategy"], r["budget"]) == ("topk_budget", entry["budget"])
+        }
+        found = [
+            float(mine[q["query_id"]]["answer_found"])
+            for q in queries
+            if q["answer_in_pool"] and mine[q["query_id"]]["solved"]
+        ]
+        recall = entry["metrics"]["answer_recall"]
+        if found:
+            assert recall["mean"] == pytest.approx(np.mean(found))
+            assert recall["low"] <= recall["mean"] <= recall["high"]
+        else:
+            assert recall["mean"] is None
+        pairs = [
+            (mine[q]["answer_found"], base[q]["answer_found"]) for q in mine if mine[q]["solved"]
+        ]
+        wtl = entry["wtl"]["topk_budget"]["answer_recall"]
+        assert wtl == {
+            "wins": sum(a > b for a, b in pairs),
+            "ties": sum(a == b for a, b in pairs),
+            "losses": sum(a < b for a, b in pairs),
+        }
+    values = metric_values(
+        {r["query_id"]: r for r in rows if r["strategy"] == "mmr" and r["budget"] == 300},
+        queries,
+        "gold_recall",
+    )
+    assert values.shape == (3,) and not np.isnan(values).any()
+
+
+def test_results_json_round_trip(demo_run, tmp_path):
+    path = results.write_results(
+        tmp_path / "results.json",
+        demo_run,
+        row_columns=ROW_COLUMNS,
+        query_columns=tuple(demo_run["queries"][0]),
+    )
+    back = results.read_results(path)
+    assert len(back["rows"]) == len(demo_run["rows"])
+
+    def key(row):
+        return row["corpus"], row["query_id"], row["strategy"], row["budget"]
+
+    stored = {key(row): row for row in back["rows"]}
+    for theirs in demo_run["rows"]:
+        mine = stored[key(theirs)]
+        for name in ROW_COLUMNS:
+            if isinstance(theirs[name], float):
+                assert mine[name] == pytest.approx(theirs[name], abs=5e-5)  # 4 decimals kept
+            else:
+                assert mine[name] == theirs[name]
+    assert back["aggregates"][0]["metrics"]["answer_recall"] == results.rounded(
+        demo_run["aggregates"][0]["metrics"]["answer_recall"]
+    )
+    table = results.strategy_table(back, "demo", 300)
+    assert [r["strategy"] for r in table] == list(back["strategies"])
+
+
+def test_figure_points_are_the_aggregates(demo_run):
+    points = report.tradeoff_points(demo_run, "demo")
+    entry = next(e for e in demo_run["aggregates"] if (e["strategy"], e["budget"]) == ("mmr", 900))
+    point = next(p for p in points if (p["strategy"], p["budget"]) == ("mmr", 900))
+    assert point["y"] == entry["metrics"]["answer_recall"]["mean"]
+    assert point["x"] == entry["delta"]["redundancy_mean"]["mean"]
+    assert next(p for p in points if p["strategy"] == "topk_budget")["x"] == 0.0
+    figure = report.tradeoff_figure(demo_run, "demo").to_dict()
+    assert len(figure["data"]) == len(points)
+    assert [t["y"][0] for t in figure["data"]] == [p["y"] for p in points]
