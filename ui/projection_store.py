@@ -13,6 +13,7 @@ is joined at interpreter exit, which held the server for tens of seconds).
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import threading
@@ -25,7 +26,18 @@ from adagres.pools.pool import Pool
 
 from .compute import PoolKey
 
-__all__ = ["ProjectionStore", "projection", "projection_method", "projection_ready", "store"]
+__all__ = [
+    "WARM_UP_DELAY",
+    "ProjectionStore",
+    "projection",
+    "projection_method",
+    "projection_ready",
+    "store",
+]
+
+#: Seconds the numba warm-up waits after the server starts: the first page's script and
+#: its charts (about 3 s from a cold start) run first.
+WARM_UP_DELAY = 2.5
 
 
 def projection_method() -> str:
@@ -47,7 +59,9 @@ class ProjectionStore:
             from adagres.figures.projection import warm_up
 
             self._tasks = queue.SimpleQueue()
-            self._tasks.put(warm_up)
+            # After the first page is drawn, at low priority: the compilation (cached by
+            # numba across starts) took the cores and the interpreter from the first chart.
+            self._tasks.put(functools.partial(warm_up, delay=WARM_UP_DELAY, nice=10))
             threading.Thread(target=self._work, name="umap", daemon=True).start()
 
     def _work(self) -> None:
