@@ -5,9 +5,11 @@ Run from the repository root:
     .venv/bin/python bench/bench_exact.py                 # writes bench/exact_results.json
     .venv/bin/python bench/bench_exact.py --repeats 1 --seeds 1 --json /tmp/r.json
 
-Cases: the three bundled pools (data/*.json) and seeded synthetic 100-chunk pools
+Cases: the three bundled pools (data/*.json), seeded synthetic 100-chunk pools
 (bench_select.make_pool: unit vectors around the query and a few topic centres, d = 384,
-tokens 40-160), each at budgets 300, 600, 900 and 1200, with adaptive λ and the default
+tokens 40-160) and real 100-chunk pools (the first FanOutQA dev sub-questions whose pool at
+top_n = 100 is full: 64-token windows, MiniLM from the package, cached), each at budgets
+300, 600, 900 and 1200, with adaptive λ and the default
 settings, and with ``redundancy_floor="pool"``. For each: the seconds the solver took
 (median over ``--repeats`` rounds, the rounds interleaved over all cases so that drift of
 the machine hits them alike), whether it proved the optimum within the time limit, the
@@ -43,12 +45,18 @@ FLOORS: tuple[str | None, ...] = (None, "pool")
 BUNDLED = ("biomedical_redundant", "distinct_topics", "open_domain_scattered")
 
 
-def pools(seeds: int) -> list[tuple[str, adagres.PreparedPool]]:
+def pools(seeds: int, fanout: int) -> list[tuple[str, adagres.PreparedPool]]:
     out = [(name, adagres.load_pools(ROOT / "data" / f"{name}.json")[0].prepared)
            for name in BUNDLED]  # fmt: skip
     for seed in range(seeds):
         q, chunks, tokens = make_pool(100, 384, seed)
         out.append((f"synthetic-{seed}", adagres.prepare(q, chunks, tokens)))
+    if fanout:  # real pools: FanOutQA dev at top_n = 100 (built offline, then cached)
+        from adagres.eval.poolsets import Chunking, fanoutqa_cases
+
+        cases = fanoutqa_cases([f"q{i}" for i in range(30)], Chunking(top_n=100))
+        full = [c for c in cases if len(c.pool.chunks) == 100][:fanout]
+        out += [(f"fanoutqa-{c.query_id}", c.pool.prepared) for c in full]
     return out
 
 
@@ -65,10 +73,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=3, help="synthetic pools")
+    parser.add_argument("--fanout", type=int, default=2, help="FanOutQA pools of 100 chunks")
     parser.add_argument("--time-limit", type=float, default=exact.EXACT_TIME_LIMIT)
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "exact_results.json")
     args = parser.parse_args()
-    cases = [(name, pool, budget, floor) for name, pool in pools(args.seeds)
+    cases = [(name, pool, budget, floor) for name, pool in pools(args.seeds, args.fanout)
              for floor in FLOORS for budget in BUDGETS]  # fmt: skip
     runs: list[list[Any]] = [[] for _ in cases]
     for round_ in range(args.repeats):  # interleaved: every case once per round
