@@ -95,8 +95,8 @@ def test_url_with_a_fanoutqa_key_rebuilds_that_pool(pools_dir, fanout):
 
 def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
     budget = 700
-    at = page(COMPARE, pool=f"fanoutqa-{COMPARED}", budget=str(budget))
-    no_error(at)
+    at = page(COMPARE, pool=f"fanoutqa-{COMPARED}", budget=str(budget), preset="paper")
+    no_error(at)  # A is the paper's method (the URL says so), compared with adagres.select
     table = next(df.value for df in at.dataframe if "config" in df.value.columns)
     pool = pools.registered(f"fanoutqa-{COMPARED}")
     assert list(pool.ids) == list(fanout[COMPARED].ids)
