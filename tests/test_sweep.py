@@ -180,3 +180,38 @@ def test_budget_sweep_applies_the_settings_to_every_strategy():
     by_name = {row["strategy"]: row for row in sweep.rows}
     assert by_name["adagres"]["indices"] == list(reference.indices)
     assert by_name["topk_same_k"]["size"] == reference.size
+
+
+@pytest.mark.parametrize("limit_rows", [None, 3])
+def test_the_product_memo_changes_no_bit_and_stays_bounded(monkeypatch, limit_rows):
+    """A sweep on one prepared pool reuses each chunk's cosine row (PreparedPool.similarities):
+    every grid point is bit-identical to a run on a freshly prepared pool, a second sweep
+    gives the same arrays, and the memo never holds more than its byte limit."""
+    from adagres.core import prepared as prepared_module
+    from adagres.core.selection import select_prepared
+    from adagres.core.settings import Settings
+    from adagres.core.sweep import lam_sweep_prepared
+
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=16)
+    C = (rng.normal(size=(300, 16)) + 0.8 * q).astype(np.float32)
+    tokens = rng.integers(5, 30, 300)
+    row_bytes = 300 * 4
+    if limit_rows is not None:
+        monkeypatch.setattr(prepared_module, "PRODUCT_MEMO_BYTES", limit_rows * row_bytes)
+    settings = Settings(policy="fill")
+    pool = adagres.prepare(q, C, tokens)
+    first = lam_sweep_prepared(pool, 900, settings)
+    again = lam_sweep_prepared(pool, 900, settings)
+    assert len(pool.product_memo) == (limit_rows or len(pool.product_memo))
+    assert len(pool.product_memo) * row_bytes <= prepared_module.PRODUCT_MEMO_BYTES
+    assert sum(first.size) > 3 * len(pool.product_memo)  # rows were reused
+    for name in ("objective", "relevance_sum", "redundancy_sum", "size", "tokens"):
+        assert np.array_equal(getattr(first, name), getattr(again, name)), name
+    assert first.indices == again.indices
+    for lam, picks, objective in zip(first.lams, first.indices, first.objective, strict=True):
+        fresh = adagres.prepare(q, C, tokens)  # an empty memo: every row computed anew
+        alone = select_prepared(fresh, 900, settings.replace(lam=float(lam)), trace=False)
+        assert alone.indices == picks and alone.objective == objective  # the same bits
+        traced = select_prepared(pool, 900, settings.replace(lam=float(lam)), trace=True)
+        assert traced.indices == picks and traced.objective == objective

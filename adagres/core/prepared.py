@@ -23,6 +23,7 @@ import numpy as np
 from . import validate as v
 
 __all__ = [
+    "PRODUCT_MEMO_BYTES",
     "PreparedPool",
     "build",
     "column_sum_and_squares",
@@ -37,6 +38,11 @@ def frozen(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+#: Bytes of cosine rows C·c_w one prepared pool keeps (:meth:`PreparedPool.similarities`):
+#: every row of a 2,000-chunk float32 pool, 400 rows of a 20,000-chunk one.
+PRODUCT_MEMO_BYTES = 32 * 2**20
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,6 +79,29 @@ class PreparedPool:
         ‖Σc‖² = Σ‖c_i‖² + Σ_{i≠j} c_i·c_j, so no N×N matrix is formed.
         """
         return pair_mean(self.column_sum, self.squares, self.n_chunks)
+
+    @cached_property
+    def product_memo(self) -> dict[int, np.ndarray]:
+        """The cosine rows :meth:`similarities` has kept, by chunk position."""
+        return {}
+
+    def similarities(self, chunk: int) -> np.ndarray:
+        """C·c_chunk: every chunk's cosine with chunk ``chunk`` (read-only; the chunks'
+        dtype), the one product per pick of the greedy loop.
+
+        Kept per pool while the rows take at most :data:`PRODUCT_MEMO_BYTES`, so the runs
+        of a λ sweep (60 selections whose picks repeat) and the app's reruns compute each
+        chunk's row once. A kept row is the product computed the first time, so a run gives
+        the same bits whether its rows come from the memo or not.
+        """
+        memo = self.product_memo
+        row = memo.get(chunk)
+        if row is None:
+            row = self.chunks @ self.chunks[chunk]
+            if (len(memo) + 1) * row.nbytes <= PRODUCT_MEMO_BYTES:
+                row.flags.writeable = False
+                memo[chunk] = row
+        return row
 
     def top(self, count: int) -> PreparedPool:
         """The ``count`` most relevant chunks (ties: pool order), for the paper's top-N pool."""

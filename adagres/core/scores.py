@@ -62,10 +62,10 @@ class Gains:
                  trace: bool) -> None:  # fmt: skip
         chunks = pool.chunks
         dtype, n = chunks.dtype, chunks.shape[0]
-        self.chunks, self.tau, self.trace = chunks, tau, trace
+        self.pool, self.chunks, self.tau, self.trace = pool, chunks, tau, trace
         self.lam = dtype.type(lam)
         self.gain = (alpha * pool.relevance).astype(dtype)
-        self.work, self.similarity = np.empty(n, dtype), np.empty(n, dtype)
+        self.work = np.empty(n, dtype)
         self.bench_index = np.zeros(0, np.intp)
         self.bench_gain = np.zeros(0, dtype)
         self.held: tuple[int, float] | None = None
@@ -98,7 +98,7 @@ class Gains:
 
     def take(self, winner: int) -> None:
         self.held = None
-        similarity = np.matmul(self.chunks, self.chunks[winner], out=self.similarity)
+        similarity = self.pool.similarities(winner)  # C·c_w, once per pool and chunk
         work = self.work
         if self.tau is None:
             np.multiply(similarity, self.lam, out=work)
