@@ -24,9 +24,11 @@ if not names:
 name = st.selectbox("Report", names, key="ev_report")
 doc = evidence.document(name)
 stamp = doc["stamp"]
-st.caption(
-    f"{stamp['command']} · {stamp['created']} · commit {stamp['commit']} · seed "
-    f"{stamp['config']['seed']} · budgets in {stamp['tokens']}"
+st.caption(  # the command names the user's pool files: text, not Markdown
+    render.escape_md(
+        f"{stamp['command']} · {stamp['created']} · commit {stamp['commit']} · seed "
+        f"{stamp['config']['seed']} · budgets in {stamp['tokens']}"
+    )
 )
 corpora = list(doc["corpora"])
 left, right = st.columns(2)
@@ -35,7 +37,7 @@ budgets = [int(b) for b in stamp["config"]["budgets"]]
 budget = right.selectbox("Budget (tokens)", budgets, key="ev_budget")
 info = doc["corpora"][corpus]
 st.text(info["description"])
-st.caption(corpus_summary(info))
+st.caption(render.escape_md(corpus_summary(info)))
 
 # ---- figure and table from results.json
 st.subheader("Recall against redundancy")
@@ -73,8 +75,8 @@ query_id = st.selectbox(
 core, _selector, exact = evidence.app_settings(doc, strategy)
 if not exact:
     st.caption(
-        f"{strategy} is not one of the app's strategies: the pool opens with AdaGReS "
-        "at the default settings."
+        render.escape_md(f"{strategy} is not one of the app's strategies: the pool opens with ")
+        + "AdaGReS at the default settings."
     )
 if st.button("Open this pool in Selection", key="ev_open", icon=":material/open_in_new:"):
     try:

@@ -112,3 +112,21 @@ def test_a_query_opens_its_pool_with_the_same_settings(evidence):
     from ui import pools
 
     assert pools.get_pool(settings.pool).fingerprint == expected.fingerprint
+
+
+def test_a_report_command_naming_files_shows_as_text(tmp_path, monkeypatch):
+    """The stamp's command names the user's pool files; Markdown in it stays text."""
+    config = harness.Config(pools=("demo",), budgets=(300,), workers=1, resamples=50,
+                            exact_queries=0, strategies=("mmr",))  # fmt: skip
+    command = "python -m adagres.eval --pools **runs**_[x](y).jsonl"
+    document = harness.run(config, cases=poolsets.demo_cases(ROOT / "data")[:1], command=command)
+    write_report(document, tmp_path / "latest", png=False)
+    monkeypatch.setenv("ADAGRES_REPORTS_DIR", str(tmp_path))
+    at = AppTest.from_file(f"../../{EVIDENCE}", default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    from ui.text import escape_md
+
+    stamp = at.caption[0].value
+    assert stamp.startswith(escape_md(command) + " · ")
+    assert r"\*\*runs\*\*\_\[x\]\(y\)" in stamp  # no bold, no link
