@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,19 +38,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "app")]
 
+from browser_support import CHROMIUM, FLAGS, free_port  # noqa: E402
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 from synthetic import synthetic_pool  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+__all__ = ["CHROMIUM", "FLAGS", "Server", "free_port", "open_page", "settle"]
+
 POOLS = {"bio": 88, "p200": 200, "p2000": 2000}  # key in the data folder -> chunks
 TARGETS = {200: 0.8, 2000: 1.5}  # median seconds, control change → settled
 LIMITS = {"any interaction": 3.0, "page switch": 1.0, "first chart": 5.0, "umap": 15.0}
@@ -88,12 +80,6 @@ SETTLED = """([t0, timeout, needRun]) => new Promise((resolve) => {
   };
   tick();
 })"""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def write_pools(folder: Path) -> Path:
