@@ -16,7 +16,14 @@ from .cache import Slot
 from .compute import SelectionKey
 from .projection_store import projection
 
-__all__ = ["SVG_MAX_POINTS", "StepFigures", "as_svg", "heatmap", "marked_map", "step_figures"]
+__all__ = [
+    "SVG_MAX_POINTS",
+    "StepFigures",
+    "heatmap",
+    "marked_map",
+    "step_figures",
+    "uses_svg",
+]
 
 #: (map, gain timeline, budget bar, projection method, UMAP still pending)
 StepFigures = tuple[Any, Any, Any, str, bool]
@@ -30,20 +37,9 @@ StepFigures = tuple[Any, Any, Any, str, bool]
 SVG_MAX_POINTS = 10_000
 
 
-def as_svg(figure: Any, n_points: int) -> Any:
-    """``figure`` with its ``Scattergl`` traces as ``Scatter`` (same properties) when it
-    draws at most :data:`SVG_MAX_POINTS` points; else ``figure`` itself."""
-    import plotly.graph_objects as go
-
-    if n_points > SVG_MAX_POINTS or not any(t.type == "scattergl" for t in figure.data):
-        return figure
-    traces = [
-        go.Scatter({k: v for k, v in t.to_plotly_json().items() if k != "type"})
-        if t.type == "scattergl"
-        else t
-        for t in figure.data
-    ]
-    return go.Figure(data=traces, layout=figure.layout)
+def uses_svg(n_points: int) -> bool:
+    """Whether a map of ``n_points`` chunks is drawn as SVG (see :data:`SVG_MAX_POINTS`)."""
+    return n_points <= SVG_MAX_POINTS
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -75,10 +71,16 @@ def step_figures(key: SelectionKey, step: int) -> StepFigures:
         selection, pool = compute.selection(key), key.pool.get()
         titles = [chunk.title for chunk in pool.chunks]
         chunk_map = figures.pool_map(
-            coordinates, selection, step, ids=pool.ids, texts=pool.texts, titles=titles
+            coordinates,
+            selection,
+            step,
+            ids=pool.ids,
+            texts=pool.texts,
+            titles=titles,
+            svg=uses_svg(len(pool)),
         )
         return (
-            as_svg(chunk_map, len(pool)),
+            chunk_map,
             figures.gain_timeline(selection, step=step),
             figures.budget_bar(selection, ids=pool.ids, step=step),
         )
@@ -102,7 +104,7 @@ def marked_map(key: SelectionKey, step: int, chunk: int) -> tuple[Any, str, bool
         marked = go.Figure(figure)
         x, y = (float(v) for v in coordinates.chunks[chunk])
         name = key.pool.get().ids[chunk]
-        ring = go.Scatter if len(key.pool.get()) <= SVG_MAX_POINTS else go.Scattergl
+        ring = go.Scatter if uses_svg(len(key.pool.get())) else go.Scattergl
         marked.add_trace(
             ring(
                 x=[x],

@@ -172,11 +172,14 @@ def map_data(
     )
 
 
-def _layer_trace(layer: Any, name: str, marker: dict[str, Any], **extra: Any) -> go.Scattergl:
-    """One layer of the map (candidates, did-not-fit, selected) as a hoverable trace; each
-    point's ``customdata`` is its pool position."""
+def _layer_trace(
+    kind: Any, layer: Any, name: str, marker: dict[str, Any], **extra: Any
+) -> go.Scatter | go.Scattergl:
+    """One layer of the map (candidates, did-not-fit, selected) as a hoverable trace of
+    ``kind`` (``go.Scatter`` or ``go.Scattergl``); each point's ``customdata`` is its pool
+    position."""
     options = {"mode": "markers", **extra}
-    return go.Scattergl(
+    return kind(
         x=list(layer.x),
         y=list(layer.y),
         customdata=list(layer.indices),
@@ -205,8 +208,12 @@ def pool_map(
     marker_size: int = 9,
     title: str | None = None,
     height: int | None = 600,
+    svg: bool = False,
 ) -> go.Figure:
     """The pool's 2-D map at step ``step`` (see :func:`map_data` for what is shown).
+
+    ``svg`` draws the points as SVG (``go.Scatter``) instead of WebGL (``go.Scattergl``),
+    with the same properties: faster to draw without a GPU up to several thousand points.
 
     The query is a star, picks are numbered in pick order, the step's winner is ringed,
     the remaining candidates are coloured by their gain at the step (with a colour bar) and
@@ -218,10 +225,12 @@ def pool_map(
     data = map_data(
         projection, selection, step, ids=ids, texts=texts, titles=titles, color_by=color_by
     )
+    kind = go.Scatter if svg else go.Scattergl
     fig = go.Figure()
     c = data.candidates
     fig.add_trace(
         _layer_trace(
+            kind,
             c,
             "candidates",
             {
@@ -236,12 +245,16 @@ def pool_map(
     )
     fig.add_trace(
         _layer_trace(
-            data.unfit, "does not fit", {"size": marker_size, "color": unfit_color, "symbol": "x"}
+            kind,
+            data.unfit,
+            "does not fit",
+            {"size": marker_size, "color": unfit_color, "symbol": "x"},
         )
     )
     p = data.picked
     fig.add_trace(
         _layer_trace(
+            kind,
             p,
             "selected",
             {
@@ -260,7 +273,7 @@ def pool_map(
         stopped = plain_name(data.stop_reason)
         ring_name = "winner" if data.winner_accepted else f"next (stopped: {stopped})"
         fig.add_trace(
-            go.Scattergl(
+            kind(
                 x=[data.winner_xy[0]],
                 y=[data.winner_xy[1]],
                 customdata=[data.winner],
@@ -277,7 +290,7 @@ def pool_map(
         )
     if data.query is not None:
         fig.add_trace(
-            go.Scattergl(
+            kind(
                 x=[data.query[0]],
                 y=[data.query[1]],
                 mode="markers",

@@ -1,35 +1,38 @@
 """The map is SVG up to ui.charts.SVG_MAX_POINTS chunks (faster to draw than WebGL without a
-GPU) and WebGL above; the SVG copy keeps every property of every trace."""
+GPU) and WebGL above; the SVG map keeps every property of every trace."""
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
+import numpy as np
 
-from ui.charts import SVG_MAX_POINTS, as_svg
+import adagres
+from adagres import figures
+from adagres.figures.projection import project
+from ui.charts import SVG_MAX_POINTS, uses_svg
 
 
-def figure(n: int) -> go.Figure:
-    fig = go.Figure()
-    fig.add_trace(go.Scattergl(x=list(range(n)), y=list(range(n)), customdata=list(range(n)),
-                               hovertext=[f"c{i}" for i in range(n)], name="candidates",
-                               marker={"size": 9, "color": list(range(n))}))  # fmt: skip
-    fig.add_trace(go.Bar(x=[1], y=[2], name="not a scatter"))
-    fig.update_layout(title="map")
-    return fig
+def maps() -> tuple:
+    rng = np.random.default_rng(3)
+    q, C, tokens = rng.normal(size=8), rng.normal(size=(30, 8)), rng.integers(5, 20, 30)
+    selection = adagres.select(q, C, tokens, 80)
+    coordinates = project(adagres.prepare(q, C, tokens), adagres.prepare(q, C, tokens).query,
+                          method="pca", seed=0)  # fmt: skip
+    ids, texts = [f"c{i}" for i in range(30)], [f"text {i}" for i in range(30)]
+    kwargs = {"ids": ids, "texts": texts, "title": "map"}
+    return (figures.pool_map(coordinates, selection, 2, **kwargs),
+            figures.pool_map(coordinates, selection, 2, svg=True, **kwargs))  # fmt: skip
 
 
 def test_small_maps_become_svg_with_the_same_properties():
-    n = SVG_MAX_POINTS
-    original = figure(n)
-    svg = as_svg(original, n)
-    assert [t.type for t in svg.data] == ["scatter", "bar"]
-    before = {k: v for k, v in original.data[0].to_plotly_json().items() if k != "type"}
-    after = {k: v for k, v in svg.data[0].to_plotly_json().items() if k != "type"}
-    assert after == before
-    assert svg.data[1].to_plotly_json() == original.data[1].to_plotly_json()
-    assert svg.layout.title.text == "map"
+    webgl, svg = maps()
+    assert {t.type for t in webgl.data} == {"scattergl"}
+    assert [t.type for t in svg.data] == ["scatter"] * len(webgl.data)
+    for before, after in zip(webgl.data, svg.data, strict=True):
+        assert {k: v for k, v in after.to_plotly_json().items() if k != "type"} == {
+            k: v for k, v in before.to_plotly_json().items() if k != "type"
+        }
+    assert svg.layout.title.text == "map" == webgl.layout.title.text
 
 
 def test_large_maps_stay_webgl():
-    original = figure(3)
-    assert as_svg(original, SVG_MAX_POINTS + 1) is original
+    assert uses_svg(SVG_MAX_POINTS) and not uses_svg(SVG_MAX_POINTS + 1)
