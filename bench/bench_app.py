@@ -45,7 +45,7 @@ def bench(pool: str) -> dict[str, list[float]]:
     timed(at)  # first run: imports, first projection, first selection
     times: dict[str, list[float]] = {"budget": [], "lambda": [], "step": []}
     for budget in (1200, 900, 2000, 2500, 1700, 800, 3000, 1100):
-        at.slider(key="sb_budget").set_value(budget)
+        at.number_input(key="sb_budget").set_value(budget)
         times["budget"].append(timed(at))
     at.radio(key="sb_lam_mode").set_value("manual")
     timed(at)

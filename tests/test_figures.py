@@ -199,14 +199,20 @@ def test_budget_bar_stacks_picks_and_the_remaining_budget(pool):
         assert data.used == sum(int(s.token_counts[i]) for i in s.indices[:k])
         assert data.used + data.remaining == BUDGET
     fig = F.budget_bar(s, ids=pool["ids"])
-    bars = fig.to_dict()["data"]
-    assert [b["x"][0] for b in bars] == [int(s.token_counts[i]) for i in s.indices] + [
-        BUDGET - s.tokens_used
-    ]
-    assert sum(b["x"][0] for b in bars) == BUDGET
-    assert bars[0]["text"][0].startswith("1. c")
+    picks, rest = fig.to_dict()["data"]
+    tokens = [int(s.token_counts[i]) for i in s.indices]
+    assert picks["name"] == "picks" and rest["name"] == "remaining"
+    assert list(picks["x"]) == tokens and list(picks["customdata"]) == list(s.indices)
+    # The segments tile [0, budget] in pick order: each starts where the one before ends.
+    starts = list(picks["base"]) + list(rest["base"])
+    ends = [b + x for b, x in zip(starts, list(picks["x"]) + list(rest["x"]), strict=True)]
+    assert starts[0] == 0 and starts[1:] == ends[:-1] and ends[-1] == BUDGET
+    assert list(rest["x"]) == [BUDGET - s.tokens_used]
+    assert picks["text"][0].startswith("1. c")
     assert fig.to_dict()["layout"]["xaxis"]["range"] == [0, BUDGET]
-    assert fig.to_dict()["layout"]["barmode"] == "stack"
+    assert fig.to_dict()["layout"]["barmode"] == "overlay"
+    empty = F.budget_bar(s, ids=pool["ids"], step=0).to_dict()["data"]
+    assert list(empty[0]["x"]) == [] and list(empty[1]["x"]) == [BUDGET]
 
 
 def test_heatmap_z_and_outline_in_pick_order(pool):

@@ -182,7 +182,7 @@ STEP_VIEWS = """() => {
         ? [picks.x[picks.x.length - 1], picks.y[picks.y.length - 1]] : null,
     picks: picks ? picks.x.length : null,
     timeline: marker && marker.length ? marker[0] : null,
-    bar: bar ? bar.data.length - 1 : null,
+    bar: bar ? [...(bar.data.find(t => t.name === 'picks').x || [])].length : null,
   });
 }"""
 

@@ -79,7 +79,7 @@ def step_views(at: AppTest) -> dict[str, Any]:
         "sentence": at.text[1].value.split(":")[0],
         "map": map_figure["layout"]["title"]["text"].split(":")[0],
         "timeline": marker[0] if marker else None,
-        "bar": sum(1 for t in budget_figure["data"] if t["name"] != "remaining"),
+        "bar": len(next(t for t in budget_figure["data"] if t["name"] == "picks").get("x", [])),
         "context": len(context_ids(at)),
     }
 
