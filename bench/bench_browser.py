@@ -18,6 +18,7 @@ from just before the action. The server runs with one BLAS thread
     .venv/bin/python bench/bench_browser.py            # everything (~20 min)
     .venv/bin/python bench/bench_browser.py --quick    # fewer repeats, no BLAS comparison
     .venv/bin/python bench/bench_browser.py --json out.json
+    .venv/bin/python bench/bench_browser.py --one-thread --pool p2000 --no-cold --json out.json
 """
 
 from __future__ import annotations
@@ -260,14 +261,20 @@ def summary(values: list[float]) -> dict[str, float]:
 
 
 def run_config(
-    data: Path, blas_threads: int | None, repeats: int, cold: int, log: Any, pages: bool = True
+    data: Path,
+    blas_threads: int | None,
+    repeats: int,
+    cold: int,
+    log: Any,
+    pages: bool = True,
+    pools: list[str] | None = None,
 ) -> dict:
     out: dict[str, Any] = {"blas_threads": blas_threads or "default", "pools": {}, "cold": []}
     if pages:
         server = Server(data, projection="pca", blas_threads=blas_threads)
         try:
             server.wait_up()
-            for pool in POOLS:
+            for pool in pools or POOLS:
                 out["pools"][pool] = measure_pages(server.url, pool, repeats, log)
         finally:
             server.stop()
@@ -314,8 +321,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "browser_results.json")
     parser.add_argument("--cold-only", action="store_true", help="only the cold launches")
     parser.add_argument("--one-thread", action="store_true", help="only OPENBLAS_NUM_THREADS=1")
+    parser.add_argument(
+        "--pool",
+        action="append",
+        choices=sorted(POOLS),
+        help="measure the pages on this pool only (repeatable; default: all)",
+    )
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold launches")
     args = parser.parse_args(argv)
     repeats, cold = (2, 1) if args.quick else (3, 2)
+    cold = 0 if args.no_cold else cold
     configs: tuple[int | None, ...] = (1,) if args.quick or args.one_thread else (1, None)
     data = write_pools(Path(tempfile.mkdtemp(prefix="adagres-browser-")))
     results = []
@@ -324,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== server with BLAS threads: {threads or 'default'} ==", flush=True)
             results.append(run_config(data, threads, repeats, cold,
                                       lambda line: print(line, flush=True),
-                                      pages=not args.cold_only))  # fmt: skip
+                                      pages=not args.cold_only,
+                                      pools=args.pool or list(POOLS)))  # fmt: skip
     finally:
         shutil.rmtree(data, ignore_errors=True)
     print()
