@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install run test test-fast test-offline fuzz lint format bench bench-exact bench-browser eval eval-quick demo-data live-data browser clean
+.PHONY: install run test test-fast test-offline fuzz lint format bench bench-exact bench-browser eval eval-quick eval-dev demo-data live-data browser clean
 
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -75,12 +75,21 @@ bench-exact: install
 bench-browser: install browser
 	$(PY) bench/bench_browser.py
 
+PRESET_CANDIDATES = topk_budget,topk_same_k,mmr,paper,adagres_paper_fill,adagres_derived_fill
+PRESET_CANDIDATES := $(PRESET_CANDIDATES),fill_derived_pool_floor,near_duplicates,orthogonal,coverage
+
 # Every strategy on real QA pools (reports/latest); eval-quick: demo + 5 FanOutQA queries.
 eval: install
 	$(PY) -m adagres.eval --out reports
 
 eval-quick: install
 	$(PY) -m adagres.eval --quick --out reports
+
+# The preset's candidates on the tuning half of the same seeded split (reports/dev): the
+# queries the recommended preset is chosen on, disjoint from the held-out half by construction.
+eval-dev: install
+	$(PY) -m adagres.eval --split dev --pools fanoutqa,drugs --exact-queries 0 --out reports \
+	  --name dev --strategies $(PRESET_CANDIDATES)
 
 demo-data: install
 	$(PY) scripts/build_demo_data.py
