@@ -60,7 +60,11 @@ RECORDER = """() => {
 }"""
 # Resolves with the time the page settled after t0 (see the module docstring).
 SETTLED = """([t0, timeout, needRun]) => new Promise((resolve) => {
-  const ran = () => !needRun || window.__states.some(([t, s]) => t >= t0 && s !== 'notRunning');
+  // A run that was going at t0 counts: the action joins it (its state may never flip).
+  const before = window.__states.filter(([t]) => t < t0).pop();
+  const busy = before && before[1] !== 'notRunning';
+  const ran = () => !needRun || busy
+      || window.__states.some(([t, s]) => t >= t0 && s !== 'notRunning');
   const drawn = () => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
       .every((el) => el.querySelector('.main-svg'));
   const tick = () => {
