@@ -4,9 +4,10 @@ thread settings.
 For each size, one run times, round after round and in the same round for one BLAS thread
 and for the default (two here): ``adagres.select(trace=False)``, ``trace=True`` (up to
 2,000 chunks), pyversity's MMR with its defaults and with ``normalize=False`` (same k as
-the fast run's picks, scores C·q given for free), and the floor: the k products C·c_w for
-the same picks. Ratios of medians are taken within one thread setting. Called by
-``bench_select.py`` (``make bench``); runnable alone:
+the fast run's picks, scores C·q given for free), the floor: the k products C·c_w for the
+same picks, and ``lean``: the same greedy in the fewest numpy calls (no validation, no
+record), what any numpy loop costs at the least. Ratios of medians are taken within one
+thread setting. Called by ``bench_select.py`` (``make bench``); runnable alone:
 
     .venv/bin/python bench/ratios.py [--quick]
 """
@@ -53,6 +54,25 @@ def calls_for(fn: Callable[[], Any], min_time: float) -> int:
         number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.2))
 
 
+def lean(q: np.ndarray, chunks: np.ndarray, tokens: np.ndarray, budget: int, lam: float) -> list:
+    """The same greedy (policy ``skip``, fixed λ, τ off) as the fewest numpy calls do it: no
+    validation, no record, no runner-up. What a numpy loop costs at the least, next to the
+    floor's products: one normalisation, then per pick a mask, an argmax and one product."""
+    unit = chunks / np.linalg.norm(chunks, axis=1, keepdims=True)
+    gains = unit @ (q / np.linalg.norm(q))
+    alive = np.ones(len(gains), bool)
+    left, picks = budget, []
+    while True:
+        masked = np.where(alive & (tokens <= left), gains, -np.inf)
+        w = int(masked.argmax())
+        if not masked[w] > 0:
+            return picks
+        picks.append(w)
+        alive[w] = False
+        left -= int(tokens[w])
+        gains -= lam * (unit @ unit[w])
+
+
 def functions(n: int, make_pool: Callable) -> tuple[dict[str, Callable[[], Any]], dict]:
     """The timed calls at pool size ``n`` and what they picked."""
     from pyversity import Strategy, diversify
@@ -69,7 +89,9 @@ def functions(n: int, make_pool: Callable) -> tuple[dict[str, Callable[[], Any]]
             chunks, scores, k, strategy=Strategy.MMR, diversity=0.5, normalize=False
         ),
         "floor": lambda: [chunks @ chunks[w] for w in picks],
+        "lean": lambda: lean(q, chunks, tokens, budget, lam),
     }
+    assert lean(q, chunks, tokens, budget, lam) == picks, "the lean loop picks differently"
     if n <= 2000:
         fns["traced"] = lambda: adagres.select(q, chunks, tokens, budget, lam=lam, trace=True)
     info = {"n": n, "budget": budget, "lam": lam, "picks": k, "stop": fast.stop_reason.value}
@@ -118,6 +140,8 @@ def ratios(m: dict[str, float], n: int) -> dict[str, float]:
         f"fast/pyversity{suffix}": m["fast"] / m["pyversity"],
         f"fast/pyversity normalize=False{suffix}": m["fast"] / m["pyversity normalize=False"],
         "fast/floor": m["fast"] / m["floor"],
+        "lean/pyversity normalize=False": m["lean"] / m["pyversity normalize=False"],
+        "lean/floor": m["lean"] / m["floor"],
     }
     if "traced" in m:
         out["traced/fast"] = m["traced"] / m["fast"]
