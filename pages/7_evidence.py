@@ -3,7 +3,6 @@
 import streamlit as st
 
 from adagres.errors import AdagresError
-from adagres.eval.report import tradeoff_figure
 from adagres.eval.results import corpus_summary
 from ui import evidence, render, state
 from ui.sidebar import sidebar
@@ -41,7 +40,7 @@ st.caption(render.escape_md(corpus_summary(info)))
 
 # ---- figure and table from results.json
 st.subheader("Recall against redundancy")
-st.plotly_chart(tradeoff_figure(doc, corpus), key="ev_tradeoff", width="stretch")
+st.plotly_chart(evidence.tradeoff(name, corpus), key="ev_tradeoff", width="stretch")
 st.subheader(f"Every strategy at {budget} tokens")
 table = evidence.table_frame(doc, corpus, budget)
 formats = {label: NUMBER for label in table.columns if table[label].dtype.kind == "f"}
