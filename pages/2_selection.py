@@ -67,8 +67,7 @@ def draw_step(step: int) -> None:
 
 
 replay(selection, draw_step)
-_, _, _, _, pending = charts.step_figures(key, len(selection.steps))
-if pending:
+if charts.projection_pending(key):
     render.wait_for_projection(key.pool)
 
 downloads = st.columns(2)

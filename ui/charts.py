@@ -21,7 +21,9 @@ __all__ = [
     "StepFigures",
     "heatmap",
     "marked_map",
+    "projection_pending",
     "step_figures",
+    "step_map",
     "uses_svg",
 ]
 
@@ -43,7 +45,12 @@ def uses_svg(n_points: int) -> bool:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def _step_figures(key: SelectionKey, step: int, method: str) -> Slot[Any]:
+def _step_maps(key: SelectionKey, step: int, method: str) -> Slot[Any]:
+    return Slot()
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _step_charts(key: SelectionKey, step: int) -> Slot[Any]:
     return Slot()
 
 
@@ -61,38 +68,49 @@ def _heatmaps(key: SelectionKey, method: str, max_chunks: int) -> Slot[Any]:
 def step_figures(key: SelectionKey, step: int) -> StepFigures:
     """The map, the gain timeline and the budget bar at ``step``, with the map's projection
     method and whether a better projection (UMAP) is still being computed."""
-    # One read of the projection store: the coordinates drawn are those of the method in the
-    # key, even when the UMAP layout lands between two reads.
-    coordinates, method, pending = projection(key.pool)
+    chunk_map, method, pending = step_map(key, step)
 
-    def build() -> tuple[Any, Any, Any]:
+    def build() -> tuple[Any, Any]:
         from adagres import figures
 
         selection, pool = compute.selection(key), key.pool.get()
-        titles = [chunk.title for chunk in pool.chunks]
-        chunk_map = figures.pool_map(
-            coordinates,
-            selection,
-            step,
-            ids=pool.ids,
-            texts=pool.texts,
-            titles=titles,
-            svg=uses_svg(len(pool)),
-        )
         return (
-            chunk_map,
             figures.gain_timeline(selection, step=step),
             figures.budget_bar(selection, ids=pool.ids, step=step),
         )
 
-    return (*_step_figures(key, step, method).fill(build), method, pending)
+    timeline, bar = _step_charts(key, step).fill(build)
+    return chunk_map, timeline, bar, method, pending
+
+
+def projection_pending(key: SelectionKey) -> bool:
+    """Whether a better projection (UMAP) of the key's pool is still being computed."""
+    return projection(key.pool)[2]
+
+
+def step_map(key: SelectionKey, step: int) -> tuple[Any, str, bool]:
+    """The map at ``step`` alone (what Why dropped shows), with its projection method and
+    whether UMAP is still being computed."""
+    # One read of the projection store: the coordinates drawn are those of the method in the
+    # key, even when the UMAP layout lands between two reads.
+    coordinates, method, pending = projection(key.pool)
+
+    def build() -> Any:
+        from adagres import figures
+
+        selection, pool = compute.selection(key), key.pool.get()
+        titles = [chunk.title for chunk in pool.chunks]
+        return figures.pool_map(coordinates, selection, step, ids=pool.ids, texts=pool.texts,
+                                titles=titles, svg=uses_svg(len(pool)))  # fmt: skip
+
+    return _step_maps(key, step, method).fill(build), method, pending
 
 
 def marked_map(key: SelectionKey, step: int, chunk: int) -> tuple[Any, str, bool]:
     """The map at ``step`` with the chunk at pool position ``chunk`` ringed (the chunk
     inspected on "Why dropped"), with the projection method and whether UMAP is pending."""
     coordinates, drawn, _ = projection(key.pool)
-    figure, _, _, method, pending = step_figures(key, step)
+    figure, method, pending = step_map(key, step)
     if method != drawn:  # the UMAP layout landed between the two reads: read it again
         coordinates, _, _ = projection(key.pool)
 
