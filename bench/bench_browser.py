@@ -342,6 +342,14 @@ def report(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def probe() -> float:
+    """Microseconds of a fixed pure-Python loop (best of 5): how fast this shared machine
+    runs right now, recorded before and after a run so that runs can be compared."""
+    import timeit
+
+    return min(timeit.repeat(lambda: sum(range(1000)), number=2000, repeat=5)) / 2000 * 1e6
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, one BLAS setting")
@@ -361,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     configs: tuple[int | None, ...] = (1,) if args.quick or args.one_thread else (1, None)
     data = write_pools(Path(tempfile.mkdtemp(prefix="adagres-browser-")))
     results = []
+    before = probe()
     try:
         for threads in configs:
             print(f"== server with BLAS threads: {threads or 'default'} ==", flush=True)
@@ -370,7 +379,11 @@ def main(argv: list[str] | None = None) -> int:
                                       pools=args.pool or list(POOLS)))  # fmt: skip
     finally:
         shutil.rmtree(data, ignore_errors=True)
-    print()
+    after = probe()
+    for result in results:
+        result["machine_probe_us"] = {"before": round(before, 2), "after": round(after, 2)}
+    print(f"\nmachine probe (a 1,000-step Python loop): {before:.1f} µs before, {after:.1f} µs "
+          "after (smaller is faster)")  # fmt: skip
     for result in results:
         print("\n".join(report(result)))
     args.json.write_text(json.dumps(results, indent=1) + "\n")
