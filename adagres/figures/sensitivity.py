@@ -96,7 +96,9 @@ def sensitivity_figure(
         fig.update_yaxes(title_text=label, row=row, col=1)
     # One vertical line per panel and λ, and a label over the top panel, set in one layout
     # update: plotly's add_vline(row="all") took 34 ms per line (a rerun of the λ page).
-    marks = [(data.adaptive_lam, "adaptive λ", PALETTE["adaptive"], None)]
+    marks: list[tuple[float, str, str, str | None]] = [
+        (data.adaptive_lam, "adaptive λ", PALETTE["adaptive"], None)
+    ]
     if data.manual_lam is not None:
         marks.append((data.manual_lam, "manual λ", PALETTE["manual"], "dash"))
     shapes, labels = [], []
