@@ -130,3 +130,24 @@ def test_a_report_command_naming_files_shows_as_text(tmp_path, monkeypatch):
     stamp = at.caption[0].value
     assert stamp.startswith(escape_md(command) + " · ")
     assert r"\*\*runs\*\*\_\[x\]\(y\)" in stamp  # no bold, no link
+
+
+def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
+    """Every session reads one cached copy of a report (st.cache_resource): nothing the page
+    computes from it may change it. Each function the page calls runs on a document that is
+    then compared with a deep copy taken before."""
+    import copy
+
+    from adagres.eval.report import tradeoff_figure
+    from ui import evidence as ui_evidence
+
+    doc = read_results(reports / "latest" / "results.json")
+    before = copy.deepcopy(doc)
+    for corpus in doc["corpora"]:
+        tradeoff_figure(doc, corpus)
+        for budget in doc["stamp"]["config"]["budgets"]:
+            ui_evidence.table_frame(doc, corpus, int(budget))
+            for strategy in doc["strategies"]:
+                ui_evidence.query_frame(doc, corpus, int(budget), strategy)
+                ui_evidence.app_settings(doc, strategy)
+    assert doc == before
