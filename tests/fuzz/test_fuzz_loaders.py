@@ -202,7 +202,8 @@ PARQUET_COLUMNS = {
     "int": (st.integers(-(2**63), 2**63 - 1), pa.int64()),
     "uint": (st.integers(0, 2**64 - 1), pa.uint64()),
     "float": (st.floats(width=32), pa.float32()),
-    "text": (st.text(st.characters(), max_size=8), pa.string()),
+    # Parquet strings are UTF-8, which has no lone surrogates (pyarrow refuses to write one).
+    "text": (st.text(st.characters(exclude_categories=("Cs",)), max_size=8), pa.string()),
     "day": (st.integers(-(2**31), 2**31 - 1), pa.date32()),
     "stamp": (st.integers(-(2**63), 2**63 - 1), pa.timestamp("ns")),
     "money": (st.decimals(-(10**6), 10**6, places=3, allow_nan=False), pa.decimal128(12, 3)),
@@ -221,7 +222,7 @@ PARQUET_COLUMNS = {
 )
 def test_parquet_columns_of_every_type(data, names, rows, tmp_path):
     columns = {"text": pa.array([f"t{i}" for i in range(rows)]), "query": pa.array(["q"] * rows)}
-    for name in names:
+    for name in sorted(names):  # a set's order changes with the hash seed: draw in one order
         values, kind = PARQUET_COLUMNS[name]
         drawn = data.draw(st.lists(st.none() | values, min_size=rows, max_size=rows))
         if name == "text":
