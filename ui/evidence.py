@@ -88,18 +88,22 @@ def _tradeoff(path: str, modified: float, corpus: str) -> Any:
     return tradeoff_figure(_load(path, modified), corpus)
 
 
+def _stamped(name: str) -> tuple[str, float]:
+    """The results file of report ``name`` and its modification time: the caches' key."""
+    path = reports_dir() / name / RESULTS
+    return str(path), path.stat().st_mtime
+
+
 def document(name: str) -> dict[str, Any]:
     """The results document of report ``name`` (cached until its file changes; read-only:
     every session shares it)."""
-    path = reports_dir() / name / RESULTS
-    return _load(str(path), path.stat().st_mtime)
+    return _load(*_stamped(name))
 
 
 def tradeoff(name: str, corpus: str) -> Any:
     """The recall–redundancy figure of ``corpus`` in report ``name``, built once per report
     file (0.45 s at 23 strategies), not at every rerun the sidebar causes."""
-    path = reports_dir() / name / RESULTS
-    return _tradeoff(str(path), path.stat().st_mtime, corpus)
+    return _tradeoff(*_stamped(name), corpus)
 
 
 def table_frame(doc: Mapping[str, Any], corpus: str, budget: int) -> pd.DataFrame:

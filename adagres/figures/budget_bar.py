@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 import plotly.graph_objects as go
@@ -65,9 +66,7 @@ def budget_bar(
     ``customdata`` is the chunk's pool position) and the rest one more (``"remaining"``).
     Each segment is labelled with its pick number and id where that fits at 11 px."""
     data = budget_bar_data(selection, ids=ids, step=step)
-    starts = [0]
-    for s in data.segments:
-        starts.append(starts[-1] + s.tokens)
+    starts = list(accumulate((s.tokens for s in data.segments), initial=0))
     labels = [f"{s.pick}. {s.label}" for s in data.segments]
     # One trace for all the picks (each bar placed by its base), not a trace per pick: the
     # browser's cost of a figure grows with its traces (150 picks: 0.19 s per draw).

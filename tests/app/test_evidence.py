@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 
@@ -9,8 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from adagres.eval import harness, poolsets
-from adagres.eval.report import write_report
+from adagres.eval.report import tradeoff_figure, write_report
 from adagres.eval.results import read_results
+from ui import evidence as ui_evidence
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "../../app.py"
@@ -136,11 +138,6 @@ def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
     """Every session reads one cached copy of a report (st.cache_resource): nothing the page
     computes from it may change it. Each function the page calls runs on a document that is
     then compared with a deep copy taken before."""
-    import copy
-
-    from adagres.eval.report import tradeoff_figure
-    from ui import evidence as ui_evidence
-
     doc = read_results(reports / "latest" / "results.json")
     before = copy.deepcopy(doc)
     for corpus in doc["corpora"]:
