@@ -111,7 +111,8 @@ def _replay_view(last: int, draw: Draw) -> None:
 
 
 def _controls(last: int, shown: int, playing: bool) -> None:
-    cells = st.columns([5, 1.3, 1.5], vertical_alignment="bottom")
+    # The button cell fits "Pause" with its icon at a 1024 px window (1.3 cut it to "Pa…").
+    cells = st.columns([4.4, 1.8, 1.5], vertical_alignment="bottom")
     with cells[0]:
         if last > 1 and playing:
             # While playing, a slider that only shows the step: a tick can carry the value the
