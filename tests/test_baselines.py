@@ -46,10 +46,10 @@ def test_exact_refuses_large_pools():
     rng = np.random.default_rng(0)
     q, C, tokens = random_pool(rng, n=60)
     with pytest.raises(SolverError, match="60 chunks fit the budget of 10000 tokens"):
-        b.exact(q, C, tokens, 10_000)
+        b.exact(q, C, tokens, 10_000, max_chunks=50)
     # Chunks that cannot fit are not counted against the limit.
     tokens = np.where(np.arange(60) < 20, 10, 20_000)
-    assert b.exact(q, C, tokens, 10_000, lam=0.5).tokens_used <= 10_000
+    assert b.exact(q, C, tokens, 10_000, lam=0.5, max_chunks=50).tokens_used <= 10_000
 
 
 def test_exact_verdicts_and_steps():

@@ -210,14 +210,16 @@ def test_refusal_names_the_numbers_and_the_limit():
     rng = np.random.default_rng(0)
     q, C, tokens = random_pool(rng, n=60)
     with pytest.raises(SolverError) as error:
-        b.exact(q, C, tokens, 10_000, lam=0.5)
+        b.exact(q, C, tokens, 10_000, lam=0.5, max_chunks=50)
     message = str(error.value)
     assert "60 chunks fit the budget of 10000 tokens" in message
-    assert "60 × 60 = 3600" in message and "limits: 200 chunks, a search of 2500" in message
-    assert "max_search" in message
+    assert "60 of them are candidates and up to 60 fit together" in message
+    assert "limits: 50 chunks" in message and "max_chunks" in message
+    # The rule is the candidates alone: 60 × 60 is searched (and a time-out is a gap).
     pool = prepare(q, C, tokens)
-    result = exact.solve(pool, 300, Terms(0.5, 1.0, None), max_search=10_000)
-    assert result.proven and result.n_candidates * result.k_max <= 10_000
+    result = exact.solve(pool, 10_000, Terms(0.5, 1.0, None), time_limit=0.5)
+    assert result.n_candidates * result.k_max > 2500
+    assert result.objective <= result.upper_bound and result.proven == (result.gap <= 1e-9)
     # Above 4 x max_chunks that fit, refused before the pair matrix is built (no reduction).
     with pytest.raises(SolverError, match=r"60 of them are candidates .* \(limits: 5 chunks"):
         exact.solve(pool, 300, Terms(0.5, 1.0, None), max_chunks=5)

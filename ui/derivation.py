@@ -10,7 +10,6 @@ from collections.abc import Mapping
 import streamlit as st
 
 from adagres.core.calibration import FALLBACK_LAM, Calibration
-from adagres.core.exact import EXACT_MAX_SEARCH
 from adagres.core.guarantee import Guarantee
 from adagres.core.result import Selection
 from adagres.pools.pool import Pool
@@ -147,11 +146,9 @@ def bound_against_optimum(
     if fit > compute.EXACT_MAX_CHUNKS:
         st.info(
             f"Not solved exactly: {count(fit, 'chunk')} fit within {key.budget} tokens and "
-            f"this page hands the exact solver at most {compute.EXACT_MAX_CHUNKS}. Its branch "
-            f"and bound refuses more than {compute.EXACT_MAX_CHUNKS} candidate chunks, or more "
-            f"than {EXACT_MAX_SEARCH:,} candidates × chunks that fit together (its search "
-            "grows exponentially with them). Lower the budget or use a smaller pool to "
-            "measure the gap."
+            f"this page hands the exact solver at most {compute.EXACT_MAX_CHUNKS} (its branch "
+            "and bound's steps grow with the square of the candidates, its search "
+            "exponentially). Lower the budget or use a smaller pool to measure the gap."
         )
     elif fit <= compute.EXACT_AUTO_MAX or compute.exact_ready(key):
         solved = compute.exact(key)

@@ -202,12 +202,12 @@ exact = _by_name(
     "exact",
     """The subset with the largest F within the budget, proven optimal by branch and bound.
 
-    :mod:`adagres.core.exact` holds the solver, its reductions and bounds. A problem
-    larger than its limits (chunks that can improve a set, times the most that fit
-    together; ``max_chunks`` caps the former) is refused with :class:`SolverError`, as is a
-    search that does not prove optimality within ``time_limit`` seconds (the message gives
-    the proven gap). The empty set (F = 0) is a candidate, so F(exact) >= 0. The steps
-    list the optimal set in relevance order with each chunk's marginal gain in that order.
+    :mod:`adagres.core.exact` holds the solver, its reductions and bounds. A problem with
+    more than ``max_chunks`` candidates (chunks that can improve a set) is refused with
+    :class:`SolverError`, as is a search that does not prove optimality within
+    ``time_limit`` seconds (the message gives the proven gap). The empty set (F = 0) is a
+    candidate, so F(exact) >= 0. The steps list the optimal set in relevance order with
+    each chunk's marginal gain in that order.
     """,
 )
 reference_code = _by_name(

@@ -35,7 +35,6 @@ from .settings import Settings
 
 __all__ = [
     "EXACT_MAX_CHUNKS",
-    "EXACT_MAX_SEARCH",
     "EXACT_TIME_LIMIT",
     "ExactResult",
     "GapReport",
@@ -47,11 +46,12 @@ __all__ = [
     "solve_exact",
 ]
 
-#: Most chunks that can be in a feasible set the solver takes (its matrices are N × N).
+#: Most candidates (after :func:`reduce`) the solver takes. The refusal rule is this size
+#: alone: a node costs O(N²) plus an N × N eigenvalue step now and then, and the time limit
+#: bounds the rest. A rule on candidates × k_max refused real 100-chunk pools at 1,200
+#: tokens (k_max 29–32) that the search proves in 0.3–7.5 s (bench/bench_exact.py), while
+#: synthetic pools at k_max 17 stop at a gap: the search size does not predict the time.
 EXACT_MAX_CHUNKS = 200
-#: Largest search, (chunks that can be in a feasible set) × k_max, the solver takes: at
-#: 100 chunks × 22 the bench (bench/bench_exact.py) proves most pools within the time limit.
-EXACT_MAX_SEARCH = 2500
 #: Seconds the solver searches before it reports the proven gap instead of an optimum.
 EXACT_TIME_LIMIT = 10.0
 
@@ -204,15 +204,14 @@ def solve(
     *,
     time_limit: float = EXACT_TIME_LIMIT,
     max_chunks: int = EXACT_MAX_CHUNKS,
-    max_search: int = EXACT_MAX_SEARCH,
     rel_gap: float = 0.0,
 ) -> ExactResult:
     """The best set within ``budget`` at ``terms``, or the best found with a proven gap.
 
     Refuses with :class:`SolverError` (before searching) when more than ``max_chunks``
-    chunks remain after :func:`reduce`, or when candidates × k_max exceeds ``max_search``.
-    Otherwise it never raises: a search stopped by ``time_limit`` (seconds) returns with
-    ``proven`` False and its upper bound. ``rel_gap`` > 0 stops at a proven relative gap.
+    chunks remain after :func:`reduce`. Otherwise it never raises: a search stopped by
+    ``time_limit`` (seconds) returns with ``proven`` False and its upper bound.
+    ``rel_gap`` > 0 stops at a proven relative gap.
 
     >>> import numpy as np
     >>> from adagres import prepare
@@ -224,12 +223,11 @@ def solve(
     started = time.perf_counter()
     fit = pool.tokens[pool.tokens <= budget]
     if len(fit) > 4 * max_chunks:  # refused before their N × N pair matrix is built
-        k = count_fit(fit, budget)
-        raise SolverError(refusal(budget, len(fit), len(fit), k, max_chunks, max_search))
+        raise SolverError(refusal(budget, len(fit), len(fit), count_fit(fit, budget), max_chunks))
     p = reduce(pool, budget, terms)
     n = len(p.positions)
-    if n > max_chunks or p.size > max_search:
-        raise SolverError(refusal(budget, p.n_fit, n, p.k_max, max_chunks, max_search))
+    if n > max_chunks:
+        raise SolverError(refusal(budget, p.n_fit, n, p.k_max, max_chunks))
     where = {int(pos): i for i, pos in enumerate(p.positions)}
     rules = [POLICY_RULES["skip"], POLICY_RULES["ratio"],
              Rule(score="relevance", budget="skip", stop_nonpositive=False)]  # fmt: skip
@@ -246,13 +244,12 @@ def solve(
                        time.perf_counter() - started, p.n_fit, n, p.k_max)  # fmt: skip
 
 
-def refusal(budget: int, n_fit: int, n: int, k: int, max_chunks: int, max_search: int) -> str:
+def refusal(budget: int, n_fit: int, n: int, k: int, max_chunks: int) -> str:
     return (
         f"exact: {n_fit} chunks fit the budget of {budget} tokens; {n} of them are candidates "
-        f"and up to {k} fit together, a search of {n} × {k} = {n * k} (limits: {max_chunks} "
-        f"chunks, a search of {max_search}, about what it proves in {EXACT_TIME_LIMIT:g} s on "
-        "2 cores). Use a smaller pool or budget, or raise max_chunks / max_search of "
-        "adagres.core.exact.solve."
+        f"and up to {k} fit together (limits: {max_chunks} chunks, the size whose search "
+        f"steps stay cheap enough for a {EXACT_TIME_LIMIT:g} s search on 2 cores). Use a "
+        "smaller pool or budget, or raise max_chunks of adagres.core.exact.solve."
     )
 
 
@@ -300,7 +297,6 @@ def optimality_gap(
     selection: Selection,
     *,
     time_limit: float = EXACT_TIME_LIMIT,
-    max_search: int = EXACT_MAX_SEARCH,
 ) -> GapReport:
     """How far ``selection`` (run on ``pool`` at ``budget`` with ``settings``) is from the
     optimum at the same λ, α and τ; a search stopped by the time limit gives ``proven``
@@ -313,7 +309,7 @@ def optimality_gap(
             f"selection: made at λ, α, τ, budget = {mine}; the settings give "
             f"{(terms.lam, terms.alpha, terms.tau, budget)}"
         )
-    r = solve(pool, budget, terms, time_limit=time_limit, max_search=max_search)
+    r = solve(pool, budget, terms, time_limit=time_limit)
     greedy_f = selection.objective
     paper = guarantee(pool.chunks, pool.tokens, budget, terms.lam).bound(r.objective)
     return GapReport(r.objective, r.upper_bound, greedy_f, r.objective - greedy_f,

@@ -36,11 +36,6 @@ class Problem:
     k_max: int  # largest number of candidates that fit together
     n_fit: int  # chunks no longer than the budget, before the other reductions
 
-    @property
-    def size(self) -> int:
-        """Candidates × k_max, the measure the refusal rule compares with ``max_search``."""
-        return len(self.positions) * self.k_max
-
 
 def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
     """The candidates of the problem after two proven reductions.
