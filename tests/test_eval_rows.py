@@ -213,6 +213,21 @@ def test_figure_points_are_the_aggregates(demo_run):
     assert point["y"] == entry["metrics"]["answer_recall"]["mean"]
     assert point["x"] == entry["delta"]["redundancy_mean"]["mean"]
     assert next(p for p in points if p["strategy"] == "topk_budget")["x"] == 0.0
-    figure = report.tradeoff_figure(demo_run, "demo").to_dict()
+    built = report.tradeoff_figure(demo_run, "demo")
+    figure = built.to_dict()
     assert len(figure["data"]) == len(points)
     assert [t["y"][0] for t in figure["data"]] == [p["y"] for p in points]
+    # Each budget's markers and its x = 0 line sit in that budget's panel (row by row).
+    budgets = sorted({p["budget"] for p in points})
+    for trace, p in zip(figure["data"], points, strict=True):
+        panel = built.get_subplot(budgets.index(p["budget"]) // 2 + 1,
+                                  budgets.index(p["budget"]) % 2 + 1)  # fmt: skip
+        assert (trace.get("xaxis", "x"), trace.get("yaxis", "y")) == (
+            panel.xaxis.plotly_name.replace("axis", ""),
+            panel.yaxis.plotly_name.replace("axis", ""),
+        )
+    lines = figure["layout"]["shapes"]
+    assert [s["xref"] for s in lines] == [
+        "x" if i == 0 else f"x{i + 1}" for i in range(len(budgets))
+    ]
+    assert all(s["x0"] == s["x1"] == 0 and s["yref"].endswith("domain") for s in lines)

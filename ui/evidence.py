@@ -102,7 +102,7 @@ def document(name: str) -> dict[str, Any]:
 
 def tradeoff(name: str, corpus: str) -> Any:
     """The recall–redundancy figure of ``corpus`` in report ``name``, built once per report
-    file (0.45 s at 23 strategies), not at every rerun the sidebar causes."""
+    file (50–90 ms at 23 strategies), not at every rerun the sidebar causes."""
     return _tradeoff(*_stamped(name), corpus)
 
 

