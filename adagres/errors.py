@@ -72,4 +72,13 @@ class PoolError(AdagresError):
 
 
 class SolverError(AdagresError):
-    """The exact solver refused a pool (too large) or could not prove optimality."""
+    """The exact solver refused a pool (too large) or could not prove optimality.
+
+    ``result``: for a search stopped by its time limit, what it proved
+    (:class:`adagres.core.exact.ExactResult`: the best set found, its F and an upper bound
+    on the optimum); None for a refusal.
+    """
+
+    def __init__(self, *args: object, result: object = None) -> None:
+        super().__init__(*args)
+        self.result = result

@@ -19,6 +19,7 @@ computed again on every rerun. Results are shared by every session: they are fro
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
@@ -47,8 +48,9 @@ class Slot(Generic[T]):
     def fill(self, compute: Callable[[], T]) -> T:
         """The result, computing it with ``compute()`` if this is the first call.
 
-        An AdagresError raised by ``compute`` is kept and raised again (a fresh exception of
-        the same type and message, so the kept one does not grow a traceback per rerun).
+        An AdagresError raised by ``compute`` is kept and raised again (a shallow copy: the
+        same type, message and attributes, such as a stopped search's ``result``, so the
+        kept one does not grow a traceback per rerun).
         Concurrent callers wait for the first one.
         """
         if not self._filled:
@@ -60,5 +62,5 @@ class Slot(Generic[T]):
                         self._error = error
                     self._filled = True
         if self._error is not None:
-            raise type(self._error)(str(self._error))
+            raise copy.copy(self._error)
         return self._value  # type: ignore[return-value]

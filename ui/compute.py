@@ -26,6 +26,7 @@ from adagres import Settings as Selector
 from adagres.core import baselines, metrics
 from adagres.core.baselines import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT
 from adagres.core.calibration import FORMULAS, Calibration, calibrate_prepared
+from adagres.core.exact import ExactResult as SolverResult
 from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics
 from adagres.core.result import Selection
@@ -198,10 +199,13 @@ def exact_ready(key: SelectionKey) -> bool:
 
 @dataclass(frozen=True)
 class ExactResult:
-    """The exact optimum (``selection``) or why there is none (``message``)."""
+    """The exact optimum (``selection``) or why there is none (``message``); ``stopped``:
+    what a search stopped by its time limit proved (best F found and an upper bound on the
+    optimum), None for an optimum or a refusal."""
 
     selection: Selection | None
     message: str | None
+    stopped: SolverResult | None = None
 
 
 def exact(key: SelectionKey) -> ExactResult:
@@ -211,7 +215,8 @@ def exact(key: SelectionKey) -> ExactResult:
     try:
         return ExactResult(selection(key.replace(strategy="exact")), None)
     except AdagresError as error:
-        return ExactResult(None, str(error))
+        stopped = getattr(error, "result", None)
+        return ExactResult(None, str(error), stopped if isinstance(stopped, SolverResult) else None)
 
 
 # --------------------------------------------------------------------------- λ derivation

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from adagres.core.calibration import FALLBACK_LAM, Calibration
+from adagres.core.exact import ExactResult as SolverResult
 from adagres.core.guarantee import Guarantee
 from adagres.core.result import Selection
 from adagres.pools.pool import Pool
@@ -160,10 +161,47 @@ def bound_against_optimum(
         )
         if st.button("Solve exactly", key="lam_solve_exact"):
             solved = compute.exact(key)
-    if solved is not None and solved.selection is None:
+    if solved is not None and solved.stopped is not None:
+        _stopped(greedy, solved.stopped, terms)
+    elif solved is not None and solved.selection is None:
         st.warning(render.escape_md(f"The exact optimum is not available: {solved.message}"))
     elif solved is not None and solved.selection is not None:
         _gap(pool, greedy, solved.selection, terms)
+
+
+def _stopped(greedy: Selection, stopped: SolverResult, terms: Guarantee) -> None:
+    """A search stopped by its time limit: the optimum lies in [best F found, upper bound],
+    so F(greedy) / upper bound is a proven share of it, and the paper's bound (rising with
+    OPT) is decided when it holds at the upper bound or fails at the best F found."""
+    low, high = stopped.objective, stopped.upper_bound
+    render.metrics(
+        [
+            ("F(greedy)", number(greedy.objective)),
+            ("best F found", number(low)),
+            ("upper bound on F(optimum)", number(high)),
+            ("greedy ≥ share of optimum", percent(greedy.objective / high) if high > 0 else "–"),
+        ]
+    )
+    st.info(
+        f"The search stopped at its {compute.EXACT_TIME_LIMIT:g} s limit after "
+        f"{stopped.nodes:,} nodes ({count(stopped.n_candidates, 'candidate chunk')}, up to "
+        f"{stopped.k_max} fit together) without proving the optimum: it lies between "
+        f"{low:.4f} and {high:.4f} (proven gap {percent(stopped.relative_gap)})."
+    )
+    if greedy.objective >= terms.bound(high) - 1e-9:
+        st.success(
+            f"The bound held for every optimum in that range: F(greedy) = "
+            f"{greedy.objective:.4f} ≥ (1 − 1/e)·{high:.4f} − {terms.k_max}·"
+            f"{terms.epsilon:.4f}/e = {terms.bound(high):.4f}"
+        )
+    elif greedy.objective < terms.bound(low) - 1e-9:
+        st.warning(
+            f"The bound failed: F(greedy) = {greedy.objective:.4f} < (1 − 1/e)·{low:.4f} − "
+            f"{terms.k_max}·{terms.epsilon:.4f}/e = {terms.bound(low):.4f}, already at the "
+            "best F found"
+        )
+    else:
+        st.info("Whether the paper's bound held depends on where the optimum lies in that range.")
 
 
 def _gap(pool: Pool, greedy: Selection, optimum: Selection, terms: Guarantee) -> None:

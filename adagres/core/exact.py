@@ -257,14 +257,16 @@ def solve_exact(
     pool: PreparedPool, budget: int, terms: Terms, max_chunks: int, time_limit: float
 ) -> list[int]:
     """The optimal set of ``exact`` (pool positions); :class:`SolverError` when refused or
-    when no optimum is proven within ``time_limit`` seconds (the message gives the gap)."""
+    when no optimum is proven within ``time_limit`` seconds (the message gives the gap, and
+    the error's ``result`` the :class:`ExactResult` with the proven upper bound)."""
     r = solve(pool, budget, terms, time_limit=time_limit, max_chunks=max_chunks)
     if not r.proven:
         raise SolverError(
             f"exact: no proven optimum within {time_limit:g} s for {r.n_candidates} chunks "
             f"(up to {r.k_max} fit together): best F = {r.objective:.6g}, upper bound "
             f"{r.upper_bound:.6g}, proven gap {r.gap:.3g} ({r.relative_gap:.2%}) after "
-            f"{r.nodes} nodes. Raise time_limit, or use a smaller pool or budget."
+            f"{r.nodes} nodes. Raise time_limit, or use a smaller pool or budget.",
+            result=r,
         )
     return list(r.indices)
 

@@ -152,6 +152,41 @@ def test_exact_on_a_button_for_mid_sized_problems(data_dir):
     assert optimum.objective >= greedy.objective - 1e-9
 
 
+def test_a_stopped_search_shows_what_it_proved(data_dir, monkeypatch):
+    # The solver's time limit at 0 s: it stops after the root node, deterministically.
+    from adagres.core import baselines as core_baselines
+    from adagres.core import exact
+
+    real = core_baselines.solve_exact
+    monkeypatch.setattr(core_baselines, "solve_exact",
+                        lambda pool, budget, terms, max_chunks, _limit: real(
+                            pool, budget, terms, max_chunks, 0.0))  # fmt: skip
+    pool = pool_of(data_dir, "medium")
+    budget = 100  # 85 chunks fit: the page solves on a button
+    greedy = adagres_selection(pool, budget)
+    terms = exact.Terms(greedy.lam, greedy.alpha, greedy.redundancy_floor)
+    stopped = exact.solve(pool.prepared, budget, terms, time_limit=0.0)
+    assert not stopped.proven  # else this pool and budget no longer test a stopped search
+    at = page(LAMBDA, pool="medium", budget=str(budget), **PAPER)
+    at.button(key="lam_solve_exact").click().run()
+    no_error(at)
+    assert metric(at, "best F found") == f"{stopped.objective:.4f}"
+    assert metric(at, "upper bound on F(optimum)") == f"{stopped.upper_bound:.4f}"
+    share = 100 * greedy.objective / stopped.upper_bound
+    assert metric(at, "greedy ≥ share of optimum") == f"{share:.1f}%"
+    assert not any(m.label == "F(optimum)" for m in at.metric)
+    text = " ".join(e.value for e in [*at.info, *at.success, *at.warning])
+    assert f"lies between {stopped.objective:.4f} and {stopped.upper_bound:.4f}" in text
+    held = (
+        greedy.objective
+        >= guarantee(pool.embeddings, pool.token_counts, budget, greedy.lam).bound(
+            stopped.upper_bound
+        )
+        - 1e-9
+    )
+    assert ("The bound held for every optimum in that range" in text) == held
+
+
 def test_exact_refused_for_a_large_problem(data_dir):
     at = page(LAMBDA, pool="large", budget="1500")
     no_error(at)
