@@ -4,10 +4,12 @@ paper's bound, and the aggregates, results file and figure points built from the
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from adagres import Settings, metrics
+from adagres import Settings, SolverError, metrics
 from adagres.eval import harness, poolsets, report, results, strategies
 from adagres.eval.aggregate import metric_values
 from adagres.eval.run import ROW_COLUMNS, evaluate_cases
@@ -124,12 +126,38 @@ def test_the_greedy_against_the_optimum_with_the_papers_bound():
         ratio = by_key[GREEDY, budget]["objective"] / by_key["exact", budget]["objective"]
         assert line["solved"] == 1 and line["mean_ratio"] == pytest.approx(ratio, rel=1e-12)
         assert line["optimal_share"] == (1.0 if ratio >= 1 - 1e-9 else 0.0)
+        # A proven optimum is its own upper bound: the proven floor is the ratio itself.
+        assert by_key["exact", budget]["upper_bound"] == by_key["exact", budget]["objective"]
+        assert line["bounded"] == 1 and line["min_proven"] == pytest.approx(ratio, rel=1e-12)
     document = {"stamp": {"config": {"budgets": [60, 120]}}, "corpora": {"tiny": {}}, "rows": rows}
     text = "\n".join(optimality_markdown(document))
     assert (
         "## The greedy against the optimum" in text
         and f"| 60 | 1 | {table[0]['mean_ratio']:.3f} |" in text
     )
+
+
+def test_a_stopped_exact_run_keeps_its_upper_bound_and_bounds_the_ratio():
+    from adagres.core.exact import ExactResult
+    from adagres.eval.optimality import GREEDY, optimality_rows
+    from adagres.eval.run import Task, evaluate_task
+
+    stopped = ExactResult((0,), 1.5, 2.5, False, 7, 10.0, 10, 10, 3)
+
+    def out_of_time(pool, budget, texts):
+        raise SolverError("exact: no proven optimum within 10 s (…)", result=stopped)
+
+    chosen = {s.name: s for s in strategies.resolve([GREEDY, "exact"])}
+    exact = dataclasses.replace(chosen["exact"], fn=out_of_time)
+    rows = evaluate_task(Task.of(tiny_case()), [chosen[GREEDY], exact], [60])
+    row = next(r for r in rows if r["strategy"] == "exact")
+    assert (row["solved"], row["upper_bound"], row["objective"]) == (False, 2.5, None)
+    assert row["error"] == "exact: no proven optimum within 10 s"
+    line = optimality_rows(rows, "tiny", [60])[0]
+    found = next(r for r in rows if r["strategy"] == GREEDY)["objective"]
+    # Not solved, so not in the measured ratios; bounded: F(greedy) / 2.5 <= F(greedy)/OPT.
+    assert line["solved"] == 0 and line["mean_ratio"] is None
+    assert line["bounded"] == 1 and line["min_proven"] == pytest.approx(found / 2.5, rel=1e-12)
 
 
 def test_aggregates_are_the_means_and_counts_of_the_rows(demo_run):

@@ -61,6 +61,7 @@ ROW_COLUMNS = (
     "near_duplicates",
     "time_ms",
     "paper_bound",
+    "upper_bound",
 )
 #: The fields of one query record.
 QUERY_COLUMNS = (
@@ -168,6 +169,9 @@ def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
             error=short_message(str(error)),
             time_ms=1e3 * (time.perf_counter() - start),
         )
+        stopped = getattr(error, "result", None)  # a search stopped by its time limit
+        if stopped is not None:
+            row["upper_bound"] = stopped.upper_bound
         return row
     except Exception as error:
         error.add_note(f"strategy {strategy.name!r} on {task.corpus} {task.query_id} at {budget}")
@@ -197,6 +201,7 @@ def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
         pool = task.pool
         found = guarantee(pool.chunks, pool.tokens, budget, selection.lam)
         row["paper_bound"] = found.bound(metrics.objective)
+        row["upper_bound"] = metrics.objective  # proven: the optimum itself
     return row
 
 
