@@ -241,6 +241,25 @@ def test_a_stopped_search_reports_a_valid_gap():
     assert exact.solve(pool, 300, terms).proven
 
 
+def test_a_node_limit_stops_every_rerun_at_the_same_node():
+    rng = np.random.default_rng(1)
+    q, C, tokens = random_pool(rng, n=40)
+    pool = prepare(q, C, tokens)
+    terms = Terms(0.3, 1.0, None)
+    full = exact.solve(pool, 300, terms)
+    assert full.proven and full.nodes > 10  # the search needs more than the limit below
+    runs = [exact.solve(pool, 300, terms, time_limit=60.0, max_nodes=10) for _ in range(2)]
+    for r in runs:
+        assert r.nodes == 10 and not r.proven
+        assert r.objective <= full.objective + 1e-12 <= r.upper_bound + 2e-12
+    same = ("indices", "objective", "upper_bound", "nodes")
+    assert [getattr(runs[0], f) for f in same] == [getattr(runs[1], f) for f in same]
+    with pytest.raises(SolverError, match="no proven optimum within 10 nodes") as error:
+        exact.solve_exact(pool, 300, terms, 200, 60.0, max_nodes=10)
+    assert error.value.result.upper_bound == runs[0].upper_bound
+    assert exact.solve(pool, 300, terms, max_nodes=full.nodes).proven
+
+
 def test_optimality_gap_report():
     rng = np.random.default_rng(3)
     q, C, tokens = random_pool(rng, n=11, d=6)

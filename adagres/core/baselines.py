@@ -60,6 +60,7 @@ def run_prepared(
     reference: Selection | None = None,
     max_chunks: int = EXACT_MAX_CHUNKS,
     time_limit: float = EXACT_TIME_LIMIT,
+    max_nodes: int | None = None,
     enforce_budget: bool = True,
     trace: bool = True,
 ) -> Selection:
@@ -94,7 +95,7 @@ def run_prepared(
         return done(greedy(pool, budget, terms, rule, trace),
                     params={"lambda_mmr": settings.lambda_mmr})  # fmt: skip
     if strategy == "exact":
-        chosen = solve_exact(pool, budget, terms, max_chunks, time_limit)
+        chosen = solve_exact(pool, budget, terms, max_chunks, time_limit, max_nodes=max_nodes)
         order = sorted(chosen, key=lambda i: (-pool.relevance[i], i))
         return done(replay(pool, budget, order, terms, trace, StopReason.OPTIMAL))
     if strategy == "reference_code":

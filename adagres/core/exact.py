@@ -91,7 +91,12 @@ Node = tuple[tuple[int, ...], np.ndarray, np.ndarray, float, int, "np.ndarray | 
 
 
 def search(
-    p: Problem, start: list[int], value: float, deadline: float, rel_gap: float
+    p: Problem,
+    start: list[int],
+    value: float,
+    deadline: float,
+    rel_gap: float,
+    max_nodes: int | None = None,
 ) -> tuple[list[int], float, float, int]:
     """Branch and bound from the incumbent ``start`` (F = ``value``), best bound first.
 
@@ -117,7 +122,9 @@ def search(
     best, nodes = list(start), 0
     tried = useful = 0  # relaxations computed, and those that cut or dropped something
     while dive is not None or heap:
-        if nodes and time.perf_counter() > deadline:  # the root is always bounded
+        # The root is always bounded; a node limit stops a rerun at the same node.
+        out_of_nodes = max_nodes is not None and nodes >= max_nodes
+        if nodes and (out_of_nodes or time.perf_counter() > deadline):
             open_bounds = [-b for b, _, _ in heap] + ([dive[-1]] if dive is not None else [])
             return best, value, max(value, *open_bounds), nodes
         if dive is None:
@@ -205,13 +212,16 @@ def solve(
     time_limit: float = EXACT_TIME_LIMIT,
     max_chunks: int = EXACT_MAX_CHUNKS,
     rel_gap: float = 0.0,
+    max_nodes: int | None = None,
 ) -> ExactResult:
     """The best set within ``budget`` at ``terms``, or the best found with a proven gap.
 
     Refuses with :class:`SolverError` (before searching) when more than ``max_chunks``
     chunks remain after :func:`reduce`. Otherwise it never raises: a search stopped by
-    ``time_limit`` (seconds) returns with ``proven`` False and its upper bound.
-    ``rel_gap`` > 0 stops at a proven relative gap.
+    ``time_limit`` (seconds) or ``max_nodes`` (nodes bounded) returns with ``proven`` False
+    and its upper bound. The node limit is deterministic (a rerun stops at the same node
+    whatever the machine's speed); the time limit is not. ``rel_gap`` > 0 stops at a proven
+    relative gap.
 
     >>> import numpy as np
     >>> from adagres import prepare
@@ -235,7 +245,7 @@ def solve(
               for rule in rules]  # fmt: skip
     best, value = incumbent(p, starts)
     deadline = started + time_limit
-    best, value, upper, nodes = search(p, best, value, deadline, rel_gap)
+    best, value, upper, nodes = search(p, best, value, deadline, rel_gap, max_nodes)
     indices = tuple(sorted(int(p.positions[i]) for i in best))
     objective = objective_value(pool, list(indices), terms)
     upper = max(upper, objective)
@@ -254,18 +264,27 @@ def refusal(budget: int, n_fit: int, n: int, k: int, max_chunks: int) -> str:
 
 
 def solve_exact(
-    pool: PreparedPool, budget: int, terms: Terms, max_chunks: int, time_limit: float
+    pool: PreparedPool,
+    budget: int,
+    terms: Terms,
+    max_chunks: int,
+    time_limit: float,
+    max_nodes: int | None = None,
 ) -> list[int]:
     """The optimal set of ``exact`` (pool positions); :class:`SolverError` when refused or
-    when no optimum is proven within ``time_limit`` seconds (the message gives the gap, and
-    the error's ``result`` the :class:`ExactResult` with the proven upper bound)."""
-    r = solve(pool, budget, terms, time_limit=time_limit, max_chunks=max_chunks)
+    when no optimum is proven within ``time_limit`` seconds or ``max_nodes`` nodes (the
+    message gives the gap, and the error's ``result`` the :class:`ExactResult` with the
+    proven upper bound)."""
+    r = solve(pool, budget, terms, time_limit=time_limit, max_chunks=max_chunks,
+              max_nodes=max_nodes)  # fmt: skip
     if not r.proven:
+        by_nodes = max_nodes is not None and r.nodes >= max_nodes
+        limit = f"{max_nodes:,} nodes" if by_nodes else f"{time_limit:g} s"
         raise SolverError(
-            f"exact: no proven optimum within {time_limit:g} s for {r.n_candidates} chunks "
+            f"exact: no proven optimum within {limit} for {r.n_candidates} chunks "
             f"(up to {r.k_max} fit together): best F = {r.objective:.6g}, upper bound "
             f"{r.upper_bound:.6g}, proven gap {r.gap:.3g} ({r.relative_gap:.2%}) after "
-            f"{r.nodes} nodes. Raise time_limit, or use a smaller pool or budget.",
+            f"{r.nodes} nodes. Raise the limit, or use a smaller pool or budget.",
             result=r,
         )
     return list(r.indices)

@@ -24,7 +24,7 @@ def optimality_rows(
     as a share of F(opt) (None where nothing was solved or F(opt) ≤ 0).
 
     ``bounded`` and ``min_proven``: the queries where ``exact`` ran (solved, or stopped by
-    its time limit with a proven upper bound U on the optimum) and the lowest
+    its search limit with a proven upper bound U on the optimum) and the lowest
     F(greedy)/U over them. F(greedy)/U ≤ F(greedy)/F(opt) (F(greedy) ≥ 0: the greedy stops
     before a gain ≤ 0), so ``min_proven`` is a proven floor on the ratio that does not leave
     out the queries the solver found hardest.
@@ -84,11 +84,11 @@ def optimality_markdown(document: Mapping[str, Any]) -> list[str]:
         "## The greedy against the optimum",
         "",
         f"F({GREEDY}) / F(optimum) on the queries where `exact` proved the optimum within "
-        "its time limit, next to the paper's bound (1 − 1/e)·OPT − k·ε/e as a share of the "
+        "its search limit, next to the paper's bound (1 − 1/e)·OPT − k·ε/e as a share of the "
         "optimum (ε = λ·k·δ, δ the pool's largest pairwise cosine, k the most chunks the "
         "budget holds). A bound below 0 says nothing; the measured ratio is what the greedy "
         "gives up. The last two columns add the queries where the search stopped at its "
-        "time limit: there F(greedy) / (the proven upper bound on the optimum) is a floor on "
+        "limit: there F(greedy) / (the proven upper bound on the optimum) is a floor on "
         'the ratio, so "proven lowest" holds for every query `exact` ran on.',
         "",
     ]

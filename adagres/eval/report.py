@@ -349,7 +349,7 @@ def write_report(
 def _reason(error: str) -> str:
     """What kind of refusal an exact error message states, in a few words."""
     if "no proven optimum" in error:
-        return "time limit reached"
+        return "search limit reached"
     if "fit the budget" in error:
         return "the pool is larger than the solver accepts"
     return "refused"

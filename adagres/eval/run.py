@@ -169,7 +169,7 @@ def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
             error=short_message(str(error)),
             time_ms=1e3 * (time.perf_counter() - start),
         )
-        stopped = getattr(error, "result", None)  # a search stopped by its time limit
+        stopped = getattr(error, "result", None)  # a search stopped by its limit
         if stopped is not None:
             row["upper_bound"] = stopped.upper_bound
         return row

@@ -159,8 +159,8 @@ def test_a_stopped_search_shows_what_it_proved(data_dir, monkeypatch):
 
     real = core_baselines.solve_exact
     monkeypatch.setattr(core_baselines, "solve_exact",
-                        lambda pool, budget, terms, max_chunks, _limit: real(
-                            pool, budget, terms, max_chunks, 0.0))  # fmt: skip
+                        lambda pool, budget, terms, max_chunks, _limit, **kw: real(
+                            pool, budget, terms, max_chunks, 0.0, **kw))  # fmt: skip
     pool = pool_of(data_dir, "medium")
     budget = 100  # 85 chunks fit: the page solves on a button
     greedy = adagres_selection(pool, budget)
