@@ -49,8 +49,9 @@ __all__ = [
 #: Most candidates (after :func:`reduce`) the solver takes. The refusal rule is this size
 #: alone: a node costs O(N²) plus an N × N eigenvalue step now and then, and the time limit
 #: bounds the rest. A rule on candidates × k_max refused real 100-chunk pools at 1,200
-#: tokens (k_max 29–32) that the search proves in 0.3–7.5 s (bench/bench_exact.py), while
-#: synthetic pools at k_max 17 stop at a gap: the search size does not predict the time.
+#: tokens (k_max 29–32), 11 of 12 of which the search proves in 0.3–4.8 s
+#: (bench/bench_exact.py), while synthetic pools at k_max 17 stop at a gap: the search
+#: size does not predict the time.
 EXACT_MAX_CHUNKS = 200
 #: Seconds the solver searches before it reports the proven gap instead of an optimum.
 EXACT_TIME_LIMIT = 10.0
