@@ -106,10 +106,11 @@ def search(
     chunk is the one the relaxation values most; the search dives into "in" when its relaxed
     value is ≥ ½ (else "out") and queues the other child by its bound; when a dive ends, the
     queued node with the largest bound is next, so the largest open bound (the proven upper
-    bound at a time-out) keeps falling while dives find incumbents. The shift is lowered
-    (:func:`reshift`) when U has shrunk by 40 % (λ_min of a principal submatrix is never
-    lower, so the relaxation only tightens). Returns the best set, its F, an upper bound on
-    the optimum (F itself when the search finished) and the node count.
+    bound when the time or the node limit stops it) keeps falling while dives find
+    incumbents. The shift is lowered (:func:`reshift`) when U has shrunk by 40 % (λ_min of a
+    principal submatrix is never lower, so the relaxation only tightens). Returns the best
+    set, its F, an upper bound on the optimum (F itself when the search finished) and the
+    node count.
     """
     w, tok = p.weights, p.tokens
     tok_f = tok.astype(np.float64)

@@ -34,6 +34,7 @@ _HOME = {
     "distributions_data": "sweeps",
     "distributions_figure": "sweeps",
     "escape": "layout",
+    "panel_vline": "layout",
     "gain_timeline": "timeline",
     "heatmap_data": "heatmap",
     "heatmap_order": "heatmap",
