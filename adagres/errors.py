@@ -13,6 +13,7 @@ as a safety net, so ``str(error)`` is always one printable, UTF-8-encodable line
 from __future__ import annotations
 
 import unicodedata
+from typing import Any
 
 __all__ = ["AdagresError", "InputError", "PoolError", "SolverError", "one_line"]
 
@@ -79,6 +80,6 @@ class SolverError(AdagresError):
     on the optimum); None for a refusal.
     """
 
-    def __init__(self, *args: object, result: object = None) -> None:
+    def __init__(self, *args: object, result: Any = None) -> None:
         super().__init__(*args)
         self.result = result

@@ -169,9 +169,8 @@ def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
             error=short_message(str(error)),
             time_ms=1e3 * (time.perf_counter() - start),
         )
-        stopped = getattr(error, "result", None)  # a search stopped by its limit
-        if stopped is not None:
-            row["upper_bound"] = stopped.upper_bound
+        if error.result is not None:  # a search stopped by its limit: what it proved
+            row["upper_bound"] = error.result.upper_bound
         return row
     except Exception as error:
         error.add_note(f"strategy {strategy.name!r} on {task.corpus} {task.query_id} at {budget}")
