@@ -77,6 +77,9 @@ _TEMPLATE = go.layout.Template(
 TITLE_CHARS = 56
 #: Space above the title for plotly's mode bar, which shows over the figure's top edge.
 MODEBAR_ROW = 30
+#: Pixels per line of a wrapped title (plotly's title font is 1.3 × FONT's size, its lines
+#: 1.4 apart: 24 px at 13 px).
+TITLE_LINE = 24
 
 #: Stop reasons and verdicts as the app says them (the enum values are identifiers).
 PLAIN_NAMES: dict[str, str] = {
@@ -150,15 +153,21 @@ def apply_layout(
         },
     }
     if title is not None:
+        text = wrap_title(title)
+        lines = text.count("<br>") + 1
+        # plotly ends a title of several lines where one line would end (it grows upward,
+        # out of the figure: two lines measured 16 px above its top in Chromium), so the
+        # pad holds the extra lines above it.
+        top = MODEBAR_ROW + (TITLE_LINE * lines if lines > 1 else 0)
         layout["title"] = {
-            "text": wrap_title(title),
+            "text": text,
             "x": 0,
             "xanchor": "left",
             "xref": "container",
             "y": 1,
             "yanchor": "top",
             "yref": "container",
-            "pad": {"t": MODEBAR_ROW, "l": 8, "b": 8},
+            "pad": {"t": top, "l": 8, "b": 8},
             "automargin": True,
         }
     if height is not None:
