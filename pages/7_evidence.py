@@ -40,7 +40,7 @@ st.caption(render.escape_md(corpus_summary(info)))
 
 # ---- figure and table from results.json
 st.subheader("Recall against redundancy")
-st.plotly_chart(evidence.tradeoff(name, corpus), key="ev_tradeoff", width="stretch")
+render.chart(evidence.tradeoff(name, corpus), "ev_tradeoff")
 st.subheader(f"Every strategy at {budget} tokens")
 table = evidence.table_frame(doc, corpus, budget)
 formats = {label: NUMBER for label in table.columns if table[label].dtype.kind == "f"}

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
-from ..figures.layout import panel_vline
+from ..figures.layout import apply_layout, panel_vline
 from .aggregate import METRIC_LABELS, interval_text
 from .optimality import optimality_markdown
 from .results import corpus_summary, primary_label, strategy_table, write_results
@@ -134,20 +134,15 @@ def tradeoff_figure(
             )
         lines.append(panel_vline(0, position + 1, {"color": "#999", "width": 1, "dash": "dot"}))
         if position >= len(budgets) - columns:  # the bottom row names the axis
-            figure.update_xaxes(title_text="Δ mean pairwise cosine vs topk_budget", **where)
+            figure.update_xaxes(title_text="Δ mean cosine vs topk_budget", **where)
         if where["col"] == 1:
             figure.update_yaxes(title_text=label, **where)
     figure.add_traces(traces)
-    figure.update_layout(
-        shapes=lines,
-        template="plotly_white",
-        height=max(panel_height * rows + 120, 560),
-        margin={"l": 60, "r": 20, "t": 70, "b": 50},
-        font={"size": 12},
-        title={"text": f"{corpus}: {label} (95 % CI) against redundancy, by budget", "x": 0.01},
-        legend={"font": {"size": 10}, "tracegroupgap": 0},
-    )
-    return figure
+    figure.update_layout(shapes=lines, legend={"font": {"size": 10}, "tracegroupgap": 0})
+    # The shared look: the title below the mode bar's row, the legend (one entry per
+    # strategy, several rows at 1024 px) under the panels, where it pushes them up.
+    title = f"{corpus}: {label} (95 % CI) against redundancy"
+    return apply_layout(figure, title=title, height=max(panel_height * rows + 280, 700))
 
 
 _PALETTE = (

@@ -22,6 +22,7 @@ PAGES = [
     ("lambda", "lambda", True),
     ("compare", "compare", True),
     ("why", "why_dropped", True),
+    ("evidence", "evidence", True),
 ]
 QUERY = "pool=medium&budget=1500&chunk=c0012"
 
@@ -59,7 +60,8 @@ PROBLEMS = """() => {
         .replace(/<[^>]*>/g, '').slice(0, 40)})`;
     if (hit(title, modebar)) out.push(what + ': title under the mode bar');
     if (hit(title, legend)) out.push(what + ': legend over the title');
-    if (title && fig && (title.right > fig.right + 1 || title.left < fig.left - 1))
+    if (title && fig && (title.right > fig.right + 1 || title.left < fig.left - 1
+                       || title.top < fig.top - 1))
       out.push(what + ': title outside the figure');
     for (const t of plot.querySelectorAll('.bartext')) {
       const h = t.getBoundingClientRect().height;
