@@ -69,6 +69,13 @@ def _uri(typed: str) -> str:
     return typed.strip() or str(default_store())
 
 
+def _check_shared(uri: str) -> None:
+    """A store file opens only where the server shares files (InputError otherwise); a
+    server address is the user's to choose."""
+    if milvus.is_local(uri):
+        pools.server_path(uri, "store")
+
+
 def store_input() -> str:
     """The store box: empty means the embedded store; returns the URI to use.
 
@@ -102,6 +109,7 @@ def collections(uri: str) -> list[str] | None:
         )
         return None
     try:
+        _check_shared(uri)
         return _collections(uri)
     except AdagresError as error:
         render.error(str(error))
@@ -111,6 +119,7 @@ def collections(uri: str) -> list[str] | None:
 def _retrieve(uri: str, collection: str, query: str, n: int, *, fresh: bool = False) -> str:
     """Retrieve, register the pool for this session, return its key; without ``fresh`` the
     session's earlier retrieval of the same four values is reused (reruns, page switches)."""
+    _check_shared(uri)
     opened: dict[tuple[str, str, str, int], str] = st.session_state.setdefault(_OPENED, {})
     wanted = (uri, collection, query, n)
     if not fresh and wanted in opened and pools.registered(opened[wanted]) is not None:

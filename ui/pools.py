@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from adagres.errors import PoolError
+from adagres.errors import InputError, PoolError
 from adagres.pools.io import load_pools
 from adagres.pools.pool import Pool
 
@@ -54,6 +54,8 @@ __all__ = [
     "put_public",
     "registered",
     "resolvable",
+    "server_path",
+    "shared_folders",
     "short_hash",
     "unavailable_reason",
 ]
@@ -68,6 +70,38 @@ _OWNED = "pools_owned"  # session state: {key: label} of the private pools this 
 def data_dir() -> Path:
     """Folder of the bundled pools (``$ADAGRES_DATA_DIR`` or ``<repo>/data``)."""
     return Path(os.environ.get("ADAGRES_DATA_DIR") or ROOT / "data")
+
+
+#: Environment variable: more folders (``os.pathsep``-separated) whose files a browser user
+#: may name by path, beside the data folder.
+SERVER_PATHS = "ADAGRES_SERVER_PATHS"
+
+
+def shared_folders() -> list[Path]:
+    """The folders whose files a browser user may open by typing a path: the data folder
+    and the folders of ``$ADAGRES_SERVER_PATHS``."""
+    extra = [p for p in os.environ.get(SERVER_PATHS, "").split(os.pathsep) if p.strip()]
+    return [Path(os.path.abspath(Path(p).expanduser())) for p in [data_dir(), *extra]]
+
+
+def server_path(text: str, what: str, own: frozenset[str] = frozenset()) -> Path:
+    """The server file or folder a browser user typed, if the server shares it.
+
+    Anyone who reaches the server can type a path, so only paths inside
+    :func:`shared_folders` (or in ``own``: this session's own uploads) are opened; any
+    other raises InputError before the path is looked at, so the message says nothing of
+    what exists there. ``..`` is resolved first; links inside a shared folder are followed
+    (putting a link there is the operator's choice to share its target).
+    """
+    path = Path(os.path.abspath(Path(text.strip()).expanduser()))
+    folders = shared_folders()
+    if str(path) in own or any(path.is_relative_to(folder) for folder in folders):
+        return path
+    shown = ", ".join(str(folder) for folder in folders)
+    raise InputError(
+        f"{what}: {text.strip()!r} is outside the folders this server shares ({shown}); "
+        f"its operator can share more with ${SERVER_PATHS}"
+    )
 
 
 def short_hash(data: bytes) -> str:

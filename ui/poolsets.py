@@ -61,6 +61,7 @@ COLUMNS = {
 #: Columns the page offers to sort by.
 SORTABLE = ("query_id", "dropped", "adagres_redundancy", "topk_redundancy", "chunks", "lambda")
 _OPEN_ERROR = "ps_open_error"
+_OWN = "ps_own_uploads"  # session state: paths of the pool sets this session uploaded
 ROWS_FORMAT = 1  # bump when the rows change meaning, so rows on disk are computed again
 _STRATEGY_NAMES = {"topk": "top-k (budget)", "adagres": "AdaGReS", "recommended": "recommended"}
 _STRATEGY_COLORS = {
@@ -82,8 +83,12 @@ def _open(path: str, stamp: tuple[Any, ...]) -> PoolSet:
 
 
 def open_set(path: str) -> PoolSet:
-    """The pool set at ``path`` (a .jsonl, a folder or a .json spec), read once per content."""
-    target = Path(path).expanduser()
+    """The pool set at ``path`` (a .jsonl, a folder or a .json spec), read once per content.
+
+    Only paths the server shares (:func:`ui.pools.server_path`) or this session's own
+    uploads are opened: another session's upload, or any other file, raises InputError.
+    """
+    target = pools.server_path(path, "pool set path", frozenset(st.session_state.get(_OWN, ())))
     if not target.exists():
         return poolsets.load_pool_set(target)  # its PoolError names the path
     return _open(str(target), _stamp(target))
@@ -102,10 +107,12 @@ def _write_atomically(target: Path, data: bytes) -> None:
 
 
 def save_upload(name: str, content: bytes) -> str:
-    """Keep an uploaded pool set in the cache folder, named by its digest; return the path."""
+    """Keep an uploaded pool set in the cache folder, named by its digest; return the path
+    (which only this session may open: :func:`open_set`)."""
     target = _cache_folder() / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
     if not target.exists():
         _write_atomically(target, content)
+    st.session_state.setdefault(_OWN, set()).add(str(target))
     return str(target)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from adagres.errors import InputError, PoolError
 from adagres.pools import milvus_store as store
-from adagres.pools.milvus_store import has_credentials, redact_uri, strip_credentials
+from adagres.pools.milvus_store import has_credentials, is_local, redact_uri, strip_credentials
 from adagres.pools.pool import Chunk, Pool
 from adagres.pools.tokens import DEFAULT_TOKENIZER, count_tokens
 
@@ -39,6 +39,7 @@ __all__ = [
     "has_credentials",
     "index_chunks",
     "index_documents",
+    "is_local",
     "redact_uri",
     "retrieve_pool",
     "retrieve_pools",

@@ -133,3 +133,34 @@ def test_no_store_yet(tmp_path, monkeypatch, pools_dir):
     at = AppTest.from_file(LIVE, default_timeout=TIMEOUT).run()
     no_error(at)
     assert any("make live-data" in info.value for info in at.info)
+
+
+def test_a_store_file_outside_the_shared_folders_is_not_opened(fake_model, tmp_path, monkeypatch):
+    """Anyone who reaches the server can type a store path, or send a link naming one: a
+    Milvus Lite file outside the data folder (and $ADAGRES_SERVER_PATHS) is refused before
+    it is looked at, by the box and by a link alike; sharing its folder opens it."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    outside = tmp_path / "elsewhere" / "other.db"  # a real store in a folder not shared
+    milvus.index_documents(str(outside), "pets", DOCS, size=8, overlap=2)
+    at = AppTest.from_file(LIVE, default_timeout=TIMEOUT).run()
+    at.text_input(key="live_uri_box").set_value(str(outside)).run()
+    assert not at.exception
+    (message,) = [e.value for e in at.error]
+    assert "is outside the folders this server shares" in message
+    assert escape_md("$ADAGRES_SERVER_PATHS") in message
+    assert all(box.key != "live_collection_box" for box in at.selectbox)
+    link = AppTest.from_file(LIVE, default_timeout=TIMEOUT)
+    link.query_params.update(live_uri=str(outside), live_collection="pets", live_query="cats")
+    link.run()
+    assert not link.exception
+    assert any("is outside the folders" in e.value for e in link.error)
+    assert not (link.session_state["settings"].pool or "").startswith("live-")
+    monkeypatch.setenv("ADAGRES_SERVER_PATHS", str(outside.parent))
+    try:
+        at.run()
+        assert not at.exception
+        assert not any("outside the folders" in e.value for e in at.error)
+        assert at.selectbox(key="live_collection_box").options == ["pets"]
+    finally:
+        server_manager_instance.release_server(str(outside))

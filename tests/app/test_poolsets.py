@@ -78,7 +78,15 @@ def test_open_a_query_in_every_page(pools_dir):
     assert pools.registered(key) == expected and at.query_params["pool"] == key
 
 
-def test_a_broken_line_is_named(pools_dir, tmp_path):
+@pytest.fixture
+def shared_tmp(tmp_path, monkeypatch):
+    """``tmp_path`` as a folder this server shares with its browser users."""
+    monkeypatch.setenv("ADAGRES_SERVER_PATHS", str(tmp_path))
+    return tmp_path
+
+
+def test_a_broken_line_is_named(pools_dir, shared_tmp):
+    tmp_path = shared_tmp
     text = (pools_dir / "tiny.json").read_text()
     path = tmp_path / "set.jsonl"
     path.write_text(text.replace("\n", " ") + "\n" + '{"query": "q", "chunks": [}' + "\n")
@@ -88,7 +96,8 @@ def test_a_broken_line_is_named(pools_dir, tmp_path):
     assert message.startswith(escape_md("set.jsonl, line 2, column"))
 
 
-def test_one_summary_per_content_and_settings(pools_dir, tmp_path, monkeypatch):
+def test_one_summary_per_content_and_settings(pools_dir, shared_tmp, monkeypatch):
+    tmp_path = shared_tmp
     calls = []
     original = poolsets.summarize
 
@@ -122,9 +131,42 @@ def test_one_summary_per_content_and_settings(pools_dir, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["absent.jsonl", "empty"])
-def test_bad_paths(tmp_path, name):
+def test_bad_paths(shared_tmp, name):
+    tmp_path = shared_tmp
     (tmp_path / "empty").mkdir()
     at = open_page(tmp_path / name)
     assert not at.exception
     (message,) = [e.value for e in at.error]
     assert ("no such pool set" if name == "absent.jsonl" else "holds no pool") in message
+
+
+@pytest.mark.parametrize("where", ["outside", "dotdot"])
+def test_paths_outside_the_shared_folders_are_not_opened(pools_dir, tmp_path, where):
+    """A typed path outside the data folder and $ADAGRES_SERVER_PATHS is refused before it is
+    looked at: an existing pool set gets the same message as a missing one would."""
+    path = tmp_path / "set.jsonl"
+    path.write_text((pools_dir / "tiny.json").read_text().replace("\n", " ") + "\n")
+    typed = str(path)
+    if where == "dotdot":  # from inside the data folder up to the root, then down to the set
+        typed = str(pools.data_dir()) + "/.." * len(pools.data_dir().parts) + str(path)
+    at = open_page(typed)
+    assert not at.exception
+    (message,) = [e.value for e in at.error]
+    assert "is outside the folders this server shares" in message
+    assert not any("AdaGReS cos" in df.value.columns for df in at.dataframe)
+
+
+def test_an_uploaded_set_opens_only_in_its_session(pools_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path / "cache"))
+    content = ((pools_dir / "tiny.json").read_text().replace("\n", " ") + "\n").encode()
+    mine = open_page()
+    mine.file_uploader(key="ps_upload").set_value(("mine.jsonl", content, "application/json"))
+    mine.run()
+    no_error(mine)
+    saved = mine.text_input(key="ps_path").value
+    assert saved.endswith("-mine.jsonl") and len(table(mine)) == 1
+    theirs = open_page(saved)  # another session types the upload's path
+    assert not theirs.exception
+    (message,) = [e.value for e in theirs.error]
+    assert "is outside the folders this server shares" in message
+    assert not any("AdaGReS cos" in df.value.columns for df in theirs.dataframe)
