@@ -41,7 +41,9 @@ text = left.text_input("Query contains", key="ps_filter")
 min_dropped = middle.number_input(
     "AdaGReS drops at least", min_value=0, value=0, step=1, key="ps_min_dropped"
 )
-gold_only = right.checkbox("Only queries with gold chunks", key="ps_gold_only")
+gold_only = right.checkbox(
+    "Gold only", key="ps_gold_only", help="Only the queries whose pool marks gold chunks"
+)
 left, right = st.columns([3, 1])
 sort = left.selectbox("Sort by", ps.SORTABLE, format_func=ps.COLUMNS.get, key="ps_sort")
 descending = right.toggle("Descending", key="ps_descending")

@@ -18,7 +18,7 @@ from . import compute, pools, state
 from .sidebar import LAM_SLIDER_MAX, manual_start
 from .state import Settings
 from .tables import as_percent
-from .text import strategy_label
+from .text import STRATEGY_HELP, strategy_short
 
 __all__ = [
     "METRIC_COLUMNS",
@@ -139,7 +139,8 @@ def configurations(settings: Settings, low: int, high: int) -> dict[str, Setting
             st.subheader(side.upper())
             choice = state.bind_option(st.selectbox, strategy_option, f"cmp_{side}_strategy",
                                        "Strategy", options=STRATEGIES, default=defaults[side],
-                                       format_func=strategy_label)  # fmt: skip
+                                       format_func=strategy_short,
+                                       help=STRATEGY_HELP)  # fmt: skip
             budget = state.bind_option(
                 st.number_input, budget_option, f"cmp_{side}_budget", "Budget (tokens)",
                 default=settings.budget, min_value=low, max_value=high, step=step,
@@ -218,12 +219,12 @@ def sweep_controls(
     if st.session_state["cmp_sweep_metric"] not in metrics:
         st.session_state["cmp_sweep_metric"] = "objective"
 
-    controls = st.columns([3, 1])
+    controls = st.columns([2, 1])
     lo, hi = controls[0].slider("Budgets from … to (tokens)", min_value=1, max_value=high,
                                 key="cmp_sweep_range")  # fmt: skip
     points = controls[1].number_input("Budgets", min_value=2, max_value=30, step=1,
                                       key="cmp_sweep_points")  # fmt: skip
-    controls = st.columns([3, 1])
+    controls = st.columns([2, 1])
     strategies = controls[0].multiselect(
         "Strategies",
         options=options,

@@ -83,7 +83,7 @@ def store_input() -> str:
     binding it to the URL (its changes still reach the option, so the URL follows again
     once the credentials are gone).
     """
-    label = "Store (empty: the embedded data/live.db, or http://host:19530)"
+    label = "Store (empty: the embedded `data/live.db`, or `http://host:19530`)"
     typed = st.session_state.get(URI_KEY, state.option(URI, ""))
     if not typed or milvus.has_credentials(typed):
         st.session_state.setdefault(URI_KEY, typed)

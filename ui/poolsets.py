@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -177,25 +179,43 @@ def frame(found: Sequence[dict[str, Any]]) -> Any:
     return table.rename(columns=COLUMNS)
 
 
+def count_ticks(figure: go.Figure, largest: int) -> None:
+    """Whole-number ticks on a y axis of counts (at most about six of them)."""
+    figure.update_yaxes(dtick=max(1, math.ceil(largest / 5)), tick0=0, rangemode="tozero")
+
+
 def redundancy_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
-    """Histograms across queries of the mean pairwise cosine of each strategy's picks."""
+    """Histograms across queries of the mean pairwise cosine of each strategy's picks, all
+    over the same 30 bins (so the overlaid bars compare)."""
+    values = {p: [row[f"{p}_redundancy"] for row in found] for p in _STRATEGY_NAMES}
+    every = [v for vs in values.values() for v in vs]
+    low, high = (min(every), max(every)) if every else (0.0, 1.0)
+    size = (high - low) / 30 or 0.01
+    edges = np.arange(31) * size + low
     figure = go.Figure()
+    largest = 0
     for prefix, name in _STRATEGY_NAMES.items():
-        values = [row[f"{prefix}_redundancy"] for row in found]
+        largest = max(largest, int(np.histogram(values[prefix], edges)[0].max(initial=0)))
         figure.add_trace(
             go.Histogram(
-                x=values, name=name, opacity=0.6, nbinsx=30, marker_color=_STRATEGY_COLORS[prefix]
+                x=values[prefix],
+                name=name,
+                opacity=0.6,
+                marker_color=_STRATEGY_COLORS[prefix],
+                xbins={"start": low, "end": high + size / 2, "size": size},
             )
         )
     figure.update_layout(
         barmode="overlay", xaxis_title="mean pairwise cosine of the picks", yaxis_title="queries"
     )
+    count_ticks(figure, largest)
     return apply_layout(figure, title="Redundancy of the selections, across queries", height=360)
 
 
 def dropped_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
     """How many queries have AdaGReS (and the recommended preset) drop k of top-k's chunks."""
     figure = go.Figure()
+    largest = 0
     for key, name, color in (
         ("dropped", "AdaGReS", PALETTE["selected"]),
         ("dropped_recommended", "recommended", PALETTE["adaptive"]),
@@ -204,10 +224,12 @@ def dropped_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
         for row in found:
             counts[row[key]] = counts.get(row[key], 0) + 1
         ks = sorted(counts)
+        largest = max([largest, *counts.values()])
         figure.add_trace(go.Bar(x=ks, y=[counts[k] for k in ks], name=name, marker_color=color))
     figure.update_layout(
         barmode="group", xaxis_title="chunks top-k keeps that it drops", yaxis_title="queries"
     )
+    count_ticks(figure, largest)
     return apply_layout(figure, title="Chunks dropped against top-k, across queries", height=320)
 
 

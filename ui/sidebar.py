@@ -14,7 +14,7 @@ from adagres.errors import AdagresError
 from . import compute, corpora, pools, progress, render, state
 from .routing import route_through_app
 from .state import Settings
-from .text import strategy_label
+from .text import STRATEGY_HELP, strategy_short
 
 __all__ = ["LAM_SLIDER_MAX", "manual_start", "sidebar"]
 
@@ -168,7 +168,7 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
         )
     _preset_controls()
     _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=STRATEGIES,
-                  format_func=strategy_label)  # fmt: skip
+                  format_func=strategy_short, help=STRATEGY_HELP)  # fmt: skip
     _bind_setting(st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES,
                   help=_POLICY_HELP)  # fmt: skip
     _bind_setting(

@@ -1,6 +1,7 @@
 """In Chromium at 1024, 1400 and 1920 px: every page reads in full (no value cut short with
-an ellipsis, no formula cut off, no figure title under the mode bar or a legend, no
-segment label shrunk to a few pixels), and nothing is fetched from outside this machine.
+an ellipsis, no select box's value clipped, no formula cut off, no figure title under the
+mode bar or a legend, no segment label shrunk to a few pixels), and nothing is fetched from
+outside this machine.
 
 Screenshots of every page at every width go to ``artifacts/screenshots/widths/``.
 """
@@ -23,6 +24,8 @@ PAGES = [
     ("compare", "compare", True),
     ("why", "why_dropped", True),
     ("evidence", "evidence", True),
+    ("live", "live_pool", False),  # a store with a collection: the controls, no pool yet
+    ("pool_sets", "pool_sets", True),  # the data folder's three pools as a set
 ]
 QUERY = "pool=medium&budget=1500&chunk=c0012"
 
@@ -38,6 +41,11 @@ PROBLEMS = """() => {
     const cuts = s.textOverflow === 'ellipsis' || e.matches('[data-testid="stMetricValue"] *');
     if (cuts && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
       out.push('elided ' + name(e));
+  }
+  // A select box's chosen value, clipped by its closed box.
+  for (const e of document.querySelectorAll('[data-testid="stSelectbox"] input')) {
+    if (e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+      out.push('select value cut: ' + e.value.slice(0, 60));
   }
   for (const e of document.querySelectorAll('[data-testid="stMetricValue"]')) {
     if (e.scrollWidth > e.clientWidth + 1) out.push('metric cut ' + name(e));
@@ -74,7 +82,22 @@ PROBLEMS = """() => {
 
 @pytest.fixture(scope="module")
 def app(pools_dir, tmp_path_factory):
-    with server(tmp_path_factory.mktemp("logs"), ADAGRES_DATA_DIR=str(pools_dir)) as running:
+    """The app on the synthetic pools and an embedded store holding one collection."""
+    from milvus_lite.server_manager import server_manager_instance
+
+    from adagres.pools import milvus
+    from adagres.pools.io import load_pool
+    from adagres.pools.tokens import DEFAULT_TOKENIZER
+
+    data = tmp_path_factory.mktemp("data")
+    for path in pools_dir.glob("*.json"):
+        (data / path.name).symlink_to(path)
+    medium = load_pool(pools_dir / "medium.json")
+    store = str(data / "live.db")
+    milvus.index_chunks(store, "synthetic", medium.chunks, medium.embeddings,
+                        model="synthetic", tokenizer=DEFAULT_TOKENIZER)  # fmt: skip
+    server_manager_instance.release_server(store)  # the app's process opens it next
+    with server(tmp_path_factory.mktemp("logs"), ADAGRES_DATA_DIR=str(data)) as running:
         yield running
 
 
