@@ -29,7 +29,7 @@ browser:
 test: install browser
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m mypy adagres
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 # The everyday loop, under a minute: no real UMAP, no corpus builds, no Chromium.
@@ -58,7 +58,7 @@ fuzz: install
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	$(PY) -m mypy adagres
+	$(PY) -m mypy
 
 format: install
 	$(PY) -m ruff format .

@@ -58,7 +58,7 @@ def draw_step(step: int) -> None:
     st.caption("Click a chunk on the map to see why it was picked or dropped.")
     render.chart(budget_figure, "sel_budget")
     render.chart(timeline, "sel_timeline")
-    picked = tuple(s.winner for s in selection.steps[:step] if s.accepted)
+    picked = tuple(s.winner for s in selection.steps[:step] if s.accepted and s.winner is not None)
     st.subheader(f"Context after step {step}: {count(len(picked), 'chunk')}")
     render.table(tables.context_frame(pool, picked), "sel_context",
                  {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip

@@ -1,5 +1,7 @@
 """Similarity: the pairwise cosine heatmap (picks outlined) and the near-duplicate pairs."""
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from adagres.core.metrics import NEAR_DUPLICATE
@@ -13,7 +15,7 @@ FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
 ORDERS = ("pick", "cluster")
 
 
-def _one_of(options: tuple) -> object:
+def _one_of(options: tuple) -> Callable[[str], object]:
     def parse(raw: str) -> object:
         for value in options:
             if raw == str(value):

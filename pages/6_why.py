@@ -51,7 +51,9 @@ def chunk_from_table() -> None:
 
 
 state.bind(st.selectbox, "chunk", "why_chunk", "Chunk id", options=pool.ids)
-chunk = position[state.current().chunk]
+chosen = state.current().chunk
+assert chosen is not None  # set above when the URL named none
+chunk = position[chosen]
 verdict = selection.verdict(chunk)
 
 # ---- render: the verdict and its numbers, and the chunk ringed on the map

@@ -45,14 +45,14 @@ gold_only = right.checkbox(
     "Gold only", key="ps_gold_only", help="Only the queries whose pool marks gold chunks"
 )
 left, right = st.columns([3, 1])
-sort = left.selectbox("Sort by", ps.SORTABLE, format_func=ps.COLUMNS.get, key="ps_sort")
+sort = left.selectbox("Sort by", ps.SORTABLE, format_func=lambda c: ps.COLUMNS[c], key="ps_sort")
 descending = right.toggle("Descending", key="ps_descending")
 shown = ps.filter_rows(
     found,
     text=text,
     min_dropped=int(min_dropped),
     gold_only=gold_only,
-    sort=sort,
+    sort=sort or "query_id",
     descending=descending,
 )
 st.caption(

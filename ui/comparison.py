@@ -4,7 +4,7 @@ budget sweep's controls. A's and B's strategy, budget and λ are in the URL (``a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -220,8 +220,11 @@ def sweep_controls(
         st.session_state["cmp_sweep_metric"] = "objective"
 
     controls = st.columns([2, 1])
-    lo, hi = controls[0].slider("Budgets from … to (tokens)", min_value=1, max_value=high,
-                                key="cmp_sweep_range")  # fmt: skip
+    # A range slider: its state (set above) is a (low, high) pair.
+    picked = controls[0].slider(
+        "Budgets from … to (tokens)", min_value=1, max_value=high, key="cmp_sweep_range"
+    )
+    lo, hi = cast(tuple[int, int], picked)
     points = controls[1].number_input("Budgets", min_value=2, max_value=30, step=1,
                                       key="cmp_sweep_points")  # fmt: skip
     controls = st.columns([2, 1])

@@ -81,7 +81,7 @@ def shared_folders() -> list[Path]:
     """The folders whose files a browser user may open by typing a path: the data folder
     and the folders of ``$ADAGRES_SERVER_PATHS``."""
     extra = [p for p in os.environ.get(SERVER_PATHS, "").split(os.pathsep) if p.strip()]
-    return [Path(os.path.abspath(Path(p).expanduser())) for p in [data_dir(), *extra]]
+    return [Path(os.path.abspath(Path(p).expanduser())) for p in [str(data_dir()), *extra]]
 
 
 def server_path(text: str, what: str, own: frozenset[str] = frozenset()) -> Path:

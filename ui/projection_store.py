@@ -18,6 +18,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable
+from typing import Literal
 
 import streamlit as st
 
@@ -79,7 +80,8 @@ class ProjectionStore:
 
         prepared = pool.prepared  # unit rows already: project() does not check them again
         try:
-            result = project(prepared, prepared.query, method=key[1], seed=0)
+            method: Literal["umap", "pca"] = "umap" if key[1] == "umap" else "pca"
+            result = project(prepared, prepared.query, method=method, seed=0)
         finally:
             with self._lock:
                 self._pending.discard(key)

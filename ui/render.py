@@ -146,7 +146,7 @@ def pool_and_selection(settings: Settings) -> tuple[Pool, SelectionKey, Selectio
 def chunk_text(pool: Pool, index: int) -> None:
     """One chunk's id, title and text, as plain text."""
     chunk = pool.chunks[index]
-    header = f"{chunk.id} · {pool.token_counts[index]} tokens"
+    header = f"{chunk.id} · {chunk.tokens} tokens"
     if chunk.title:
         header += f" · {chunk.title}"
     st.text(header)

@@ -148,6 +148,7 @@ def step_summary(pool: Pool, selection: Selection, step: int) -> str:
     """One line: what the step picked and why, or why the run stopped there."""
     record = selection.steps[step - 1]
     if record.accepted:
+        assert record.winner is not None  # an accepted step has a winner
         what = (
             f"picked {pool.ids[record.winner]} · gain {record.gain:+.4f} = relevance "
             f"{record.relevance_term:.4f} − redundancy {record.redundancy_term:.4f} · "

@@ -148,7 +148,7 @@ class Settings:
             "budget": str(self.budget),
             "strategy": self.strategy,
             "policy": s.policy,
-            "lam": "adaptive" if s.adaptive else url_number(s.lam),
+            "lam": "adaptive" if isinstance(s.lam, str) else url_number(s.lam),
             "formula": s.formula,
             "scale": url_number(s.scale),
             "offset": url_number(s.offset),

@@ -107,7 +107,7 @@ def heatmap_rows_frame(pool: Pool, selection: Selection, shown: Sequence[int]) -
             "id": [pool.ids[i] for i in shown],
             "pick": [pick.get(i) for i in shown],
             "relevance": [float(selection.relevance[i]) for i in shown],
-            "tokens": [int(pool.token_counts[i]) for i in shown],
+            "tokens": [int(selection.token_counts[i]) for i in shown],
             "text": [pool.texts[i] for i in shown],
         }
     )
@@ -164,7 +164,7 @@ def exact_sets_frame(pool: Pool, greedy: Selection, optimum: Selection) -> pd.Da
             "id": [pool.ids[i] for i in chosen],
             "greedy": [i in greedy.indices for i in chosen],
             "optimum": [i in optimum.indices for i in chosen],
-            "tokens": [int(pool.token_counts[i]) for i in chosen],
+            "tokens": [int(greedy.token_counts[i]) for i in chosen],
             "relevance": [float(greedy.relevance[i]) for i in chosen],
         }
     )
@@ -179,8 +179,8 @@ def pick_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "order": range(1, len(accepted) + 1),
-            "id": [pool.ids[step.winner] for step in accepted],
-            "tokens": [int(step.winner_tokens) for step in accepted],
+            "id": [pool.ids[i] for i in selection.indices],  # the accepted steps' winners
+            "tokens": [int(selection.token_counts[i]) for i in selection.indices],
             "gain": [step.gain for step in accepted],
         }
     )
@@ -197,7 +197,7 @@ def difference_frame(pool: Pool, a: Selection, b: Selection) -> pd.DataFrame:
         {
             "id": [pool.ids[i] for i in union],
             "in": [where[i] for i in union],
-            "tokens": [int(pool.token_counts[i]) for i in union],
+            "tokens": [int(a.token_counts[i]) for i in union],
             "relevance": [float(a.relevance[i]) for i in union],
             "text": [pool.texts[i] for i in union],
         }
