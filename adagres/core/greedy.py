@@ -231,11 +231,9 @@ class Loop:
         redundancy = self.relevance_term - gains  # NaN where the gains are
         for array in (gains, scores, redundancy, eligible, in_play):
             frozen(array)
-        # positional: redundancy_term, gain, score, eligible, in_play
-        return [
-            Candidates(redundancy[t], gains[t], scores[t], eligible[t], in_play[t])
-            for t in range(rows)
-        ]
+        # positional: redundancy_term, gain, score, eligible, in_play (iterating an array
+        # yields its row views)
+        return list(map(Candidates, redundancy, gains, scores, eligible, in_play))
 
 
 def step_record(

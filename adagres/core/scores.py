@@ -56,6 +56,10 @@ class Gains:
     ``benched`` store whose gains are still updated, for the record. With τ the update is
     gain −= λ·max(0, s − τ). The winner is held at -inf while the runner-up is found and
     put back if the run stops at it.
+
+    Traced, a step keeps nothing but the pick's cosine row: :meth:`history` rebuilds every
+    step's gains at the end with the same float operations in the same order, so the
+    record holds the very numbers each decision was made with.
     """
 
     def __init__(self, pool: PreparedPool, lam: float, alpha: float, tau: float | None,
@@ -65,6 +69,7 @@ class Gains:
         self.pool, self.chunks, self.tau, self.trace = pool, chunks, tau, trace
         self.lam = dtype.type(lam)
         self.gain = (alpha * pool.relevance).astype(dtype)
+        self.start = self.gain.copy() if trace else self.gain  # the gains before any pick
         self.work = np.empty(n, dtype)
         self.bench_index = np.zeros(0, np.intp)
         self.bench_gain = np.zeros(0, dtype)
@@ -110,7 +115,27 @@ class Gains:
         if len(self.bench_index):
             self.bench_gain -= work[self.bench_index]
         if self.trace:
-            self.sims.append(similarity.astype(np.float64))
+            self.sims.append(similarity)  # read-only: the memo's row or this product
+
+    def history(self) -> np.ndarray:
+        """Every chunk's gain before each pick and after the last, (k + 1, N) float64.
+
+        Row t is α·r − w_1 − … − w_t with w the update :meth:`take` subtracted, computed
+        as :meth:`take` computes it (the same dtype, operations and order: one subtraction
+        per pick, left to right), so each row holds the bits the loop's vector held.
+        """
+        rows = np.empty((len(self.sims) + 1, len(self.start)), self.start.dtype)
+        rows[0] = self.start
+        if self.sims:
+            work = rows[1:]
+            if self.tau is None:
+                np.multiply(self.sims, self.lam, out=work)
+            else:
+                np.subtract(self.sims, self.tau, out=work)
+                np.maximum(work, 0.0, out=work)
+                work *= self.lam
+            np.subtract.accumulate(rows, axis=0, out=rows)
+        return rows.astype(np.float64)
 
     def row(self) -> np.ndarray:
         """Every chunk's gain now, float64 (-inf for the picks)."""
@@ -121,14 +146,15 @@ class Gains:
             row[self.held[0]] = self.held[1]
         return row
 
-    def trace_step(self) -> np.ndarray:
-        return self.row()
+    def trace_step(self) -> None:
+        return None  # the rows are rebuilt at the end (:meth:`history`)
 
     def candidate_rows(self, steps: list, picks: list[int]) -> Rows:
         if not self.trace:
             return self.row()[None], None, None
-        steps[-1] = self.row()
-        return np.array(steps), None, pick_rows(self.sims, self.chunks.shape[0])
+        gains = self.history()
+        assert len(gains) == len(steps)  # one row per record: a record per pick and the stop
+        return gains, None, pick_rows(self.sims, self.chunks.shape[0])
 
 
 class Scores:
@@ -232,6 +258,6 @@ class Scores:
 
 def pick_rows(rows: list[np.ndarray], n: int) -> np.ndarray:
     """The cosine of each pick to every chunk as one read-only (k, N) float64 array."""
-    array = np.array(rows).reshape(len(rows), n)
+    array = np.array(rows, dtype=np.float64).reshape(len(rows), n)
     array.flags.writeable = False
     return array
