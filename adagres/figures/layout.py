@@ -157,8 +157,8 @@ def apply_layout(
         lines = text.count("<br>") + 1
         # plotly ends a title of several lines where one line would end (it grows upward,
         # out of the figure: two lines measured 16 px above its top in Chromium), so the
-        # pad holds the extra lines above it.
-        top = MODEBAR_ROW + (TITLE_LINE * lines if lines > 1 else 0)
+        # pad holds the lines beyond the first above it.
+        top = MODEBAR_ROW + TITLE_LINE * (lines - 1)
         layout["title"] = {
             "text": text,
             "x": 0,
