@@ -227,8 +227,8 @@ def sweep_controls(
     lo, hi = cast(tuple[int, int], picked)
     points = controls[1].number_input("Budgets", min_value=2, max_value=30, step=1,
                                       key="cmp_sweep_points")  # fmt: skip
-    controls = st.columns([2, 1])
-    strategies = controls[0].multiselect(
+    # The strategies on a row of their own: their chips do not wrap.
+    strategies = st.multiselect(
         "Strategies",
         options=options,
         key="cmp_sweep_strategies",
@@ -236,7 +236,8 @@ def sweep_controls(
         f"{compute.EXACT_AUTO_MAX} chunks (it can take up to {compute.EXACT_TIME_LIMIT:g} s "
         "per budget).",
     )
-    metric = controls[1].selectbox("Metric", options=metrics, format_func=METRIC_LABELS.get,
-                                   key="cmp_sweep_metric")  # fmt: skip
+    metric = st.columns([1, 2])[0].selectbox("Metric", options=metrics,
+                                             format_func=METRIC_LABELS.get,
+                                             key="cmp_sweep_metric")  # fmt: skip
     budgets = tuple(sorted({round(float(x)) for x in np.linspace(lo, hi, int(points))}))
     return budgets, tuple(strategies), metric
