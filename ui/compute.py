@@ -26,7 +26,7 @@ from adagres import Settings as Selector
 from adagres.core import baselines, metrics
 from adagres.core.baselines import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT
 from adagres.core.calibration import FORMULAS, Calibration, calibrate_prepared
-from adagres.core.exact import ExactResult as SolverResult
+from adagres.core.exact import ExactResult
 from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics
 from adagres.core.result import Selection
@@ -42,8 +42,8 @@ __all__ = [
     "EXACT_AUTO_MAX",
     "EXACT_MAX_CHUNKS",
     "EXACT_TIME_LIMIT",
-    "ExactResult",
     "NearDuplicates",
+    "Optimum",
     "PoolKey",
     "SelectionKey",
     "adaptive_lam",
@@ -198,25 +198,25 @@ def exact_ready(key: SelectionKey) -> bool:
 
 
 @dataclass(frozen=True)
-class ExactResult:
+class Optimum:
     """The exact optimum (``selection``) or why there is none (``message``); ``stopped``:
     what a search stopped by its time limit proved (best F found and an upper bound on the
     optimum), None for an optimum or a refusal."""
 
     selection: Selection | None
     message: str | None
-    stopped: SolverResult | None = None
+    stopped: ExactResult | None = None
 
 
-def exact(key: SelectionKey) -> ExactResult:
+def exact(key: SelectionKey) -> Optimum:
     """The best F within the budget at the λ, α and τ of ``key``'s AdaGReS run (cached:
     the Selection page's ``exact`` strategy is the same entry). A refusal or a timeout is
     kept as ``message``."""
     try:
-        return ExactResult(selection(key.replace(strategy="exact")), None)
+        return Optimum(selection(key.replace(strategy="exact")), None)
     except AdagresError as error:
         stopped = getattr(error, "result", None)
-        return ExactResult(None, str(error), stopped if isinstance(stopped, SolverResult) else None)
+        return Optimum(None, str(error), stopped if isinstance(stopped, ExactResult) else None)
 
 
 # --------------------------------------------------------------------------- λ derivation

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 from adagres.core.calibration import FALLBACK_LAM, Calibration
-from adagres.core.exact import ExactResult as SolverResult
+from adagres.core.exact import ExactResult
 from adagres.core.guarantee import Guarantee
 from adagres.core.result import Selection
 from adagres.pools.pool import Pool
@@ -169,7 +169,7 @@ def bound_against_optimum(
         _gap(pool, greedy, solved.selection, terms)
 
 
-def _stopped(greedy: Selection, stopped: SolverResult, terms: Guarantee) -> None:
+def _stopped(greedy: Selection, stopped: ExactResult, terms: Guarantee) -> None:
     """A search stopped by its time limit: the optimum lies in [best F found, upper bound],
     so F(greedy) / upper bound is a proven share of it, and the paper's bound (rising with
     OPT) is decided when it holds at the upper bound or fails at the best F found."""
