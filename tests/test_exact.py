@@ -241,6 +241,24 @@ def test_a_stopped_search_reports_a_valid_gap():
     assert exact.solve(pool, 300, terms).proven
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_relative_gap_search_bounds_the_optimum(seed):
+    """With ``rel_gap`` the search cuts nodes that cannot beat its best set by more than that
+    share: its upper bound must still bound the optimum (it claimed F itself before), and
+    "proven" means within the gap."""
+    rng = np.random.default_rng(100 + seed)
+    q, C, tokens = random_pool(rng, n=12, d=6)
+    pool = prepare(q, C, tokens)
+    terms = Terms(1.0, 1.0, None)
+    optimum, _ = brute_force_optimum(q, C, list(tokens), 300, 1.0)
+    for rel_gap in (0.01, 0.3, 2.0):
+        r = exact.solve(pool, 300, terms, rel_gap=rel_gap)
+        assert r.proven
+        assert r.objective <= optimum + 1e-9 <= r.upper_bound + 2e-9
+        assert r.upper_bound >= r.objective + rel_gap * abs(r.objective) - 1e-12
+        assert optimum <= r.objective + max(1e-9, rel_gap * abs(r.objective)) + 1e-9
+
+
 def test_a_node_limit_stops_every_rerun_at_the_same_node():
     rng = np.random.default_rng(1)
     q, C, tokens = random_pool(rng, n=40)

@@ -98,7 +98,7 @@ def search(
     deadline: float,
     rel_gap: float,
     max_nodes: int | None = None,
-) -> tuple[list[int], float, float, int]:
+) -> tuple[list[int], float, float, int, bool]:
     """Branch and bound from the incumbent ``start`` (F = ``value``), best bound first.
 
     A node is (S in, U open, gains g_i = a_i − Σ_{j∈S} w_ij on U, F(S), tokens left, warm
@@ -109,11 +109,19 @@ def search(
     bound when the time or the node limit stops it) keeps falling while dives find
     incumbents. The shift is lowered (:func:`reshift`) when U has shrunk by 40 % (λ_min of a
     principal submatrix is never lower, so the relaxation only tightens). Returns the best
-    set, its F, an upper bound on the optimum (F itself when the search finished) and the
-    node count.
+    set, its F, an upper bound on the optimum (F itself when an exact search finished; F +
+    rel_gap·|F| when a search with a relative gap did, since it cut nodes that could beat F
+    by that much), the node count and whether the search finished (not stopped by a limit).
     """
     w, tok = p.weights, p.tokens
     tok_f = tok.astype(np.float64)
+
+    def slack(f: float) -> float:
+        """What the pruned nodes may still exceed F by: up to rel_gap·|F| (their bounds were
+        at most F plus that when they were cut, and F only grows); 0 for an exact search,
+        whose ABS_TOL is the solver's tolerance on every F."""
+        return max(ABS_TOL, rel_gap * abs(f)) if rel_gap > 0 else 0.0
+
     d0 = diagonal(w, p.relevance_term, tok, p.budget, p.k_max, value)
     # The step is 1/lipschitz; a floor keeps it finite when Q ≈ 0 (then the bound is exact).
     lipschitz = max(float(np.linalg.eigvalsh(w + np.diag(d0))[-1]), 1e-3) if len(w) else 1.0
@@ -128,7 +136,7 @@ def search(
         out_of_nodes = max_nodes is not None and nodes >= max_nodes
         if nodes and (out_of_nodes or time.perf_counter() > deadline):
             open_bounds = [-b for b, _, _ in heap] + ([dive[-1]] if dive is not None else [])
-            return best, value, max(value, *open_bounds), nodes
+            return best, value, max(value + slack(value), *open_bounds), nodes, False
         if dive is None:
             dive = heapq.heappop(heap)[2]
         chosen, open_, gain, f, left, warm, d, n_shift, parent = dive
@@ -191,7 +199,7 @@ def search(
         dive, other = (take, skip) if forced[j] or x[j] >= 0.5 else (skip, take)
         if not forced[j]:
             heapq.heappush(heap, (-other[-1], nodes, other))
-    return best, value, value, nodes
+    return best, value, value + slack(value), nodes, True
 
 
 def reshift(q: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -222,8 +230,9 @@ def solve(
     chunks remain after :func:`reduce`. Otherwise it never raises: a search stopped by
     ``time_limit`` (seconds) or ``max_nodes`` (nodes bounded) returns with ``proven`` False
     and its upper bound. The node limit is deterministic (a rerun stops at the same node
-    whatever the machine's speed); the time limit is not. ``rel_gap`` > 0 stops at a proven
-    relative gap.
+    whatever the machine's speed); the time limit is not. ``rel_gap`` > 0 cuts every node
+    that cannot beat the best set by more than that share of its F: ``proven`` then means
+    proven within ``rel_gap``, and ``upper_bound`` is at least F·(1 + rel_gap).
 
     >>> import numpy as np
     >>> from adagres import prepare
@@ -247,11 +256,12 @@ def solve(
               for rule in rules]  # fmt: skip
     best, value = incumbent(p, starts)
     deadline = started + time_limit
-    best, value, upper, nodes = search(p, best, value, deadline, rel_gap, max_nodes)
+    best, value, upper, nodes, finished = search(p, best, value, deadline, rel_gap, max_nodes)
     indices = tuple(sorted(int(p.positions[i]) for i in best))
     objective = objective_value(pool, list(indices), terms)
     upper = max(upper, objective)
-    proven = upper - value <= max(ABS_TOL, rel_gap * abs(value))  # value ≈ objective
+    # Finished: optimal (within rel_gap); stopped: proven only if every open bound is close.
+    proven = finished or upper - value <= max(ABS_TOL, rel_gap * abs(value))  # value ≈ objective
     return ExactResult(indices, objective, upper, bool(proven), nodes,
                        time.perf_counter() - started, p.n_fit, n, p.k_max)  # fmt: skip
 
@@ -320,10 +330,12 @@ def optimality_gap(
     selection: Selection,
     *,
     time_limit: float = EXACT_TIME_LIMIT,
+    rel_gap: float = 0.0,
 ) -> GapReport:
     """How far ``selection`` (run on ``pool`` at ``budget`` with ``settings``) is from the
     optimum at the same λ, α and τ; a search stopped by the time limit gives ``proven``
-    False. Refusals raise :class:`SolverError`; a selection made at other terms InputError.
+    False (with ``rel_gap`` > 0, ``proven`` means within that share, as in :func:`solve`).
+    Refusals raise :class:`SolverError`; a selection made at other terms InputError.
     """
     terms = resolve_terms(pool, budget, settings)[0]
     mine = (selection.lam, selection.alpha, selection.redundancy_floor, selection.budget)
@@ -332,7 +344,7 @@ def optimality_gap(
             f"selection: made at λ, α, τ, budget = {mine}; the settings give "
             f"{(terms.lam, terms.alpha, terms.tau, budget)}"
         )
-    r = solve(pool, budget, terms, time_limit=time_limit)
+    r = solve(pool, budget, terms, time_limit=time_limit, rel_gap=rel_gap)
     greedy_f = selection.objective
     paper = guarantee(pool.chunks, pool.tokens, budget, terms.lam).bound(r.objective)
     return GapReport(r.objective, r.upper_bound, greedy_f, r.objective - greedy_f,
