@@ -31,7 +31,7 @@ from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics
 from adagres.core.result import Selection
 from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep_prepared
-from adagres.errors import AdagresError
+from adagres.errors import AdagresError, SolverError
 from adagres.pools.pool import Pool
 
 from . import pools, progress
@@ -215,7 +215,8 @@ def exact(key: SelectionKey) -> Optimum:
     try:
         return Optimum(selection(key.replace(strategy="exact")), None)
     except AdagresError as error:
-        stopped = getattr(error, "result", None)
+        # A search stopped by its limit: what it proved (None for a refusal, any other error).
+        stopped = error.result if isinstance(error, SolverError) else None
         return Optimum(None, str(error), stopped if isinstance(stopped, ExactResult) else None)
 
 

@@ -186,25 +186,20 @@ def count_ticks(figure: go.Figure, largest: int) -> None:
 
 def redundancy_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
     """Histograms across queries of the mean pairwise cosine of each strategy's picks, all
-    over the same 30 bins (so the overlaid bars compare)."""
+    over the same 30 bins (so the overlaid bars compare), binned once here: the bars and
+    the count ticks come from the same counts."""
     values = {p: [row[f"{p}_redundancy"] for row in found] for p in _STRATEGY_NAMES}
     every = [v for vs in values.values() for v in vs]
     low, high = (min(every), max(every)) if every else (0.0, 1.0)
-    size = (high - low) / 30 or 0.01
-    edges = np.arange(31) * size + low
+    edges = np.linspace(low, high if high > low else low + 0.3, 31)
+    centres, width = (edges[:-1] + edges[1:]) / 2, float(edges[1] - edges[0])
     figure = go.Figure()
     largest = 0
     for prefix, name in _STRATEGY_NAMES.items():
-        largest = max(largest, int(np.histogram(values[prefix], edges)[0].max(initial=0)))
-        figure.add_trace(
-            go.Histogram(
-                x=values[prefix],
-                name=name,
-                opacity=0.6,
-                marker_color=_STRATEGY_COLORS[prefix],
-                xbins={"start": low, "end": high + size / 2, "size": size},
-            )
-        )
+        counts = np.histogram(values[prefix], edges)[0]
+        largest = max(largest, int(counts.max(initial=0)))
+        figure.add_trace(go.Bar(x=centres, y=counts, width=width, name=name, opacity=0.6,
+                                marker_color=_STRATEGY_COLORS[prefix]))  # fmt: skip
     figure.update_layout(
         barmode="overlay", xaxis_title="mean pairwise cosine of the picks", yaxis_title="queries"
     )
