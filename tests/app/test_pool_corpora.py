@@ -16,13 +16,15 @@ from streamlit.testing.v1 import AppTest
 from adagres import select
 from adagres.core.metrics import evaluate
 from adagres.pools.datasets import drug_reviews, fanoutqa_pools
-from ui import corpora, pools
+from ui import corpora, jobs, pools
+from ui.pool_sources import TAB_KEY, TABS
 
 POOL_PAGE = "../../pages/1_pool.py"
 COMPARE = "../../pages/5_compare.py"
 TIMEOUT = 180
 # Each test uses its own sub-question, so none finds its pool already registered.
 CLICKED, LINKED, COMPARED = 3, 7, 11
+UPLOAD, DOCUMENTS, REAL = TABS
 
 
 @pytest.fixture(scope="module")
@@ -30,9 +32,12 @@ def fanout():
     return fanoutqa_pools()
 
 
-def page(path: str, **params: str) -> AppTest:
+def page(path: str, tab: str | None = None, **params: str) -> AppTest:
+    """The page run once; ``tab``: the Pool page's source tab open (as a click opens it)."""
     at = AppTest.from_file(path, default_timeout=TIMEOUT)
     at.query_params.update(params)
+    if tab is not None:
+        at.session_state[TAB_KEY] = tab
     return at.run()
 
 
@@ -47,7 +52,7 @@ def chunk_table(at: AppTest):
 
 def test_open_fanoutqa_pool_from_the_tab(pools_dir, fanout):
     expected = fanout[CLICKED]
-    at = page(POOL_PAGE, pool="tiny")
+    at = page(POOL_PAGE, REAL, pool="tiny")
     no_error(at)
     assert any(
         c.value == f"{len(fanout)} of {len(fanout)} sub-questions match." for c in at.caption
@@ -112,7 +117,7 @@ def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
 
 def test_build_a_drug_review_pool(pools_dir):
     condition = "Insomnia"
-    at = page(POOL_PAGE, pool="tiny")
+    at = page(POOL_PAGE, REAL, pool="tiny")
     at.text_input(key="pool_drugs_query").set_value("could not sleep at night")
     at.selectbox(key="pool_drugs_condition").set_value(condition)
     at.number_input(key="pool_drugs_top_n").set_value(8)
@@ -146,7 +151,7 @@ def test_missing_data_packages_show_an_error_and_keep_the_page(pools_dir, monkey
     corpora.fanoutqa_questions.clear()
     corpora.drug_conditions.clear()
     try:
-        at = page(POOL_PAGE, pool="tiny")
+        at = page(POOL_PAGE, REAL, pool="tiny")
         assert not at.exception
         errors = [e.value for e in at.error]
         assert len(errors) == 2
@@ -160,3 +165,34 @@ def test_missing_data_packages_show_an_error_and_keep_the_page(pools_dir, monkey
         monkeypatch.undo()
         corpora.fanoutqa_questions.clear()
         corpora.drug_conditions.clear()
+
+
+def test_only_an_open_tab_that_embeds_prefetches_and_inputs_survive_a_tab_switch(
+    pools_dir, monkeypatch
+):
+    started: list[str] = []
+
+    def recording_start(name, work, **options):  # records the job; loads nothing
+        started.append(name)
+
+    monkeypatch.setenv("ADAGRES_PREFETCH", "on")
+    monkeypatch.setattr(jobs, "start", recording_start)
+    at = page(POOL_PAGE, pool="tiny")  # the upload tab: nothing to embed, nothing started
+    no_error(at)
+    assert started == []
+    assert not [t for t in at.text_input if t.key == "pool_fanout_search"]  # not drawn
+    at.session_state[TAB_KEY] = DOCUMENTS
+    at.run()
+    assert started == ["embedding-model"]
+    at.session_state[TAB_KEY] = REAL
+    at.run()
+    no_error(at)
+    assert started[-2:] == ["embedding-model", "fanoutqa-pools"]
+    at.text_input(key="pool_drugs_query").set_value("rash after a week").run()
+    at.session_state[TAB_KEY] = UPLOAD
+    at.run()
+    assert not [t for t in at.text_input if t.key == "pool_drugs_query"]
+    at.session_state[TAB_KEY] = REAL
+    at.run()
+    assert at.text_input(key="pool_drugs_query").value == "rash after a week"
+    assert not at.warning, [w.value for w in at.warning]
