@@ -222,17 +222,22 @@ def test_heatmap_z_and_outline_in_pick_order(pool):
     assert order == (*s.indices, *rest)
     fig = F.similarity_heatmap(C, order=order, ids=pool["ids"], texts=pool["texts"],
                                selected=s.indices, max_chunks=25)  # fmt: skip
-    z = np.array(fig.to_dict()["data"][0]["z"])
+    z = np.asarray(fig.data[0].z)
     shown = list(order[:25])
     np.testing.assert_allclose(z, C[shown] @ C[shown].T, atol=1e-12)
     (rect,) = fig.to_dict()["layout"]["shapes"]
     k = s.size
     assert (rect["x0"], rect["x1"], rect["y0"], rect["y1"]) == (-0.5, k - 0.5, -0.5, k - 0.5)
     assert "top 25 of 40" in fig.to_dict()["layout"]["title"]["text"]
-    hover = fig.to_dict()["data"][0]["hovertext"]
-    a, b = shown[0], shown[5]
-    assert f"c{a}&lt;i&gt;" in hover[0][5] and f"c{b}&lt;i&gt;" in hover[0][5]
-    assert "<script" not in strip_own_markup(hover[0][5])
+    # The hover of a cell shows its row's and its column's category: each chunk's id and
+    # snippet, escaped.
+    heat = fig.to_dict()["data"][0]
+    assert heat["hovertemplate"].startswith("%{y}<br>%{x}<br>")
+    assert "hovertext" not in heat and "text" not in heat
+    assert list(heat["x"]) == list(heat["y"])
+    for a, row in zip(shown, heat["y"], strict=True):
+        assert row.startswith(f"<b>c{a}&lt;i&gt;</b>: ")
+        assert "<script" not in strip_own_markup(row)
 
 
 def test_heatmap_outlines_cover_exactly_the_selected_pairs_in_any_order(pool):

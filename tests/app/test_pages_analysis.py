@@ -131,9 +131,10 @@ def test_heatmap_is_the_cosine_matrix_of_the_shown_order(data_dir, pool_name, or
     else:
         assert len(shown) == len(pool)
         assert not any("shows the top" in info.value for info in at.info)
-    # Hover names both chunks of a cell.
-    hover = heat["hovertext"][0][1]
-    assert pool.ids[shown[0]] in hover and pool.ids[shown[1]] in hover
+    # Hover names both chunks of a cell: its row's and its column's category.
+    assert heat["hovertemplate"].startswith("%{y}<br>%{x}<br>")
+    assert [row.split("</b>")[0] for row in heat["y"]] == [f"<b>{pool.ids[i]}" for i in shown]
+    assert list(heat["x"]) == list(heat["y"])
 
 
 def test_heatmap_size_control(data_dir):
