@@ -92,9 +92,10 @@ def warm_up(*, fanoutqa: bool) -> None:
 
 def model_prefetch_pending() -> bool:
     """Whether a prefetch (:func:`warm_up`) would start loading the model: prefetching is
-    on and no load has started in this process (or the last one failed)."""
+    on and no load has started in this process. A failed load is not retried from here
+    (the load the user asks for says why it failed)."""
     job = jobs.find(_MODEL_JOB)
-    return _prefetch() and (job is None or job.cancelled or job.error is not None)
+    return _prefetch() and (job is None or job.cancelled)
 
 
 def model_ready() -> bool:
