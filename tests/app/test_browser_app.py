@@ -219,6 +219,39 @@ def test_uploads_stay_in_their_browser_context(app, browser, tmp_path):
     theirs.close()
 
 
+def test_the_pool_page_tabs_draw_on_a_click_and_keep_what_was_typed(app, browser):
+    """The source tabs rerun the page on a click: Real corpora draws its inputs once it is
+    opened, and a search typed there shows (and filters) after a visit of another tab."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{app.url}/pool?pool=tiny")
+    wait_for_app(page)
+    search = page.get_by_label("Search the sub-questions")
+    assert search.count() == 0  # the upload tab is open: Real corpora is not drawn
+    page.get_by_role("tab", name="Real corpora").click()
+    search.wait_for(timeout=30_000)
+    everything = page.get_by_text("sub-questions match").first.inner_text()
+    search.fill("which year")
+    search.press("Enter")
+    page.wait_for_function(
+        "(before) => [...document.querySelectorAll('[data-testid=stCaptionContainer]')]"
+        ".some((e) => e.textContent.includes('sub-questions match') && e.textContent !== before)",
+        arg=everything,
+        timeout=30_000,
+    )
+    wait_for_app(page)
+    matching = page.get_by_text("sub-questions match").first.inner_text()
+    page.get_by_role("tab", name="Build from documents").click()
+    page.get_by_role("textbox", name="Documents").wait_for(timeout=30_000)
+    wait_for_app(page)
+    page.get_by_role("tab", name="Real corpora").click()
+    search.wait_for(timeout=30_000)
+    wait_for_app(page)
+    assert search.input_value() == "which year"
+    assert page.get_by_text("sub-questions match").first.inner_text() == matching
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
+
+
 def test_the_server_stops_within_seconds_of_sigterm(browser, pools_dir, tmp_path):
     """With the real projection, the server's UMAP worker is busy compiling (numba) right
     after the first page: the server must not wait for it to exit."""
