@@ -75,12 +75,9 @@ def warm_up(*, fanoutqa: bool) -> None:
     background (once per process; off with ``ADAGRES_PREFETCH=off``), so that a load the
     user starts soon after does not wait for them.
 
-    The Pool page calls it only when a tab that embeds texts is open ("Build from
-    documents": the model; "Real corpora": both). Started on every visit of the page, the
-    two jobs (about 12 s and 20 s of a core, with the interpreter lock) slowed every page
-    that ran meanwhile: in Chromium at 200 chunks, page switches took a median 1.09 s
-    instead of 0.72 s and Pool sets' λ slider 1.05 s instead of 0.35 s
-    (bench/bench_browser.py, ``ADAGRES_PREFETCH`` on and off).
+    Both jobs take a core and the interpreter lock for seconds, so the Pool page calls this
+    only while a tab that embeds texts is open (:func:`ui.pool_sources.pool_sources`; the
+    measurements are in the README's speed section).
     """
     if not _prefetch():
         return
