@@ -146,3 +146,18 @@ def test_the_pace_sets_the_timer_of_the_fragment(pools_dir):
     assert at.session_state["sel_timer"] is None  # not playing: no timer
     at.button(key="sel_play").click().run()
     assert at.session_state["sel_timer"] == 2.0
+
+
+def test_the_plain_text_context_is_drawn_only_once_opened(pools_dir):
+    """Closed, the expander holds no code block (so the browser does not load the syntax
+    highlighter for the first paint); opened, it holds the picked texts in pick order."""
+    at = page(SELECTION, pool="medium", budget="1500")
+    no_error(at)
+    assert "Context as plain text" in [e.label for e in at.expander]
+    assert not at.code
+    at.session_state["sel_plain_text"] = True
+    at.run()
+    no_error(at)
+    pool = load_pool(pools_dir / "medium.json")
+    texts = dict(zip(pool.ids, pool.texts, strict=True))
+    assert [c.value for c in at.code] == ["\n\n".join(texts[i] for i in context_ids(at))]
