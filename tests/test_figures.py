@@ -85,6 +85,24 @@ def test_map_numbers_picks_in_order_at_projection_coordinates(pool):
     assert unfit_seen > 0
 
 
+def test_map_numbers_picks_only_up_to_max_labels(pool):
+    """Past ``max_labels`` picks the map draws no numbers; each pick keeps its number in
+    its hover ("pick k · …"), and the points are the same."""
+    s, p = pool["s"], pool["proj"]
+    t = s.size
+    labelled = trace(F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"],
+                                max_labels=t), "selected")  # fmt: skip
+    plain = trace(F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"],
+                             max_labels=t - 1), "selected")  # fmt: skip
+    assert labelled["mode"] == "markers+text"
+    assert labelled["text"] == [str(k) for k in range(1, t + 1)]
+    assert plain["mode"] == "markers" and "text" not in plain
+    assert plain["x"] == labelled["x"] and plain["customdata"] == labelled["customdata"]
+    for k, hover in enumerate(plain["hovertext"], start=1):
+        assert f"pick {k} · gain at pick" in hover
+    assert F.MAX_PICK_LABELS == 60 and s.size <= F.MAX_PICK_LABELS  # the default numbers them
+
+
 def test_every_map_point_carries_its_pool_position(pool):
     """A click names its chunk through customdata, whatever the trace order."""
     s, p = pool["s"], pool["proj"]

@@ -19,6 +19,7 @@ _HOME = {
     "DistributionsData": "sweeps",
     "FONT": "layout",
     "HeatmapData": "heatmap",
+    "MAX_PICK_LABELS": "pool_map",
     "METRIC_LABELS": "sweeps",
     "MapData": "pool_map",
     "MapPoints": "pool_map",
