@@ -20,7 +20,7 @@ pages = [
         "pages/2_selection.py",
         title="Selection",
         icon=":material/checklist:",
-        url_path="selection",
+        url_path="home",
         default=True,
     ),
     st.Page(
@@ -42,4 +42,9 @@ pages = [
         "pages/9_pool_sets.py", title="Pool sets", icon=":material/table:", url_path="pool_sets"
     ),
 ]
+# The Selection page is the default, so Streamlit serves it at "/"; "/selection" (its name
+# in the sidebar, typed by hand) forwards there with the same settings instead of showing
+# "Page not found".
+pages.append(st.Page(lambda: st.switch_page(pages[1], query_params=st.query_params.to_dict()),
+                     title="Selection", url_path="selection", visibility="hidden"))  # fmt: skip
 st.navigation(pages).run()

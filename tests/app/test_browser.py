@@ -42,6 +42,12 @@ def test_every_page_renders_in_chromium(app_url):
         page.goto(f"{app_url}/?pool=medium")
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         assert page.locator("h1").first.inner_text() == "Selection"
+        # The default page's name typed as an address forwards to "/" with its settings.
+        page.goto(f"{app_url}/selection?pool=medium&budget=700")
+        page.wait_for_url("**/?pool=medium&budget=700*", timeout=60_000)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        assert page.locator("h1").first.inner_text() == "Selection"
+        assert page.get_by_text("Page not found").count() == 0
         for path, name, charts in PAGES:
             page.goto(f"{app_url}/{path}?pool=medium&budget=1500&chunk=c0012")
             page.wait_for_selector('[data-testid="stSidebar"]', timeout=60_000)

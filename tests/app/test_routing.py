@@ -12,20 +12,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def pages_of_app() -> list[tuple[str, str | None]]:
-    """(file, url_path) of every st.Page(...) call in app.py."""
+def pages_of_app() -> list[tuple[str | None, str | None, bool]]:
+    """(file, url_path, default) of every st.Page(...) call in app.py (file None: a
+    callable page)."""
     found = []
     for node in ast.walk(ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
-            file = node.args[0].value  # type: ignore[attr-defined]
-            url = next((k.value.value for k in node.keywords if k.arg == "url_path"), None)
-            found.append((file, url))
+            first = node.args[0]
+            file = first.value if isinstance(first, ast.Constant) else None
+            keywords = {k.arg: k.value.value for k in node.keywords
+                        if isinstance(k.value, ast.Constant)}  # fmt: skip
+            found.append((file, keywords.get("url_path"), bool(keywords.get("default"))))
     return found
 
 
 def test_every_page_url_is_its_file_name_in_folder_mode():
     pages = pages_of_app()
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
-    assert sorted(file for file, _ in pages) == files  # every page file is in the navigation
-    for file, url in pages:
-        assert url == re.sub(r"^\d+_", "", Path(file).stem), file
+    assert sorted(file for file, _, _ in pages if file) == files  # every page file is there
+    # Folder mode serves 2_selection.py at /selection; under app.py it is the default page
+    # (served at "/"), and a hidden page holds /selection to forward there.
+    urls = {url: (file, default) for file, url, default in pages}
+    assert urls["selection"] == (None, False)
+    for file, url, default in pages:
+        if file and not default:
+            assert url == re.sub(r"^\d+_", "", Path(file).stem), file
+    assert [file for file, _, default in pages if default] == ["pages/2_selection.py"]
