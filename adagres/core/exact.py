@@ -122,7 +122,7 @@ def search(
         whose ABS_TOL is the solver's tolerance on every F."""
         return max(ABS_TOL, rel_gap * abs(f)) if rel_gap > 0 else 0.0
 
-    d0 = diagonal(w, p.relevance_term, tok, p.budget, p.k_max, value)
+    d0 = diagonal(w, p.relevance_term, tok, p.budget, p.k_max)
     # The step is 1/lipschitz; a floor keeps it finite when Q ≈ 0 (then the bound is exact).
     lipschitz = max(float(np.linalg.eigvalsh(w + np.diag(d0))[-1]), 1e-3) if len(w) else 1.0
     root: Node = ((), np.arange(len(w)), p.relevance_term.copy(), 0.0, p.budget, None, d0,
