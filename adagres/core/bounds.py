@@ -262,9 +262,10 @@ def diagonal(
     Newton step of the barrier term (Hessian μ·(M⁻¹ ∘ M⁻¹), M = W + D) against the slope
     of B, cut back to 90 % of the way to the boundary so that M stays positive definite.
     On real 100-chunk pools it comes within 0.1 point of the bound an SDP solver gives, in
-    0.1–0.3 s, where lowering d by hand stalled at 1.4–2.4× that gap (bench/bench_exact.py,
-    README). The uniform :func:`shift` is kept when its relaxed bound is no higher. The
-    same d stays valid for every node (a principal submatrix of a matrix ⪰ 0 is ⪰ 0).
+    0.1–0.3 s, where lowering d where x̄ is fractional (then adding back a uniform shift)
+    stalled at 1.3–2.3× that gap (README, "Exact optimum"). The uniform :func:`shift` is
+    kept when its relaxed bound is no higher. The same d stays valid for every node (a
+    principal submatrix of a matrix ⪰ 0 is ⪰ 0).
     """
     n = len(gain)
     uniform = np.full(n, shift(weights))

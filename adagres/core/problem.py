@@ -35,6 +35,7 @@ class Problem:
     budget: int
     k_max: int  # largest number of candidates that fit together
     n_fit: int  # chunks no longer than the budget, before the other reductions
+    floored: bool = False  # W = λ·max(0, s − τ) (a redundancy floor), not λ·(CCᵀ − I)
 
 
 def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
@@ -65,7 +66,7 @@ def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
             break
         live, a, tokens = live[keep], a[keep], tokens[keep]
         weights = weights[np.ix_(keep, keep)]
-    return Problem(live, a, weights, tokens, budget, k, n_fit)
+    return Problem(live, a, weights, tokens, budget, k, n_fit, tau is not None)
 
 
 def local_search(p: Problem, start: Iterable[int]) -> tuple[list[int], float]:
