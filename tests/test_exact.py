@@ -187,6 +187,27 @@ def test_projection_is_the_nearest_feasible_point(seed):
             assert np.linalg.norm(v - x) <= np.linalg.norm(v - y) + 1e-9
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_projection_from_a_guess_equals_the_sorted_one(seed):
+    """Newton steps from any guess of θ (0, the answer, near it, far off) land on the same
+    point as the breakpoint sort, to rounding; a chain of nearby v, as FISTA makes, too."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 40))
+    tokens = rng.integers(0, 30, n).astype(float)
+    budget = float(rng.uniform(0, tokens.sum() + 1))
+    v = rng.normal(0.3, 1.0, n)
+    theta = bounds.threshold(v, tokens, budget)
+    for guess in (0.0, theta, theta * 1.01 + 1e-3, theta * 0.5, 10.0 * theta + 1.0):
+        x, found = bounds.project_near(v, tokens, tokens * tokens, budget, guess)
+        np.testing.assert_allclose(x, bounds.project(v, tokens, budget), rtol=0, atol=1e-12)
+        assert abs(found - theta) <= 1e-9 * (1 + theta) or tokens @ x < budget  # θ unique
+    guess = 0.0
+    for _ in range(20):
+        v = v + rng.normal(0, 0.05, n)
+        x, guess = bounds.project_near(v, tokens, tokens * tokens, budget, guess)
+        np.testing.assert_allclose(x, bounds.project(v, tokens, budget), rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_local_search_ends_at_a_local_optimum(seed):
     rng = np.random.default_rng(seed)
