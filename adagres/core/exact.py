@@ -9,7 +9,8 @@ one chunk in or out at a time, taking the open node with the largest bound and d
 it. A node (a set S in, a set U open) is cut off when an upper bound on its completions is
 no better than the incumbent: :func:`split_bound` (cheap) first, then :func:`convex_bound`
 (a concave relaxation over the knapsack polytope, with the per-chunk diagonal of
-:func:`diagonal`). When time runs out, the largest bound still open bounds the optimum: the
+:func:`diagonal` when the weights have a redundancy floor, the uniform :func:`shift`
+otherwise). When time runs out, the largest bound still open bounds the optimum: the
 result carries the proven gap (:class:`ExactResult`); ``proven`` is True only when nothing
 open can beat the set by more than max(1e-9, rel_gap·|F|).
 """
