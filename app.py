@@ -14,15 +14,16 @@ st.set_page_config(page_title="AdaGReS Explorer", page_icon=FAVICON, layout="wid
 # Created once per server process: starts numba's compilation in a background thread.
 store(projection_method())
 
+selection = st.Page(
+    "pages/2_selection.py",
+    title="Selection",
+    icon=":material/checklist:",
+    url_path="home",
+    default=True,
+)
 pages = [
     st.Page("pages/1_pool.py", title="Pool", icon=":material/database:", url_path="pool"),
-    st.Page(
-        "pages/2_selection.py",
-        title="Selection",
-        icon=":material/checklist:",
-        url_path="home",
-        default=True,
-    ),
+    selection,
     st.Page(
         "pages/3_similarity.py",
         title="Similarity",
@@ -45,6 +46,6 @@ pages = [
 # The Selection page is the default, so Streamlit serves it at "/"; "/selection" (its name
 # in the sidebar, typed by hand) forwards there with the same settings instead of showing
 # "Page not found".
-pages.append(st.Page(lambda: st.switch_page(pages[1], query_params=st.query_params.to_dict()),
+pages.append(st.Page(lambda: st.switch_page(selection, query_params=st.query_params.to_dict()),
                      title="Selection", url_path="selection", visibility="hidden"))  # fmt: skip
 st.navigation(pages).run()

@@ -314,9 +314,12 @@ def diagonal(
     scale = 1.0 + float(np.abs(weights).max())
     tok = tokens.astype(np.float64)
 
-    def relaxed(d: np.ndarray, iterations: int, x: np.ndarray | None = None) -> Relaxation:
+    def relaxed(
+        d: np.ndarray, iterations: int, x: np.ndarray | None = None, top: float | None = None
+    ) -> Relaxation:
+        """convex_bound at d; ``top``: λ_max(W + D) when the caller has it already."""
         q = weights + np.diag(d)
-        lipschitz = max(float(np.linalg.eigvalsh(q)[-1]), 1e-3)
+        lipschitz = max(float(np.linalg.eigvalsh(q)[-1]) if top is None else top, 1e-3)
         return convex_bound(gain + d / 2, q, tok, budget, k, x, lipschitz, -math.inf,
                             iterations, patient=True)  # fmt: skip
 
@@ -327,7 +330,7 @@ def diagonal(
         for _ in range(steps):
             values, vectors = np.linalg.eigh(weights + np.diag(d))
             inverse = (vectors / values) @ vectors.T
-            x = relaxed(d, 40, x).x
+            x = relaxed(d, 40, x, float(values[-1])).x
             slope = 0.5 * (x - x * x) - mu * np.diag(inverse)
             hessian = mu * (inverse * inverse)  # ≻ 0: a Hadamard product of two M⁻¹ ≻ 0
             hessian[np.diag_indices_from(hessian)] += 1e-12 * float(hessian.max())

@@ -35,7 +35,7 @@ class Problem:
     budget: int
     k_max: int  # largest number of candidates that fit together
     n_fit: int  # chunks no longer than the budget, before the other reductions
-    floored: bool = False  # W = λ·max(0, s − τ) (a redundancy floor), not λ·(CCᵀ − I)
+    floored: bool  # W = λ·max(0, s − τ) (a redundancy floor), not λ·(CCᵀ − I)
 
 
 def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
