@@ -96,3 +96,14 @@ def random_pool(rng: np.random.Generator, n: int, d: int = 8, low: int = 10, hig
     q = q + 1.5 * base
     tokens = rng.integers(low, high, size=n)
     return q, C, tokens
+
+
+def sdp_case(seed: int):
+    """30 open chunks around a shared direction (signed cosines, or with a floor 0.3 for odd
+    seeds): gains g, pair weights W (zero diagonal), tokens, budget 400."""
+    rng = np.random.default_rng(seed)
+    vectors = unit(rng.normal(size=(30, 8)) + 1.5 * rng.normal(size=8))
+    cos = vectors @ vectors.T
+    w = 0.3 * (np.maximum(cos - 0.3, 0.0) if seed % 2 else cos)
+    np.fill_diagonal(w, 0.0)
+    return rng.uniform(0.2, 0.6, 30), w, rng.integers(20, 80, 30), 400

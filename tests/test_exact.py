@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
-from reference import brute_force_optimum, random_pool
+from reference import brute_force_optimum, random_pool, sdp_case
 
 from adagres import InputError, Settings, SolverError, StopReason, prepare, select
 from adagres import baselines as b
@@ -345,16 +345,6 @@ def test_per_chunk_diagonal_keeps_the_relaxation_an_upper_bound(seed):
     if keep.sum() > 1:
         again = exact.reshift(sub.copy(), d[keep])
         assert (again >= 0).all() and np.linalg.eigvalsh(sub + np.diag(again))[0] >= -1e-12
-
-
-def sdp_case(seed: int):
-    """30 open chunks around a shared direction (signed cosines, or with a floor 0.3)."""
-    rng = np.random.default_rng(seed)
-    vectors = unit_rows(rng.normal(size=(30, 8)) + 1.5 * rng.normal(size=8))
-    cos = vectors @ vectors.T
-    w = 0.3 * (np.maximum(cos - 0.3, 0.0) if seed % 2 else cos)
-    np.fill_diagonal(w, 0.0)
-    return rng.uniform(0.2, 0.6, 30), w, rng.integers(20, 80, 30), 400
 
 
 #: The semidefinite (Shor) bound of each sdp_case: max g·x − ½⟨W, X⟩ over [[1, xᵀ], [x, X]]

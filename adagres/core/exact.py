@@ -8,11 +8,12 @@ runs and from every chunk, then an iterated local search) as the incumbent, then
 one chunk in or out at a time, taking the open node with the largest bound and diving from
 it. A node (a set S in, a set U open) is cut off when an upper bound on its completions is
 no better than the incumbent: :func:`split_bound` (cheap) first, then :func:`convex_bound`
-(a concave relaxation over the knapsack polytope, with the per-chunk diagonal of
-:func:`diagonal` when the weights have a redundancy floor, the uniform :func:`shift`
-otherwise). When time runs out, the largest bound still open bounds the optimum: the
-result carries the proven gap (:class:`ExactResult`); ``proven`` is True only when nothing
-open can beat the set by more than max(1e-9, rel_gap·|F|).
+(a concave relaxation over the knapsack polytope with the weights W − N, N ≥ 0 the pair
+multipliers of :func:`~adagres.core.nonnegative.pair_multipliers`, and the per-chunk
+diagonal of :func:`diagonal`: together the doubly non-negative bound). When time runs
+out, the largest bound still open bounds the optimum: the result carries the proven gap
+(:class:`ExactResult`); ``proven`` is True only when nothing open can beat the set by more
+than max(1e-9, rel_gap·|F|).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ..errors import InputError, SolverError
 from .bounds import ABS_TOL, convex_bound, count_fit, diagonal, rounded, shift, split_bound
 from .greedy import POLICY_RULES, Rule, Terms, objective_value
 from .guarantee import guarantee
+from .nonnegative import pair_multipliers
 from .prepared import PreparedPool
 from .problem import Problem, incumbent, local_search, reduce
 from .result import Selection
@@ -108,7 +110,8 @@ def search(
     value is ≥ ½ (else "out") and queues the other child by its bound; when a dive ends, the
     queued node with the largest bound is next, so the largest open bound (the proven upper
     bound when the time or the node limit stops it) keeps falling while dives find
-    incumbents. The shift is lowered (:func:`reshift`) when U has shrunk by 40 % (λ_min of a
+    incumbents. The relaxation uses W − N (the root's pair multipliers; N_U ≥ 0 on any U)
+    with the shift d, lowered (:func:`reshift`) when U has shrunk by 40 % (λ_min of a
     principal submatrix is never lower, so the relaxation only tightens). Returns the best
     set, its F, an upper bound on the optimum (F itself when an exact search finished; F +
     rel_gap·|F| when a search with a relative gap did, since it cut nodes that could beat F
@@ -123,15 +126,13 @@ def search(
         whose ABS_TOL is the solver's tolerance on every F."""
         return max(ABS_TOL, rel_gap * abs(f)) if rel_gap > 0 else 0.0
 
-    # Without a floor W + λ·I = λ·CCᵀ ⪰ 0: the uniform shift, re-fitted to each node's open
-    # chunks by reshift, proved those pools faster than the semidefinite diagonal, which is
-    # shaped by the root's relaxed point (bench/bench_exact.py; README, "Exact optimum").
-    if p.floored:
-        d0 = diagonal(w, p.relevance_term, tok, p.budget, p.k_max)
-    else:
-        d0 = np.full(len(w), shift(w))
+    # The relaxation's weights W − N (N ≥ 0: the pair multipliers of the doubly
+    # non-negative bound) and its diagonal, both fitted once at the root.
+    relaxed_w = w - pair_multipliers(p.relevance_term, w, tok, p.budget, deadline=deadline)
+    d0 = diagonal(relaxed_w, p.relevance_term, tok, p.budget, p.k_max)
     # The step is 1/lipschitz; a floor keeps it finite when Q ≈ 0 (then the bound is exact).
-    lipschitz = max(float(np.linalg.eigvalsh(w + np.diag(d0))[-1]), 1e-3) if len(w) else 1.0
+    lipschitz = (max(float(np.linalg.eigvalsh(relaxed_w + np.diag(d0))[-1]), 1e-3)
+                 if len(w) else 1.0)  # fmt: skip
     root: Node = ((), np.arange(len(w)), p.relevance_term.copy(), 0.0, p.budget, None, d0,
                   len(w), math.inf)  # fmt: skip
     heap: list[tuple[float, int, Node]] = []  # nodes by decreasing bound, then by age
@@ -168,7 +169,7 @@ def search(
         # from) at least a quarter of the nodes it is tried on, and on every 16th node.
         if 4 * useful >= tried - 8 or nodes % 16 == 0:
             tried += 1
-            np.fill_diagonal(q, 0.0)
+            q = relaxed_w[np.ix_(open_, open_)]  # W − N on U, zero diagonal
             if len(open_) <= 0.6 * n_shift and len(open_) > 1:
                 d, n_shift = reshift(q, d), len(open_)
             q[np.diag_indices_from(q)] = d  # Q = W_U + D_U
@@ -211,8 +212,9 @@ def search(
 
 def reshift(q: np.ndarray, d: np.ndarray) -> np.ndarray:
     """The smaller in sum of two shifts that keep Q_U = W_U + D_U ⪰ 0 on a node's open
-    chunks (``q``: W_U with a zero diagonal): d lowered by λ_min(W_U + D_U), or the uniform
-    :func:`shift` of W_U (both ⪰ 0 by construction, whatever d was)."""
+    chunks (``q``: the relaxation's weights on U, zero diagonal): d lowered by
+    λ_min(W_U + D_U), or the uniform :func:`shift` of W_U (both ⪰ 0 by construction,
+    whatever d was)."""
     margin = 1e-9 * (1.0 + float(d.max()))
     q[np.diag_indices_from(q)] = d
     lowered = np.maximum(d - max(float(np.linalg.eigvalsh(q)[0]) - margin, 0.0), 0.0)
