@@ -92,8 +92,7 @@ def parser() -> argparse.ArgumentParser:
         "--exact-queries",
         type=int,
         default=None,
-        help="run exact on at most this many queries per pool set (default 40; it may "
-        "search for seconds per pool)",
+        help="run exact on at most this many queries per pool set (default: every query)",
     )
     p.add_argument("--out", default="reports", help="folder of the report folders")
     p.add_argument("--name", default=None, help="report folder name (default latest / quick)")

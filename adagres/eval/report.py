@@ -326,11 +326,13 @@ def write_report(
         skipped = sum(1 for r in exact if r["error"] == NOT_RUN)
         reasons = sorted({_reason(str(r["error"])) for r in exact
                           if r["error"] and r["error"] != NOT_RUN})  # fmt: skip
+        limit = document["stamp"]["config"]["exact_queries"]
+        scope = ("on every query" if limit is None
+                 else f"on the first {limit} queries of each pool set")  # fmt: skip
         notes.append(
-            f"exact: solved {solved} of {len(exact)} runs; {skipped} not run (exact runs on "
-            f"the first {document['stamp']['config']['exact_queries']} queries of each pool "
-            f"set); the solver gave no proven optimum in the other {len(exact) - solved - skipped}"
-            + (f" ({'; '.join(reasons)})." if reasons else ".")
+            f"exact: solved {solved} of {len(exact)} runs; {skipped} not run (exact runs "
+            f"{scope}); the solver gave no proven optimum in the other "
+            f"{len(exact) - solved - skipped}" + (f" ({'; '.join(reasons)})." if reasons else ".")
         )
     notes.append(
         "time per selection (mean ms, in results.json) differs between runs; "
