@@ -7,9 +7,11 @@ routes to the pages in ``pages/``. Shared controls and state live in ``ui/``.
 import streamlit as st
 
 from ui.projection_store import projection_method, store
-from ui.render import FAVICON
+from ui.render import FAVICON, preload_charts
 
 st.set_page_config(page_title="AdaGReS Explorer", page_icon=FAVICON, layout="wide")
+# The browser starts compiling its chart code now, not when the first chart arrives.
+preload_charts()
 
 # Created once per server process: starts numba's compilation in a background thread.
 store(projection_method())
