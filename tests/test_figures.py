@@ -1,6 +1,9 @@
-"""Figure builders: the extracted data and fig.to_dict() against the selection's record."""
+"""Figure builders: the extracted data and as_dict(fig) against the selection's record."""
 
 from __future__ import annotations
+
+import base64
+from typing import Any
 
 import numpy as np
 import pytest
@@ -34,8 +37,34 @@ def pool():
             "adaptive": adaptive, "proj": project(C, q, method="pca")}  # fmt: skip
 
 
+def decoded(value: Any) -> Any:
+    """``value`` with plotly's typed arrays ({"dtype", "bdata"[, "shape"]}, base64, which
+    numpy inputs become) and the numpy arrays it keeps as they are (empty or of objects)
+    as lists, so that tests read lists whatever the input; NaN, a typed array's missing
+    value (a gap, as null is in a list), reads as None."""
+    if isinstance(value, dict) and "bdata" in value and "dtype" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        if shape:
+            flat = flat.reshape([int(x) for x in str(shape).split(",")])
+        value = flat
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            return [None if x != x else x for x in value.tolist()]
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: decoded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decoded(v) for v in value]
+    return value
+
+
+def as_dict(fig) -> dict[str, Any]:
+    return decoded(fig.to_dict())
+
+
 def trace(fig, name):
-    matches = [t for t in fig.to_dict()["data"] if t.get("name") == name]
+    matches = [t for t in as_dict(fig)["data"] if t.get("name") == name]
     assert len(matches) == 1, name
     return matches[0]
 
@@ -109,7 +138,7 @@ def test_every_map_point_carries_its_pool_position(pool):
     for t in (1, s.size, len(s.steps)):
         fig = F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"])
         seen = []
-        for layer in fig.to_dict()["data"]:
+        for layer in as_dict(fig)["data"]:
             if layer["name"] == "query":
                 assert "customdata" not in layer
                 continue
@@ -167,7 +196,7 @@ def test_map_needs_a_trace_except_at_the_stop(pool):
 
 def test_hover_text_cannot_inject_markup(pool):
     fig = F.pool_map(pool["proj"], pool["s"], 2, ids=pool["ids"], texts=pool["texts"])
-    hovers = [h for t in fig.to_dict()["data"] for h in t.get("hovertext") or []]
+    hovers = [h for t in as_dict(fig)["data"] for h in t.get("hovertext") or []]
     assert len(hovers) == N + 1  # every chunk and the query
     for h in hovers:
         assert "<" not in strip_own_markup(h) and ">" not in strip_own_markup(h)
@@ -201,7 +230,7 @@ def test_timeline_values_are_the_step_gains(pool):
     winner = trace(fig, "winner")
     assert winner["x"] == list(range(1, s.size + 1))
     assert winner["y"] == [st.gain for st in s.steps[:-1]]
-    layout = fig.to_dict()["layout"]
+    layout = as_dict(fig)["layout"]
     assert s.stop_reason.value.replace("_", " ") in layout["annotations"][0]["text"]
     vlines = [sh for sh in layout["shapes"] if sh["x0"] == sh["x1"] == 2]
     assert len(vlines) == 1
@@ -217,7 +246,7 @@ def test_budget_bar_stacks_picks_and_the_remaining_budget(pool):
         assert data.used == sum(int(s.token_counts[i]) for i in s.indices[:k])
         assert data.used + data.remaining == BUDGET
     fig = F.budget_bar(s, ids=pool["ids"])
-    picks, rest = fig.to_dict()["data"]
+    picks, rest = as_dict(fig)["data"]
     tokens = [int(s.token_counts[i]) for i in s.indices]
     assert picks["name"] == "picks" and rest["name"] == "remaining"
     assert list(picks["x"]) == tokens and list(picks["customdata"]) == list(s.indices)
@@ -227,9 +256,9 @@ def test_budget_bar_stacks_picks_and_the_remaining_budget(pool):
     assert starts[0] == 0 and starts[1:] == ends[:-1] and ends[-1] == BUDGET
     assert list(rest["x"]) == [BUDGET - s.tokens_used]
     assert picks["text"][0].startswith("1. c")
-    assert fig.to_dict()["layout"]["xaxis"]["range"] == [0, BUDGET]
-    assert fig.to_dict()["layout"]["barmode"] == "overlay"
-    empty = F.budget_bar(s, ids=pool["ids"], step=0).to_dict()["data"]
+    assert as_dict(fig)["layout"]["xaxis"]["range"] == [0, BUDGET]
+    assert as_dict(fig)["layout"]["barmode"] == "overlay"
+    empty = as_dict(F.budget_bar(s, ids=pool["ids"], step=0))["data"]
     assert list(empty[0]["x"]) == [] and list(empty[1]["x"]) == [BUDGET]
 
 
@@ -243,13 +272,13 @@ def test_heatmap_z_and_outline_in_pick_order(pool):
     z = np.asarray(fig.data[0].z)
     shown = list(order[:25])
     np.testing.assert_allclose(z, C[shown] @ C[shown].T, atol=1e-12)
-    (rect,) = fig.to_dict()["layout"]["shapes"]
+    (rect,) = as_dict(fig)["layout"]["shapes"]
     k = s.size
     assert (rect["x0"], rect["x1"], rect["y0"], rect["y1"]) == (-0.5, k - 0.5, -0.5, k - 0.5)
-    assert "top 25 of 40" in fig.to_dict()["layout"]["title"]["text"]
+    assert "top 25 of 40" in as_dict(fig)["layout"]["title"]["text"]
     # The hover of a cell shows its row's and its column's category: each chunk's id and
     # snippet, escaped.
-    heat = fig.to_dict()["data"][0]
+    heat = as_dict(fig)["data"][0]
     assert heat["hovertemplate"].startswith("%{y}<br>%{x}<br>")
     assert "hovertext" not in heat and "text" not in heat
     assert list(heat["x"]) == list(heat["y"])
@@ -288,7 +317,7 @@ def test_cluster_order_groups_separated_clusters():
 def test_sensitivity_marks_changes_and_both_lams(pool):
     sweep = lam_sweep(pool["q"], pool["C"], pool["tokens"], BUDGET, include=[0.7])
     fig = F.sensitivity_figure(sweep, adaptive_lam=sweep.adaptive_lam, manual_lam=0.7)
-    data = fig.to_dict()["data"]
+    data = as_dict(fig)["data"]
     lines = [t for t in data if t["mode"] == "lines"]
     assert [t["y"] for t in lines] == [
         sweep.objective.tolist(), sweep.relevance_sum.tolist(),
@@ -297,14 +326,14 @@ def test_sensitivity_marks_changes_and_both_lams(pool):
     markers = [t for t in data if t["mode"] == "markers"]
     assert len(markers) == 4 and all(tuple(t["x"]) == sweep.changes for t in markers)
     assert len(sweep.changes) >= 1
-    xs = sorted({sh["x0"] for sh in fig.to_dict()["layout"]["shapes"]})
+    xs = sorted({sh["x0"] for sh in as_dict(fig)["layout"]["shapes"]})
     assert xs == sorted([sweep.adaptive_lam, 0.7])
 
 
 def test_budget_sweep_figure_has_one_line_per_strategy(pool):
     sweep = budget_sweep(pool["q"], pool["C"], pool["tokens"], [100, 300, 600])
     fig = F.budget_sweep_figure(sweep, metric="redundancy_mean")
-    data = fig.to_dict()["data"]
+    data = as_dict(fig)["data"]
     assert [t["name"] for t in data] == list(sweep.strategies)
     for t in data:
         assert t["x"] == [100, 300, 600]
@@ -316,7 +345,7 @@ def test_budget_sweep_figure_has_one_line_per_strategy(pool):
 def test_distributions_show_pool_and_selected(pool):
     s = pool["s"]
     fig = F.distributions_figure(s.relevance, s.token_counts, selected=s.indices)
-    data = fig.to_dict()["data"]
+    data = as_dict(fig)["data"]
     assert data[0]["x"] == s.relevance.tolist() and data[1]["x"] == s.token_counts.tolist()
     assert data[2]["x"] == [float(s.relevance[i]) for i in s.indices]
     assert data[3]["x"] == [int(s.token_counts[i]) for i in s.indices]
@@ -328,11 +357,11 @@ def test_verdict_figure_follows_the_history_for_every_chunk(pool):
         verdict = s.verdict(i)
         kinds.add(verdict.kind.value)
         fig = F.verdict_figure(s, i, ids=pool["ids"])
-        data = fig.to_dict()["data"]
+        data = as_dict(fig)["data"]
         assert data[1]["y"] == [g.gain for g in verdict.history]
         assert data[0]["y"] == [g.winner_gain for g in verdict.history]
         assert data[1]["x"] == [g.step for g in verdict.history]
-        vline = [sh for sh in fig.to_dict()["layout"]["shapes"] if sh["x0"] == sh["x1"]]
+        vline = [sh for sh in as_dict(fig)["layout"]["shapes"] if sh["x0"] == sh["x1"]]
         assert [sh["x0"] for sh in vline] == [verdict.step]
         if verdict.kind.value == "selected":
             assert data[1]["y"][-1] == data[0]["y"][-1] == verdict.gain
@@ -350,6 +379,6 @@ def test_every_figure_uses_the_shared_layout(pool):
         F.verdict_figure(s, 0, ids=pool["ids"]),
     ]
     for fig in figs:
-        layout = fig.to_dict()["layout"]
+        layout = as_dict(fig)["layout"]
         assert layout["font"] == F.FONT
         assert layout["margin"]["l"] == 60

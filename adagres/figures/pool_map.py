@@ -185,12 +185,14 @@ def _layer_trace(
     ``kind`` (``go.Scatter`` or ``go.Scattergl``); each point's ``customdata`` is its pool
     position."""
     options = {"mode": "markers", **extra}
+    # numpy arrays, not lists: plotly checks a list element by element (about 14 ms for
+    # 2,000 points against 1.3 ms) and sends numbers as typed arrays, a smaller message.
     return kind(
-        x=list(layer.x),
-        y=list(layer.y),
-        customdata=list(layer.indices),
+        x=np.asarray(layer.x, dtype=np.float64),
+        y=np.asarray(layer.y, dtype=np.float64),
+        customdata=np.asarray(layer.indices, dtype=np.int64),
         name=name,
-        hovertext=list(layer.hover),
+        hovertext=np.asarray(layer.hover, dtype=object),
         hoverinfo="text",
         marker=marker,
         **options,

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 
 from ..core.result import Selection
@@ -78,10 +79,12 @@ def verdict_figure(
     step or the stop."""
     data = verdict_data(selection, chunk, ids=ids)
     fig = go.Figure()
+    # numpy arrays, not lists: plotly checks a list element by element (see pool_map).
+    steps = np.asarray(data.steps, dtype=np.int64)
     fig.add_trace(
         go.Scatter(
-            x=list(data.steps),
-            y=list(data.winner_gain),
+            x=steps,
+            y=np.asarray(data.winner_gain, dtype=np.float64),
             mode="lines+markers",
             name="winner of the step",
             line={"color": winner_color},
@@ -90,12 +93,17 @@ def verdict_figure(
     )
     fig.add_trace(
         go.Scatter(
-            x=list(data.steps),
-            y=list(data.gain),
+            x=steps,
+            y=np.asarray(data.gain, dtype=np.float64),
             mode="lines+markers",
             name=f"{escape(ids[data.chunk])}",
             line={"color": chunk_color},
-            marker={"symbol": ["circle" if e else "circle-open" for e in data.eligible], "size": 9},
+            marker={
+                "symbol": np.where(
+                    np.asarray(data.eligible, dtype=bool), "circle", "circle-open"
+                ).astype(object),
+                "size": 9,
+            },
             hovertemplate="step %{x}: gain %{y:+.4f}<extra></extra>",
         )
     )

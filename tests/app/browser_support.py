@@ -161,13 +161,15 @@ def wait_for_app(page: Any, *, charts: bool = True) -> None:
     page.wait_for_timeout(600)
 
 
-#: The step each view of the Selection page shows (plotly's own figure data on each div).
+#: The step each view of the Selection page shows (plotly's own figure data on each div:
+#: ``_fullData``, whose arrays plotly has decoded; ``data`` keeps a typed array as sent).
 STEP_VIEWS = """() => {
-  const plots = [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.data);
-  const find = (name) => plots.find(p => p.data.some(t => t.name === name));
+  const plots = [...document.querySelectorAll('.js-plotly-plot')].filter(p => p._fullData);
+  const find = (name) => plots.find(p => p._fullData.some(t => t.name === name));
   const map = find('query'), timeline = find('runner-up'), bar = find('remaining');
-  const ring = map && map.data.find(t => t.name === 'winner' || (t.name || '').startsWith('next'));
-  const picks = map && map.data.find(t => t.name === 'selected');
+  const ring = map && map._fullData.find(
+      t => t.name === 'winner' || (t.name || '').startsWith('next'));
+  const picks = map && map._fullData.find(t => t.name === 'selected');
   const marker = timeline && (timeline.layout.shapes || [])
       .filter(s => s.x0 === s.x1 && s.line && s.line.dash === 'dot').map(s => s.x0);
   const sentence = [...document.querySelectorAll('[data-testid="stText"]')]
@@ -182,7 +184,7 @@ STEP_VIEWS = """() => {
         ? [picks.x[picks.x.length - 1], picks.y[picks.y.length - 1]] : null,
     picks: picks ? picks.x.length : null,
     timeline: marker && marker.length ? marker[0] : null,
-    bar: bar ? [...(bar.data.find(t => t.name === 'picks').x || [])].length : null,
+    bar: bar ? [...(bar._fullData.find(t => t.name === 'picks').x || [])].length : null,
   });
 }"""
 
@@ -194,8 +196,8 @@ def step_views(page: Any) -> dict[str, Any]:
 #: Screen coordinates of a chunk's point on the chunk map (by its pool position).
 POINT_OF = """(position) => {
   const gd = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(p => p.data && p.data.some(t => t.name === 'query'));
-  for (const t of gd.data) {
+      .find(p => p._fullData && p._fullData.some(t => t.name === 'query'));
+  for (const t of gd._fullData) {
     const skip = t.name === 'winner' || /^(next|inspected)/.test(t.name || '');
     if (skip || !t.customdata) continue;
     const k = [...t.customdata].indexOf(position);
