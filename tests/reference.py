@@ -6,8 +6,10 @@ scratch at every step, every subset enumerated for the optimum.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -107,3 +109,13 @@ def sdp_case(seed: int):
     w = 0.3 * (np.maximum(cos - 0.3, 0.0) if seed % 2 else cos)
     np.fill_diagonal(w, 0.0)
     return rng.uniform(0.2, 0.6, 30), w, rng.integers(20, 80, 30), 400
+
+
+def typed_array(value: dict[str, Any]) -> np.ndarray:
+    """A plotly typed array ({"dtype", "bdata"[, "shape"]}, base64: what a numpy input
+    becomes in a figure's dict and JSON) as a numpy array."""
+    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    shape = value.get("shape")
+    if shape:
+        flat = flat.reshape([int(x) for x in str(shape).split(",")])
+    return flat

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import numpy as np
 import pytest
+from reference import typed_array
 
 import adagres
 from adagres import figures as F
@@ -43,11 +43,7 @@ def decoded(value: Any) -> Any:
     as lists, so that tests read lists whatever the input; NaN, a typed array's missing
     value (a gap, as null is in a list), reads as None."""
     if isinstance(value, dict) and "bdata" in value and "dtype" in value:
-        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        shape = value.get("shape")
-        if shape:
-            flat = flat.reshape([int(x) for x in str(shape).split(",")])
-        value = flat
+        value = typed_array(value)
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f":
             return [None if x != x else x for x in value.tolist()]

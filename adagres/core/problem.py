@@ -35,7 +35,6 @@ class Problem:
     budget: int
     k_max: int  # largest number of candidates that fit together
     n_fit: int  # chunks no longer than the budget, before the other reductions
-    floored: bool  # W = λ·max(0, s − τ) (a redundancy floor), not λ·(CCᵀ − I)
 
 
 def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
@@ -66,7 +65,7 @@ def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
             break
         live, a, tokens = live[keep], a[keep], tokens[keep]
         weights = weights[np.ix_(keep, keep)]
-    return Problem(live, a, weights, tokens, budget, k, n_fit, tau is not None)
+    return Problem(live, a, weights, tokens, budget, k, n_fit)
 
 
 def local_search(p: Problem, start: Iterable[int]) -> tuple[list[int], float]:

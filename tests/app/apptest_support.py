@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from reference import typed_array
 from streamlit.testing.v1 import AppTest
 
 import adagres
@@ -46,11 +46,7 @@ def figures(at: AppTest) -> list[dict[str, Any]]:
 def array(values: Any) -> np.ndarray:
     """A plotly array from the spec: nested lists, or {"dtype", "bdata", "shape"} (base64)."""
     if isinstance(values, dict):
-        flat = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
-        shape = values.get("shape")
-        if shape:
-            flat = flat.reshape([int(x) for x in str(shape).split(",")])
-        return flat.astype(float)
+        return typed_array(values).astype(float)
     return np.asarray(values, dtype=float)
 
 
