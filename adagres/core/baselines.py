@@ -19,10 +19,11 @@ from ..errors import InputError
 from . import validate as v
 from .calibration import FALLBACK_LAM
 from .exact import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT, solve_exact
-from .greedy import Rule, Terms, finish, replay
+from .greedy import Rule, Terms, finish
 from .metrics import checked_texts
 from .prepared import PreparedPool, prepare
 from .records import StopReason
+from .replay import replay
 from .result import Selection
 from .selection import greedy, resolve_terms, select_prepared
 from .settings import Settings

@@ -2,9 +2,9 @@
 
 :func:`adagres.core.selection.greedy` is the loop itself, written step by step as SPEC.md
 states it; this module holds what it calls: the :class:`Rule` a strategy scores and stops
-by, the :class:`Loop` state with one method per SPEC step, the record of each step, the
-replay of a given pick order (the exact optimum, the ratio safeguard) and :func:`finish`,
-which turns a run into a :class:`~adagres.Selection`.
+by, the :class:`Loop` state with one method per SPEC step, the record of each step and
+:func:`finish`, which turns a run (of this loop or of :func:`~adagres.core.replay.replay`)
+into a :class:`~adagres.Selection`.
 
 The redundancy term is kept as the vector of gains over the pool and updated with one
 matrix-vector product per pick: k picks cost O(k·N·d) time and O(N) memory beyond the
@@ -36,7 +36,6 @@ __all__ = [
     "Terms",
     "finish",
     "objective_value",
-    "replay",
 ]
 
 
@@ -236,59 +235,6 @@ class Loop:
         return list(map(Candidates, redundancy, gains, scores, eligible, in_play))
 
 
-def step_record(
-    number: int,
-    winner: int | None,
-    accepted: bool,
-    runner_up: int | None,
-    tokens: np.ndarray,
-    relevance_term: np.ndarray,
-    gain: np.ndarray,
-    score: np.ndarray,
-    used: int,
-    budget: int,
-    candidates: Candidates | None,
-) -> Step:
-    """One :class:`Step` from the loop's arrays (``used`` is after the step)."""
-    if winner is None:
-        return Step(number, None, False, None, None, None, None, None, None, None, None,
-                    used, budget - used, candidates)  # fmt: skip
-    relevance, gain_w = float(relevance_term[winner]), float(gain[winner])
-    same = score is gain  # AdaGReS scores by the gain itself: skip the second reads
-    score_w = gain_w if same else float(score[winner])
-    runner_gain = runner_score = None
-    if runner_up is not None:
-        runner_gain = float(gain[runner_up])
-        runner_score = runner_gain if same else float(score[runner_up])
-    return Step(number, winner, accepted, int(tokens[winner]), relevance, relevance - gain_w,
-                gain_w, score_w, runner_up, runner_gain, runner_score, used, budget - used,
-                candidates)  # fmt: skip
-
-
-def make_candidates(
-    redundancy_term: np.ndarray,
-    gain: np.ndarray,
-    score: np.ndarray,
-    eligible: np.ndarray,
-    in_play: np.ndarray,
-) -> Candidates:
-    """Copies of the per-chunk arrays at one step, NaN where a chunk is no longer in play."""
-    out = ~in_play
-
-    def blank(array: np.ndarray) -> np.ndarray:
-        array = np.array(array, dtype=np.float64)
-        array[out] = np.nan
-        return frozen(array)
-
-    return Candidates(
-        redundancy_term=blank(redundancy_term),
-        gain=blank(gain),
-        score=blank(score),
-        eligible=frozen(eligible.copy()),
-        in_play=frozen(in_play.copy()),
-    )
-
-
 def objective_value(pool: PreparedPool, picks: list[int] | np.ndarray, terms: Terms) -> float:
     """F(S) = α·Σ r_i − λ·Σ_{i<j} s̃_ij for the chunks ``picks`` (s̃ = max(0, s − τ) with τ)."""
     picks = np.asarray(picks, dtype=np.int64)
@@ -300,52 +246,6 @@ def objective_value(pool: PreparedPool, picks: list[int] | np.ndarray, terms: Te
         gram = np.maximum(gram - terms.tau, 0.0)
     pairs = float(np.triu(gram, k=1).sum())
     return float(terms.alpha * pool.relevance[picks].sum() - terms.lam * pairs)
-
-
-def replay(
-    pool: PreparedPool,
-    budget: int,
-    order: list[int],
-    terms: Terms,
-    trace: bool,
-    final_reason: StopReason,
-) -> Run:
-    """Record a given pick order as steps (gain = the marginal F gain at each pick).
-
-    For sets chosen by something other than a greedy score (the exact optimum, the ratio
-    safeguard, the authors' rule at its own β). The last step is a non-accepted step with
-    every remaining chunk's marginal gain, so verdicts work as for any other selection.
-    """
-    chunks, tokens, n = pool.chunks, pool.tokens, pool.n_chunks
-    lam, tau = terms.lam, terms.tau
-    relevance_term = terms.alpha * pool.relevance
-    redundancy = np.zeros(n)
-    in_play = np.ones(n, dtype=bool)
-    steps: list[Step] = []
-    rows: list[np.ndarray] = []
-    used = 0
-    for number, chunk in enumerate([*order, None], start=1):
-        gain = relevance_term - lam * redundancy
-        eligible = in_play & (tokens <= budget - used)
-        last = chunk is None
-        record = None
-        if trace or last:
-            record = make_candidates(lam * redundancy, gain, gain, eligible, in_play)
-        if last:
-            masked = np.where(in_play, gain, -np.inf)
-            nxt = int(np.argmax(masked)) if in_play.any() else None
-            steps.append(step_record(number, nxt, False, None, tokens, relevance_term, gain,
-                                     gain, used, budget, record))  # fmt: skip
-            break
-        used += int(tokens[chunk])
-        steps.append(step_record(number, chunk, True, None, tokens, relevance_term, gain, gain,
-                                 used, budget, record))  # fmt: skip
-        in_play[chunk] = False
-        similarity = (chunks @ chunks[chunk]).astype(np.float64)
-        rows.append(similarity)
-        redundancy += similarity if tau is None else np.maximum(similarity - tau, 0.0)
-    pick_similarity = frozen(np.array(rows).reshape(len(rows), n)) if trace else None
-    return Run(list(order), steps, final_reason, pick_similarity)
 
 
 def finish(

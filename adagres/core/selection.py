@@ -21,8 +21,9 @@ import numpy as np
 
 from . import validate as v
 from .calibration import Calibration, calibrate_prepared
-from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value, replay
+from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value
 from .prepared import PreparedPool, prepare
+from .replay import replay
 from .result import Selection
 from .settings import Settings
 

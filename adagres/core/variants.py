@@ -4,7 +4,7 @@ The paper's objective (relevance minus λ times every pairwise cosine) turns its
 negative on real pools, so it stops early and loses answers to top-k filling the budget.
 Each variant here changes one thing, says why in its docstring, and returns the same
 :class:`~adagres.Selection` as every other strategy: its steps and F are recorded at the
-λ and τ of the given settings (:func:`~adagres.core.greedy.replay`), so numbers compare.
+λ and τ of the given settings (:func:`~adagres.core.replay.replay`), so numbers compare.
 
 :data:`VARIANTS` maps each name to ``fn(pool, budget, texts) -> Selection``, the form the
 evaluation harness registers; :func:`run_variant` runs one with chosen settings.
@@ -13,14 +13,16 @@ evaluation harness registers; :func:`run_variant` runs one with chosen settings.
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..errors import InputError
-from .greedy import POLICY_RULES, finish, replay
+from .greedy import POLICY_RULES, finish
 from .prepared import PreparedPool, build
 from .records import StopReason
+from .replay import replay
 from .result import Selection
 from .selection import greedy, resolve_terms, select_prepared
 from .settings import Settings
@@ -93,13 +95,29 @@ def recorded(
     return named(result, name, **params)
 
 
+#: Each prepared pool's orthogonal pool, while the pool lives: the app reruns the orthogonal
+#: strategy on one pool at every control change, and a kept pool keeps its cosine rows.
+ORTHOGONAL_POOLS: weakref.WeakKeyDictionary[PreparedPool, PreparedPool] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def orthogonal_pool(pool: PreparedPool) -> PreparedPool:
     """The pool with every chunk replaced by its unit component orthogonal to the query.
 
     Relevance is kept as it is (r_i = q·c_i of the original chunks); only the similarity
     between chunks changes: s⊥_ij = cos(c_i − r_i·q, c_j − r_j·q). A chunk parallel to the
-    query (no orthogonal component) keeps its own direction.
+    query (no orthogonal component) keeps its own direction. Made once per pool
+    (:data:`ORTHOGONAL_POOLS`; prepared pools are read-only, so a kept one is still right).
     """
+    kept = ORTHOGONAL_POOLS.get(pool)
+    if kept is None:
+        kept = ORTHOGONAL_POOLS[pool] = orthogonal_of(pool)
+    return kept
+
+
+def orthogonal_of(pool: PreparedPool) -> PreparedPool:
+    """:func:`orthogonal_pool`, computed."""
     q = pool.query.astype(pool.chunks.dtype)
     residual = pool.chunks - np.outer(pool.relevance.astype(pool.chunks.dtype), q)
     norms = np.sqrt(np.vecdot(residual, residual))

@@ -1,0 +1,95 @@
+"""The record of a given pick order: the exact optimum, the ratio safeguard, the variants.
+
+A set chosen by something other than the greedy score still gets the record every greedy
+run has, so verdicts, F and the step gains compare across strategies: :func:`replay` walks
+the order and records at each pick the marginal F gain of every chunk at the λ and τ given.
+
+One product per pick (the pick's cosine row, :meth:`PreparedPool.similarities`); a traced
+replay keeps the rows and builds every step's per-candidate arrays at the end in a few
+whole-matrix operations, with the same float operations in the same order as a step by step
+sum, so each step holds the bits a step by step replay would (``tests/test_replay.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .greedy import Run, Terms, frozen
+from .prepared import PreparedPool
+from .records import Candidates, Step, StopReason
+
+__all__ = ["replay"]
+
+
+def replay(
+    pool: PreparedPool,
+    budget: int,
+    order: list[int],
+    terms: Terms,
+    trace: bool,
+    final_reason: StopReason,
+) -> Run:
+    """Record a given pick order as steps (gain = the marginal F gain at each pick).
+
+    The last step is a non-accepted step with every remaining chunk's marginal gain and the
+    chunk with the largest one, so verdicts work as for any other selection. ``trace``:
+    every step carries its per-candidate numbers and the run its picks' cosine rows.
+    """
+    tokens, n, lam, tau = pool.tokens, pool.n_chunks, terms.lam, terms.tau
+    relevance_term = terms.alpha * pool.relevance
+    k = len(order)
+    picks = np.asarray(order, dtype=np.intp).reshape(k)
+    # redundancy[t]: Σ of the floored cosine rows of the first t picks (t = 0…k)
+    if trace:  # every step's sums, added one pick at a time (accumulate is sequential)
+        rows = np.empty((k, n))
+        for t, chunk in enumerate(order):
+            rows[t] = pool.similarities(chunk)
+        redundancy = np.zeros((k + 1, n))
+        redundancy[1:] = rows if tau is None else np.maximum(rows - tau, 0.0)
+        np.add.accumulate(redundancy, axis=0, out=redundancy)
+        winner_redundancy = redundancy[np.arange(k), picks]
+    else:  # the picks' own sums and the last row only: O(N) memory
+        total, winner_redundancy = np.zeros(n), np.empty(k)
+        for t, chunk in enumerate(order):
+            winner_redundancy[t] = total[chunk]
+            row = pool.similarities(chunk).astype(np.float64)
+            total += row if tau is None else np.maximum(row - tau, 0.0)
+        redundancy = total[None, :]
+    term = lam * redundancy
+    gain = relevance_term - term
+    pick_at = np.full(n, k + 1)
+    pick_at[picks] = np.arange(k)
+    first = 0 if trace else k  # the first step whose candidates are recorded
+    in_play = pick_at[None, :] >= np.arange(first, k + 1)[:, None]
+    used = np.concatenate([[0], np.cumsum(tokens[picks], dtype=np.int64)])
+    eligible = in_play & (tokens[None, :] <= (budget - used[first:])[:, None])
+    last_gain = gain[-1].copy()
+    out = ~in_play
+    gain[out] = np.nan
+    term[out] = np.nan
+    for array in (gain, term, eligible, in_play):
+        frozen(array)
+    # positional: redundancy_term, gain, score, eligible, in_play (the rows are views)
+    candidates = list(map(Candidates, term, gain, gain, eligible, in_play))
+
+    winner_gain = relevance_term[picks] - lam * winner_redundancy
+    looked_up = zip(order, tokens[picks].tolist(), relevance_term[picks].tolist(),
+                    winner_gain.tolist(), used[1:].tolist(), strict=True)  # fmt: skip
+    steps = []
+    for t, (chunk, size, relevance, gain_w, spent) in enumerate(looked_up):
+        steps.append(Step(t + 1, chunk, True, size, relevance, relevance - gain_w, gain_w, gain_w,
+                          None, None, None, spent, budget - spent,
+                          candidates[t] if trace else None))  # fmt: skip
+    left = np.where(in_play[-1], last_gain, -np.inf)
+    nxt = int(np.argmax(left)) if in_play[-1].any() else None
+    spent = int(used[-1])
+    if nxt is None:
+        steps.append(Step(k + 1, None, False, None, None, None, None, None, None, None, None,
+                          spent, budget - spent, candidates[-1]))  # fmt: skip
+    else:
+        relevance_n, gain_n = float(relevance_term[nxt]), float(last_gain[nxt])
+        steps.append(Step(k + 1, nxt, False, int(tokens[nxt]), relevance_n, relevance_n - gain_n,
+                          gain_n, gain_n, None, None, None, spent, budget - spent,
+                          candidates[-1]))  # fmt: skip
+    pick_similarity = frozen(rows) if trace else None
+    return Run(list(order), steps, final_reason, pick_similarity)
