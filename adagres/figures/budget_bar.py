@@ -13,7 +13,14 @@ from ..core.result import Selection
 from .common import check_length
 from .layout import PALETTE, apply_layout, escape
 
-__all__ = ["BarData", "BarSegment", "budget_bar", "budget_bar_data"]
+__all__ = ["LABEL_PLOT_WIDTH", "BarData", "BarSegment", "budget_bar", "budget_bar_data"]
+
+#: The widest plot area a budget bar is drawn in (px): a segment narrower than its label
+#: at this width and 11 px gets no label at all, so the browser measures none of the
+#: labels it would hide (677 labels, all hidden: 0.37 s a draw; none: 0.10 s).
+LABEL_PLOT_WIDTH = 1800
+#: Width of one label character at 11 px (an upper bound for digits, ids and ". "), px.
+LABEL_CHAR_WIDTH = 7.5
 
 
 @dataclass(frozen=True)
@@ -64,10 +71,16 @@ def budget_bar(
 
     The picks are one trace (``"picks"``: bar k spans its ``base`` to ``base + x``, its
     ``customdata`` is the chunk's pool position) and the rest one more (``"remaining"``).
-    Each segment is labelled with its pick number and id where that fits at 11 px."""
+    Each segment is labelled with its pick number and id where that fits at 11 px (a label
+    that cannot fit even at :data:`LABEL_PLOT_WIDTH` is left out)."""
     data = budget_bar_data(selection, ids=ids, step=step)
     starts = list(accumulate((s.tokens for s in data.segments), initial=0))
-    labels = [f"{s.pick}. {s.label}" for s in data.segments]
+    scale = LABEL_PLOT_WIDTH / max(data.budget, data.used, 1)  # px per token, at most
+    labels = [
+        label if s.tokens * scale >= len(label) * LABEL_CHAR_WIDTH + 6 else ""
+        for s in data.segments
+        for label in (f"{s.pick}. {s.label}",)
+    ]
     # One trace for all the picks (each bar placed by its base), not a trace per pick: the
     # browser's cost of a figure grows with its traces (150 picks: 0.19 s per draw).
     fig = go.Figure()

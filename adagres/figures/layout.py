@@ -80,6 +80,9 @@ MODEBAR_ROW = 30
 #: Pixels per line of a wrapped title (plotly's title font is 1.3 × FONT's size, its lines
 #: 1.4 apart: 24 px at 13 px).
 TITLE_LINE = 24
+#: The top margin plotly's title automargin asks for, one line and each further line
+#: (measured in Chromium: 70, 117.4 and 164.8 px for one to three lines), rounded up.
+TITLE_MARGIN, TITLE_MARGIN_PER_LINE = 72, 48
 
 #: Stop reasons and verdicts as the app says them (the enum values are identifiers).
 PLAIN_NAMES: dict[str, str] = {
@@ -135,8 +138,10 @@ def apply_layout(
     with :func:`escape`. Long titles are wrapped (:func:`wrap_title`). The title sits below
     a free row for plotly's mode bar, and the legend (horizontal) goes under the plot, so
     neither the mode bar nor a legend that wraps onto several rows covers the title; both
-    push the plot area instead of overlapping it (plotly's automargin). Returns ``fig`` so
-    calls can be chained.
+    push the plot area instead of overlapping it (plotly's automargin). The top margin
+    starts where the title's automargin would put it (:data:`TITLE_MARGIN`): a margin that
+    automargin has to grow makes plotly draw the whole figure twice (a 677-pick budget bar:
+    0.37 s a draw instead of 0.15 s). Returns ``fig`` so calls can be chained.
     """
     layout: dict[str, Any] = {
         "template": _TEMPLATE,
@@ -159,6 +164,7 @@ def apply_layout(
         # out of the figure: two lines measured 16 px above its top in Chromium), so the
         # pad holds the lines beyond the first above it.
         top = MODEBAR_ROW + TITLE_LINE * (lines - 1)
+        layout["margin"]["t"] = TITLE_MARGIN + TITLE_MARGIN_PER_LINE * (lines - 1)
         layout["title"] = {
             "text": text,
             "x": 0,

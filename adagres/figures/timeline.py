@@ -10,7 +10,10 @@ import plotly.graph_objects as go
 from ..core.result import Selection
 from .layout import PALETTE, apply_layout, nan_list, plain_name
 
-__all__ = ["TimelineData", "gain_timeline", "timeline_data"]
+__all__ = ["MARKER_STEPS", "TimelineData", "gain_timeline", "timeline_data"]
+
+#: The most steps whose winner and runner-up points are drawn as markers on their lines.
+MARKER_STEPS = 150
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,9 @@ def gain_timeline(
     data = timeline_data(selection, step=step)
     fig = go.Figure()
     x = list(data.steps)
+    # Past MARKER_STEPS steps the markers merge into the line; drawing them doubled the
+    # browser's cost (678 steps: 0.13 s a draw with markers, 0.06 s without).
+    lines = "lines+markers" if len(x) <= MARKER_STEPS else "lines"
     fig.add_trace(
         go.Scatter(
             x=x,
@@ -101,7 +107,7 @@ def gain_timeline(
         go.Scatter(
             x=[x[k] for k in accepted],
             y=[data.winner_gain[k] for k in accepted],
-            mode="lines+markers",
+            mode=lines,
             name="winner",
             line={"color": winner_color, "width": 2},
             hovertemplate="step %{x}: winner gain %{y:+.4f}<extra></extra>",
@@ -111,7 +117,7 @@ def gain_timeline(
         go.Scatter(
             x=x,
             y=nan_list(data.runner_up_gain),
-            mode="lines+markers",
+            mode=lines,
             name="runner-up",
             line={"color": runner_up_color, "dash": "dash"},
             marker={"size": 5},

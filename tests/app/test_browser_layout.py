@@ -67,6 +67,10 @@ PROBLEMS = """() => {
     const what = `figure ${n} (${(plot.layout && plot.layout.title && plot.layout.title.text || '')
         .replace(/<[^>]*>/g, '').slice(0, 40)})`;
     if (hit(title, modebar)) out.push(what + ': title under the mode bar');
+    // The title fits the top margin given: had plotly grown it, it drew the figure twice.
+    const given = plot.layout && plot.layout.margin && plot.layout.margin.t;
+    if (title && given !== undefined && plot._fullLayout._size.t > given + 0.5)
+      out.push(what + `: top margin grown from ${given} to ${plot._fullLayout._size.t} px`);
     if (hit(title, legend)) out.push(what + ': legend over the title');
     if (title && fig && (title.right > fig.right + 1 || title.left < fig.left - 1
                        || title.top < fig.top - 1))
