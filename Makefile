@@ -21,9 +21,11 @@ $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 install: $(STAMP)
 
 # One BLAS thread in the server: under load two made each product 3-10x slower
-# (bench/bench_browser.py measures both).
+# (bench/bench_browser.py measures both). No transparent huge pages for numpy's arrays:
+# where the kernel compacts memory for them on demand (defrag "madvise"), each new
+# array of 4 MB or more waited for it (a traced 800-pick record: 0.25 s instead of 0.04 s).
 run: install
-	OPENBLAS_NUM_THREADS=1 $(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
+	OPENBLAS_NUM_THREADS=1 NUMPY_MADVISE_HUGEPAGE=0 $(VENV)/bin/streamlit run app.py --server.address 127.0.0.1 --server.port $(PORT) --server.headless true
 
 # Debian's Chromium for the real-browser test (Playwright cannot download one here).
 browser:

@@ -107,6 +107,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ADAGRES_DATA_DIR": str(data), "ADAGRES_PROJECTION": projection}
         env.pop("OPENBLAS_NUM_THREADS", None)
+        env["NUMPY_MADVISE_HUGEPAGE"] = "0"  # as ``make run`` starts the app
         if blas_threads is not None:
             env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
         command = [

@@ -89,9 +89,11 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 
 
 @contextmanager
 def server(log_dir: Path, **env: str) -> Iterator[Server]:
-    """Start the app with the given environment (PCA and no prefetch unless given)."""
+    """Start the app with the given environment (PCA and no prefetch unless given; numpy
+    without huge pages, as ``make run`` starts it)."""
     port = free_port()
-    environment = {**os.environ, "ADAGRES_PROJECTION": "pca", "ADAGRES_PREFETCH": "off", **env}
+    environment = {**os.environ, "ADAGRES_PROJECTION": "pca", "ADAGRES_PREFETCH": "off",
+                   "NUMPY_MADVISE_HUGEPAGE": "0", **env}  # fmt: skip
     log = log_dir / f"streamlit-{port}.log"
     command = [sys.executable, "-m", "streamlit", "run", "app.py",
                "--server.address", "127.0.0.1", "--server.port", str(port),
