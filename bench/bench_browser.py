@@ -9,10 +9,8 @@ drives Debian's Chromium with Playwright and reports medians and maxima of:
 * page switch → settled (a click in the sidebar's page list);
 * cold launch → first chart, and → the UMAP map replacing PCA (with real UMAP).
 
-"Settled": Streamlit's run state went to ``running`` after the action and is back to
-``notRunning``, no element is stale, every Plotly chart has drawn its SVG, and two
-animation frames have passed. Times are taken inside the page (``performance.now()``),
-from just before the action. The server runs with one BLAS thread
+"Settled" is :func:`browser_driver.settle`'s, timed from just before the action. The
+server runs with one BLAS thread
 (``OPENBLAS_NUM_THREADS=1``, as ``make run`` does) and, for comparison, with the default.
 
     .venv/bin/python bench/bench_browser.py            # everything (~20 min)
@@ -25,68 +23,33 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "app")]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from browser_support import CHROMIUM, FLAGS, free_port  # noqa: E402
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
-from synthetic import synthetic_pool  # noqa: E402
-
-__all__ = ["CHROMIUM", "FLAGS", "Server", "free_port", "open_page", "settle"]
+from browser_driver import (
+    CHROMIUM,
+    FLAGS,
+    RETRIED,
+    ROOT,
+    RUNS,
+    Server,
+    open_page,
+    settle,
+    slider,
+)
+from playwright.sync_api import Page, sync_playwright
+from synthetic import synthetic_pool
 
 POOLS = {"bio": 88, "p200": 200, "p2000": 2000}  # key in the data folder -> chunks
 TARGETS = {200: 0.8, 2000: 1.5}  # median seconds, control change → settled
 LIMITS = {"any interaction": 3.0, "page switch": 1.0, "first chart": 5.0, "umap": 15.0}
-
-# Records every change of Streamlit's run state with its time (installed once per page).
-RECORDER = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  if (!app || window.__states) return;
-  window.__states = [[performance.now(), app.getAttribute('data-test-script-state')]];
-  new MutationObserver(() => window.__states.push(
-      [performance.now(), app.getAttribute('data-test-script-state')]))
-    .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
-# Resolves with the time the page settled after t0 (see the module docstring).
-SETTLED = """([t0, timeout, needRun, startBy]) => new Promise((resolve) => {
-  // A run that was going at t0 counts: the action joins it (its state may never flip).
-  const before = window.__states.filter(([t]) => t < t0).pop();
-  const busy = before && before[1] !== 'notRunning';
-  const ran = () => !needRun || busy
-      || window.__states.some(([t, s]) => t >= t0 && s !== 'notRunning');
-  const drawn = () => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
-      .every((el) => el.querySelector('.main-svg'));
-  const tick = () => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const idle = app.getAttribute('data-test-script-state') === 'notRunning';
-    if (ran() && idle && !document.querySelector('[data-stale="true"]') && drawn()) {
-      // when the script run started and ended (after t0): the server's share of the wait
-      const after = window.__states.filter(([t]) => t >= t0);
-      const start = after.find(([, s]) => s !== 'notRunning');
-      const end = [...after].reverse().find(([, s]) => s === 'notRunning');
-      requestAnimationFrame(() => requestAnimationFrame(() => resolve(
-        [performance.now(), start ? start[0] : t0, end ? end[0] : t0])));
-    } else if (needRun && !ran() && idle && performance.now() - t0 > startBy) {
-      resolve([-2, 0, 0]);  // no run began: the action did not reach the app
-    } else if (performance.now() - t0 > timeout) {
-      resolve([-1, 0, 0]);
-    } else {
-      setTimeout(tick, 5);
-    }
-  };
-  tick();
-})"""
 
 
 def write_pools(folder: Path) -> Path:
@@ -97,102 +60,6 @@ def write_pools(folder: Path) -> Path:
         pool = synthetic_pool(POOLS[name], seed=POOLS[name], dim=384)
         (folder / f"{name}.json").write_text(json.dumps(pool), encoding="utf-8")
     return folder
-
-
-class Server:
-    """``streamlit run app.py`` as a direct child process, stopped by its PID."""
-
-    def __init__(self, data: Path, *, projection: str, blas_threads: int | None) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "ADAGRES_DATA_DIR": str(data), "ADAGRES_PROJECTION": projection}
-        env.pop("OPENBLAS_NUM_THREADS", None)
-        env["NUMPY_MADVISE_HUGEPAGE"] = "0"  # as ``make run`` starts the app
-        if blas_threads is not None:
-            env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
-        command = [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(self.port),
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ]
-        self.started = time.monotonic()
-        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)  # fmt: skip
-
-    def wait_up(self, timeout: float = 90.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"streamlit exited with code {self.process.returncode}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)
-        raise TimeoutError(f"streamlit did not answer at {self.url}")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
-#: Script run time (first "running" to the last "notRunning" after the action) per settle.
-RUNS: list[float] = []
-
-
-#: Actions taken again because no script run began within 3 s of the first try.
-RETRIED: list[str] = []
-
-
-def settle(page: Page, action: Any, timeout_ms: float = 20_000, name: str = "") -> float:
-    """Seconds from just before ``action()`` until the page has settled (-1: timed out).
-
-    An action after which no script run begins within 3 s while the page is idle did not
-    reach the app (a click on an element being replaced): it is taken once more, timed
-    from then, and named in :data:`RETRIED`. The script's own run (running → notRunning)
-    is appended to :data:`RUNS`.
-    """
-    for attempt in range(2):
-        page.evaluate(RECORDER)
-        t0 = page.evaluate("() => performance.now()")
-        action()
-        done, started, ended = page.evaluate(SETTLED, [t0, timeout_ms, True, 3_000])
-        if done != -2:
-            break
-        if attempt == 0:
-            RETRIED.append(name)
-    done = -1.0 if done < 0 else done
-    RUNS.append(-1.0 if done < 0 else max(0.0, ended - started) / 1000)
-    return -1.0 if done < 0 else (done - t0) / 1000
-
-
-def open_page(page: Page, url: str) -> None:
-    page.goto(url)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                           timeout=120_000)  # fmt: skip
-    page.evaluate(RECORDER)
-    page.evaluate(SETTLED, [0, 120_000, False, 0])
-
-
-def slider(page: Page, where: str, index: int = 0) -> Any:
-    return page.locator(f'{where} [data-testid="stSlider"] input[type="range"]').nth(index)
 
 
 def interactions(page: Page, title: str) -> dict[str, Any]:

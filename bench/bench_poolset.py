@@ -20,7 +20,7 @@ step helps, the script times:
   column (the rows in memory).
 
 With ``--browser`` it also opens the set in Chromium (Debian's, through Playwright, as
-``bench_browser.py`` does): a server on a new, empty cache, the Pool sets page, the set's
+``browser_driver.py`` does): a server on a new, empty cache, the Pool sets page, the set's
 path typed into its box, and the wait until the table and both charts are drawn; then a
 change of the sort column, and the same path opened again by a second server (the rows on
 disk).
@@ -144,7 +144,7 @@ def run_step(step: str, path: Path, queries: int, cache: Path) -> object:
 def browser_open(path: Path, cache: Path) -> dict[str, float]:
     """Seconds until the Pool sets page shows ``path``'s table and charts in Chromium."""
     sys.path.insert(0, str(ROOT / "bench"))
-    from bench_browser import CHROMIUM, FLAGS, Server, open_page, settle
+    from browser_driver import CHROMIUM, FLAGS, Server, open_page, settle
     from playwright.sync_api import sync_playwright
 
     os.environ["ADAGRES_CACHE_DIR"] = str(cache)

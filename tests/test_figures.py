@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import pytest
 from reference import typed_array
 
@@ -257,55 +256,6 @@ def test_budget_bar_stacks_picks_and_the_remaining_budget(pool):
     assert as_dict(fig)["layout"]["barmode"] == "overlay"
     empty = as_dict(F.budget_bar(s, ids=pool["ids"], step=0))["data"]
     assert list(empty[0]["x"]) == [] and list(empty[1]["x"]) == [BUDGET]
-
-
-def test_budget_bar_labels_only_segments_that_can_hold_them():
-    """A label is sent only where its segment, at the widest plot, is wider than the label
-    at 11 px; the browser would hide the others after measuring each one."""
-    from adagres.figures.budget_bar import LABEL_CHAR_WIDTH, LABEL_PLOT_WIDTH
-
-    rng = np.random.default_rng(5)
-    C, q = rng.normal(size=(300, 8)), rng.normal(size=8)
-    tokens = np.where(np.arange(300) % 50 == 0, 4000, 20)  # a few wide, many narrow
-    s = adagres.select(q, C, tokens, 20_000, lam=0.0, policy="fill")
-    ids = [f"chunk-{i}" for i in range(300)]
-    picks = trace(F.budget_bar(s, ids=ids), "picks")
-    scale = LABEL_PLOT_WIDTH / 20_000
-    labelled = 0
-    for n, (chunk, text) in enumerate(zip(s.indices, picks["text"], strict=True), start=1):
-        label = f"{n}. chunk-{chunk}"
-        fits = tokens[chunk] * scale >= len(label) * LABEL_CHAR_WIDTH + 6
-        assert text == (label if fits else "")
-        labelled += fits
-    assert 0 < labelled < s.size  # both cases occur: 4,000 tokens fit a label, 20 do not
-
-
-def test_timeline_draws_markers_only_while_they_stay_apart():
-    from adagres.figures.timeline import MARKER_STEPS
-
-    rng = np.random.default_rng(6)
-    for n in (MARKER_STEPS - 20, MARKER_STEPS + 50):
-        C, q = rng.normal(size=(n, 8)), rng.normal(size=8)
-        s = adagres.select(q, C, np.full(n, 10), 10 * n, lam=0.0, policy="fill")
-        assert len(s.steps) == n + 1
-        fig = F.gain_timeline(s)
-        mode = "lines+markers" if n + 1 <= MARKER_STEPS else "lines"
-        assert trace(fig, "winner")["mode"] == trace(fig, "runner-up")["mode"] == mode
-
-
-def test_a_title_starts_with_the_top_margin_plotly_would_grow_to():
-    """plotly grows the margin to fit the title (automargin) and then draws the figure a
-    second time; the margin given holds the title already (the browser test checks that
-    plotly keeps it)."""
-    from adagres.figures.layout import TITLE_MARGIN, TITLE_MARGIN_PER_LINE, apply_layout
-
-    for words, lines in ((3, 1), (14, 2), (25, 3)):
-        fig = apply_layout(go.Figure(), title=" ".join(["word"] * words))
-        layout = as_dict(fig)["layout"]
-        assert layout["title"]["text"].count("<br>") + 1 == lines
-        assert layout["margin"]["t"] == TITLE_MARGIN + TITLE_MARGIN_PER_LINE * (lines - 1)
-        assert layout["title"]["automargin"] is True
-    assert as_dict(apply_layout(go.Figure()))["layout"]["margin"]["t"] < TITLE_MARGIN
 
 
 def test_heatmap_z_and_outline_in_pick_order(pool):

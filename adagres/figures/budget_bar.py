@@ -13,7 +13,14 @@ from ..core.result import Selection
 from .common import check_length
 from .layout import PALETTE, apply_layout, escape
 
-__all__ = ["LABEL_PLOT_WIDTH", "BarData", "BarSegment", "budget_bar", "budget_bar_data"]
+__all__ = [
+    "LABEL_CHAR_WIDTH",
+    "LABEL_PLOT_WIDTH",
+    "BarData",
+    "BarSegment",
+    "budget_bar",
+    "budget_bar_data",
+]
 
 #: The widest plot area a budget bar is drawn in (px): a segment narrower than its label
 #: at this width and 11 px gets no label at all, so the browser measures none of the

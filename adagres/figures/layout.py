@@ -14,6 +14,8 @@ __all__ = [
     "PALETTE",
     "STRATEGY_COLORS",
     "TITLE_CHARS",
+    "TITLE_MARGIN",
+    "TITLE_MARGIN_PER_LINE",
     "apply_layout",
     "escape",
     "panel_vline",
