@@ -55,7 +55,7 @@ def replay(
             row = pool.similarities(chunk).astype(np.float64)
             total += row if tau is None else np.maximum(row - tau, 0.0)
         redundancy = total[None, :]
-    term = lam * redundancy
+    term = np.multiply(redundancy, lam, out=redundancy)  # λ·R in place: one k×N array less
     gain = relevance_term - term
     pick_at = np.full(n, k + 1)
     pick_at[picks] = np.arange(k)
