@@ -14,14 +14,13 @@ import os
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "app")]
 
-from browser_support import CHROMIUM, FLAGS, free_port  # noqa: E402
+from browser_support import CHROMIUM, FLAGS, free_port, wait_until_up  # noqa: E402
 from playwright.sync_api import Page  # noqa: E402
 
 __all__ = ["CHROMIUM", "FLAGS", "RETRIED", "ROOT", "RUNS", "Server", "free_port", "open_page",
@@ -100,17 +99,8 @@ class Server:
                                         stderr=subprocess.DEVNULL)  # fmt: skip
 
     def wait_up(self, timeout: float = 90.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"streamlit exited with code {self.process.returncode}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.05)
-        raise TimeoutError(f"streamlit did not answer at {self.url}")
+        """Return once the server answers (asked every 50 ms: cold launches are timed)."""
+        wait_until_up(self.url, self.process, timeout, poll=0.05)
 
     def stop(self) -> None:
         self.process.terminate()

@@ -73,7 +73,11 @@ class Server:
         return time.monotonic() - start
 
 
-def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+def wait_until_up(
+    url: str, process: subprocess.Popen[bytes], timeout: float = 90.0, poll: float = 0.3
+) -> None:
+    """Return once the server at ``url`` answers its health check (asked every ``poll`` s);
+    raise if its process exits first or ``timeout`` s pass."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -83,7 +87,7 @@ def _wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 
                 if response.status == 200:
                     return
         except OSError:
-            time.sleep(0.3)
+            time.sleep(poll)
     raise TimeoutError(f"streamlit did not answer at {url} within {timeout:.0f} s")
 
 
@@ -103,7 +107,7 @@ def server(log_dir: Path, **env: str) -> Iterator[Server]:
         process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=out, stderr=out)
     running = Server(f"http://127.0.0.1:{port}", process, log)
     try:
-        _wait_until_up(running.url, process)
+        wait_until_up(running.url, process)
         yield running
     finally:
         if process.poll() is None:
