@@ -20,7 +20,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "app")]
 
-from browser_support import CHROMIUM, FLAGS, free_port, wait_until_up  # noqa: E402
+from browser_support import (  # noqa: E402
+    APP_ENVIRONMENT,
+    CHROMIUM,
+    FLAGS,
+    app_command,
+    free_port,
+    wait_until_up,
+)
 from playwright.sync_api import Page  # noqa: E402
 
 __all__ = ["CHROMIUM", "FLAGS", "RETRIED", "ROOT", "RUNS", "Server", "free_port", "open_page",
@@ -74,26 +81,10 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "ADAGRES_DATA_DIR": str(data), "ADAGRES_PROJECTION": projection}
         env.pop("OPENBLAS_NUM_THREADS", None)
-        env["NUMPY_MADVISE_HUGEPAGE"] = "0"  # as ``make run`` starts the app
+        env.update(APP_ENVIRONMENT)  # as ``make run`` starts the app
         if blas_threads is not None:
             env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
-        command = [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(self.port),
-            "--server.headless",
-            "true",
-            "--browser.gatherUsageStats",
-            "false",
-            "--server.fileWatcherType",
-            "none",
-        ]
+        command = app_command(self.port)
         self.started = time.monotonic()
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)  # fmt: skip

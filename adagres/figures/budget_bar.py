@@ -83,10 +83,10 @@ def budget_bar(
     data = budget_bar_data(selection, ids=ids, step=step)
     starts = list(accumulate((s.tokens for s in data.segments), initial=0))
     scale = LABEL_PLOT_WIDTH / max(data.budget, data.used, 1)  # px per token, at most
+    full = [f"{s.pick}. {s.label}" for s in data.segments]
     labels = [
         label if s.tokens * scale >= len(label) * LABEL_CHAR_WIDTH + 6 else ""
-        for s in data.segments
-        for label in (f"{s.pick}. {s.label}",)
+        for s, label in zip(data.segments, full, strict=True)
     ]
     # One trace for all the picks (each bar placed by its base), not a trace per pick: the
     # browser's cost of a figure grows with its traces (150 picks: 0.19 s per draw).

@@ -91,18 +91,28 @@ def wait_until_up(
     raise TimeoutError(f"streamlit did not answer at {url} within {timeout:.0f} s")
 
 
+#: What ``make run`` sets for the server besides the BLAS threads: numpy without
+#: transparent huge pages (the Makefile says why).
+APP_ENVIRONMENT = {"NUMPY_MADVISE_HUGEPAGE": "0"}
+
+
+def app_command(port: int) -> list[str]:
+    """``streamlit run app.py`` on 127.0.0.1:``port``, headless, no file watcher."""
+    return [sys.executable, "-m", "streamlit", "run", "app.py",
+            "--server.address", "127.0.0.1", "--server.port", str(port),
+            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none"]  # fmt: skip
+
+
 @contextmanager
 def server(log_dir: Path, **env: str) -> Iterator[Server]:
     """Start the app with the given environment (PCA and no prefetch unless given; numpy
     without huge pages, as ``make run`` starts it)."""
     port = free_port()
     environment = {**os.environ, "ADAGRES_PROJECTION": "pca", "ADAGRES_PREFETCH": "off",
-                   "NUMPY_MADVISE_HUGEPAGE": "0", **env}  # fmt: skip
+                   **APP_ENVIRONMENT, **env}  # fmt: skip
     log = log_dir / f"streamlit-{port}.log"
-    command = [sys.executable, "-m", "streamlit", "run", "app.py",
-               "--server.address", "127.0.0.1", "--server.port", str(port),
-               "--server.headless", "true", "--browser.gatherUsageStats", "false",
-               "--server.fileWatcherType", "none"]  # fmt: skip
+    command = app_command(port)
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=out, stderr=out)
     running = Server(f"http://127.0.0.1:{port}", process, log)
