@@ -18,6 +18,7 @@ from adagres.core.greedy import Terms
 from adagres.core.prepared import prepare
 from adagres.core.records import StopReason
 from adagres.core.replay import replay
+from adagres.core.scores import accumulate_rows
 from adagres.core.variants import orthogonal_pool
 
 FLOORS = (None, 0.0, 0.3, -0.2)
@@ -116,3 +117,17 @@ def test_the_orthogonal_pool_is_made_once_per_prepared_pool():
     other = orthogonal_pool(again)
     assert other is not kept and np.array_equal(other.chunks, kept.chunks)
     assert not kept.chunks.flags.writeable
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", [np.add, np.subtract])
+@pytest.mark.parametrize("shape", [(0, 7), (1, 7), (2, 1), (21, 200), (5, 3001)])
+def test_accumulate_rows_holds_the_bits_of_the_ufuncs_accumulate(op, dtype, shape):
+    """The traced records' running sums are built a row at a time instead of by
+    ``ufunc.accumulate(axis=0)``: the same operations in the same order, so the same bits."""
+    rng = np.random.default_rng(shape[0] * 7919 + shape[1])
+    rows = (rng.normal(size=shape) * rng.uniform(1e-3, 1e3, size=shape)).astype(dtype)
+    expected = op.accumulate(rows, axis=0)
+    got = accumulate_rows(op, rows.copy())
+    assert got.dtype == dtype
+    assert got.tobytes() == expected.tobytes()

@@ -17,6 +17,7 @@ import numpy as np
 from .greedy import Run, Terms, frozen
 from .prepared import PreparedPool
 from .records import Candidates, Step, StopReason
+from .scores import accumulate_rows
 
 __all__ = ["replay"]
 
@@ -40,13 +41,13 @@ def replay(
     k = len(order)
     picks = np.asarray(order, dtype=np.intp).reshape(k)
     # redundancy[t]: Σ of the floored cosine rows of the first t picks (t = 0…k)
-    if trace:  # every step's sums, added one pick at a time (accumulate is sequential)
+    if trace:  # every step's sums, added one pick at a time, in order
         rows = np.empty((k, n))
         for t, chunk in enumerate(order):
             rows[t] = pool.similarities(chunk)
         redundancy = np.zeros((k + 1, n))
         redundancy[1:] = rows if tau is None else np.maximum(rows - tau, 0.0)
-        np.add.accumulate(redundancy, axis=0, out=redundancy)
+        accumulate_rows(np.add, redundancy)
         winner_redundancy = redundancy[np.arange(k), picks]
     else:  # the picks' own sums and the last row only: O(N) memory
         total, winner_redundancy = np.zeros(n), np.empty(k)

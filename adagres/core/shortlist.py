@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .prepared import PreparedPool
-from .scores import NEG, Rows
+from .scores import NEG, Rows, accumulate_rows
 
 __all__ = ["SHORTLIST_MIN_CHUNKS", "Shortlist", "shortlist_size"]
 
@@ -191,7 +191,8 @@ class Shortlist:
                 rows = np.ascontiguousarray((self.chunks @ self.chunks[picks].T).T, np.float64)
             gains = np.empty((len(steps), n))
             gains[0] = relevance
-            gains[1:] = relevance - float(self.lam) * np.cumsum(rows, axis=0)[: len(steps) - 1]
+            sums = accumulate_rows(np.add, rows[: len(steps) - 1].copy())  # np.cumsum(axis=0)
+            gains[1:] = relevance - float(self.lam) * sums
             gains[-1] = final
             rows.flags.writeable = False
             pick_similarity = rows
