@@ -38,7 +38,7 @@ TARGETS: dict[str, tuple[tuple[int, ...], float]] = {
     "fast/pyversity @100k": ((100_000,), 1.0),
     "fast/pyversity normalize=False @100k": ((100_000,), 1.0),
     "fast/floor": ((200,), 2.0),
-    "traced/fast": ((200,), 1.3),
+    "traced/fast": ((200, 2000), 1.3),
 }
 THREADS: tuple[int | None, ...] = (1, None)  # None: the default BLAS thread count
 
