@@ -77,7 +77,7 @@ def warm_up(*, fanoutqa: bool) -> None:
 
     Both jobs take a core and the interpreter lock for seconds, so the Pool page calls this
     only while a tab that embeds texts is open (:func:`ui.pool_sources.pool_sources`; the
-    measurements are in the README's speed section).
+    measurements are in docs/SPEED.md).
     """
     if not _prefetch():
         return
