@@ -206,7 +206,7 @@ def run(quick: bool, make_pool: Callable) -> dict[int, dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    from bench_select import make_pool as pool_maker
+    from select_support import make_pool as pool_maker
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")

@@ -5,8 +5,9 @@ each runs as a :mod:`ui.jobs` job and returns the prepared :class:`Pool`; the pa
 it (``ui.progress.follow``: progress, an estimate, Cancel) and then registers the pool with
 :func:`register`, in the script thread, for the session that asked.
 
-What keeps the defaults to seconds: the embedding model is loaded in the background while
-the user looks at the Pool page (:func:`warm_up`); vectors come from the on-disk cache
+Counting tokens, embedding and loading the model are in :mod:`ui.preparing`. What keeps the
+defaults to seconds: the embedding model is loaded in the background while the user looks
+at the Pool page (:func:`warm_up`); vectors come from the on-disk cache
 (``adagres.pools.embed``), so a text is embedded once per machine; a FanOutQA pool embeds
 only its own 20 chunks and its query; the drug-review corpus starts from a sample of the
 reviews (the user can take more).
@@ -16,8 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,11 +25,9 @@ import streamlit as st
 from adagres.errors import PoolError
 from adagres.pools.pool import Pool
 
-from . import jobs, pools, progress
-from .text import count
+from . import jobs, pools, preparing
 
 __all__ = [
-    "DEFAULT_TOKENIZER",
     "DRUG_REVIEWS_DEFAULT",
     "documents_job",
     "drug_conditions",
@@ -38,36 +35,15 @@ __all__ = [
     "drug_pool_key",
     "fanoutqa_job",
     "fanoutqa_questions",
-    "model_ready",
-    "prepare_bundled",
-    "prepare_pool",
     "register",
     "upload_job",
     "warm_up",
 ]
 
-DEFAULT_TOKENIZER = "cl100k"
 #: Reviews the drug-review corpus starts from (of 979): about 120 chunks, seconds to embed.
 DRUG_REVIEWS_DEFAULT = 50
-#: Prior guesses for the estimate until the work measures its own rate.
-MODEL_SECONDS = 12.0  # import sentence-transformers and load MiniLM, once per server process
-TEXTS_PER_SECOND = 40.0
 FANOUTQA_BUILD_SECONDS = 20.0  # BM25 over 10,033 summaries, once per machine (disk cache)
-_MODEL_JOB = "embedding-model"
 _FANOUTQA_JOB = "fanoutqa-pools"
-
-
-def _prefetch() -> bool:
-    return os.environ.get("ADAGRES_PREFETCH", "on").strip().lower() not in ("0", "off", "no")
-
-
-def _load_model(job: jobs.Job) -> bool:
-    from adagres.pools.embed import embed_texts
-
-    job.report(None, "Loading the embedding model (MiniLM, packaged)…")
-    # A throw-away cache folder, so that the model really runs (and stays loaded).
-    embed_texts(["warm-up"], cache_dir=tempfile.mkdtemp(prefix="adagres-warm-"))
-    return True
 
 
 def warm_up(*, fanoutqa: bool) -> None:
@@ -79,57 +55,12 @@ def warm_up(*, fanoutqa: bool) -> None:
     only while a tab that embeds texts is open (:func:`ui.pool_sources.pool_sources`; the
     measurements are in docs/SPEED.md).
     """
-    if not _prefetch():
+    if not preparing.prefetch_on():
         return
-    jobs.start(_MODEL_JOB, _load_model, label="Loading the model", expected=MODEL_SECONDS)
+    preparing.start_model()
     if fanoutqa and fanoutqa_available():
         jobs.start(_FANOUTQA_JOB, lambda job: _fanoutqa_pools(), label="FanOutQA pools",
                    expected=FANOUTQA_BUILD_SECONDS)  # fmt: skip
-
-
-def model_prefetch_pending() -> bool:
-    """Whether a prefetch (:func:`warm_up`) would start loading the model: prefetching is
-    on and no load has started in this process. A failed load is not retried from here
-    (the load the user asks for says why it failed)."""
-    job = jobs.find(_MODEL_JOB)
-    return _prefetch() and (job is None or job.cancelled)
-
-
-def model_ready() -> bool:
-    """Whether the embedding model is loaded in this process (by the warm-up job)."""
-    job = jobs.find(_MODEL_JOB)
-    return job is not None and job.done and job.error is None
-
-
-def _expected(n_texts: int, embed: bool) -> float:
-    return (0.0 if model_ready() else MODEL_SECONDS) + n_texts / TEXTS_PER_SECOND if embed else 2.0
-
-
-def prepare_pool(pool: Pool, job: jobs.Job | None = None) -> Pool:
-    """``pool`` with token counts and embeddings, computing only what is missing (a pool
-    with chunk vectors but no query vector gets its query embedded, nothing else)."""
-    from adagres.pools.embed import ensure_embeddings
-    from adagres.pools.tokens import ensure_token_counts
-
-    def say(message: str) -> None:
-        if job is not None:
-            job.report(None, message)
-
-    if pool.token_counts is None:
-        say(f"Counting tokens of {count(len(pool), 'chunk')} ({DEFAULT_TOKENIZER})…")
-        pool = ensure_token_counts(pool, DEFAULT_TOKENIZER)
-    if pool.raw_embeddings is None or pool.raw_query_embedding is None:
-        say(f"Embedding {count(len(pool), 'chunk')} and the query (MiniLM, on this machine)…")
-        report = None if job is None else job.counter(lambda d, t: f"Embedded {d} of {t} texts")
-        pool = ensure_embeddings(pool, progress=report)
-    return pool
-
-
-def prepare_bundled(pool: Pool, name: str) -> Pool:
-    """A bundled pool file without vectors or counts, prepared while the page shows it."""
-    job = jobs.start(f"bundled-{name}", lambda j: prepare_pool(pool, j),
-                     label=f"Preparing {name}", expected=_expected(len(pool), True))  # fmt: skip
-    return progress.follow(job, key=f"cancel_bundled_{name}")
 
 
 def register(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
@@ -152,8 +83,9 @@ def upload_job(name: str, content: bytes) -> jobs.Job:
         job.report(None, f"Reading {name}…")
         found = load_pools(content, name=name)
         pool = found[0]
-        job.expected = job.elapsed() + _expected(len(pool) + 1, pool.raw_embeddings is None)
-        return prepare_pool(pool, job)
+        embed = pool.raw_embeddings is None
+        job.expected = job.elapsed() + preparing.expected_seconds(len(pool) + 1, embed)
+        return preparing.prepare_pool(pool, job)
 
     label = f"Loading {name}"
     return jobs.start(f"upload-{pools.short_hash(content)}", work, label=label, expected=5.0)
@@ -177,7 +109,7 @@ def documents_job(
             progress=job.counter(lambda d, t: f"Embedded {d} of {t} chunks"),
         )  # fmt: skip
 
-    expected = _expected(max(words // max(size - overlap, 1), 1), True)
+    expected = preparing.expected_seconds(max(words // max(size - overlap, 1), 1), True)
     return jobs.start(f"corpus-{pools.short_hash(params.encode())}", work,
                       label="Building the pool", expected=expected)  # fmt: skip
 
@@ -231,9 +163,10 @@ def fanoutqa_job(index: int) -> jobs.Job:
         every: list[Pool] = built.result
         if not 0 <= index < len(every):
             raise PoolError(f"FanOutQA has {len(every)} dev sub-question pools; no pool #{index}")
-        return prepare_pool(every[index], job)
+        return preparing.prepare_pool(every[index], job)
 
-    expected = _expected(21, True) + (0.0 if _fanoutqa_ready() else FANOUTQA_BUILD_SECONDS)
+    build = 0.0 if _fanoutqa_ready() else FANOUTQA_BUILD_SECONDS
+    expected = preparing.expected_seconds(21, True) + build
     return jobs.start(f"fanoutqa-{index}", work, label=f"Loading FanOutQA pool #{index}",
                       expected=expected)  # fmt: skip
 
@@ -286,6 +219,6 @@ def drug_job(
         return dataclasses.replace(pool, extra={**pool.extra, **extra})
 
     chunks_per_review = max(120 // max(int(size) - int(overlap), 1), 1)
-    expected = _expected(int(reviews) * chunks_per_review, True)
+    expected = preparing.expected_seconds(int(reviews) * chunks_per_review, True)
     return jobs.start(drug_pool_key(query, condition, size, overlap, top_n, reviews), work,
                       label="Building the drug-review pool", expected=expected)  # fmt: skip

@@ -14,7 +14,7 @@ import streamlit as st
 
 from adagres.errors import AdagresError
 
-from . import corpora, jobs, progress, render
+from . import corpora, jobs, preparing, progress, render
 from .pools import fanoutqa_key
 from .text import count
 
@@ -52,7 +52,7 @@ def pool_sources(open_pool: OpenPool) -> None:
         st.session_state[_REAL_OPENED] = True
     if corpus_tab.open or real_tab.open:
         corpora.warm_up(fanoutqa=bool(real_tab.open))
-    elif corpora.model_prefetch_pending():
+    elif preparing.model_prefetch_pending():
         st.session_state[_LINGER_FULL_RUN] = True
         _warm_up_when_lingering()
     with upload_tab:

@@ -34,6 +34,8 @@ from adagres.errors import InputError, PoolError
 from adagres.pools.io import load_pools
 from adagres.pools.pool import Pool
 
+from .preparing import prepare_bundled
+
 __all__ = [
     "FANOUTQA_PREFIX",
     "PRIVATE_KINDS",
@@ -284,7 +286,5 @@ def get_pool(key: str) -> Pool:
         raise PoolError(f"no pool with key {key!r}")
     pool = load_pools(path)[0]
     if pool.token_counts is None or pool.raw_embeddings is None:
-        from .corpora import prepare_bundled
-
         pool = prepare_bundled(pool, path.name)
     return registry().put(key, pool, key.replace("_", " "))

@@ -117,3 +117,32 @@ def test_a_cancelled_upload_keeps_the_pool_and_says_so(pools_dir, monkeypatch):
     finally:
         release.set()
     assert job.wait(10) and isinstance(job.error, jobs.Cancelled | RuntimeError)
+
+
+def test_a_bundled_pool_file_without_token_counts_is_counted_when_first_opened(
+    tmp_path, monkeypatch
+):
+    """A pool file in the data folder that gives no token counts is prepared when a page
+    first opens it (``ui.preparing.prepare_bundled``, a job the page follows): the pool the
+    page selects from holds the default tokenizer's counts of its texts, and its vectors."""
+    from apptest_support import SELECTION, no_error, page
+
+    from adagres.pools.tokens import DEFAULT_TOKENIZER, count_tokens
+    from ui import pools
+
+    data = synthetic_pool(12, seed=3)
+    for chunk in data["chunks"]:
+        del chunk["tokens"]
+    (tmp_path / "nocounts.json").write_text(json.dumps(data))
+    monkeypatch.setenv("ADAGRES_DATA_DIR", str(tmp_path))
+    at = page(SELECTION, pool="nocounts")
+    no_error(at)
+    pool = pools.registered("nocounts")
+    assert pool is not None
+    texts = [chunk["text"] for chunk in data["chunks"]]
+    assert pool.token_counts is not None
+    assert list(pool.token_counts) == list(count_tokens(texts, DEFAULT_TOKENIZER))
+    assert all(n > 0 for n in pool.token_counts)
+    assert pool.raw_embeddings is not None
+    vectors = [chunk["embedding"] for chunk in data["chunks"]]
+    assert abs(pool.raw_embeddings - vectors).max() == 0.0

@@ -1,0 +1,106 @@
+"""The embedding model in the background, and a pool made ready to select from.
+
+A pool needs token counts and embeddings. :func:`prepare_pool` computes whichever are
+missing (tokens with the default tokenizer, vectors with the packaged MiniLM), and
+:func:`prepare_bundled` does it as a :mod:`ui.jobs` job for a bundled pool file that comes
+without them. The model loads once per server process (:func:`start_model`, started early
+by the Pool page's sources, ``ui.corpora.warm_up``), and the estimates of every job that
+embeds count on it being loaded or not.
+
+Nothing here knows where pools are kept: :mod:`ui.pools` calls :func:`prepare_bundled`, and
+:mod:`ui.corpora` builds its pools with :func:`prepare_pool`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from adagres.pools.pool import Pool
+from adagres.pools.tokens import DEFAULT_TOKENIZER
+
+from . import jobs, progress
+from .text import count
+
+__all__ = [
+    "MODEL_SECONDS",
+    "TEXTS_PER_SECOND",
+    "expected_seconds",
+    "model_prefetch_pending",
+    "model_ready",
+    "prefetch_on",
+    "prepare_bundled",
+    "prepare_pool",
+    "start_model",
+]
+
+#: Prior guesses for the estimate until the work measures its own rate.
+MODEL_SECONDS = 12.0  # import sentence-transformers and load MiniLM, once per server process
+TEXTS_PER_SECOND = 40.0
+MODEL_JOB = "embedding-model"
+
+
+def prefetch_on() -> bool:
+    """Whether loading ahead of need is on (off with ``ADAGRES_PREFETCH=off``)."""
+    return os.environ.get("ADAGRES_PREFETCH", "on").strip().lower() not in ("0", "off", "no")
+
+
+def load_model(job: jobs.Job) -> bool:
+    from adagres.pools.embed import embed_texts
+
+    job.report(None, "Loading the embedding model (MiniLM, packaged)…")
+    # A throw-away cache folder, so that the model really runs (and stays loaded).
+    embed_texts(["warm-up"], cache_dir=tempfile.mkdtemp(prefix="adagres-warm-"))
+    return True
+
+
+def start_model() -> jobs.Job:
+    """Load the embedding model in the background (joins the load already running)."""
+    return jobs.start(MODEL_JOB, load_model, label="Loading the model", expected=MODEL_SECONDS)
+
+
+def model_prefetch_pending() -> bool:
+    """Whether a prefetch would start loading the model: prefetching is on and no load has
+    started in this process. A failed load is not retried from here (the load the user asks
+    for says why it failed)."""
+    job = jobs.find(MODEL_JOB)
+    return prefetch_on() and (job is None or job.cancelled)
+
+
+def model_ready() -> bool:
+    """Whether the embedding model is loaded in this process (by :func:`start_model`)."""
+    job = jobs.find(MODEL_JOB)
+    return job is not None and job.done and job.error is None
+
+
+def expected_seconds(n_texts: int, embed: bool) -> float:
+    """A prior guess of a job that reads, counts and (with ``embed``) embeds ``n_texts``."""
+    return (0.0 if model_ready() else MODEL_SECONDS) + n_texts / TEXTS_PER_SECOND if embed else 2.0
+
+
+def prepare_pool(pool: Pool, job: jobs.Job | None = None) -> Pool:
+    """``pool`` with token counts and embeddings, computing only what is missing (a pool
+    with chunk vectors but no query vector gets its query embedded, nothing else)."""
+    from adagres.pools.embed import ensure_embeddings
+    from adagres.pools.tokens import ensure_token_counts
+
+    def say(message: str) -> None:
+        if job is not None:
+            job.report(None, message)
+
+    if pool.token_counts is None:
+        say(f"Counting tokens of {count(len(pool), 'chunk')} ({DEFAULT_TOKENIZER})…")
+        pool = ensure_token_counts(pool, DEFAULT_TOKENIZER)
+    if pool.raw_embeddings is None or pool.raw_query_embedding is None:
+        say(f"Embedding {count(len(pool), 'chunk')} and the query (MiniLM, on this machine)…")
+        report = None if job is None else job.counter(lambda d, t: f"Embedded {d} of {t} texts")
+        pool = ensure_embeddings(pool, progress=report)
+    return pool
+
+
+def prepare_bundled(pool: Pool, name: str) -> Pool:
+    """A bundled pool file without vectors or counts, prepared while the page shows it."""
+    expected = expected_seconds(len(pool), True)
+    job = jobs.start(f"bundled-{name}", lambda j: prepare_pool(pool, j),
+                     label=f"Preparing {name}", expected=expected)  # fmt: skip
+    return progress.follow(job, key=f"cancel_bundled_{name}")
