@@ -161,4 +161,4 @@ def test_a_folder_with_only_a_pickled_checkpoint_is_refused(tmp_path):
     (folder / "model.safetensors").unlink()
     (folder / "pytorch_model.bin").write_bytes(b"\x80\x04not-a-real-checkpoint")
     with pytest.raises(PoolError, match=r"needs model\.safetensors"):
-        embed._load_model(resolve_model(folder))
+        embed_texts(["a text"], model=folder, cache_dir=tmp_path / "cache")
