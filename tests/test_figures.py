@@ -128,6 +128,23 @@ def test_map_numbers_picks_only_up_to_max_labels(pool):
     assert F.MAX_PICK_LABELS == 60 and s.size <= F.MAX_PICK_LABELS  # the default numbers them
 
 
+def test_a_click_selection_dims_no_point_of_the_map(pool):
+    """The pages select a chunk with a click on the map, and plotly dims every point outside
+    a selection to a fifth unless the trace says otherwise: each trace keeps its look (the
+    numbers of the picks too), so the map still reads after a click."""
+    s, p = pool["s"], pool["proj"]
+    for t, max_labels in ((1, 60), (s.size, 60), (len(s.steps), 0)):
+        fig = F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"], max_labels=max_labels)
+        assert len(fig.data) >= 4
+        for layer in fig.data:
+            assert layer.unselected.marker.opacity == 1.0, layer.name
+        picks = next(layer for layer in fig.data if layer.name == "selected")
+        if max_labels:
+            assert picks.textfont.color == picks.unselected.textfont.color == F.PALETTE["selected"]
+        else:
+            assert picks.unselected.textfont.color is None  # no numbers drawn
+
+
 def test_every_map_point_carries_its_pool_position(pool):
     """A click names its chunk through customdata, whatever the trace order."""
     s, p = pool["s"], pool["proj"]

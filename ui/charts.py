@@ -117,7 +117,7 @@ def marked_map(key: SelectionKey, step: int, chunk: int) -> tuple[Any, str, bool
     def build() -> Any:
         import plotly.graph_objects as go
 
-        from adagres.figures.layout import PALETTE, escape
+        from adagres.figures.layout import PALETTE, UNDIMMED, escape
 
         marked = go.Figure(figure)
         x, y = (float(v) for v in coordinates.chunks[chunk])
@@ -131,6 +131,7 @@ def marked_map(key: SelectionKey, step: int, chunk: int) -> tuple[Any, str, bool
                 mode="markers",
                 name=f"inspected: {escape(name)}",
                 hoverinfo="skip",
+                unselected=UNDIMMED,
                 marker={
                     "size": 30,
                     "color": PALETTE["stop"],

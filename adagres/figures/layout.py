@@ -16,6 +16,7 @@ __all__ = [
     "TITLE_CHARS",
     "TITLE_MARGIN",
     "TITLE_MARGIN_PER_LINE",
+    "UNDIMMED",
     "apply_layout",
     "escape",
     "panel_vline",
@@ -55,6 +56,10 @@ STRATEGY_COLORS: dict[str, str] = {
     "exact": "#000000",
     "reference_code": "#CC79A7",
 }
+
+#: A trace's look for points outside a click selection: unchanged. plotly dims them to a
+#: fifth by default, which on a map the pages select from would fade every other chunk.
+UNDIMMED: dict[str, Any] = {"marker": {"opacity": 1.0}}
 
 FONT: dict[str, Any] = {"family": "Inter, Helvetica, Arial, sans-serif", "size": 13}
 

@@ -13,7 +13,16 @@ from ..core import validate as v
 from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length, step_candidates
-from .layout import GAIN_SCALE, PALETTE, apply_layout, escape, number, plain_name, snippet
+from .layout import (
+    GAIN_SCALE,
+    PALETTE,
+    UNDIMMED,
+    apply_layout,
+    escape,
+    number,
+    plain_name,
+    snippet,
+)
 from .projection import Projection
 
 __all__ = ["MAX_PICK_LABELS", "MapData", "MapPoints", "map_data", "pool_map"]
@@ -320,6 +329,12 @@ def pool_map(
                 },
             )
         )
+    # A click on a point selects it (the pages open its verdict), and plotly would then dim
+    # every other point to a fifth until the selection is cleared; the pages ring the chunk
+    # they inspect instead, so a selection dims nothing.
+    fig.update_traces(unselected=UNDIMMED)
+    if numbered:
+        fig.update_traces(unselected_textfont_color=selected_color, selector={"name": "selected"})
     if title is None:
         n_steps = len(selection.steps)
         if data.step == 0:

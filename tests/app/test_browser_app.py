@@ -169,6 +169,15 @@ def test_a_click_on_a_chunk_opens_its_verdict_in_view(app, browser):
     wait_for_app(page)
     assert page.locator("#verdict").inner_text() == "Verdict on c0030"
     assert in_view(page, "verdict")
+    # A click on the ringed chunk again leaves the figure as it is, so the chart keeps the
+    # click's selection: the map dims none of the other points (the ring marks the chunk).
+    click_chunk(page, 30)
+    wait_for_app(page)
+    page.wait_for_timeout(1000)
+    assert page.locator("#verdict").inner_text() == "Verdict on c0030"
+    dimmed = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot .point')]
+        .filter(p => parseFloat(getComputedStyle(p).opacity) < 0.99).length""")
+    assert dimmed == 0
     # In the table at the bottom: the same.
     table = page.locator('[data-testid="stDataFrame"]').last
     table.scroll_into_view_if_needed()
