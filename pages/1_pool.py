@@ -32,7 +32,7 @@ if pool.answers:
 render.metrics(
     [
         ("Chunks", len(pool)),
-        ("Tokens in the pool", int(frame["tokens"].sum())),
+        ("Tokens in the pool", f"{int(frame['tokens'].sum()):,}"),
         ("Tokenizer", render.escape_md(str(pool.tokenizer))),  # from the file
         ("Selected now", selection.size),
     ]

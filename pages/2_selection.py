@@ -19,7 +19,7 @@ pool, key, selection = render.pool_and_selection(settings)
 render.metrics(
     [
         ("Chunks selected", selection.size),
-        ("Tokens used", f"{selection.tokens_used} / {selection.budget}"),
+        ("Tokens used", f"{selection.tokens_used:,} / {selection.budget:,}"),
         ("λ", f"{selection.lam:.4f}"),
         ("F(S)", f"{selection.objective:.4f}"),
         ("Stop reason", plain_name(selection.stop_reason)),

@@ -63,7 +63,7 @@ else:
     render.metrics(
         [
             ("Chunks", len(pool)),
-            ("Tokens in the pool", int(np.asarray(pool.token_counts).sum())),
+            ("Tokens in the pool", f"{int(np.asarray(pool.token_counts).sum()):,}"),
             ("Tokenizer", render.escape_md(str(pool.tokenizer))),
             ("Collection", render.escape_md(str(retrieval["collection"]))),
         ]

@@ -44,7 +44,7 @@ def test_pages_work_at_every_size(pools_dir, pool, path):
         assert len(table) == n
         assert set(table["verdict"]) <= {"selected", "did not fit", "outscored", "no positive gain"}
     if path == SELECTION:
-        tokens_used = int(metric(at, "Tokens used").split(" / ")[0])
+        tokens_used = int(metric(at, "Tokens used").split(" / ")[0].replace(",", ""))
         assert 0 < tokens_used <= 1500
 
 

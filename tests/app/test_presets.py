@@ -52,7 +52,7 @@ def test_the_default_is_the_recommended_preset(data_dir):
     assert context_ids(at) == [pool.ids[i] for i in expected.indices]
     assert metric(at, "F(S)") == f"{expected.objective:.4f}"
     assert metric(at, "λ") == f"{expected.lam:.4f}"
-    assert metric(at, "Tokens used") == f"{expected.tokens_used} / 1000"
+    assert metric(at, "Tokens used") == f"{expected.tokens_used:,} / 1,000"
     # The URL written back names every field of the preset.
     params = at.query_params
     assert (params["strategy"], params["policy"], params["formula"]) == shown_settings(at)

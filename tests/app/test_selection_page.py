@@ -17,10 +17,10 @@ from adagres.pools.io import load_pool
 def test_smaller_budget_uses_fewer_tokens(pools_dir):
     at = page(SELECTION, pool="medium", budget="3000")
     no_error(at)
-    large = int(metric(at, "Tokens used").split(" / ")[0])
+    large = int(metric(at, "Tokens used").split(" / ")[0].replace(",", ""))
     at.number_input(key="sb_budget").set_value(600).run()
     no_error(at)
-    small = int(metric(at, "Tokens used").split(" / ")[0])
+    small = int(metric(at, "Tokens used").split(" / ")[0].replace(",", ""))
     assert small <= 600 < large <= 3000
     assert len(context_ids(at)) < 10
     assert at.query_params["budget"] == "600"

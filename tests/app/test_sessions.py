@@ -182,7 +182,7 @@ def test_budget_is_a_number_input_that_keeps_the_users_value(pools_dir):
     assert at.query_params["budget"] == "5000"  # the user's value, not the clamped one
     expected = select(tiny.query_embedding, tiny.embeddings, tiny.token_counts, total)
     tokens = next(m.value for m in at.metric if m.label == "Tokens used")
-    assert tokens == f"{expected.tokens_used} / {total}"
+    assert tokens == f"{expected.tokens_used:,} / {total:,}"
     # Back on the larger pool, the user's value is in use again.
     at.selectbox(key="sb_pool").set_value("medium").run()
     assert at.number_input(key="sb_budget").value == 5000
