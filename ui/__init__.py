@@ -4,8 +4,10 @@
   session state and the URL; ``sidebar``: the shared controls; ``routing``: deep links.
 - ``pools``: the pools of this server process and which session may open each (uploads
   and built pools are the session's own); ``corpora``: where new pools come from, each
-  load a ``jobs`` job (a daemon thread with progress, an estimate and Cancel); ``compute``: cached
-  computations keyed by the settings value (``selection_key``); ``charts``: cached figures;
+  load a ``jobs`` job (a daemon thread with progress, an estimate and Cancel);
+  ``preparing``: token counts, embeddings and the model's background load, for both;
+  ``compute``: cached computations keyed by the settings value (``selection_key``);
+  ``charts``: cached figures;
   ``projection_store``: the map's coordinates (PCA now, UMAP in the background);
   ``cache``: the slot every cached result is kept in; ``progress``: the one way the data
   layer draws while it works.
