@@ -10,31 +10,12 @@ Chromium that plotly keeps the margin given.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import plotly.graph_objects as go
-from reference import typed_array
+from figure_support import as_dict, trace
 
 import adagres
 from adagres import figures as F
-
-
-def as_dict(fig: go.Figure) -> dict[str, Any]:
-    out = fig.to_dict()
-    for trace in out["data"]:
-        for key, value in trace.items():
-            if isinstance(value, dict) and "bdata" in value:
-                trace[key] = typed_array(value).tolist()
-            elif isinstance(value, np.ndarray):
-                trace[key] = value.tolist()
-    return out
-
-
-def trace(fig: go.Figure, name: str) -> dict[str, Any]:
-    matches = [t for t in as_dict(fig)["data"] if t.get("name") == name]
-    assert len(matches) == 1, name
-    return matches[0]
 
 
 def test_budget_bar_labels_only_segments_that_can_hold_them():
