@@ -37,7 +37,7 @@ __all__ = [
 #: Prior guesses for the estimate until the work measures its own rate.
 MODEL_SECONDS = 12.0  # import sentence-transformers and load MiniLM, once per server process
 TEXTS_PER_SECOND = 40.0
-MODEL_JOB = "embedding-model"
+_MODEL_JOB = "embedding-model"
 
 
 def prefetch_on() -> bool:
@@ -45,7 +45,7 @@ def prefetch_on() -> bool:
     return os.environ.get("ADAGRES_PREFETCH", "on").strip().lower() not in ("0", "off", "no")
 
 
-def load_model(job: jobs.Job) -> bool:
+def _load_model(job: jobs.Job) -> bool:
     from adagres.pools.embed import embed_texts
 
     job.report(None, "Loading the embedding model (MiniLM, packaged)…")
@@ -56,20 +56,20 @@ def load_model(job: jobs.Job) -> bool:
 
 def start_model() -> jobs.Job:
     """Load the embedding model in the background (joins the load already running)."""
-    return jobs.start(MODEL_JOB, load_model, label="Loading the model", expected=MODEL_SECONDS)
+    return jobs.start(_MODEL_JOB, _load_model, label="Loading the model", expected=MODEL_SECONDS)
 
 
 def model_prefetch_pending() -> bool:
     """Whether a prefetch would start loading the model: prefetching is on and no load has
     started in this process. A failed load is not retried from here (the load the user asks
     for says why it failed)."""
-    job = jobs.find(MODEL_JOB)
+    job = jobs.find(_MODEL_JOB)
     return prefetch_on() and (job is None or job.cancelled)
 
 
 def model_ready() -> bool:
     """Whether the embedding model is loaded in this process (by :func:`start_model`)."""
-    job = jobs.find(MODEL_JOB)
+    job = jobs.find(_MODEL_JOB)
     return job is not None and job.done and job.error is None
 
 
