@@ -67,12 +67,15 @@ def escape_md(text: str) -> str:
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``n`` and the noun, singular for exactly one: ``count(1, "chunk") == "1 chunk"``.
+    """``n`` (with thousands separators) and the noun, singular for exactly one:
+    ``count(1, "chunk") == "1 chunk"``.
 
     >>> count(1, "chunk"), count(0, "chunk"), count(2, "query", "queries")
     ('1 chunk', '0 chunks', '2 queries')
+    >>> count(2000, "chunk")
+    '2,000 chunks'
     """
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def percent(fraction: float) -> str:

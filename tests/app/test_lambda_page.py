@@ -190,5 +190,5 @@ def test_a_stopped_search_shows_what_it_proved(data_dir, monkeypatch):
 def test_exact_refused_for_a_large_problem(data_dir):
     at = page(LAMBDA, pool="large", budget="1500")
     no_error(at)
-    assert any("Not solved exactly: 2000 chunks fit" in info.value for info in at.info)
+    assert any("Not solved exactly: 2,000 chunks fit" in info.value for info in at.info)
     assert not any(m.label == "F(optimum)" for m in at.metric)
