@@ -71,10 +71,10 @@ try:
 except SolverError as error:
     st.warning(render.escape_md(f"The exact strategy gives no selection here: {error}"))
     st.info("Choose another strategy in the sidebar, or a smaller budget, to see the heatmap.")
-    st.stop()
+    state.stop()
 except AdagresError as error:
     render.error(str(error))
-    st.stop()
+    state.stop()
 figure, shown, n = charts.heatmap(key, method, max_chunks)
 
 # ---- figure

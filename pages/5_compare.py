@@ -70,11 +70,11 @@ if selections:
 st.subheader("Across budgets")
 if high < 2:
     st.info("The pool has too few tokens for a budget sweep.")
-    st.stop()
+    state.stop()
 budgets, strategies, metric = comparison.sweep_controls(pool, high, settings.strategy)
 if not strategies:
     st.info("Choose at least one strategy to sweep.")
-    st.stop()
+    state.stop()
 sweep = compute.budget_sweep_of(key, budgets, strategies)
 render.chart(budget_sweep_figure(sweep, metric=metric), "cmp_sweep")
 lam_note = (

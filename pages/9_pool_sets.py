@@ -32,7 +32,7 @@ try:
         found = ps.rows(pool_set, settings.selector, int(budget))
 except AdagresError as error:
     render.error(str(error))
-    st.stop()
+    state.stop()
 
 # ---- render
 st.text(f"{pool_set.source}: {count(len(found), 'query', 'queries')}")

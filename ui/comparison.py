@@ -96,13 +96,13 @@ SIDE_OPTIONS: dict[str, tuple[state.Option, state.Option, state.Option]] = {
 
 
 def _follow_sidebar(settings: Settings) -> None:
-    """Reset A and B to the sidebar's settings when those changed since the last run here
-    (not on the first run of a session, which takes A and B from the URL)."""
+    """Reset A and B to the sidebar's settings when the user changed those since the last
+    run here (not when the view was just read from the address, which names A and B)."""
     lam = settings.selector.lam
     source = (settings.pool, settings.strategy, settings.budget, lam)
     previous = st.session_state.get("cmp_source")
     st.session_state["cmp_source"] = source
-    if previous is None or previous == source:
+    if previous is None or previous == source or state.adopted():
         return
     for side, (strategy, budget, side_lam) in SIDE_OPTIONS.items():
         if side == "a":

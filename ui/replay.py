@@ -70,6 +70,8 @@ def _toggle_play() -> None:
     st.session_state[_PLAYING] = playing
     if playing and state.current().step is None:
         state.update(step=1)  # at the end: replay from the first step
+    else:
+        state.update()  # Pause: the address gets the step shown
 
 
 def _step_moved(last: int) -> None:
@@ -98,7 +100,7 @@ def _replay_view(last: int, draw: Draw) -> None:
             st.rerun(scope="app")  # Play, Pause, a new pace or a scrub: set the timer anew
         if playing:  # a tick of the timer
             step, playing = next_step(state.current().step, last)
-            state.update(step=step)
+            state.update(step=step, record=False)  # a tick: Pause writes the step
             if not playing:
                 st.session_state[_PLAYING] = False
                 st.rerun(scope="app")  # the last step was shown for a whole tick: stop

@@ -11,8 +11,7 @@ from adagres.core.presets import PRESETS
 from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.errors import AdagresError
 
-from . import compute, corpora, pools, progress, render, state
-from .routing import route_through_app
+from . import compute, corpora, live, pools, progress, render, state
 from .state import Settings
 from .text import STRATEGY_HELP, strategy_short
 
@@ -71,7 +70,6 @@ def sidebar() -> Settings:
     in the returned settings is the one in use: the user's, or the pool's total tokens when
     the user's is larger (the session keeps the user's value, so a larger pool gets it back).
     """
-    route_through_app()
     state.begin_run()
     settings = state.current()
     with st.sidebar:
@@ -80,7 +78,6 @@ def sidebar() -> Settings:
         keys = _pool_keys(settings.pool)
         if not keys:
             st.info("No pool yet: upload one or build one from documents on the Pool page.")
-            state.sync_url(keep_page_options=True)
             return settings
         if settings.pool not in keys:
             if settings.pool:
@@ -89,7 +86,7 @@ def sidebar() -> Settings:
                         f"{pools.unavailable_reason(settings.pool)} Showing {keys[0]!r}."
                     )
                 )
-            state.update(pool=keys[0], step=None, chunk=None)
+            state.update(pool=keys[0], step=None, chunk=None, record=False)
         labels = {key: pools.pool_label(key) for key in keys}  # read now, in this session
         state.bind(st.selectbox, "pool", "sb_pool", "Pool", options=keys,
                    format_func=labels.__getitem__, reset={"step": None, "chunk": None})  # fmt: skip
@@ -97,17 +94,20 @@ def sidebar() -> Settings:
             pool = pools.get_pool(state.current().pool)
         except AdagresError as error:
             render.error(str(error))
-            st.stop()
+            state.stop()
         low, high = pools.budget_limits(pool)
         _selection_controls(len(pool), low, high)
-    state.sync_url(keep_page_options=True)
     chosen = state.current()
     return chosen.replace(budget=min(max(chosen.budget, low), high))
 
 
 def _pool_keys(wanted: str) -> list[str]:
-    """The pools this session can choose; a FanOutQA key from the URL is rebuilt first."""
+    """The pools this session can choose; a FanOutQA key from the URL is rebuilt first, a
+    Live pool's retrieved again from what the URL says of it."""
     keys = pools.pool_keys()
+    if wanted and wanted not in keys and live.is_live_key(wanted):
+        live.restore_from_url()
+        keys = pools.pool_keys()
     if wanted and wanted not in keys and pools.resolvable(wanted):
         index = pools.fanoutqa_index(wanted)
         try:

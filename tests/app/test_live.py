@@ -164,3 +164,23 @@ def test_a_store_file_outside_the_shared_folders_is_not_opened(fake_model, tmp_p
         assert at.selectbox(key="live_collection_box").options == ["pets"]
     finally:
         server_manager_instance.release_server(str(outside))
+
+
+def test_a_link_from_any_page_retrieves_the_live_pool_again(store):
+    """The address of every page carries what retrieves the Live pool (collection, query,
+    N), so a link to the Selection page opened in a fresh browser shows that pool."""
+    first = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    first.switch_page("pages/8_live.py").run()
+    retrieve(first, "more", "another", 1)  # the store's first collection
+    key = first.session_state["settings"].pool
+    first.switch_page("pages/2_selection.py").run()
+    no_error(first)
+    params = dict(first.query_params)
+    assert params["pool"] == key and params["live_collection"] == "more"
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params.update(params)
+    fresh.switch_page("pages/2_selection.py").run()
+    no_error(fresh)
+    assert not fresh.warning, [w.value for w in fresh.warning]
+    assert fresh.title[0].value == "Selection"
+    assert fresh.selectbox(key="sb_pool").value == key
