@@ -37,7 +37,7 @@ def test_a_run_without_a_change_writes_nothing(pools_dir):
     history entry the user would have to press Back through)."""
     at = page(APP, pool="medium", budget="600")
     assert dict(at.query_params) == {"pool": "medium", "budget": "600"}
-    at.switch_page("pages/6_why.py").run()
+    at.switch_page("app_pages/6_why.py").run()
     no_error(at)
     assert at.title[0].value == "Why dropped"
     assert dict(at.query_params) == {"pool": "medium", "budget": "600"}

@@ -20,11 +20,11 @@ def test_app_runs_every_page(pools_dir):
     no_error(at)
     assert at.title[0].value == "Selection"  # the default page
     for path, title in (
-        ("pages/1_pool.py", "Pool"),
-        ("pages/3_similarity.py", "Similarity"),
-        ("pages/4_lambda.py", "λ derivation"),
-        ("pages/5_compare.py", "Compare"),
-        ("pages/6_why.py", "Why dropped"),
+        ("app_pages/1_pool.py", "Pool"),
+        ("app_pages/3_similarity.py", "Similarity"),
+        ("app_pages/4_lambda.py", "λ derivation"),
+        ("app_pages/5_compare.py", "Compare"),
+        ("app_pages/6_why.py", "Why dropped"),
     ):
         at.switch_page(path).run()
         no_error(at)

@@ -19,8 +19,8 @@ from adagres.pools.datasets import drug_reviews, fanoutqa_pools
 from ui import corpora, jobs, pools
 from ui.pool_sources import TAB_KEY, TABS
 
-POOL_PAGE = "../../pages/1_pool.py"
-COMPARE = "../../pages/5_compare.py"
+POOL_PAGE = "../../app_pages/1_pool.py"
+COMPARE = "../../app_pages/5_compare.py"
 TIMEOUT = 180
 # Each test uses its own sub-question, so none finds its pool already registered.
 CLICKED, LINKED, COMPARED = 3, 7, 11

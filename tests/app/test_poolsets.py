@@ -12,7 +12,7 @@ from ui import pools
 from ui import poolsets as ps
 from ui.text import escape_md
 
-PAGE = "../../pages/9_pool_sets.py"
+PAGE = "../../app_pages/9_pool_sets.py"
 TIMEOUT = 120
 BUDGET = 700
 #: The sidebar's settings of a session that opens on ``?pool=tiny``: the default preset's.

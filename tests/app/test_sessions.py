@@ -17,9 +17,9 @@ from adagres.pools.io import load_pool, load_pools
 from ui import pools
 
 APP = "../../app.py"
-POOL_PAGE = "../../pages/1_pool.py"
-SELECTION = "../../pages/2_selection.py"
-SIMILARITY = "../../pages/3_similarity.py"
+POOL_PAGE = "../../app_pages/1_pool.py"
+SELECTION = "../../app_pages/2_selection.py"
+SIMILARITY = "../../app_pages/3_similarity.py"
 TIMEOUT = 60
 SECRET = "SECRET-7f3a: a chunk only the uploading session may see"
 
@@ -202,10 +202,10 @@ def test_url_warnings_show_on_the_first_page_only(pools_dir):
     at = page(APP, pool="tiny", budget="lots")
     assert at.title[0].value == "Selection"
     assert any("lots" in w.value for w in at.warning)
-    at.switch_page("pages/3_similarity.py").run()
+    at.switch_page("app_pages/3_similarity.py").run()
     assert at.title[0].value == "Similarity"
     assert not any("lots" in w.value for w in at.warning)
-    at.switch_page("pages/2_selection.py").run()
+    at.switch_page("app_pages/2_selection.py").run()
     assert not any("lots" in w.value for w in at.warning)
 
 
@@ -242,7 +242,7 @@ def test_compare_a_and_b_are_in_the_url(pools_dir):
         "b_lam": "0.3",
     }
     at = page(APP, **params)
-    at.switch_page("pages/5_compare.py").run()
+    at.switch_page("app_pages/5_compare.py").run()
     no_error(at)
     assert at.selectbox(key="cmp_a_strategy").value == "mmr"
     assert at.number_input(key="cmp_a_budget").value == 900
@@ -255,10 +255,10 @@ def test_compare_a_and_b_are_in_the_url(pools_dir):
     assert at.query_params["b_budget"] == "600"
     # Moving to another page keeps the address (one history entry per page switch; Back
     # to Compare finds A and B as they were), with Compare's keys.
-    at.switch_page("pages/2_selection.py").run()
+    at.switch_page("app_pages/2_selection.py").run()
     assert at.title[0].value == "Selection"
     assert at.query_params["b_budget"] == "600" and at.query_params["budget"] == "1500"
-    at.switch_page("pages/5_compare.py").run()
+    at.switch_page("app_pages/5_compare.py").run()
     assert at.number_input(key="cmp_b_budget").value == 600
 
 

@@ -53,7 +53,7 @@ def draw_step(step: int) -> None:
     map_figure, timeline, budget_figure, method, pending = charts.step_figures(key, step)
     render.chart(map_figure, "sel_map", on_select=open_verdict, selection_mode="points")
     if st.session_state.pop("sel_open_why", False):
-        state.switch_page("pages/6_why.py")
+        state.switch_page("app_pages/6_why.py")
     render.projection_note(method, pending)
     st.caption("Click a chunk on the map to see why it was picked or dropped.")
     render.chart(budget_figure, "sel_budget")

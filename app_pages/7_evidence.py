@@ -84,5 +84,5 @@ if st.button("Open this pool in Selection", key="ev_open", icon=":material/open_
     except AdagresError as error:
         render.error(f"Could not rebuild the pool of {query_id}: {error}")
     else:
-        state.switch_page("pages/2_selection.py")
+        state.switch_page("app_pages/2_selection.py")
 state.sync_url()
