@@ -8,6 +8,7 @@ request from a ``pages/`` folder next to the entry point without ``app.py``.)
 
 import streamlit as st
 
+from ui import nav
 from ui.projection_store import projection_method, store
 from ui.render import FAVICON, preload_charts
 
@@ -55,6 +56,9 @@ pages = [
 # The Selection page is the default, so Streamlit serves it at "/"; "/selection" (its name
 # in the sidebar, typed by hand, or an older link) forwards there with the same settings
 # instead of showing "Page not found".
+# Streamlit's page list drops the query string on a page switch; the sidebar's own list
+# (ui.nav) carries the view's address instead.
+nav.register(pages)
 pages.append(st.Page(lambda: st.switch_page(selection, query_params=st.query_params.to_dict()),
                      title="Selection", url_path="selection", visibility="hidden"))  # fmt: skip
-st.navigation(pages).run()
+st.navigation(pages, position="hidden").run()

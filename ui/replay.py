@@ -109,7 +109,7 @@ def _replay_view(last: int, draw: Draw) -> None:
     _controls(last, shown, playing)
     draw(shown)
     if not full_run:
-        state.sync_url()
+        state.sync_url(links=False)  # the page list is outside this fragment
 
 
 def _controls(last: int, shown: int, playing: bool) -> None:

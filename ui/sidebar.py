@@ -11,7 +11,7 @@ from adagres.core.presets import PRESETS
 from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.errors import AdagresError
 
-from . import compute, corpora, live, pools, progress, render, state
+from . import compute, corpora, live, nav, pools, progress, render, state
 from .state import Settings
 from .text import STRATEGY_HELP, strategy_short
 
@@ -71,6 +71,7 @@ def sidebar() -> Settings:
     the user's is larger (the session keeps the user's value, so a larger pool gets it back).
     """
     state.begin_run()
+    nav.draw()
     settings = state.current()
     with st.sidebar:
         for message in state.url_warnings():

@@ -53,6 +53,7 @@ __all__ = [
     "bind",
     "bind_option",
     "current",
+    "on_view_written",
     "option",
     "set_option",
     "stop",
@@ -72,6 +73,7 @@ _DIRTY_KEY = "settings_url_dirty"  # a user's change not yet in the address
 _ADOPTED_KEY = "settings_url_adopted"  # this run read the view from the address
 _OPTIONS_KEY = "page_options"  # Option name -> value, for the whole session
 _DEFAULTS_KEY = "page_option_defaults"  # Option name -> its default where last drawn
+_LINKS_KEY = "settings_url_links"  # (draw, address drawn) of the page list, this run
 _SPECS: dict[str, Option] = {}  # every Option made, by name (to write their URL text)
 
 
@@ -101,6 +103,7 @@ def current() -> Settings:
 def begin_run() -> None:
     """Start a page run: read the view from the address when the address changed from
     outside (first run, Back, Forward, an edited address); the sidebar calls it first."""
+    st.session_state.pop(_LINKS_KEY, None)
     now = st.query_params.to_dict()
     first = st.session_state.get(_STATE_KEY) is None
     moved = not st.session_state.get(_DIRTY_KEY) and st.session_state.get(_KNOWN_KEY) != now
@@ -143,16 +146,27 @@ def view_params() -> dict[str, str]:
     return params
 
 
-def sync_url() -> None:
+def sync_url(*, links: bool = True) -> None:
     """Write the view into the address if the user changed it since it was last read or
-    written (once per action; nothing otherwise). Pages call it last."""
-    if not st.session_state.get(_DIRTY_KEY):
-        return
+    written (once per action; nothing otherwise), and give the page list (``ui.nav``) the
+    final address. Pages call it last (a fragment passes ``links=False``)."""
+    if st.session_state.get(_DIRTY_KEY):
+        params = view_params()
+        st.session_state[_DIRTY_KEY] = False
+        st.session_state[_KNOWN_KEY] = params
+        if st.query_params.to_dict() != params:
+            st.query_params.from_dict(params)
+    drawn = st.session_state.get(_LINKS_KEY)
+    if links and drawn is not None and drawn[1] != view_params():
+        on_view_written(drawn[0])
+
+
+def on_view_written(draw: Callable[[dict[str, str]], None]) -> None:
+    """Call ``draw`` with the view's address now, and again from :func:`sync_url` if the
+    run changes it (the sidebar's page list, whose links carry the address)."""
     params = view_params()
-    st.session_state[_DIRTY_KEY] = False
-    st.session_state[_KNOWN_KEY] = params
-    if st.query_params.to_dict() != params:
-        st.query_params.from_dict(params)
+    draw(params)
+    st.session_state[_LINKS_KEY] = (draw, params)
 
 
 def stop() -> NoReturn:
