@@ -311,6 +311,11 @@ def test_sensitivity_marks_changes_and_both_lams(pool):
     assert len(sweep.changes) >= 1
     xs = sorted({sh["x0"] for sh in as_dict(fig)["layout"]["shapes"]})
     assert xs == sorted([sweep.adaptive_lam, 0.7])
+    # The chunks panel has whole ticks only (a tick at 11.5 chunks means nothing).
+    size_axis = as_dict(fig)["layout"]["yaxis4"]
+    assert size_axis["tickformat"] == "d" and size_axis["tick0"] == 0
+    spread = int(max(sweep.size) - min(sweep.size))
+    assert size_axis["dtick"] == max(1, -(-spread // 4)) and float(size_axis["dtick"]).is_integer()
 
 
 def test_budget_sweep_figure_has_one_line_per_strategy(pool):

@@ -22,10 +22,19 @@ LAM_SLIDER_MAX = 2.0
 #: Chunks the calibration starts with when the user switches to "top N".
 DEFAULT_TOP_N = 20
 
-_POLICY_HELP = (
-    "skip: stop only when nothing fits or no gain is positive (default). "
-    "stop: the paper's Algorithm 1, stop when the best chunk does not fit. "
-    "ratio: gain per token. fill: keep spending the budget after the gains turn ≤ 0."
+_POLICIES = {
+    "skip": "stop only when nothing fits or no gain is positive",
+    "stop": "the paper's Algorithm 1, stop when the best chunk does not fit",
+    "ratio": "gain per token",
+    "fill": "keep spending the budget after the gains turn ≤ 0",
+}
+# Which preset uses which policy, from the presets themselves (no policy is "the default":
+# each preset has its own).
+_POLICY_HELP = " ".join(
+    f"{policy}: {what}"
+    + "".join(f" (the {p.name} preset's)" for p in PRESETS.values() if p.settings.policy == policy)
+    + "."
+    for policy, what in _POLICIES.items()
 )
 _TOP_N_HELP = (
     "Take L̄, r̄ and ρ̄ (and the τ = ρ̄ floor) over the N chunks most relevant to the query, "
