@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 from ui import charts, render, state, tables
-from ui.replay import replay, step_summary
+from ui.replay import picked_after, replay, step_summary, step_totals
 from ui.sidebar import sidebar
 from ui.text import count, plain_name, reference_code_note
 
@@ -16,23 +16,29 @@ st.title("Selection")
 # ---- cached call
 pool, key, selection = render.pool_and_selection(settings)
 
-render.metrics(
-    [
-        ("Chunks selected", selection.size),
-        ("Tokens used", f"{selection.tokens_used:,} / {selection.budget:,}"),
-        ("λ", f"{selection.lam:.4f}"),
-        ("F(S)", f"{selection.objective:.4f}"),
-        ("Stop reason", plain_name(selection.stop_reason)),
-    ]
-)
-# The strategies that select with the adaptive λ show its derivation.
-if selection.calibration is not None and settings.strategy in ("adagres", "orthogonal"):
-    st.text(selection.calibration.describe())
-if selection.note:
-    st.text(selection.note)
-note = reference_code_note(selection)
-if note:
-    st.info(render.escape_md(note))
+
+def draw_header(step: int) -> None:
+    """The page's numbers at the step the replay shows (the whole run at the last step)."""
+    size, used, objective = step_totals(selection, step)
+    last = len(selection.steps)
+    render.metrics(
+        [
+            ("Chunks selected", size),
+            ("Tokens used", f"{used:,} / {selection.budget:,}"),
+            ("λ", f"{selection.lam:.4f}"),
+            ("F(S)", f"{objective:.4f}"),
+            ("Stop reason", plain_name(selection.stop_reason) if step >= last
+             else f"not yet (step {step} of {last})"),
+        ]
+    )  # fmt: skip
+    # The strategies that select with the adaptive λ show its derivation.
+    if selection.calibration is not None and settings.strategy in ("adagres", "orthogonal"):
+        st.text(selection.calibration.describe())
+    if selection.note:
+        st.text(selection.note)
+    note = reference_code_note(selection)
+    if note:
+        st.info(render.escape_md(note))
 
 
 def open_verdict() -> None:
@@ -58,7 +64,7 @@ def draw_step(step: int) -> None:
     st.caption("Click a chunk on the map to see why it was picked or dropped.")
     render.chart(budget_figure, "sel_budget")
     render.chart(timeline, "sel_timeline")
-    picked = tuple(s.winner for s in selection.steps[:step] if s.accepted and s.winner is not None)
+    picked = picked_after(selection, step)
     st.subheader(f"Context after step {step}: {count(len(picked), 'chunk')}")
     render.table(tables.context_frame(pool, picked), "sel_context",
                  {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
@@ -68,29 +74,34 @@ def draw_step(step: int) -> None:
     if plain_text.open:
         plain_text.code("\n\n".join(pool.texts[i] for i in picked), language=None,
                         wrap_lines=True)  # fmt: skip
+    draw_downloads(step, picked)
 
 
-replay(selection, draw_step)
+def draw_downloads(step: int, picked: tuple[int, ...]) -> None:
+    """The selection with its step record, and the context after the step shown."""
+    downloads = st.columns(2)
+    downloads[0].download_button(
+        "Download selection + steps (JSON)",
+        data=lambda: json.dumps(
+            selection.to_dict(pool.ids, candidates=True), ensure_ascii=False, indent=1
+        ),
+        file_name=f"selection-{settings.pool}-{settings.budget}.json",
+        mime="application/json",
+        key="sel_download_json",
+        on_click="ignore",
+    )
+    whole = step >= len(selection.steps)
+    downloads[1].download_button(
+        "Download context (text)" if whole else f"Download context after step {step} (text)",
+        data="\n\n".join(pool.texts[i] for i in picked),
+        file_name=f"context-{settings.pool}-{settings.budget}{'' if whole else f'-step{step}'}.txt",
+        mime="text/plain",
+        key="sel_download_text",
+        on_click="ignore",
+    )
+
+
+replay(selection, draw_step, header=draw_header)
 if charts.projection_pending(key):
     render.wait_for_projection(key.pool)
-
-downloads = st.columns(2)
-downloads[0].download_button(
-    "Download selection + steps (JSON)",
-    data=lambda: json.dumps(
-        selection.to_dict(pool.ids, candidates=True), ensure_ascii=False, indent=1
-    ),
-    file_name=f"selection-{settings.pool}-{settings.budget}.json",
-    mime="application/json",
-    key="sel_download_json",
-    on_click="ignore",
-)
-downloads[1].download_button(
-    "Download context (text)",
-    data="\n\n".join(pool.texts[i] for i in selection.indices),
-    file_name=f"context-{settings.pool}-{settings.budget}.txt",
-    mime="text/plain",
-    key="sel_download_text",
-    on_click="ignore",
-)
 state.sync_url()
