@@ -322,12 +322,41 @@ def test_budget_sweep_figure_has_one_line_per_strategy(pool):
     sweep = budget_sweep(pool["q"], pool["C"], pool["tokens"], [100, 300, 600])
     fig = F.budget_sweep_figure(sweep, metric="redundancy_mean")
     data = as_dict(fig)["data"]
-    assert [t["name"] for t in data] == list(sweep.strategies)
+    assert [t["name"].split(" ")[0] for t in data] == list(sweep.strategies)
+    sizes = sweep.series("size")
     for t in data:
+        strategy = t["name"].split(" ")[0]
         assert t["x"] == [100, 300, 600]
-        assert t["y"] == sweep.series("redundancy_mean")[t["name"]]
+        # The mean pair cosine is undefined below two picks: a gap, never 0.
+        expected = [
+            None if n < 2 else y
+            for y, n in zip(sweep.series("redundancy_mean")[strategy], sizes[strategy], strict=True)
+        ]
+        assert t["y"] == expected
     with pytest.raises(InputError, match="metric"):
         F.budget_sweep_figure(sweep, metric="vibes")
+
+
+def test_budget_sweep_gaps_where_one_chunk_fits_and_shows_identical_lines():
+    # Chunk 0 alone fits 60 tokens: one pick, so no pair; at 200 all three fit.
+    q = np.array([1.0, 0.0])
+    C = np.array([[1.0, 0.0], [0.8, 0.6], [0.6, 0.8]])
+    sweep = budget_sweep(q, C, [60, 70, 70], [60, 200],
+                         strategies=("topk_budget", "topk_same_k", "adagres"))  # fmt: skip
+    assert sweep.series("size")["topk_budget"] == [1, 3]
+    lines = F.sweep_lines(sweep, "redundancy_mean")
+    assert lines.values["topk_budget"][0] is None  # not 0.0
+    assert lines.values["topk_budget"][1] == pytest.approx((0.8 + 0.6 + 0.96) / 3)
+    # AdaGReS picks one chunk at both budgets here, as top-k with its k: the later line says
+    # so in the legend, dotted, with its own smaller marker, so neither hides the other.
+    assert lines.same_as == {"adagres": "topk_same_k"}
+    fig = as_dict(F.budget_sweep_figure(sweep, metric="size"))
+    names = [t["name"] for t in fig["data"]]
+    assert names == ["topk_budget", "topk_same_k", "adagres (same as topk_same_k)"]
+    assert [t["line"]["dash"] for t in fig["data"]] == ["solid", "solid", "dot"]
+    symbols = [t["marker"]["symbol"] for t in fig["data"]]
+    sizes = [t["marker"]["size"] for t in fig["data"]]
+    assert len(set(symbols)) == 3 and sizes == sorted(sizes, reverse=True)
 
 
 def test_distributions_show_pool_and_selected(pool):

@@ -95,6 +95,16 @@ SIDE_OPTIONS: dict[str, tuple[state.Option, state.Option, state.Option]] = {
 }
 
 
+def _metric(raw: str) -> str:
+    if raw not in METRIC_LABELS:
+        raise ValueError(f"expected one of {', '.join(METRIC_LABELS)}")
+    return raw
+
+
+#: The budget sweep's metric (``sweep=iou``); a metric the pool cannot have falls back.
+SWEEP_METRIC = state.Option("sweep", _metric)
+
+
 def _follow_sidebar(settings: Settings) -> None:
     """Reset A and B to the sidebar's settings when the user changed those since the last
     run here (not when the view was just read from the address, which names A and B)."""
@@ -211,13 +221,13 @@ def sweep_controls(
     _init("cmp_sweep_range", (min(100, high - 1), min(2000, high)))
     _init("cmp_sweep_points", 10)
     _init("cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEEP_STRATEGIES))))
-    _init("cmp_sweep_metric", "iou" if compute.gold_positions(pool) is not None else "objective")
     first, last = (min(max(int(b), 1), high) for b in st.session_state["cmp_sweep_range"])
     st.session_state["cmp_sweep_range"] = (min(first, last), max(first, last))
     chosen = [s for s in st.session_state["cmp_sweep_strategies"] if s in options]
     st.session_state["cmp_sweep_strategies"] = chosen
-    if st.session_state["cmp_sweep_metric"] not in metrics:
-        st.session_state["cmp_sweep_metric"] = "objective"
+    default_metric = "iou" if compute.gold_positions(pool) is not None else "objective"
+    if state.option(SWEEP_METRIC, default_metric) not in metrics:  # e.g. no gold in this pool
+        state.set_option(SWEEP_METRIC, default_metric, record=False)
 
     controls = st.columns([2, 1])
     # A range slider: its state (set above) is a (low, high) pair.
@@ -236,8 +246,9 @@ def sweep_controls(
         f"{compute.EXACT_AUTO_MAX} chunks (it can take up to {compute.EXACT_TIME_LIMIT:g} s "
         "per budget).",
     )
-    metric = st.columns([1, 2])[0].selectbox("Metric", options=metrics,
-                                             format_func=METRIC_LABELS.get,
-                                             key="cmp_sweep_metric")  # fmt: skip
+    with st.columns([1, 2])[0]:
+        metric = state.bind_option(st.selectbox, SWEEP_METRIC, "cmp_sweep_metric", "Metric",
+                                   default=default_metric, options=metrics,
+                                   format_func=METRIC_LABELS.get)  # fmt: skip
     budgets = tuple(sorted({round(float(x)) for x in np.linspace(lo, hi, int(points))}))
     return budgets, tuple(strategies), metric

@@ -161,10 +161,14 @@ def test_budget_sweep(data_dir, pool_name):
     at.selectbox(key="cmp_sweep_metric").set_value("tokens_used").run()
     no_error(at)
     figure = figures(at)[-1]
-    for trace in figure["data"]:
-        mine = rows[rows["strategy"] == trace["name"]].sort_values("budget")
+    for trace in figure["data"]:  # a line equal to an earlier one: "name (same as …)"
+        mine = rows[rows["strategy"] == trace["name"].split(" ")[0]].sort_values("budget")
         assert list(array(trace["x"])) == list(mine["budget"])
         assert list(array(trace["y"])) == list(mine["tokens_used"])
+    # The metric is in the address: a link opens the same plot.
+    assert at.query_params["sweep"] == "tokens_used"
+    again = page(COMPARE, **dict(at.query_params))
+    assert again.selectbox(key="cmp_sweep_metric").value == "tokens_used"
     if pool_name == DEMO:
         assert "IoU with gold" in at.selectbox(key="cmp_sweep_metric").options
     else:
@@ -184,3 +188,11 @@ def test_budget_sweep_controls(data_dir):
     at.multiselect(key="cmp_sweep_strategies").set_value([]).run()
     no_error(at)
     assert any("at least one strategy" in info.value for info in at.info)
+
+
+def test_a_sweep_metric_the_pool_cannot_have_falls_back(data_dir):
+    at = page(COMPARE, pool="medium", sweep="iou")  # the medium pool has no gold chunks
+    no_error(at)
+    assert at.selectbox(key="cmp_sweep_metric").value == "objective"
+    bad = page(COMPARE, pool="medium", sweep="vibes")
+    assert any("sweep='vibes'" in w.value.replace("\\", "") for w in bad.warning)
