@@ -61,7 +61,8 @@ if selections:
     st.subheader("Metrics")
     shown = comparison.metric_names(pool, [m for m in METRIC_COLUMNS if m != "lam"])
     ready = {name: configs[name] for name in selections}
-    render.table(comparison.metrics_frame(pool, ready, shown), "cmp_metrics", METRIC_COLUMNS)
+    metrics = comparison.metrics_frame(pool, ready, shown)
+    render.table(comparison.metrics_view(metrics), "cmp_metrics")
     note = comparison.missing_note(pool)
     if note:
         st.info(note)

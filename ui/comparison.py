@@ -26,7 +26,9 @@ __all__ = [
     "SWEEP_STRATEGIES",
     "configurations",
     "metric_names",
+    "metric_text",
     "metrics_frame",
+    "metrics_view",
     "missing_note",
     "sweep_controls",
 ]
@@ -205,6 +207,39 @@ def metrics_frame(pool: Pool, configs: dict[str, Settings], names: list[str]) ->
         values = compute.metrics_of(compute.selection_key(config)).as_dict()
         rows.append({"config": name, **{m: values[m] for m in names}})
     return as_percent(pd.DataFrame(rows), "budget_use")
+
+
+def metric_text(name: str, value: Any) -> str:
+    """A metric's value as the Compare table writes it (``budget_use`` already in percent).
+
+    >>> metric_text("tokens_used", 1234), metric_text("budget_use", 98.94), metric_text("iou", 0.5)
+    ('1,234', '98.9%', '0.500')
+    >>> metric_text("answer_found", True), metric_text("redundancy_mean", float("nan"))
+    ('yes', '–')
+    """
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "–"
+    if name == "answer_found":
+        return "yes" if value else "no"
+    if name == "budget_use":
+        return f"{float(value):.1f}%"
+    if name in ("iou", "recall", "precision"):
+        return f"{float(value):.3f}"
+    if name in ("size", "tokens_used", "near_duplicates"):
+        return f"{int(value):,}"
+    return f"{float(value):.4f}"
+
+
+def metrics_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`metrics_frame` turned on its side for reading: one row per metric (its full
+    name), one column per configuration, values as text. Two narrow columns fit any width,
+    where a column per metric was cut at 1024 px."""
+    names = [c for c in frame.columns if c != "config"]
+    view = {"metric": [str(METRIC_COLUMNS[m].get("label", m)) if m in METRIC_COLUMNS else m
+                       for m in names]}  # fmt: skip
+    for _, row in frame.iterrows():
+        view[str(row["config"])] = [metric_text(m, row[m]) for m in names]
+    return pd.DataFrame(view)
 
 
 def sweep_controls(

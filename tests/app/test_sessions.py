@@ -248,8 +248,9 @@ def test_compare_a_and_b_are_in_the_url(pools_dir):
     assert at.number_input(key="cmp_a_budget").value == 900
     assert at.radio(key="cmp_b_lam_mode").value == "manual"
     assert at.number_input(key="cmp_b_lam").value == pytest.approx(0.3)
-    table = next(df.value for df in at.dataframe if "config" in df.value.columns)
-    assert table["tokens_used"].iloc[0] <= 900 and table["tokens_used"].iloc[1] <= 400
+    table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
+    (a_used, b_used) = table.loc[table["metric"] == "tokens used", ["A", "B"]].iloc[0]
+    assert int(a_used.replace(",", "")) <= 900 and int(b_used.replace(",", "")) <= 400
     assert {k: at.query_params[k] for k in params} == params
     at.number_input(key="cmp_b_budget").set_value(600).run()
     assert at.query_params["b_budget"] == "600"
