@@ -23,6 +23,7 @@ __all__ = [
     "plain_name",
     "snippet",
     "wrap_title",
+    "wrapped_snippet",
 ]
 
 #: Named colours used across figures (colour-blind safe: Okabe–Ito plus greys).
@@ -213,6 +214,21 @@ def snippet(text: Any, n: int = 160) -> str:
     if len(flat) > n:
         flat = flat[:n].rstrip() + "…"
     return escape(flat)
+
+
+def wrapped_snippet(text: Any, n: int = 160, *, width: int = 60) -> list[str]:
+    """:func:`snippet` as lines of at most ``width`` characters (before escaping), for a
+    hover label that stays narrow.
+
+    >>> wrapped_snippet("one two three four", 100, width=9)
+    ['one two', 'three', 'four']
+    """
+    import textwrap
+
+    flat = " ".join(str(text).split())
+    if len(flat) > n:
+        flat = flat[:n].rstrip() + "…"
+    return [escape(line) for line in textwrap.wrap(flat, width) or [""]]
 
 
 def number(value: float | None, fmt: str = "+.4f") -> str:
