@@ -35,7 +35,8 @@ except AdagresError as error:
     state.stop()
 
 # ---- render
-st.text(f"{pool_set.source}: {count(len(found), 'query', 'queries')}")
+ps.follow_set(pool_set)
+st.text(f"{ps.display_name(pool_set)}: {count(len(found), 'query', 'queries')}")
 left, middle, right = st.columns(3)
 text = left.text_input("Query contains", key="ps_filter")
 min_dropped = middle.number_input(
