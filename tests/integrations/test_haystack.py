@@ -105,9 +105,9 @@ def test_options_survive_dumps_and_loads_with_the_module_allowed(store, query_ve
         == selector.options()
     )
     documents = pool_of(store, query_vector)
+    tokens = count_tokens([doc.content for doc in documents], "words").tolist()
     want = expected(query_vector, [doc.embedding for doc in documents], [], budget=300,
-                    strategy="mmr", settings=settings,
-                    tokens=count_tokens([doc.content for doc in documents], "words").tolist())  # fmt: skip
+                    strategy="mmr", settings=settings, tokens=tokens)  # fmt: skip
     picked = again.run({"query_embedding": query_vector})["adagres"]["documents"]
     first = pipe.run({"query_embedding": query_vector})["adagres"]["documents"]
     assert [doc.id for doc in picked] == [doc.id for doc in first]
