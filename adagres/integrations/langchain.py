@@ -196,15 +196,8 @@ class AdagresRetriever(_Saved, BaseRetriever):
                 "retriever.model_copy(update={'base_retriever': ...})"
             )
         embeddings = self._embeddings()
-        store_model = getattr(getattr(self.base_retriever, "vectorstore", None), "embeddings", None)
         query_vector = embeddings.embed_query(query)
-        documents = None
-        if store_model is embeddings:  # the store searches with the vector just computed
-            documents = _child_run(run_manager, self.base_retriever, query, query_vector)
-        if documents is None:
-            documents = list(
-                self.base_retriever.invoke(query, config={"callbacks": run_manager.get_child()})
-            )
+        documents = _retrieve(run_manager, self.base_retriever, query, query_vector, embeddings)
         if not documents:
             return common.Selected([], None)
         vectors = _vectors(stores_of(self.base_retriever), documents, embeddings)
@@ -225,15 +218,37 @@ class AdagresRetriever(_Saved, BaseRetriever):
         )
 
 
+def _retrieve(
+    run_manager: CallbackManagerForRetrieverRun,
+    retriever: Any,
+    query: str,
+    query_vector: list[float],
+    embeddings: Embeddings,
+) -> list[Document]:
+    """What ``retriever.invoke(query)`` returns, with every vector store that embeds with
+    ``embeddings`` searched by ``query_vector`` instead (also inside an ``EnsembleRetriever``,
+    whose own fusion, ``weighted_reciprocal_rank``, then ranks the lists)."""
+    if _same_model(retriever, embeddings):
+        return _child_run(run_manager, retriever, query, query_vector)
+    inner = getattr(retriever, "retrievers", None)
+    fuse = getattr(retriever, "weighted_reciprocal_rank", None)
+    if inner and callable(fuse) and any(_same_model(r, embeddings) for r in inner):
+        lists = [_retrieve(run_manager, r, query, query_vector, embeddings) for r in inner]
+        return list(fuse(lists))
+    return list(retriever.invoke(query, config={"callbacks": run_manager.get_child()}))
+
+
+def _same_model(retriever: Any, embeddings: Embeddings) -> bool:
+    return searches_by_vector(retriever) and retriever.vectorstore.embeddings is embeddings
+
+
 def _child_run(
     run_manager: CallbackManagerForRetrieverRun,
     retriever: Any,
     query: str,
     query_vector: list[float],
-) -> list[Document] | None:
+) -> list[Document]:
     """The base retriever's documents, searched by vector, reported as its own child run."""
-    if not searches_by_vector(retriever):
-        return None
     child = run_manager.get_child().on_retriever_start(None, query, name=retriever.get_name())
     try:
         found = search_by_vector(retriever, query_vector) or []
