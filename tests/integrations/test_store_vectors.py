@@ -186,3 +186,20 @@ def test_llamaindex_query_costs_one_embedding(demo):
         embed_texts([demo.query])[0], [index.vector_store.get(n.node.node_id) for n in pool], texts
     )
     check_picks([n.node.node_id for n in picked], [n.node.node_id for n in pool], want)
+
+
+class Holding:
+    """A store of the VectorSource protocol: it holds the vector of document 'b' only."""
+
+    def vectors_for(self, documents):
+        return [[0.0, 2.0] if doc.id == "b" else None for doc in documents]
+
+
+def test_stores_are_asked_in_order_for_what_the_earlier_ones_lack():
+    memory = InMemoryVectorStore(Counting())
+    memory.store.update({
+        "a": {"id": "a", "vector": [1.0, 0.0], "text": "x", "metadata": {}},
+        "b": {"id": "b", "vector": [9.0, 9.0], "text": "y", "metadata": {}},
+    })  # fmt: skip
+    documents = [Document("x", id="a"), Document("y", id="b"), Document("z", id="c")]
+    assert stored_vectors([Holding(), memory], documents) == [[1.0, 0.0], [0.0, 2.0], None]
