@@ -13,6 +13,7 @@ checks the nesting depth and the number of values against the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable
@@ -263,10 +264,16 @@ def save_pools(
             f"{path.name}: save one pool per .json file or many to .jsonl "
             f"(got {len(dicts)} pool(s) for a .{fmt} file)"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:  # a name too long, a folder we may not write, a full disk
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        shown = one_line(path.name, max_chars=120)
+        raise PoolError(f"{shown}: cannot write the file ({error.strerror or error})") from None
     return path
 
 

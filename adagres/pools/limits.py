@@ -208,14 +208,19 @@ def too_many_chunks(where: str, count: int, limits: Limits) -> PoolError:
     )
 
 
+# Levels the canonical layout can add to a value's depth in the file it came from: a
+# document on a JSONL line (metadata at level 2) becomes a chunk of a saved pool (level 4).
+_LAYOUT_LEVELS = 2
+
+
 def check_json_text(data: bytes | str, where: str, limits: Limits, first_line: int = 1) -> bool:
     """Raise PoolError if a JSON text nests deeper than ``limits.max_depth`` or holds more
     than ``limits.max_values`` values.
 
     Return True when the values it parses to need no check by
     :func:`~adagres.pools.values.json_value_problem` (no NaN or infinite number, no lone
-    surrogate, no huge integer, no string over ``max_field_chars``, and a level to spare
-    below ``max_depth`` for the canonical layout): the walk costs about 1 µs per value.
+    surrogate, no huge integer, no string over ``max_field_chars``, and three levels to
+    spare below ``max_depth`` for the canonical layout): the walk costs about 1 µs per value.
     ``first_line`` is the file's line number of the text's first line, for messages.
     """
     shape = scan_json(data, limits.max_depth)
@@ -224,7 +229,7 @@ def check_json_text(data: bytes | str, where: str, limits: Limits, first_line: i
     if shape.values > limits.max_values:
         at = f"{where}, line {first_line}" if first_line > 1 else where
         raise too_many_values(at, shape.values, limits)
-    if not shape.plain or shape.depth >= limits.max_depth:
+    if not shape.plain or shape.depth + _LAYOUT_LEVELS >= limits.max_depth:
         return False
     if len(data) <= limits.max_field_chars:
         return True
