@@ -27,6 +27,7 @@ from . import pools, render, state
 
 __all__ = [
     "COLUMNS",
+    "MAX_SESSION_UPLOADS",
     "SORTABLE",
     "dropped_figure",
     "filter_rows",
@@ -64,6 +65,9 @@ COLUMNS = {
 SORTABLE = ("query_id", "dropped", "adagres_redundancy", "topk_redundancy", "chunks", "lambda")
 _OPEN_ERROR = "ps_open_error"
 _OWN = "ps_own_uploads"  # session state: paths of the pool sets this session uploaded
+_OPENED = "ps_opened_upload"  # session state: (path, stamp, PoolSet) of its open upload
+#: Uploads a session may open (the latest ones); an older upload is released.
+MAX_SESSION_UPLOADS = 4
 ROWS_FORMAT = 1  # bump when the rows change meaning, so rows on disk are computed again
 _STRATEGY_NAMES = {"topk": "top-k (budget)", "adagres": "AdaGReS", "recommended": "recommended"}
 _STRATEGY_COLORS = {
@@ -79,7 +83,7 @@ def _stamp(path: Path) -> tuple[Any, ...]:
     return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file())
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=4, show_spinner=False)
 def _open(path: str, stamp: tuple[Any, ...]) -> PoolSet:
     return poolsets.load_pool_set(path)
 
@@ -89,11 +93,25 @@ def open_set(path: str) -> PoolSet:
 
     Only paths the server shares (:func:`ui.pools.server_path`) or this session's own
     uploads are opened: another session's upload, or any other file, raises InputError.
+    A set the server shares is kept for every session (the last 4); an upload only in the
+    session that uploaded it, one at a time: opening another set releases it, and so does
+    the end of the session.
     """
-    target = pools.server_path(path, "pool set path", frozenset(st.session_state.get(_OWN, ())))
+    own = frozenset(st.session_state.get(_OWN, ()))
+    target = pools.server_path(path, "pool set path", own)
     if not target.exists():
         return poolsets.load_pool_set(target)  # its PoolError names the path
-    return _open(str(target), _stamp(target))
+    stamp = _stamp(target)
+    if str(target) not in own:
+        st.session_state.pop(_OPENED, None)  # a shared set now: the upload is released
+        return _open(str(target), stamp)
+    kept = st.session_state.get(_OPENED)
+    if kept is not None and kept[:2] == (str(target), stamp):
+        return kept[2]
+    st.session_state.pop(_OPENED, None)  # released before the next one is read
+    pool_set = poolsets.load_pool_set(target)
+    st.session_state[_OPENED] = (str(target), stamp, pool_set)
+    return pool_set
 
 
 def _cache_folder() -> Path:
@@ -114,7 +132,9 @@ def save_upload(name: str, content: bytes) -> str:
     target = _cache_folder() / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
     if not target.exists():
         _write_atomically(target, content)
-    st.session_state.setdefault(_OWN, set()).add(str(target))
+    # The session's latest uploads, oldest first: an older one may no longer be opened.
+    own = [item for item in st.session_state.get(_OWN, ()) if item != str(target)]
+    st.session_state[_OWN] = [*own, str(target)][-MAX_SESSION_UPLOADS:]
     return str(target)
 
 
