@@ -2,7 +2,7 @@
 
 Cases:
 
-- ``parquet_bomb``: a 3 KB Parquet file whose text column is dictionary-encoded (1,000 rows
+- ``parquet_bomb``: a 782-byte Parquet file whose text column is dictionary-encoded (1,000 rows
   of one 300,000-character string, 300 MB decoded, past the 200 MB limit);
 - ``set_tiny_lines``: a 4 MB pool-set JSONL of 1.3 million ``{}`` lines, opened with
   ``load_pool_set``;

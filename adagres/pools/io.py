@@ -14,10 +14,13 @@ Formats (chosen by ``format=`` or by the file name's extension):
 - ``csv`` / ``parquet``: one row per chunk; columns ``text`` (required), ``id``, ``query``
   (or ``query=``), ``score``, ``tokens``, ``title``, ``source``, ``gold``, ``embedding``
   (a JSON list in CSV), ``metadata`` (a JSON object in CSV); other columns go into the
-  chunk's metadata. Several queries in the ``query`` column make several pools.
+  chunk's metadata. Several queries in the ``query`` column make several pools; the
+  columns ``query_embedding``, ``embedding_model`` and ``answers`` give each its pool
+  fields (see :mod:`~adagres.pools.tables`).
 
 Every problem is a :class:`~adagres.errors.PoolError` whose one-line message names the file,
-the line or row, the chunk and the field. Nothing is ever unpickled. Nothing the user gave
+the line or row, the chunk and the field. An object that holds a key twice is refused
+(naming the key), never read as its last value. Nothing is ever unpickled. Nothing the user gave
 is altered: texts stay byte-exact and unknown keys are kept (Parquet dates, times and
 decimals become their ISO / decimal strings, as JSON has no such types).
 
