@@ -88,9 +88,7 @@ def _find_duplicate(text: str) -> None:
         memo: Any = None,
     ) -> tuple[dict[str, Any], int]:  # fmt: skip
         start = s_and_end[1] - 1
-        pairs, end = json.decoder.JSONObject(
-            s_and_end, strict, scan_once, None, lambda found: found, memo
-        )
+        pairs, end = _JSON_OBJECT(s_and_end, strict, scan_once, None, lambda found: found, memo)
         seen: set[str] = set()
         for key, _value in pairs:
             if key in seen:
@@ -99,6 +97,10 @@ def _find_duplicate(text: str) -> None:
         return dict(pairs), end
 
     decoder = json.JSONDecoder(parse_constant=float)
-    decoder.parse_object = parse_object  # type: ignore[assignment]
+    # The pure-Python scanner calls the decoder's parse_object with each object's start.
+    setattr(decoder, "parse_object", parse_object)  # noqa: B010 - an attribute typeshed omits
     decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
     decoder.decode(text)
+
+
+_JSON_OBJECT: Any = getattr(json.decoder, "JSONObject")  # noqa: B009 - not in typeshed
