@@ -181,29 +181,64 @@ def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
 def budget(value: Any) -> int:
     """Return the token budget as an int in [0, MAX_TOKENS]."""
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
+        raise InputError(f"budget: expected a whole number of tokens, got {value!r:.60}")
     number: Any = value  # a Real: int, float, numpy scalar, Fraction, Decimal
     if isinstance(number, Integral):
-        whole = operator.index(number)
+        count = operator.index(number)
     else:
-        as_float = float(number)
+        try:
+            as_float = float(number)
+        except (OverflowError, ValueError):
+            as_float = math.inf
         if not math.isfinite(as_float) or as_float != math.floor(as_float):
-            raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
-        whole = int(as_float)
-    if whole < 0:
-        raise InputError(f"budget: must be >= 0 tokens, got {whole}")
-    if whole > MAX_TOKENS:
-        raise InputError(f"budget: must be at most {MAX_TOKENS} tokens, got {whole}")
-    return whole
+            raise InputError(f"budget: expected a whole number of tokens, got {value!r:.60}")
+        count = int(as_float)
+    if count < 0:
+        raise InputError(f"budget: must be >= 0 tokens, got {count}")
+    if count > MAX_TOKENS:
+        raise InputError(f"budget: must be at most {MAX_TOKENS} tokens, got {count:.4g}")
+    return count
 
 
 def real(value: Any, name: str, *, minimum: float | None = None) -> float:
-    """Return ``value`` as a finite float, optionally with a lower bound."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise InputError(f"{name}: expected a finite number, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise InputError(f"{name}: must be >= {minimum}, got {value}")
-    return float(value)
+    """Return ``value`` as a finite float, optionally with a lower bound.
+
+    Any real number is taken (int, float, numpy scalar, Fraction, Decimal); one too large
+    for a float is refused with the others, never with an OverflowError.
+    """
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InputError(f"{name}: expected a finite number, got {value!r:.60}")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):
+        number = math.inf
+    if not math.isfinite(number):
+        raise InputError(f"{name}: expected a finite number, got {value!r:.60}")
+    if minimum is not None and number < minimum:
+        raise InputError(f"{name}: must be >= {minimum}, got {number:g}")
+    return number
+
+
+def whole(value: Any, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """Return ``value`` as an int in [minimum, maximum]: a whole number (int, numpy
+    integer, or a float or Fraction with no fractional part), never a bool or a string."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InputError(f"{name}: expected a whole number, got {value!r:.60}")
+    if isinstance(value, Integral):
+        number = operator.index(value)
+    else:
+        try:
+            as_float = float(value)
+        except (OverflowError, ValueError):
+            as_float = math.inf
+        if not math.isfinite(as_float) or as_float != math.floor(as_float):
+            raise InputError(f"{name}: expected a whole number, got {value!r:.60}")
+        number = int(as_float)
+    if number < minimum:
+        raise InputError(f"{name}: must be >= {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise InputError(f"{name}: must be at most {maximum:,}, got {number:.4g}")
+    return number
 
 
 def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
