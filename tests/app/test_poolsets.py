@@ -188,6 +188,8 @@ def test_an_upload_is_kept_in_its_session_only_and_released(pools_dir, tmp_path,
         uploads.append(at.text_input(key="ps_path").value)
         path, _stamp, kept = at.session_state["ps_opened_upload"]
         assert path == uploads[-1] and len(kept) == number + 1 and len(table(at)) == number + 1
+        key, found = at.session_state["ps_upload_rows"]  # its rows: in the session too
+        assert key[0] == kept.fingerprint and len(found) == number + 1
     assert at.session_state["ps_own_uploads"] == uploads[1:]  # the oldest one is released
     at.text_input(key="ps_path").set_value(uploads[0]).run()
     (message,) = [e.value for e in at.error]
@@ -195,6 +197,7 @@ def test_an_upload_is_kept_in_its_session_only_and_released(pools_dir, tmp_path,
     at.text_input(key="ps_path").set_value(str(pools_dir)).run()  # a shared set
     no_error(at)
     assert "ps_opened_upload" not in at.session_state
+    assert "ps_upload_rows" not in at.session_state
 
 
 def test_one_bad_line_refuses_the_set_naming_file_line_and_problem(pools_dir, shared_tmp):
