@@ -100,9 +100,10 @@ def open_set(path: str) -> PoolSet:
     """
     own = frozenset(st.session_state.get(_OWN, ()))
     target = pools.server_path(path, "pool set path", own)
-    if not target.exists():
-        return poolsets.load_pool_set(target)  # its PoolError names the path
-    stamp = _stamp(target)
+    try:
+        stamp = _stamp(target)
+    except OSError:  # no such path, a name too long, ...
+        return poolsets.load_pool_set(target)  # its PoolError names the path and the reason
     if str(target) not in own:
         _release_upload()  # a shared set now
         return _open(str(target), stamp)
