@@ -42,8 +42,11 @@ def test_a_set_over_max_set_pools_is_refused_while_it_is_read(tmp_path):
     folder.mkdir()
     for number in range(3):
         (folder / f"p{number}.json").write_text(LINE)
-    with pytest.raises(PoolError, match=r"p2\.json: the pool set holds more than 2 pools"):
+    with pytest.raises(PoolError, match=r"folder: the pool set holds more than 2 pools"):
         poolsets.load_pool_set(folder, limits=Limits(max_set_pools=2))
+    (folder / "runs.jsonl").write_text(LINE + "\n" + LINE + "\n")
+    with pytest.raises(PoolError, match=r"runs\.jsonl: the pool set holds more than 4 pools"):
+        poolsets.load_pool_set(folder, limits=Limits(max_set_pools=4))
 
 
 def test_a_file_over_max_bytes_is_refused_before_it_is_read(tmp_path):

@@ -174,10 +174,13 @@ def load_pool_set(
     except OSError as error:
         raise PoolError(f"{label}: cannot read the pool set ({error.strerror or error})") from None
     if folder:
-        files = sorted(
-            p for p in path.iterdir() if p.is_file() and p.suffix.lower() in _POOL_SUFFIXES
-        )
-        for file in files:
+        found: list[Path] = []
+        for entry in path.iterdir():  # counted as found: a folder of millions stops early
+            if entry.suffix.lower() in _POOL_SUFFIXES and entry.is_file():
+                found.append(entry)
+                if len(found) > chosen.max_set_pools:
+                    raise _too_many_pieces(label, chosen)
+        for file in sorted(found):
             _file_units(file, digest, chosen, units)
     elif single:
         _file_units(path, digest, chosen, units)
