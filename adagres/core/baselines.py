@@ -25,7 +25,7 @@ from .prepared import PreparedPool, prepare
 from .records import StopReason
 from .replay import replay
 from .result import Selection
-from .selection import greedy, resolve_terms, select_prepared
+from .selection import checked_settings, greedy, resolve_terms, select_prepared
 from .settings import Settings
 from .variants import STRATEGY_FUNCTIONS
 
@@ -68,8 +68,12 @@ def run_prepared(
     """Run ``strategy`` on a prepared pool with one settings value (inputs trusted).
 
     ``reference`` is the AdaGReS run with the same pool, budget and settings if the caller
-    has it (``topk_same_k`` takes its size as k unless ``k`` is given).
+    has it (``topk_same_k`` takes its size as k unless ``k`` is given). The pool is trusted
+    (validated when prepared); the strategy, budget and settings are checked.
     """
+    v.choice(strategy if isinstance(strategy, str) else repr(strategy), "strategy", STRATEGIES)
+    budget = v.budget(budget)
+    checked_settings(settings)
     if strategy == "adagres":
         return select_prepared(pool, budget, settings, trace=trace)
     if strategy in STRATEGY_FUNCTIONS:  # the variants beyond the paper (core/variants.py)

@@ -196,7 +196,7 @@ def budget(value: Any) -> int:
     if count < 0:
         raise InputError(f"budget: must be >= 0 tokens, got {count}")
     if count > MAX_TOKENS:
-        raise InputError(f"budget: must be at most {MAX_TOKENS} tokens, got {count:.4g}")
+        raise InputError(f"budget: must be at most {MAX_TOKENS} tokens, got {str(count)[:30]}")
     return count
 
 
@@ -237,7 +237,7 @@ def whole(value: Any, name: str, *, minimum: int = 0, maximum: int | None = None
     if number < minimum:
         raise InputError(f"{name}: must be >= {minimum}, got {number}")
     if maximum is not None and number > maximum:
-        raise InputError(f"{name}: must be at most {maximum:,}, got {number:.4g}")
+        raise InputError(f"{name}: must be at most {maximum:,}, got {str(number)[:30]}")
     return number
 
 
@@ -266,3 +266,37 @@ def indices(value: Any, n: int, name: str = "indices") -> np.ndarray:
     if len(np.unique(array)) != len(array):
         raise InputError(f"{name}: a chunk appears more than once")
     return array
+
+
+def chunk_ids(value: Any, n: int | None, name: str = "ids") -> list[Any] | None:
+    """Return ``value`` (chunk ids by pool position) as a list, or None for None.
+
+    A string is refused (it would be read one character per chunk); with ``n`` given the
+    list must hold exactly ``n`` ids, one per chunk of the pool.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
+        raise InputError(f"{name}: expected a sequence of chunk ids, got {value!r:.60}")
+    items = list(value)
+    if n is not None and len(items) != n:
+        raise InputError(f"{name}: has {len(items)} ids; the pool has {n} chunks")
+    return items
+
+
+def position(value: Any, n: int, name: str = "chunk") -> int:
+    """Return ``value`` as a pool position in [0, n): a whole number, not a bool."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise InputError(f"{name}: expected a pool position (a whole number), got {value!r:.60}")
+    index = operator.index(value)
+    if not 0 <= index < n:
+        raise InputError(f"{name}: position {index} is outside the pool of {n} chunks")
+    return index
+
+
+def items(value: Any, name: str) -> list[Any]:
+    """Return the items of a list-like ``value``; a string or a bare value is refused (a
+    string would otherwise be read one character at a time)."""
+    if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
+        raise InputError(f"{name}: expected a list, got {value!r:.60}")
+    return list(value)
