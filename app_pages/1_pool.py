@@ -3,8 +3,9 @@
 import streamlit as st
 
 from adagres import figures
-from ui import compute, render, state, tables
+from ui import compute, explorer, render, state, tables
 from ui.pool_sources import pool_sources
+from ui.projection_store import projection
 from ui.sidebar import sidebar
 from ui.text import count
 
@@ -39,6 +40,44 @@ render.metrics(
 )
 if pool.embedding_model:
     st.text(f"Embedding model: {pool.embedding_model}")
+
+st.subheader("Map")
+explore = st.columns([2, 1])
+with explore[0]:
+    found_text = state.bind_option(st.text_input, explorer.FIND, "pool_find", "Find text",
+                                   default="", placeholder="a word in the chunks")  # fmt: skip
+with explore[1]:
+    fields = explorer.color_fields(pool)
+    if state.option(explorer.COLOR, "verdict") not in fields:
+        state.set_option(explorer.COLOR, "verdict", record=False)
+    color_by = state.bind_option(st.selectbox, explorer.COLOR, "pool_color", "Colour by",
+                                 default="verdict", options=fields)  # fmt: skip
+values, numeric = explorer.color_values(pool, selection, color_by)
+found = explorer.matches(pool, found_text)
+projected, method, _pending = projection(key.pool)
+render.chart(
+    figures.explorer_map(projected.chunks, ids=pool.ids, texts=pool.texts, values=values,
+                         numeric=numeric, color_by=color_by, matches=found,
+                         query=projected.query,
+                         title=f"{method.upper()} map of the pool"),
+    "pool_map", on_select=lambda: explorer.record_pick("pool_map"),
+    selection_mode=("lasso", "box", "points"),
+)  # fmt: skip
+if found is not None:
+    st.caption(f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed).")
+chosen = explorer.picked(pool)
+if chosen:
+    st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
+    render.table(frame.iloc[list(chosen)], "pool_chosen",
+                 {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
+    st.download_button(
+        "Download the chosen chunks as a pool (JSON)",
+        data=lambda: explorer.export_text(pool, chosen),
+        file_name=f"pool-{settings.pool}-{len(chosen)}-chosen.json",
+        mime="application/json", key="pool_chosen_download", on_click="ignore",
+    )  # fmt: skip
+else:
+    st.caption("Lasso or box chunks on the map to list them here and export them as a pool.")
 
 st.subheader("Chunks")
 st.caption("Verdict under the current sidebar settings (see Why dropped for the numbers).")

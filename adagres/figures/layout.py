@@ -11,6 +11,8 @@ import plotly.graph_objects as go
 
 __all__ = [
     "FONT",
+    "HOVER_LABEL",
+    "HOVER_LINE",
     "PALETTE",
     "STRATEGY_COLORS",
     "TITLE_CHARS",
@@ -214,6 +216,15 @@ def snippet(text: Any, n: int = 160) -> str:
     if len(flat) > n:
         flat = flat[:n].rstrip() + "…"
     return escape(flat)
+
+
+#: Characters per line of a hover's text snippet: a narrow label, not one 160 characters
+#: wide that plotly has to put over the top of the map.
+HOVER_LINE = 60
+#: Hover labels of the maps: white with dark text and border, readable over any point
+#: colour (plotly takes each trace's colour otherwise: light grey for chunks that do not
+#: fit).
+HOVER_LABEL = {"bgcolor": "white", "bordercolor": "#444444", "font": {"color": "#222222"}}
 
 
 def wrapped_snippet(text: Any, n: int = 160, *, width: int = 60) -> list[str]:

@@ -15,6 +15,8 @@ from ..errors import InputError
 from .common import check_length, step_candidates
 from .layout import (
     GAIN_SCALE,
+    HOVER_LABEL,
+    HOVER_LINE,
     PALETTE,
     UNDIMMED,
     apply_layout,
@@ -27,7 +29,6 @@ from .layout import (
 from .projection import Projection
 
 __all__ = [
-    "HOVER_LABEL",
     "MAX_PICK_LABELS",
     "MapData",
     "MapPoints",
@@ -41,12 +42,6 @@ __all__ = [
 #: lays out: a Why dropped budget change at 2,000 chunks settled in 0.8 s with ~20 picks
 #: and in about 2 s with several hundred, all of them numbered.
 MAX_PICK_LABELS = 60
-#: Characters per line of a hover's text snippet: a narrow label, not one 160 characters
-#: wide that plotly has to put over the top of the map.
-HOVER_LINE = 60
-#: Hover labels: white with dark text and border, readable over any point colour (plotly
-#: takes each trace's colour otherwise: light grey for the chunks that do not fit).
-HOVER_LABEL = {"bgcolor": "white", "bordercolor": "#444444", "font": {"color": "#222222"}}
 
 
 @dataclass(frozen=True)
