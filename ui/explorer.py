@@ -65,7 +65,9 @@ def color_values(pool: Pool, selection: Selection, field: str) -> tuple[list[Any
     if field == "gold":
         return ["gold" if chunk.gold else "not gold" for chunk in pool.chunks], False
     if field == "tokens":
-        return [int(n) for n in pool.token_counts], True
+        counts = pool.token_counts
+        assert counts is not None  # the app's pools are counted before any page draws them
+        return [int(n) for n in counts], True
     if field == "relevance":
         return [float(r) for r in selection.relevance], True
     key = field.removeprefix("meta:")

@@ -75,11 +75,11 @@ def sweep_lines(budget_sweep: BudgetSweep, metric: str) -> SweepLines:
         values[strategy] = tuple(line)
     same_as: dict[str, str] = {}
     seen: dict[tuple[float | None, ...], str] = {}
-    for strategy, line in values.items():
-        if line in seen:
-            same_as[strategy] = seen[line]
+    for strategy, drawn in values.items():
+        if drawn in seen:
+            same_as[strategy] = seen[drawn]
         else:
-            seen[line] = strategy
+            seen[drawn] = strategy
     return SweepLines(tuple(budget_sweep.budgets), values, same_as)
 
 
