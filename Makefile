@@ -31,16 +31,19 @@ run: install
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
+# Everything but the browser tests on both cores (pytest-xdist), then the browser tests one
+# at a time: each drives its own server and Chromium, and waits for the app's state.
 test: install browser
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 -m "not browser"
+	$(PY) -m pytest -m browser
 
-# The everyday loop, under a minute: no real UMAP, no corpus builds, no Chromium.
+# The everyday loop, on both cores: no real UMAP, no corpus builds, no Chromium.
 test-fast: install
 	$(PY) -m ruff check .
-	$(PY) -m pytest -m "not slow and not browser"
+	$(PY) -m pytest -n 2 -m "not slow and not browser"
 
 # The core, the loaders, embedding, token counting and the pages with no network at all: a
 # network namespace with only the loopback interface up (needs root for unshare).
