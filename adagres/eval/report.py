@@ -183,10 +183,11 @@ def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> li
     }
     other = "gold recall" if label == "answer recall" else "answer recall"
     head = (
-        f"| strategy | {label} (95 % CI) | {other} | IoU | mean cos | Δ cos vs top-k | budget use "
-        "| near-dup pairs | W/T/L vs topk_budget | W/T/L vs topk_same_k | solved |"
+        f"| strategy | {label} (95 % CI) | {other} | IoU | mean cos | Δ cos vs top-k "
+        "| repeated text | budget use | near-dup pairs | W/T/L vs topk_budget "
+        "| W/T/L vs topk_same_k | solved |"
     )
-    lines = [head, "|" + "---|" * 11]
+    lines = [head, "|" + "---|" * 12]
     for row in rows:
         m = entries[row["strategy"]]["metrics"]
         primary = interval_text(m[entries[row["strategy"]]["primary"]])
@@ -194,10 +195,16 @@ def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> li
         lines.append(
             f"| {row['strategy']} | {primary} | {_num(second)} | {_num(row['iou'])} | "
             f"{_num(row['redundancy_mean'])} | {_num(row['redundancy_delta'], signed=True)} | "
-            f"{_num(row['budget_use'], percent=True)} | {_num(row['near_duplicates'], 2)} | "
+            f"{_share(row['repeated_text'])} | {_num(row['budget_use'], percent=True)} | "
+            f"{_num(row['near_duplicates'], 2)} | "
             f"{row['wtl_topk_budget']} | {row['wtl_topk_same_k']} | {row['solved']} |"
         )
     return lines
+
+
+def _share(value: float | None) -> str:
+    """A share in percent with one decimal (repeated text is often a few percent)."""
+    return "–" if value is None else f"{100 * value:.1f} %"
 
 
 def _num(
