@@ -70,7 +70,7 @@ def test_the_guard_is_the_only_thing_that_keeps_the_twin_out() -> None:
     assert not {0, 5} <= set(guarded.indices) and guarded.size == 5
     (drop,) = guarded.duplicates
     assert (drop.of, drop.chunk) == (0, 5)  # equal relevance: the lower position is picked
-    assert drop.cosine == pytest.approx(1.0) and drop.shared_text is None
+    assert drop.cosine == pytest.approx(1.0) and drop.shared_text == 1.0  # same text
 
 
 def pair_at(cosine: float) -> tuple[np.ndarray, np.ndarray]:

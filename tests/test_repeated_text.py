@@ -7,7 +7,7 @@ import pytest
 
 from adagres import select
 from adagres.core.metrics import evaluate, repeated_text
-from adagres.core.ngrams import GramIndex, words
+from adagres.core.ngrams import containment, gram_set, words
 
 W = [f"w{i}" for i in range(40)]
 
@@ -66,8 +66,10 @@ def test_evaluate_reports_repeated_text_in_pick_order() -> None:
     assert evaluate(s, chunks).repeated_text is None  # no texts, no metric
 
 
-def test_gram_index_containment_by_hand() -> None:
-    index = GramIndex([text(*range(12)), text(*range(4, 16)), text(*range(12)), text(1, 2)], n=8)
-    # chunk 0 has 5 grams (0-7 … 4-11); chunk 1 has 5 (4-11 … 8-15): one in common
-    assert index.shared(0).tolist() == pytest.approx([1.0, 1 / 5, 1.0, 0.0])
-    assert index.shared(3).tolist() == pytest.approx([0.0, 0.0, 0.0, 1.0])
+def test_containment_by_hand() -> None:
+    a, b = gram_set(text(*range(12))), gram_set(text(*range(4, 16)))
+    # each has 5 grams (0-7 … 4-11 and 4-11 … 8-15): one in common
+    assert containment(a, b) == pytest.approx(1 / 5)
+    assert containment(a, gram_set(text(*range(12)))) == 1.0
+    assert containment(gram_set(text(2, 3)), gram_set(text(*range(12)))) == 0.0  # one short gram
+    assert containment(frozenset(), a) == 0.0

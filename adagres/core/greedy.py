@@ -185,6 +185,19 @@ class Loop:
         if self.guard is not None:
             self.drop_duplicates(winner)
 
+    def rejects(self, winner: int) -> bool:
+        """The near-duplicate guard's text check of the chunk about to win: if it repeats a
+        pick's text, it stops being eligible, for good, and the step is decided again."""
+        if self.guard is None or not self.guard.rejects(winner):
+            return False
+        held = getattr(self.engine, "held", None)  # Gains holds the winner out of the argmax
+        if held is not None and held[0] == winner:
+            self.engine.gain[winner] = held[1]  # type: ignore[union-attr]
+            self.engine.held = None  # type: ignore[union-attr]
+        self.penalty[winner] = -np.inf
+        self.engine.dropped(np.array([winner], dtype=np.intp))
+        return True
+
     def drop_duplicates(self, winner: int) -> None:
         """The near-duplicate guard: chunks still competing that duplicate the winner stop
         being eligible, for good (:mod:`adagres.core.guard`)."""

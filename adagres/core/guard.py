@@ -10,21 +10,23 @@ part None for off (the whole setting None, the default, is off):
   near-copies the embeddings miss (a long chunk that contains a short one, the same answer
   with a different header).
 
-In the greedy loop the guard is an eligibility filter: when a chunk is picked, every chunk
-still competing that duplicates it stops being eligible, for good, and the record keeps which
-pick it duplicated (:class:`Duplicate`; the chunk's verdict is ``duplicate``). The cosine is
+In the greedy loop the guard is an eligibility filter: once a chunk is picked, a chunk that
+duplicates it is never eligible again, and the record keeps which pick it duplicated
+(:class:`Duplicate`; the chunk's verdict is ``duplicate``). The cosine is
 always the plain cosine of the pool's embeddings, whatever similarity the strategy scores by.
 Strategies with their own search (``coverage``, ``exact``) apply it as their docstrings say.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
 
-from .ngrams import GramIndex, gram_index
+from .ngrams import containment, gram_set
 from .prepared import PreparedPool
 
 __all__ = ["Duplicate", "Guard", "guard_for", "without_duplicates"]
@@ -45,7 +47,16 @@ class Duplicate(NamedTuple):
 
 
 class Guard:
-    """The guard's state during one run: which chunks are out and why."""
+    """The guard's state during one run: which chunks are out and why.
+
+    The cosine part is applied when a chunk is picked, to every chunk still competing (one
+    product with the pick's cosine row, which the loop often has already). The shared-text
+    part is checked when a chunk is about to win (:meth:`rejects`), against every pick made
+    so far: a chunk that never reaches the top needs no text comparison, so a run compares
+    the texts of about k chunks, not the whole pool's. Both make the same selection as
+    dropping every duplicate at its pick would; a text duplicate that never came near the
+    top keeps the verdict it would have had anyway (outscored, did not fit).
+    """
 
     def __init__(
         self,
@@ -54,40 +65,80 @@ class Guard:
         shared_text: float | None,
         texts: Sequence[str] | None,
     ) -> None:
-        self.pool, self.cosine = pool, cosine
+        self.pool, self.cosine, self.texts = pool, cosine, texts
         self.shared_text = shared_text if texts is not None else None
-        self.index: GramIndex | None = None
-        if self.shared_text is not None and texts is not None:
-            self.index = gram_index(tuple(texts))
         self.out = np.zeros(pool.n_chunks, dtype=bool)  # picked, or dropped as a duplicate
         self.dropped: list[Duplicate] = []
+        self.picks: list[tuple[int, int]] = []  # (chunk, step)
+        self.grams: dict[int, frozenset] = {}
+        self.owners: dict[tuple[str, ...], Sequence[int]] = {}  # n-gram -> picks holding it
+        self.indexed = 0  # picks already in ``owners``
+
+    def gram_set(self, chunk: int) -> frozenset:
+        if chunk not in self.grams:
+            assert self.texts is not None
+            self.grams[chunk] = gram_set(self.texts[chunk])
+        return self.grams[chunk]
+
+    def shared(self, a: int, b: int) -> float | None:
+        """The share of word 8-grams chunks a and b have in common (None without texts)."""
+        return None if self.texts is None else containment(self.gram_set(a), self.gram_set(b))
 
     def after_pick(self, winner: int, step: int, competing: np.ndarray | None) -> np.ndarray:
-        """The chunks that stop being eligible now that ``winner`` was picked at ``step``.
-
-        ``competing`` marks the chunks still competing (None: every chunk not yet out).
-        """
+        """The chunks at cosine ≥ the guard's with ``winner``, picked at ``step``: they stop
+        being eligible now. ``competing`` marks the chunks still competing (None: every chunk
+        not yet out)."""
         self.out[winner] = True
-        sims = shared = None
-        hit = np.zeros(self.pool.n_chunks, dtype=bool)
-        if self.cosine is not None:
-            sims = self.pool.similarities(winner)
-            hit |= sims >= self.cosine
-        if self.index is not None and self.shared_text is not None:
-            shared = self.index.shared(winner)
-            hit |= shared >= self.shared_text
-        hit &= ~self.out
+        self.picks.append((winner, step))
+        if self.cosine is None:
+            return np.zeros(0, dtype=np.intp)
+        sims = self.pool.similarities(winner)
+        hit = (sims >= self.cosine) & ~self.out
         if competing is not None:
             hit &= competing
         gone = np.flatnonzero(hit)
         if len(gone):
             self.out[gone] = True
-            if sims is None:
-                sims = self.pool.similarities(winner)
             for i in gone.tolist():
-                share = None if shared is None else float(shared[i])
-                self.dropped.append(Duplicate(i, winner, step, float(sims[i]), share))
+                self.dropped.append(
+                    Duplicate(i, winner, step, float(sims[i]), self.shared(i, winner))
+                )
         return gone
+
+    def rejects(self, chunk: int) -> bool:
+        """Whether ``chunk``, about to win, shares at least the guard's share of its text with
+        a pick (then it is recorded as the first such pick's duplicate and is out for good).
+
+        The picks' n-grams are kept in one map from n-gram to the picks that hold it, so a
+        check costs O(n-grams of the chunk), not one set intersection per pick.
+        """
+        if self.shared_text is None or not self.picks:
+            return False
+        grams = self.gram_set(chunk)
+        self.index_picks()
+        held = [picks for picks in map(self.owners.get, grams) if picks is not None]
+        common = Counter(chain.from_iterable(held))  # pick -> n-grams in common
+        for pick, step in self.picks:
+            if pick not in common:
+                continue
+            share = common[pick] / min(len(grams), len(self.gram_set(pick)))
+            if share >= self.shared_text:
+                self.out[chunk] = True
+                cosine = float(self.pool.similarities(pick)[chunk])
+                self.dropped.append(Duplicate(chunk, pick, step, cosine, share))
+                return True
+        return False
+
+    def index_picks(self) -> None:
+        """Add the picks made since the last check to the map from n-gram to picks."""
+        owners = self.owners
+        for pick, _ in self.picks[self.indexed :]:
+            grams = self.gram_set(pick)
+            earlier = {gram: owners[gram] for gram in grams if gram in owners}  # (few)
+            owners.update(dict.fromkeys(grams, (pick,)))
+            for gram, picks in earlier.items():
+                owners[gram] = (*picks, pick)
+        self.indexed = len(self.picks)
 
 
 def guard_for(
@@ -121,8 +172,9 @@ def without_duplicates(
         return list(picks), ()
     kept: list[int] = []
     for i in picks:
-        if guard.out[i]:
+        if guard.out[i] or guard.rejects(i):
             continue
         kept.append(i)
         guard.after_pick(i, len(kept), None)
-    return kept, tuple(d for d in guard.dropped if d.chunk in set(picks))
+    chosen = set(picks)
+    return kept, tuple(d for d in guard.dropped if d.chunk in chosen)

@@ -8,8 +8,7 @@ A chunk shorter than n words counts as one n-gram of all its words, so an exact 
 short chunk is still a copy.
 
 :func:`repeated_share` is the metric: the share of a context's words that repeat text already
-in it. :class:`GramIndex` answers, for the near-duplicate guard, which chunks of a pool share
-most of their n-grams with a given one.
+in it. :func:`containment` is the near-duplicate guard's shared-text test of two chunks.
 """
 
 from __future__ import annotations
@@ -18,9 +17,7 @@ import functools
 import re
 from collections.abc import Sequence
 
-import numpy as np
-
-__all__ = ["REPEAT_NGRAM", "GramIndex", "gram_index", "gram_keys", "repeated_share", "words"]
+__all__ = ["REPEAT_NGRAM", "containment", "gram_set", "repeated_share", "words"]
 
 #: Words per n-gram when text is compared.
 REPEAT_NGRAM = 8
@@ -76,50 +73,31 @@ def repeated_share(texts: Sequence[str], n: int = REPEAT_NGRAM) -> float:
     return repeated / total if total else 0.0
 
 
-def gram_keys(text: str, n: int = REPEAT_NGRAM) -> np.ndarray:
-    """The distinct word n-grams of ``text`` as sorted int64 keys (hashes of the n-grams)."""
-    keys = [hash(gram) for gram in _grams(words(text), n)]
-    return np.unique(np.array(keys, dtype=np.int64))
+@functools.lru_cache(maxsize=8192)
+def gram_set(text: str, n: int = REPEAT_NGRAM) -> frozenset[tuple[str, ...]]:
+    """The distinct word n-grams of ``text`` (kept for the last 8,192 texts: the app and the
+    evaluation select from one pool many times).
 
-
-class GramIndex:
-    """An inverted index from word n-grams to the chunks of one pool that hold them.
-
-    :meth:`shared` gives, for one chunk, the share of every chunk's n-grams it holds too,
-    over the smaller of the two sets (containment): 1.0 when one chunk is a copy of, or is
-    contained in, the other. One call costs O(g·log E + matches) for g n-grams of the chunk
-    and E entries in the index.
+    >>> sorted(gram_set("a b c", n=2))
+    [('a', 'b'), ('b', 'c')]
     """
-
-    def __init__(self, texts: Sequence[str], n: int = REPEAT_NGRAM) -> None:
-        per_chunk = [gram_keys(text, n) for text in texts]
-        self.n_chunks = len(per_chunk)
-        self.sizes = np.array([len(k) for k in per_chunk], dtype=np.int64)
-        self.keys = per_chunk
-        flat = np.concatenate(per_chunk) if per_chunk else np.zeros(0, np.int64)
-        owner = np.repeat(np.arange(self.n_chunks), self.sizes)
-        order = np.argsort(flat, kind="stable")
-        self.sorted_keys, self.sorted_owner = flat[order], owner[order]
-
-    def shared(self, chunk: int) -> np.ndarray:
-        """|G_i ∩ G_chunk| / min(|G_i|, |G_chunk|) for every chunk i (0 where either is empty)."""
-        keys = self.keys[chunk]
-        lo = np.searchsorted(self.sorted_keys, keys, side="left")
-        hi = np.searchsorted(self.sorted_keys, keys, side="right")
-        lengths = hi - lo
-        total = int(lengths.sum())
-        if total == 0:
-            return np.zeros(self.n_chunks)
-        # the entries lo[0]..hi[0], lo[1]..hi[1], … as one index array
-        starts = np.repeat(lo - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-        entries = starts + np.arange(total)
-        common = np.bincount(self.sorted_owner[entries], minlength=self.n_chunks)
-        smaller = np.minimum(self.sizes, self.sizes[chunk])
-        return np.divide(common, smaller, out=np.zeros(self.n_chunks), where=smaller > 0)
+    tokens = words(text)
+    if len(tokens) < n:
+        return frozenset([tuple(tokens)] if tokens else [])
+    # the n-grams, built in C: the shifted lists end together at the last full n-gram
+    return frozenset(zip(*(tokens[i:] for i in range(n)), strict=False))
 
 
-@functools.lru_cache(maxsize=8)
-def gram_index(texts: tuple[str, ...], n: int = REPEAT_NGRAM) -> GramIndex:
-    """The :class:`GramIndex` of ``texts``, kept for the last few pools (the app reruns a
-    strategy on one pool at every control change)."""
-    return GramIndex(texts, n)
+def containment(a: frozenset, b: frozenset) -> float:
+    """|a ∩ b| / min(|a|, |b|): 1.0 when one chunk's n-grams all occur in the other (a copy,
+    or a chunk inside a longer one); 0.0 when either has none.
+
+    >>> containment(gram_set("a b c d", n=2), gram_set("b c d e f", n=2))
+    0.6666666666666666
+    """
+    smaller = min(len(a), len(b))
+    if smaller == 0:
+        return 0.0
+    if len(a) > len(b):
+        a, b = b, a
+    return len(a & b) / smaller

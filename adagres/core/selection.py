@@ -59,6 +59,8 @@ def greedy(
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)
         winner, runner_up = loop.best()  # 4. the largest score; ties: lowest position
+        while winner is not None and loop.rejects(winner):  # the guard: it repeats a pick
+            winner, runner_up = loop.best()
         # 3. nothing eligible: budget_exhausted (pool_exhausted if all are selected);
         # 5. the best gain ≤ 0: no_positive_gain, and the chunk is not added.
         reason = loop.stop_reason(winner)

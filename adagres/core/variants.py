@@ -202,6 +202,9 @@ def coverage(
         best = int(np.argmax(np.where(fits, gain, -np.inf)))
         if gain[best] <= 0:
             break
+        if guard is not None and guard.rejects(best):  # repeats a pick's text
+            in_play[best] = False
+            continue
         picks.append(best)
         used += int(tokens[best])
         in_play[best] = False
