@@ -25,6 +25,7 @@ from .optimality import optimality_markdown
 from .results import corpus_summary, primary_label, strategy_table, write_results
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
 from .strategies import BASELINE_BUDGET
+from .targets import TARGETS, compared_strategies, summary_markdown
 
 __all__ = ["PLOTLY_JS", "tradeoff_figure", "tradeoff_points", "write_report"]
 
@@ -251,7 +252,17 @@ def _markdown(
         "- Intervals: 95 % percentile bootstrap over queries. **W/T/L**: queries where the "
         "strategy is above / equal to / below the baseline on the primary metric.",
         "- Every strategy runs on the same pool and budget; none may exceed the budget.",
+        "- **repeated text**: share of the selection's words (lower-cased word tokens, chunks "
+        "in pick order) that lie in a word 8-gram already earlier in the context: what the "
+        "reader pays for twice.",
         "",
+        "## Summary: recall against repeated text",
+        "",
+        "Targets of the recommended preset, each against topk_budget: "
+        + "; ".join(TARGETS.values())
+        + ". Δ recall: the corpus's primary metric minus top-k's, in points.",
+        "",
+        *summary_markdown(document, compared_strategies(document)),
     ]
     for corpus, info in document["corpora"].items():
         out += [
