@@ -239,13 +239,13 @@ VARIANTS: dict[str, Variant] = {
 STRATEGY_FUNCTIONS: dict[
     str, Callable[[PreparedPool, int, Settings, bool, Sequence[str] | None], Selection]
 ] = {
-    "orthogonal": lambda pool, budget, settings, trace, texts=None: orthogonal(
+    "orthogonal": lambda pool, budget, settings, trace, texts: orthogonal(
         pool, budget, settings, trace=trace, texts=texts
     ),
-    "near_duplicates": lambda pool, budget, settings, trace, texts=None: near_duplicates(
+    "near_duplicates": lambda pool, budget, settings, trace, texts: near_duplicates(
         pool, budget, settings, trace=trace, texts=texts
     ),
-    "coverage": lambda pool, budget, settings, trace, texts=None: coverage(
+    "coverage": lambda pool, budget, settings, trace, texts: coverage(
         pool, budget, settings, trace=trace, texts=texts
     ),
 }
