@@ -235,8 +235,7 @@ def sweep_controls(
         options=options,
         key="cmp_sweep_strategies",
         help="exact is offered only for pools of at most "
-        f"{compute.EXACT_AUTO_MAX} chunks (it can take up to {compute.EXACT_TIME_LIMIT:g} s "
-        "per budget).",
+        f"{compute.EXACT_AUTO_MAX} chunks (it can take seconds per budget).",
     )
     metric = st.columns([1, 2])[0].selectbox("Metric", options=metrics,
                                              format_func=METRIC_LABELS.get,

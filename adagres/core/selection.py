@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..errors import InputError
 from . import validate as v
 from .calibration import Calibration, calibrate_prepared
 from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value
@@ -98,9 +99,11 @@ def select_prepared(
     trace: bool = True,
     texts: Sequence[str] | None = None,
 ) -> Selection:
-    """:func:`select` on a prepared pool with a settings value (no validation here).
-
-    ``texts`` (the chunk texts) let the near-duplicate guard compare text too."""
+    """:func:`select` on a prepared pool with a settings value: the pool is trusted (it was
+    validated when prepared); the budget and the settings are checked here too. ``texts``
+    (the chunk texts) let the near-duplicate guard compare text too."""
+    budget = v.budget(budget)
+    checked_settings(settings)
     terms, calibration = resolve_terms(pool, budget, settings)
     guard = guard_for(pool, settings.duplicate_guard, texts)
     run = greedy(pool, budget, terms, POLICY_RULES[settings.policy], trace, guard)
@@ -109,6 +112,13 @@ def select_prepared(
     if settings.policy == "ratio":
         result = ratio_safeguard(pool, budget, result, terms, trace)
     return result
+
+
+def checked_settings(settings: Any) -> Settings:
+    """``settings`` if it is a :class:`Settings` value; an InputError otherwise."""
+    if not isinstance(settings, Settings):
+        raise InputError(f"settings: expected an adagres.Settings value, got {settings!r:.60}")
+    return settings
 
 
 def ratio_safeguard(

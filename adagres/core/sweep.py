@@ -130,9 +130,9 @@ def lam_sweep(
     """
     settings = Settings.of(settings, **options)
     pool = prepare(query_embedding, chunk_embeddings, token_counts)
-    extra = [v.real(x, "include", minimum=0.0) for x in include]
+    extra = [v.real(x, "include", minimum=0.0) for x in v.items(include, "include")]
     if lams is not None:
-        lams = [v.real(x, "lams", minimum=0.0) for x in lams]
+        lams = [v.real(x, "lams", minimum=0.0) for x in v.items(lams, "lams")]
         if not lams:
             raise InputError("lams: the grid is empty")
     return lam_sweep_prepared(pool, v.budget(budget), settings, lams, include=extra,
@@ -266,7 +266,7 @@ def budget_sweep(
     """
     settings = Settings.of(settings, **options)
     pool = prepare(query_embedding, chunk_embeddings, token_counts)
-    budget_list = sorted({v.budget(b) for b in budgets})
+    budget_list = sorted({v.budget(b) for b in v.items(budgets, "budgets")})
     if not budget_list:
         raise InputError("budgets: no budget given")
     strategies = tuple(strategies)
@@ -282,7 +282,8 @@ def budget_sweep(
         raise InputError("strategies: reference_code needs the chunk texts (texts=...)")
     if answers and texts is None:
         raise InputError("answers: checking answers needs the chunk texts (texts=...)")
-    gold_list = None if gold is None else [int(g) for g in gold]
+    # Pool positions, checked (a string, a fraction or a position outside the pool is refused).
+    gold_list = None if gold is None else [int(g) for g in v.indices(gold, pool.n_chunks, "gold")]
     rows: list[dict[str, Any]] = []
     total = len(budget_list) * len(strategies)
     for b in budget_list:
