@@ -150,3 +150,15 @@ def test_the_guard_round_trips_through_json_settings() -> None:
     assert s.as_dict()["duplicate_guard"] == [0.9, 0.8]
     assert Settings(**s.as_dict()) == s
     assert Settings(duplicate_guard=(None, None)).duplicate_guard is None
+
+
+def test_exact_keeps_its_search_and_drops_a_later_duplicate_from_its_set() -> None:
+    q, chunks, texts = pool_with_twin(11, 6)
+    tokens = np.full(6, 10)
+    plain = run("exact", q, chunks, tokens, 60, texts=texts, lam=0.0)
+    assert {0, 5} <= set(plain.indices)  # λ = 0: the optimum is every chunk
+    s = run("exact", q, chunks, tokens, 60, texts=texts, lam=0.0, duplicate_guard=(0.99, None))
+    assert set(s.indices) == set(plain.indices) - {5}
+    (drop,) = s.duplicates
+    assert (drop.chunk, drop.of) == (5, 0)
+    assert s.verdict(5).kind is VerdictKind.DUPLICATE
