@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres.core.baselines import STRATEGIES
+from adagres.core.settings import MAX_WEIGHT
 from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
 
@@ -76,8 +77,8 @@ def _lam(raw: str) -> float | str:
     if raw == "adaptive":
         return raw
     value = float(raw)
-    if not value >= 0 or value == float("inf"):
-        raise ValueError("must be 'adaptive' or a number ≥ 0")
+    if not 0 <= value <= MAX_WEIGHT:  # NaN and inf too: the core's own bounds on λ
+        raise ValueError(f"must be 'adaptive' or a number from 0 to {MAX_WEIGHT:g}")
     return value
 
 

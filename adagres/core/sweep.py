@@ -19,7 +19,7 @@ from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
 from .prepared import PreparedPool, prepare
 from .selection import select_prepared
-from .settings import Settings
+from .settings import MAX_WEIGHT, Settings
 
 __all__ = [
     "BUDGET_COLUMNS",
@@ -80,7 +80,8 @@ def default_lams(
     top: float | None = None,
 ) -> np.ndarray:
     """A grid from 0 to ``top`` (default 3·max(adaptive λ, 0.1)) with ``points`` values,
-    plus the adaptive λ and ``include`` exactly; sorted, without duplicates.
+    plus the adaptive λ and ``include`` exactly; sorted, without duplicates. No value passes
+    :data:`~adagres.core.settings.MAX_WEIGHT`, the largest λ a Settings value takes.
 
     >>> grid = default_lams(0.25, points=4)
     >>> grid.tolist()
@@ -90,7 +91,7 @@ def default_lams(
     """
     if top is None:
         top = 3.0 * max(float(adaptive_lam), 0.1)
-    grid = np.linspace(0.0, top, points)
+    grid = np.linspace(0.0, min(float(top), MAX_WEIGHT), points)
     extra = [float(adaptive_lam), *(float(x) for x in include)]
     return np.unique(np.concatenate([grid, np.asarray(extra, dtype=np.float64)]))
 
