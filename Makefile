@@ -85,6 +85,8 @@ bench-browser: install browser
 
 PRESET_CANDIDATES = topk_budget,topk_same_k,mmr,paper,adagres_paper_fill,adagres_derived_fill
 PRESET_CANDIDATES := $(PRESET_CANDIDATES),fill_derived_pool_floor,near_duplicates,orthogonal,coverage
+PRESET_CANDIDATES := $(PRESET_CANDIDATES),guard_topk_t80,guard_topk_t50,guard_topk_t25
+PRESET_CANDIDATES := $(PRESET_CANDIDATES),guard_orthogonal_t80,guard_orthogonal_t50,guard_orthogonal_t25
 
 # Every strategy on real QA pools (reports/latest); eval-quick: demo + 5 FanOutQA queries.
 eval: install
@@ -96,7 +98,7 @@ eval-quick: install
 # The preset's candidates on the tuning half of the same seeded split (reports/dev): the
 # queries the recommended preset is chosen on, disjoint from the held-out half by construction.
 eval-dev: install
-	$(PY) -m adagres.eval --split dev --pools fanoutqa,drugs --exact-queries 0 --out reports \
+	$(PY) -m adagres.eval --split dev --pools fanoutqa,windows,drugs --exact-queries 0 --out reports \
 	  --name dev --strategies $(PRESET_CANDIDATES)
 
 demo-data: install
