@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from ui import charts, render, state, tables
+from ui import charts, compute, render, state, tables
 from ui.replay import picked_after, replay, step_summary, step_totals
 from ui.sidebar import sidebar
 from ui.text import count, plain_name, reference_code_note
@@ -31,6 +31,24 @@ def draw_header(step: int) -> None:
              else f"not yet (step {step} of {last})"),
         ]
     )  # fmt: skip
+    # What the context pays for twice: repeated text next to the mean pairwise cosine.
+    measured = compute.metrics_of(key)
+    render.metrics(
+        [
+            ("Mean pair cosine", f"{measured.redundancy_mean:.3f}"),
+            ("Repeated text", f"{100 * (measured.repeated_text or 0.0):.1f}%"),
+            ("Near-duplicate pairs", measured.near_duplicates),
+            ("Duplicates dropped", len(selection.duplicates)),
+        ],
+        help={
+            "Repeated text": "Share of the context's words (lower-cased) that lie in a word "
+            "8-gram already earlier in the context, chunks in pick order.",
+            "Duplicates dropped": "Chunks the near-duplicate guard made ineligible because they "
+            "duplicate a pick (see Why dropped).",
+        },
+    )
+    if step < last:
+        st.caption("Mean pair cosine, repeated text and duplicates: the whole run's context.")
     # The strategies that select with the adaptive λ show its derivation.
     if selection.calibration is not None and settings.strategy in ("adagres", "orthogonal"):
         st.text(selection.calibration.describe())
