@@ -42,7 +42,14 @@ def test_pages_work_at_every_size(pools_dir, pool, path):
     if path == POOL_PAGE:
         table = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
         assert len(table) == n
-        assert set(table["verdict"]) <= {"selected", "did not fit", "outscored", "no positive gain"}
+        verdicts = {
+            "selected",
+            "did not fit",
+            "outscored",
+            "no positive gain",
+            "duplicate of a pick",
+        }  # the recommended preset's near-duplicate guard
+        assert set(table["verdict"]) <= verdicts
     if path == SELECTION:
         tokens_used = int(metric(at, "Tokens used").split(" / ")[0].replace(",", ""))
         assert 0 < tokens_used <= 1500
