@@ -94,6 +94,11 @@ def _questions(key: PoolKey, text: str) -> Slot[Question]:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
+def _placements(key: PoolKey, text: str) -> Slot[Placed]:
+    return Slot()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
 def _reselections(key: SelectionKey, text: str) -> Slot[Selection]:
     return Slot()
 
@@ -137,11 +142,15 @@ def question(key: PoolKey, text: str) -> Question:
 
 def place(key: PoolKey, asked_question: Question, chunks_xy: np.ndarray, method: str) -> Placed:
     """Where the question goes on the map whose chunk coordinates are ``chunks_xy``."""
-    if method == "pca":
-        _, point = pca(np.asarray(key.get().prepared.chunks, dtype=np.float64),
-                       asked_question.vector)  # fmt: skip
-        assert point is not None
-        return Placed(float(point[0]), float(point[1]), "PCA transform")
+    if method == "pca":  # an eigen-decomposition of the pool: once per pool and question
+
+        def transform() -> Placed:
+            chunks = np.asarray(key.get().prepared.chunks, dtype=np.float64)
+            _, point = pca(chunks, asked_question.vector)
+            assert point is not None
+            return Placed(float(point[0]), float(point[1]), "PCA transform")
+
+        return _placements(key, asked_question.text).fill(transform)
     near = list(asked_question.neighbours)
     weights = np.maximum(asked_question.similarities[near], 1e-6)
     x, y = (weights[:, None] * np.asarray(chunks_xy)[near]).sum(axis=0) / weights.sum()
