@@ -15,6 +15,10 @@ callable tokenizer must be a module-level function to serialise).
 
 from __future__ import annotations
 
+from .extras import haystack as _framework  # noqa: F401  (or MissingExtra, naming the extra)
+
+# isort: split
+
 import dataclasses
 import os
 from typing import Any

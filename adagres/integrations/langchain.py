@@ -25,6 +25,10 @@ counted on ``page_content``.
 
 from __future__ import annotations
 
+from .extras import langchain as _framework  # noqa: F401  (or MissingExtra, naming the extra)
+
+# isort: split
+
 from collections.abc import Sequence
 from typing import Any
 

@@ -24,6 +24,10 @@ nothing is kept on the postprocessor (``select(nodes, query_bundle)`` returns th
 
 from __future__ import annotations
 
+from .extras import llamaindex as _framework  # noqa: F401  (or MissingExtra, naming the extra)
+
+# isort: split
+
 from collections.abc import Sequence
 from typing import Any
 
