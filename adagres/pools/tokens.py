@@ -120,12 +120,13 @@ def _count_batch(batch: list[str], tokenizer: str, offset: int) -> list[int]:
     if tokenizer == "minilm":
         encodings = _minilm().encode_batch(batch, add_special_tokens=False)
         return [len(encoding.ids) for encoding in encodings]
+    encoding = _bpe(tokenizer)  # outside the try: a missing extra is not a text's fault
     try:
-        return [len(ids) for ids in _bpe(tokenizer).encode_ordinary_batch(batch)]
+        return [len(ids) for ids in encoding.encode_ordinary_batch(batch)]
     except ValueError as error:  # bpe-openai's limit of tokens per text
         for position, text in enumerate(batch):
             try:
-                _bpe(tokenizer).encode_ordinary(text)
+                encoding.encode_ordinary(text)
             except ValueError:
                 raise InputError(
                     f"texts[{offset + position}]: the {tokenizer} tokenizer refuses it ({error})"
