@@ -49,10 +49,11 @@ OFFLINE_TESTS := tests/test_selection.py tests/test_baselines.py tests/test_cali
 	tests/test_properties.py tests/test_pool_io_json.py tests/test_pool_io_frameworks.py \
 	tests/test_pool_io_tables.py tests/test_pool_io_errors.py tests/test_pool_io_safety.py \
 	tests/test_hardening_pools.py \
-	tests/test_embed.py tests/test_tokens.py tests/fuzz/test_fuzz_loaders.py \
+	tests/test_embed.py tests/test_minilm.py tests/test_extras.py tests/test_tokens.py \
+	tests/fuzz/test_fuzz_loaders.py \
 	tests/fuzz/test_fuzz_retrieval.py tests/fuzz/test_limits.py tests/app/test_pages.py \
 	tests/app/test_pages_analysis.py \
-	adagres/core adagres/pools/io.py adagres/pools/embed.py adagres/pools/tokens.py
+	adagres/core adagres/pools/io.py adagres/pools/embed.py adagres/pools/minilm.py adagres/pools/tokens.py
 test-offline: install
 	unshare -n sh -c 'ip link set lo up && $(PY) -m pytest -q -m "not browser" $(OFFLINE_TESTS)'
 
