@@ -18,20 +18,20 @@ import numpy as np
 from ..errors import InputError
 from . import validate as v
 from .calibration import FALLBACK_LAM
-from .exact import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT, solve_exact
+from .exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, solve_exact
 from .greedy import Rule, Terms, finish
 from .metrics import checked_texts
 from .prepared import PreparedPool, prepare
 from .records import StopReason
 from .replay import replay
 from .result import Selection
-from .selection import greedy, resolve_terms, select_prepared
+from .selection import checked_settings, greedy, resolve_terms, select_prepared
 from .settings import Settings
 from .variants import STRATEGY_FUNCTIONS
 
 __all__ = [
     "EXACT_MAX_CHUNKS",
-    "EXACT_TIME_LIMIT",
+    "EXACT_MAX_NODES",
     "STRATEGIES",
     "exact",
     "mmr",
@@ -60,16 +60,20 @@ def run_prepared(
     k: int | None = None,
     reference: Selection | None = None,
     max_chunks: int = EXACT_MAX_CHUNKS,
-    time_limit: float = EXACT_TIME_LIMIT,
-    max_nodes: int | None = None,
+    max_nodes: int | None = EXACT_MAX_NODES,
+    time_limit: float | None = None,
     enforce_budget: bool = True,
     trace: bool = True,
 ) -> Selection:
     """Run ``strategy`` on a prepared pool with one settings value (inputs trusted).
 
     ``reference`` is the AdaGReS run with the same pool, budget and settings if the caller
-    has it (``topk_same_k`` takes its size as k unless ``k`` is given).
+    has it (``topk_same_k`` takes its size as k unless ``k`` is given). The pool is trusted
+    (validated when prepared); the strategy, budget and settings are checked.
     """
+    v.choice(strategy if isinstance(strategy, str) else repr(strategy), "strategy", STRATEGIES)
+    budget = v.budget(budget)
+    checked_settings(settings)
     if strategy == "adagres":
         return select_prepared(pool, budget, settings, trace=trace)
     if strategy in STRATEGY_FUNCTIONS:  # the variants beyond the paper (core/variants.py)
@@ -96,7 +100,7 @@ def run_prepared(
         return done(greedy(pool, budget, terms, rule, trace),
                     params={"lambda_mmr": settings.lambda_mmr})  # fmt: skip
     if strategy == "exact":
-        chosen = solve_exact(pool, budget, terms, max_chunks, time_limit, max_nodes=max_nodes)
+        chosen = solve_exact(pool, budget, terms, max_chunks, max_nodes, time_limit)
         order = sorted(chosen, key=lambda i: (-pool.relevance[i], i))
         return done(replay(pool, budget, order, terms, trace, StopReason.OPTIMAL))
     if strategy == "reference_code":
@@ -128,7 +132,8 @@ def run(
     k: int | None = None,
     reference: Selection | None = None,
     max_chunks: int = EXACT_MAX_CHUNKS,
-    time_limit: float = EXACT_TIME_LIMIT,
+    max_nodes: int | None = EXACT_MAX_NODES,
+    time_limit: float | None = None,
     enforce_budget: bool = True,
     trace: bool = True,
     **options: Any,
@@ -154,7 +159,8 @@ def run(
     return run_prepared(
         strategy, pool, v.budget(budget), settings, texts=texts,
         k=None if k is None else int(k), reference=reference, max_chunks=max_chunks,
-        time_limit=v.real(time_limit, "time_limit", minimum=0.0),
+        max_nodes=None if max_nodes is None else v.whole(max_nodes, "max_nodes", minimum=1),
+        time_limit=None if time_limit is None else v.real(time_limit, "time_limit", minimum=0.0),
         enforce_budget=enforce_budget, trace=trace,
     )  # fmt: skip
 
@@ -207,7 +213,8 @@ exact = _by_name(
     :mod:`adagres.core.exact` holds the solver, its reductions and bounds. A problem with
     more than ``max_chunks`` candidates (chunks that can improve a set) is refused with
     :class:`SolverError`, as is a search that does not prove optimality within
-    ``time_limit`` seconds (the message gives the proven gap). The empty set (F = 0) is a
+    ``max_nodes`` nodes (a work limit: the same answer on any machine; ``time_limit``
+    seconds too, only when given; the message gives the proven gap). The empty set (F = 0) is a
     candidate, so F(exact) >= 0. The steps list the optimal set in relevance order with
     each chunk's marginal gain in that order.
     """,
