@@ -29,9 +29,12 @@ __all__ = [
     "COLUMNS",
     "MAX_SESSION_UPLOADS",
     "SORTABLE",
+    "display_name",
     "dropped_figure",
     "filter_rows",
+    "follow_set",
     "frame",
+    "mean_share",
     "open_query",
     "open_set",
     "pick_from_table",
@@ -50,6 +53,8 @@ COLUMNS = {
     "topk_redundancy": "top-k cos",
     "adagres_redundancy": "AdaGReS cos",
     "recommended_redundancy": "recommended cos",
+    "topk_repeated": "top-k repeated text",
+    "recommended_repeated": "rec. repeated text",
     "dropped": "dropped",
     "dropped_recommended": "dropped (rec.)",
     "topk_tokens": "top-k tokens",
@@ -65,11 +70,13 @@ COLUMNS = {
 SORTABLE = ("query_id", "dropped", "adagres_redundancy", "topk_redundancy", "chunks", "lambda")
 _OPEN_ERROR = "ps_open_error"
 _OWN = "ps_own_uploads"  # session state: paths of the pool sets this session uploaded
+_NAMES = "ps_upload_names"  # session state: upload path -> the uploaded file's name
+_SHOWN = "ps_shown_set"  # session state: fingerprint of the set the page showed last
 _OPENED = "ps_opened_upload"  # session state: (path, stamp, PoolSet) of its open upload
 _UPLOAD_ROWS = "ps_upload_rows"  # session state: (key, rows) of its open upload
 #: Uploads a session may open (the latest ones); an older upload is released.
 MAX_SESSION_UPLOADS = 4
-ROWS_FORMAT = 1  # bump when the rows change meaning, so rows on disk are computed again
+ROWS_FORMAT = 2  # bump when the rows change meaning, so rows on disk are computed again
 _STRATEGY_NAMES = {"topk": "top-k (budget)", "adagres": "AdaGReS", "recommended": "recommended"}
 _STRATEGY_COLORS = {
     "topk": PALETTE["candidate"],
@@ -136,14 +143,31 @@ def _write_atomically(target: Path, data: bytes) -> None:
 
 def save_upload(name: str, content: bytes) -> str:
     """Keep an uploaded pool set in the cache folder, named by its digest; return the path
-    (which only this session may open: :func:`open_set`)."""
+    (which only this session may open: :func:`open_set`). The page calls the set by the
+    uploaded file's name (:func:`display_name`), not by that path."""
     target = _cache_folder() / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
     if not target.exists():
         _write_atomically(target, content)
     # The session's latest uploads, oldest first: an older one may no longer be opened.
     own = [item for item in st.session_state.get(_OWN, ()) if item != str(target)]
     st.session_state[_OWN] = [*own, str(target)][-MAX_SESSION_UPLOADS:]
+    st.session_state.setdefault(_NAMES, {})[str(target)] = Path(name).name
     return str(target)
+
+
+def display_name(pool_set: PoolSet) -> str:
+    """What the page calls ``pool_set``: the uploaded file's name for an upload of this
+    session ("runs.jsonl (uploaded)"), else where it came from."""
+    uploaded = st.session_state.get(_NAMES, {}).get(str(pool_set.source))
+    return f"{uploaded} (uploaded)" if uploaded else str(pool_set.source)
+
+
+def follow_set(pool_set: PoolSet) -> None:
+    """A set other than the one shown last: its Query box starts at its first query (a
+    query id of the previous set would otherwise stay chosen)."""
+    if st.session_state.get(_SHOWN) != pool_set.fingerprint:
+        st.session_state[_SHOWN] = pool_set.fingerprint
+        st.session_state.pop("ps_query", None)
 
 
 def _rows_file(fingerprint: str, selector: Selector, budget: int) -> Path:
@@ -220,9 +244,21 @@ def frame(found: Sequence[dict[str, Any]]) -> Any:
     import pandas as pd
 
     table = pd.DataFrame(
-        [{key: row[key] for key in COLUMNS} for row in found], columns=list(COLUMNS)
+        [{key: row.get(key) for key in COLUMNS} for row in found], columns=list(COLUMNS)
     )
+    for key in ("topk_repeated", "recommended_repeated"):  # shares as percent, one decimal
+        table[key] = [None if v is None else round(100 * v, 1) for v in table[key]]
     return table.rename(columns=COLUMNS)
+
+
+def mean_share(found: Sequence[dict[str, Any]], key: str) -> str:
+    """The mean of a share column over the rows that have it, as "4.2%" ("–" without any).
+
+    >>> mean_share([{"r": 0.02}, {"r": 0.04}, {"r": None}], "r")
+    '3.0%'
+    """
+    values = [row[key] for row in found if row.get(key) is not None]
+    return f"{100 * sum(values) / len(values):.1f}%" if values else "–"
 
 
 def count_ticks(figure: go.Figure, largest: int) -> None:
@@ -283,7 +319,7 @@ def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
     except AdagresError as error:
         st.session_state[_OPEN_ERROR] = str(error)
         return None
-    label = f"{pool_set.name} #{row['query_id']}: {pool.query[:40]}"
+    label = f"{display_name(pool_set)} #{row['query_id']}: {pool.query[:40]}"
     key = pools.add_pool(pool, "poolset", label)
     state.update(pool=key, step=None, chunk=None)
     return key
@@ -296,7 +332,9 @@ def pick_from_table(pool_set: PoolSet, shown: Sequence[dict[str, Any]]) -> Calla
     def pick() -> None:
         picked = st.session_state["ps_table"].selection.rows
         if picked:
-            open_query(pool_set, shown[picked[0]])
+            row = shown[picked[0]]
+            st.session_state["ps_query"] = row["query_id"]  # the Query box shows it too
+            open_query(pool_set, row)
 
     return pick
 

@@ -20,6 +20,7 @@ from . import validate as v
 from .calibration import FALLBACK_LAM
 from .exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, solve_exact
 from .greedy import Rule, Terms, finish
+from .guard import guard_for, without_duplicates
 from .metrics import checked_texts
 from .prepared import PreparedPool, prepare
 from .records import StopReason
@@ -75,10 +76,11 @@ def run_prepared(
     budget = v.budget(budget)
     checked_settings(settings)
     if strategy == "adagres":
-        return select_prepared(pool, budget, settings, trace=trace)
+        return select_prepared(pool, budget, settings, trace=trace, texts=texts)
     if strategy in STRATEGY_FUNCTIONS:  # the variants beyond the paper (core/variants.py)
-        return STRATEGY_FUNCTIONS[strategy](pool, budget, settings, trace)
+        return STRATEGY_FUNCTIONS[strategy](pool, budget, settings, trace, texts)
     terms, calibration = resolve_terms(pool, budget, settings)
+    guard = guard_for(pool, settings.duplicate_guard, texts)  # None when the guard is off
 
     def done(run_: Any, **extra: Any) -> Selection:
         return finish(strategy, pool, budget, run_, terms, calibration=calibration,
@@ -86,23 +88,27 @@ def run_prepared(
 
     if strategy == "topk_budget":
         rule = Rule(score="relevance", budget="skip", stop_nonpositive=False)
-        return done(greedy(pool, budget, terms, rule, trace))
+        return done(greedy(pool, budget, terms, rule, trace, guard))
     if strategy == "topk_same_k":
         if k is None:
             if reference is None:
-                reference = select_prepared(pool, budget, settings, trace=False)
+                reference = select_prepared(pool, budget, settings, trace=False, texts=texts)
             k = reference.size
         rule = Rule(score="relevance", budget="skip", stop_nonpositive=False, max_picks=k)
-        return done(greedy(pool, budget, terms, rule, trace), params={"k": k})
+        return done(greedy(pool, budget, terms, rule, trace, guard), params={"k": k})
     if strategy == "mmr":
         rule = Rule(score="mmr", budget="skip", stop_nonpositive=False,
                     lambda_mmr=settings.lambda_mmr)  # fmt: skip
-        return done(greedy(pool, budget, terms, rule, trace),
+        return done(greedy(pool, budget, terms, rule, trace, guard),
                     params={"lambda_mmr": settings.lambda_mmr})  # fmt: skip
     if strategy == "exact":
         chosen = solve_exact(pool, budget, terms, max_chunks, max_nodes, time_limit)
         order = sorted(chosen, key=lambda i: (-pool.relevance[i], i))
-        return done(replay(pool, budget, order, terms, trace, StopReason.OPTIMAL))
+        # The guard does not change the search: a later duplicate in the optimal set is
+        # removed from it (adagres.core.guard.without_duplicates), nothing replaces it.
+        order, dropped = without_duplicates(pool, order, settings.duplicate_guard, texts)
+        run_ = replay(pool, budget, order, terms, trace, StopReason.OPTIMAL)
+        return done(run_._replace(duplicates=dropped))
     if strategy == "reference_code":
         if texts is None:
             raise InputError("reference_code: needs the chunk texts (it counts characters)")
@@ -111,9 +117,10 @@ def run_prepared(
         beta = reference_lam(pool, k, settings.alpha) if settings.lam == "adaptive" else terms.lam
         rule = Rule(score="gain", budget="stop" if enforce_budget else "ignore",
                     stop_nonpositive=False, max_picks=k)  # fmt: skip
-        own = greedy(pool, budget, Terms(beta, settings.alpha, None), rule, False)
+        own = greedy(pool, budget, Terms(beta, settings.alpha, None), rule, False, guard)
         # Its picks, recorded at the shared λ and τ so that F and the gains compare.
         run_ = replay(pool, budget, own.picks, terms, trace, own.reason)
+        run_ = run_._replace(duplicates=own.duplicates)
         return done(run_, respects_budget=enforce_budget,
                     params={"k": k, "mean_chars": mean_chars, "beta": beta})  # fmt: skip
     v.choice(strategy, "strategy", STRATEGIES)

@@ -21,6 +21,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from .calibration import Calibration
+from .guard import Duplicate, Guard
 from .prepared import PreparedPool
 from .records import Candidates, Step, StopReason
 from .result import Selection
@@ -54,6 +55,7 @@ class Run(NamedTuple):
     steps: list[Step]
     reason: StopReason
     pick_similarity: np.ndarray | None
+    duplicates: tuple[Duplicate, ...] = ()  # what the near-duplicate guard dropped
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,10 @@ class Loop:
         terms: Terms,
         rule: Rule,
         trace: bool,
+        guard: Guard | None = None,
     ) -> None:
         chunks, tokens, n = pool.chunks, pool.tokens, pool.n_chunks
+        self.guard = guard
         self.pool, self.budget, self.rule, self.trace, self.terms = pool, budget, rule, trace, terms
         self.tokens = tokens
         self.max_picks, self.stop_nonpositive = rule.max_picks, rule.stop_nonpositive
@@ -153,7 +157,8 @@ class Loop:
     def stop_reason(self, winner: int | None) -> StopReason | None:
         """SPEC steps 3 and 5 (and a fixed k, and the ``stop`` policy's fit check)."""
         if winner is None:
-            exhausted = len(self.picks) == self.pool.n_chunks
+            out = len(self.guard.dropped) if self.guard is not None else 0
+            exhausted = len(self.picks) + out == self.pool.n_chunks
             return StopReason.POOL_EXHAUSTED if exhausted else StopReason.BUDGET_EXHAUSTED
         if self.max_picks is not None and len(self.picks) >= self.max_picks:
             return StopReason.K_REACHED
@@ -177,6 +182,30 @@ class Loop:
         """SPEC step 6: add the winner; R += C·c_w (for AdaGReS with τ off: V += c_w)."""
         self.picks.append(winner)
         self.engine.take(winner)
+        if self.guard is not None:
+            self.drop_duplicates(winner)
+
+    def rejects(self, winner: int) -> bool:
+        """The near-duplicate guard's text check of the chunk about to win: if it repeats a
+        pick's text, it stops being eligible, for good, and the step is decided again."""
+        if self.guard is None or not self.guard.rejects(winner):
+            return False
+        held = getattr(self.engine, "held", None)  # Gains holds the winner out of the argmax
+        if held is not None and held[0] == winner:
+            self.engine.gain[winner] = held[1]  # type: ignore[union-attr]
+            self.engine.held = None  # type: ignore[union-attr]
+        self.penalty[winner] = -np.inf
+        self.engine.dropped(np.array([winner], dtype=np.intp))
+        return True
+
+    def drop_duplicates(self, winner: int) -> None:
+        """The near-duplicate guard: chunks still competing that duplicate the winner stop
+        being eligible, for good (:mod:`adagres.core.guard`)."""
+        assert self.guard is not None
+        gone = self.guard.after_pick(winner, len(self.picks), self.penalty == 0)
+        if len(gone):
+            self.penalty[gone] = -np.inf
+            self.engine.dropped(gone)
 
     def finish(self, reason: StopReason) -> Run:
         gains, scores, pick_similarity = self.engine.candidate_rows(self.decisions, self.picks)
@@ -197,7 +226,8 @@ class Loop:
             relevance, tokens = next(looked_up)  # the engines give Python floats
             steps.append(Step(t + 1, w, accepted, tokens, relevance, relevance - gw, gw, sw, r,
                               gr, sr, used, budget - used, cand))  # fmt: skip
-        return Run(self.picks, steps, reason, pick_similarity)
+        duplicates = tuple(self.guard.dropped) if self.guard is not None else ()
+        return Run(self.picks, steps, reason, pick_similarity, duplicates)
 
     def candidates(
         self, gains: np.ndarray, scores: np.ndarray | None, first: int
@@ -226,6 +256,9 @@ class Loop:
             eligible = in_play & (self.tokens <= left[:, None])
         else:
             eligible = in_play.copy()
+        if self.guard is not None:  # a duplicate is ineligible from the step after its pick
+            for d in self.guard.dropped:
+                eligible[max(0, d.step - first) :, d.chunk] = False
         scores = gains if scores is None else scores
         redundancy = self.relevance_term - gains  # NaN where the gains are
         for array in (gains, scores, redundancy, eligible, in_play):
@@ -286,4 +319,5 @@ def finish(
         note=note,
         params=dict(params or {}),
         settings=settings,
+        duplicates=run.duplicates,
     )

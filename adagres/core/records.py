@@ -45,6 +45,7 @@ class VerdictKind(StrEnum):
     OUTSCORED = "outscored"
     NON_POSITIVE_GAIN = "non_positive_gain"
     NOT_IN_OPTIMUM = "not_in_optimum"
+    DUPLICATE = "duplicate"  # the near-duplicate guard dropped it (adagres.core.guard)
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,10 +136,11 @@ class Verdict:
     """Why chunk ``chunk`` was selected or not, with the numbers behind it.
 
     ``step`` is the step of the pick (selected), the first step at which it no longer fit
-    (did_not_fit) or the last step (the other kinds). ``history`` lists its gain against the
-    winner's at every step it was in play (traced runs only). ``redundancy_sources`` lists
-    the selected chunks that contributed most to its redundancy term, as (chunk, cosine),
-    largest first (traced runs only).
+    (did_not_fit), the step of the pick it duplicated (duplicate: ``duplicate_of`` names that
+    pick, with their cosine and shared text) or the last step (the other kinds).
+    ``history`` lists its gain against the winner's at every step it was in play (traced runs
+    only). ``redundancy_sources`` lists the selected chunks that contributed most to its
+    redundancy term, as (chunk, cosine), largest first (traced runs only).
     """
 
     chunk: int
@@ -153,6 +155,9 @@ class Verdict:
     runner_up_gain: float | None
     history: tuple[GainAtStep, ...]
     redundancy_sources: tuple[tuple[int, float], ...]
+    duplicate_of: int | None = None
+    duplicate_cosine: float | None = None
+    duplicate_shared_text: float | None = None
 
     def summary(self, ids: Any = None) -> str:
         """One sentence with the numbers; ``ids`` maps pool positions to chunk ids."""
@@ -172,6 +177,14 @@ class Verdict:
             if self.runner_up is not None:
                 text += f"; runner-up {name(self.runner_up)} ({self.runner_up_gain:+.4f})"
             return text
+        if self.kind is VerdictKind.DUPLICATE:
+            shared = self.duplicate_shared_text
+            text_part = "" if shared is None else f", shares {shared:.0%} of its word 8-grams"
+            return (
+                f"duplicate of {name(self.duplicate_of)} (picked at step {self.step}): "
+                f"cosine {self.duplicate_cosine:.3f}{text_part}; the near-duplicate guard "
+                "made it ineligible"
+            )
         if self.kind is VerdictKind.DID_NOT_FIT:
             return (
                 f"did not fit at step {self.step}: needs {self.tokens} tokens, "

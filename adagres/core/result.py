@@ -16,6 +16,7 @@ import numpy as np
 
 from . import validate as v
 from .calibration import Calibration
+from .guard import Duplicate
 from .records import Step, StopReason, Verdict, VerdictKind
 from .settings import Settings
 from .verdicts import verdict_kinds, verdict_of
@@ -33,7 +34,9 @@ class Selection:
     runs) holds, for each pick in order, its cosine to every chunk of the pool: the rows the
     redundancy term was built from. ``objective`` is F(S) at ``lam``, ``alpha`` and
     ``redundancy_floor``; ``settings`` are the settings the run was made with (None for runs
-    outside the public functions).
+    outside the public functions). ``duplicates`` lists the chunks the near-duplicate guard
+    made ineligible and the pick each duplicated (:mod:`adagres.core.guard`; empty when the
+    guard is off).
     """
 
     strategy: str
@@ -55,6 +58,7 @@ class Selection:
     note: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     settings: Settings | None = None
+    duplicates: tuple[Duplicate, ...] = ()
 
     @property
     def n_chunks(self) -> int:
@@ -171,6 +175,16 @@ class Selection:
             "settings": None if self.settings is None else self.settings.as_dict(),
             "calibration": None if self.calibration is None else asdict(self.calibration),
             "steps": [step_dict(s) for s in self.steps],
+            "duplicates": [
+                {
+                    "chunk": name(d.chunk),
+                    "duplicate_of": name(d.of),
+                    "step": d.step,
+                    "cosine": d.cosine,
+                    "shared_text": d.shared_text,
+                }
+                for d in self.duplicates
+            ],
             "verdicts": (
                 [verdict_dict(vd) for vd in self.verdicts]
                 if explain

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from .greedy import POLICY_RULES, finish
+from .guard import Duplicate, guard_for
 from .prepared import PreparedPool, build
 from .records import StopReason
 from .replay import replay
@@ -59,6 +60,7 @@ def near_duplicates(
     floor: float = NEAR_DUPLICATE_FLOOR,
     lam: float = NEAR_DUPLICATE_LAM,
     trace: bool = True,
+    texts: Sequence[str] | None = None,
 ) -> Selection:
     """Penalise only near-duplicates, steeply, and spend the budget (policy ``fill``).
 
@@ -71,9 +73,15 @@ def near_duplicates(
     """
     base = Settings() if settings is None else settings
     own = base.replace(lam=lam, redundancy_floor=floor, policy="fill")
-    picked = select_prepared(pool, budget, own, trace=False)
-    return recorded("near_duplicates", pool, budget, picked.indices, picked.stop_reason,
-                    base, trace, floor=floor, lam_near_duplicates=lam)  # fmt: skip
+    picked = select_prepared(pool, budget, own, trace=False, texts=texts)
+    result = recorded("near_duplicates", pool, budget, picked.indices, picked.stop_reason,
+                      base, trace, floor=floor, lam_near_duplicates=lam)  # fmt: skip
+    return guarded(result, picked.duplicates)
+
+
+def guarded(selection: Selection, duplicates: tuple[Duplicate, ...]) -> Selection:
+    """``selection`` with the near-duplicate guard's record of the run that made its picks."""
+    return dataclasses.replace(selection, duplicates=duplicates) if duplicates else selection
 
 
 def recorded(
@@ -129,7 +137,12 @@ def orthogonal_of(pool: PreparedPool) -> PreparedPool:
 
 
 def orthogonal(
-    pool: PreparedPool, budget: int, settings: Settings | None = None, *, trace: bool = True
+    pool: PreparedPool,
+    budget: int,
+    settings: Settings | None = None,
+    *,
+    trace: bool = True,
+    texts: Sequence[str] | None = None,
 ) -> Selection:
     """Redundancy measured on what two chunks share beyond their relevance to the query.
 
@@ -137,13 +150,16 @@ def orthogonal(
     (:func:`orthogonal_pool`); λ and τ are those the settings give on the pool itself (Eq. 7
     with the plain ρ̄: the orthogonal ρ̄ is near 0 or negative on most pools, where Eq. 7
     has no value). Why: two relevant chunks are similar partly because both point at the
-    query; that part is not redundancy. The picks are recorded at the plain cosine.
+    query; that part is not redundancy. The picks are recorded at the plain cosine, and the
+    near-duplicate guard compares the plain cosine too.
     """
     base = Settings(policy="fill", formula="derived") if settings is None else settings
     terms, _ = resolve_terms(pool, budget, base)
     rule = POLICY_RULES[base.policy]
-    picked = greedy(orthogonal_pool(pool), budget, terms, rule, False)
-    return recorded("orthogonal", pool, budget, picked.picks, picked.reason, base, trace)
+    guard = guard_for(pool, base.duplicate_guard, texts)
+    picked = greedy(orthogonal_pool(pool), budget, terms, rule, False, guard)
+    result = recorded("orthogonal", pool, budget, picked.picks, picked.reason, base, trace)
+    return guarded(result, picked.duplicates)
 
 
 def coverage(
@@ -153,6 +169,7 @@ def coverage(
     *,
     weight: float = 1.0,
     trace: bool = True,
+    texts: Sequence[str] | None = None,
 ) -> Selection:
     """Budgeted facility location: relevance plus how well the set covers the pool.
 
@@ -162,11 +179,13 @@ def coverage(
     so it spends the budget like top-k, while a chunk that repeats a selected one adds no
     coverage and loses to one that covers something new. Greedy by gain among the chunks
     that fit (ties: lowest position), until nothing fits; O(k·N²) with the N×N cosines, so
-    meant for retrieved pools (hundreds to a few thousand chunks).
+    meant for retrieved pools (hundreds to a few thousand chunks). The near-duplicate guard
+    takes a chunk out of play when it duplicates a pick, as in the greedy loop.
     """
     if not weight >= 0:
         raise InputError(f"weight: must be >= 0, got {weight!r}")
     base = Settings() if settings is None else settings
+    guard = guard_for(pool, base.duplicate_guard, texts)
     chunks, tokens, relevance = pool.chunks, pool.tokens, pool.relevance
     sims = np.maximum((chunks @ chunks.T).astype(np.float64), 0.0)
     w = np.maximum(relevance, 0.0)
@@ -183,14 +202,20 @@ def coverage(
         best = int(np.argmax(np.where(fits, gain, -np.inf)))
         if gain[best] <= 0:
             break
+        if guard is not None and guard.rejects(best):  # repeats a pick's text
+            in_play[best] = False
+            continue
         picks.append(best)
         used += int(tokens[best])
         in_play[best] = False
+        if guard is not None:
+            in_play[guard.after_pick(best, len(picks), in_play)] = False
         covered = np.maximum(covered, sims[best])
     reason = StopReason.POOL_EXHAUSTED if not in_play.any() else StopReason.BUDGET_EXHAUSTED
     value = float(relevance[picks].sum() + weight * (covered @ w)) if picks else 0.0
-    return recorded("coverage", pool, budget, picks, reason, base, trace, weight=weight,
-                    coverage_objective=value)  # fmt: skip
+    result = recorded("coverage", pool, budget, picks, reason, base, trace, weight=weight,
+                      coverage_objective=value)  # fmt: skip
+    return guarded(result, tuple(guard.dropped) if guard is not None else ())
 
 
 Variant = Callable[[PreparedPool, int, Sequence[str]], Selection]
@@ -210,14 +235,19 @@ VARIANTS: dict[str, Variant] = {
 }
 
 #: The variants that take any settings value, as strategies of :func:`adagres.baselines.run`.
-STRATEGY_FUNCTIONS: dict[str, Callable[[PreparedPool, int, Settings, bool], Selection]] = {
-    "orthogonal": lambda pool, budget, settings, trace: orthogonal(
-        pool, budget, settings, trace=trace
+#: The last argument is the chunk texts or None (the near-duplicate guard's text part).
+STRATEGY_FUNCTIONS: dict[
+    str, Callable[[PreparedPool, int, Settings, bool, Sequence[str] | None], Selection]
+] = {
+    "orthogonal": lambda pool, budget, settings, trace, texts: orthogonal(
+        pool, budget, settings, trace=trace, texts=texts
     ),
-    "near_duplicates": lambda pool, budget, settings, trace: near_duplicates(
-        pool, budget, settings, trace=trace
+    "near_duplicates": lambda pool, budget, settings, trace, texts: near_duplicates(
+        pool, budget, settings, trace=trace, texts=texts
     ),
-    "coverage": lambda pool, budget, settings, trace: coverage(pool, budget, settings, trace=trace),
+    "coverage": lambda pool, budget, settings, trace, texts: coverage(
+        pool, budget, settings, trace=trace, texts=texts
+    ),
 }
 
 

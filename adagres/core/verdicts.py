@@ -45,11 +45,18 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
                        s.runner_up_gain, history, sources)  # fmt: skip
     last = steps[-1]
     relevance_term = float(selection.alpha * selection.relevance[i])
+    duplicate = next((d for d in selection.duplicates if d.chunk == i), None)
     if selection.respects_budget and selection.stop_reason is not StopReason.OPTIMAL:
         for s in steps:
+            if duplicate is not None and s.number > duplicate.step:
+                break  # it was a duplicate before it stopped fitting
             if tokens > s.tokens_available:
                 return Verdict(i, VerdictKind.DID_NOT_FIT, s.number, tokens, s.tokens_available,
                                relevance_term, None, None, None, None, history, ())  # fmt: skip
+    if duplicate is not None:
+        return Verdict(i, VerdictKind.DUPLICATE, duplicate.step, tokens, None, relevance_term,
+                       None, None, None, None, history, (), duplicate.of, duplicate.cosine,
+                       duplicate.shared_text)  # fmt: skip
     c = last.candidates
     gain = float(c.gain[i]) if c is not None else None
     redundancy_term = float(c.redundancy_term[i]) if c is not None else None
@@ -100,6 +107,9 @@ def verdict_kinds(selection: Selection) -> tuple[tuple[VerdictKind, int | None],
         unfit = first < len(selection.steps)
         kinds[unfit] = KIND_INDEX[VerdictKind.DID_NOT_FIT]
         steps[unfit] = first[unfit] + 1
+    for d in selection.duplicates:  # dropped by the guard, unless it stopped fitting first
+        if not (kinds[d.chunk] == KIND_INDEX[VerdictKind.DID_NOT_FIT] and steps[d.chunk] <= d.step):
+            kinds[d.chunk], steps[d.chunk] = KIND_INDEX[VerdictKind.DUPLICATE], d.step
     for number, chunk in enumerate(selection.indices, start=1):
         kinds[chunk], steps[chunk] = KIND_INDEX[VerdictKind.SELECTED], number
     members = list(VerdictKind)

@@ -16,7 +16,7 @@ from ui import evidence as ui_evidence
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "../../app.py"
-EVIDENCE = "pages/7_evidence.py"
+EVIDENCE = "app_pages/7_evidence.py"
 TIMEOUT = 60
 
 
@@ -53,7 +53,7 @@ def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
     document = read_results(reports / "latest" / "results.json")
     for budget in (300, 900):
         at.selectbox(key="ev_budget").set_value(budget).run()
-        table = at.dataframe[0].value
+        table = at.dataframe[1].value  # after the summary
         entries = {e["strategy"]: e for e in document["aggregates"] if e["budget"] == budget}
         assert list(table["strategy"]) == list(entries)
         for _, row in table.iterrows():
@@ -79,7 +79,7 @@ def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
 def test_the_per_query_rows_are_the_rows_of_results_json(evidence, reports):
     at = evidence
     at.selectbox(key="ev_strategy").set_value("mmr").run()
-    queries = at.dataframe[1].value
+    queries = at.dataframe[2].value
     document = read_results(reports / "latest" / "results.json")
     rows = {r["query_id"]: r for r in document["rows"]
             if r["strategy"] == "mmr" and r["budget"] == 300}  # fmt: skip
@@ -97,7 +97,7 @@ def test_a_query_opens_its_pool_with_the_same_settings(evidence):
     at.button(key="ev_open").click().run()
     # Run alone (not under app.py's navigation) the page cannot switch pages: the attempt is
     # the last thing it does, after the pool is registered and the settings are set.
-    assert len(at.exception) == 1 and "`pages/2_selection.py`" in at.exception[0].value
+    assert len(at.exception) == 1 and "`app_pages/2_selection.py`" in at.exception[0].value
     settings = at.session_state["settings"]
     assert settings.pool.startswith("eval-") and settings.budget == 900
     assert settings.strategy == "adagres"
@@ -148,3 +148,15 @@ def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
                 ui_evidence.query_frame(doc, corpus, int(budget), strategy)
                 ui_evidence.app_settings(doc, strategy)
     assert doc == before
+
+
+def test_the_page_leads_with_repeated_text_against_recall(evidence, reports):
+    """The first table is the report's summary: one row per corpus and budget with
+    top-k's repeated text and recall, read from results.json."""
+    at = evidence
+    document = read_results(reports / "latest" / "results.json")
+    lead = at.dataframe[0].value
+    tops = [e for e in document["aggregates"] if e["strategy"] == "topk_budget"]
+    assert list(lead["corpus"]) == [e["corpus"] for e in tops]
+    assert [int(b) for b in lead["budget"]] == [e["budget"] for e in tops]
+    assert list(lead.columns[:4]) == ["corpus", "budget", "top-k repeated text", "top-k recall"]

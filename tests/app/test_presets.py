@@ -53,7 +53,11 @@ def test_the_default_is_the_recommended_preset(data_dir):
     assert metric(at, "F(S)") == f"{expected.objective:.4f}"
     assert metric(at, "λ") == f"{expected.lam:.4f}"
     assert metric(at, "Tokens used") == f"{expected.tokens_used:,} / 1,000"
-    # The URL written back names every field of the preset.
+    # The address is written once the user changes something, and then names every field
+    # of the preset (a saved link keeps its view if the default preset changes).
+    assert "strategy" not in at.query_params
+    at.number_input(key="sb_budget").set_value(980).run()
+    at.number_input(key="sb_budget").set_value(1000).run()
     params = at.query_params
     assert (params["strategy"], params["policy"], params["formula"]) == shown_settings(at)
     assert (params["lam"], params["scale"], params["offset"], params["floor"]) == (
@@ -69,7 +73,7 @@ def test_the_app_with_no_url_opens_the_recommended_preset(data_dir):
     no_error(at)
     assert at.title[0].value == "Selection"
     assert preset_caption(at).startswith("Preset: recommended (")
-    assert at.query_params["strategy"] == RECOMMENDED.strategy
+    assert at.query_params == {}  # a bare address is the default view; nothing written
 
 
 def test_one_click_gives_the_papers_picks_and_another_gives_back_the_default(data_dir):
@@ -100,8 +104,10 @@ def test_the_preset_parameter_opens_a_preset_and_named_fields_replace_its_own(da
     at = page(SELECTION, pool=DEMO, budget="1000", **PAPER)
     no_error(at)
     assert preset_caption(at).startswith("Preset: paper (")
-    assert "preset" not in at.query_params  # read once: the fields are written instead
+    at.number_input(key="sb_budget").set_value(980).run()
+    assert "preset" not in at.query_params  # read once: a change writes the fields instead
     assert at.query_params["strategy"] == "adagres"
+    assert preset_caption(at).startswith("Preset: paper (")
     # A named field replaces the preset's: the paper's method with policy fill is custom.
     at = page(SELECTION, pool=DEMO, budget="1000", policy="fill", **PAPER)
     assert shown_settings(at) == ("adagres", "fill", "paper")
@@ -119,7 +125,7 @@ def test_what_a_url_does_not_name_comes_from_the_recommended_preset():
 
     full = {"pool": "p", "budget": "700", "strategy": "adagres", "policy": "skip",
             "lam": "adaptive", "formula": "paper", "scale": "1", "offset": "0",
-            "floor": "off"}  # fmt: skip
+            "floor": "off", "guard": "off"}  # fmt: skip
     settings, problems = AppSettings.from_params(full)
     assert not problems
     # A URL the app wrote names every field that tells the presets apart: the paper's method.
@@ -133,3 +139,13 @@ def test_what_a_url_does_not_name_comes_from_the_recommended_preset():
     assert AppSettings() == AppSettings.from_params({})[0]
     paper, _ = AppSettings.from_params({"preset": "paper", "scale": "0.5"})
     assert (paper.strategy, paper.selector) == ("adagres", Settings(scale=0.5))
+
+
+def test_the_app_says_which_targets_the_recommended_preset_misses():
+    """The evaluation found no candidate that meets every target: the sidebar says so next
+    to the preset, and says nothing of the kind for the paper's method."""
+    assert RECOMMENDED.caveat and not THE_PAPER.caveat
+    at = page(SELECTION, pool=DEMO, budget="1000")
+    assert RECOMMENDED.caveat in [c.value for c in at.caption]
+    at = page(SELECTION, pool=DEMO, budget="1000", **PAPER)
+    assert RECOMMENDED.caveat not in [c.value for c in at.caption]

@@ -19,7 +19,7 @@ if not names:
         f"No report yet in {evidence.reports_dir().name}/: run `make eval` (or "
         "`python -m adagres.eval --quick`) to measure every strategy on real pools."
     )
-    st.stop()
+    state.stop()
 name = st.selectbox("Report", names, key="ev_report")
 doc = evidence.document(name)
 stamp = doc["stamp"]
@@ -37,6 +37,18 @@ budget = right.selectbox("Budget (tokens)", budgets, key="ev_budget")
 info = doc["corpora"][corpus]
 st.text(info["description"])
 st.caption(render.escape_md(corpus_summary(info)))
+
+# ---- the lead: repeated text against recall, per corpus, and the preset's targets
+st.subheader("Summary: recall against repeated text")
+st.caption(
+    "Repeated text: share of the selection's words in a word 8-gram already earlier in the "
+    "context. Δ recall: the corpus's primary metric minus topk_budget's, in points."
+)
+lead, verdicts = evidence.summary(doc)
+st.dataframe(lead, key="ev_summary", hide_index=True)
+with st.expander("Verdicts and the targets each compared strategy misses"):
+    for line in verdicts:
+        st.text(line)
 
 # ---- figure and table from results.json
 st.subheader("Recall against redundancy")
@@ -84,5 +96,5 @@ if st.button("Open this pool in Selection", key="ev_open", icon=":material/open_
     except AdagresError as error:
         render.error(f"Could not rebuild the pool of {query_id}: {error}")
     else:
-        st.switch_page("pages/2_selection.py")
+        state.switch_page("app_pages/2_selection.py")
 state.sync_url()
