@@ -155,8 +155,7 @@ def missing_extra(error: ModuleNotFoundError, extra: str, purpose: str) -> Missi
     import their framework at the top, inside ``try``/``except ModuleNotFoundError``."""
     missing = error.name or "?"
     return MissingExtra(
-        f"{purpose} needs the {extra!r} extra (no module named {missing!r}): "
-        f"{install_hint(extra)}",
+        f"{purpose} needs the {extra!r} extra (no module named {missing!r}): {install_hint(extra)}",
         extra=extra,
         module=missing,
     )
