@@ -180,24 +180,7 @@ def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
 
 def budget(value: Any) -> int:
     """Return the token budget as an int in [0, MAX_TOKENS]."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise InputError(f"budget: expected a whole number of tokens, got {value!r:.60}")
-    number: Any = value  # a Real: int, float, numpy scalar, Fraction, Decimal
-    if isinstance(number, Integral):
-        count = operator.index(number)
-    else:
-        try:
-            as_float = float(number)
-        except (OverflowError, ValueError):
-            as_float = math.inf
-        if not math.isfinite(as_float) or as_float != math.floor(as_float):
-            raise InputError(f"budget: expected a whole number of tokens, got {value!r:.60}")
-        count = int(as_float)
-    if count < 0:
-        raise InputError(f"budget: must be >= 0 tokens, got {count}")
-    if count > MAX_TOKENS:
-        raise InputError(f"budget: must be at most {MAX_TOKENS} tokens, got {str(count)[:30]}")
-    return count
+    return whole(value, "budget", maximum=MAX_TOKENS, unit=" tokens")
 
 
 def real(value: Any, name: str, *, minimum: float | None = None) -> float:
@@ -219,11 +202,15 @@ def real(value: Any, name: str, *, minimum: float | None = None) -> float:
     return number
 
 
-def whole(value: Any, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+def whole(
+    value: Any, name: str, *, minimum: int = 0, maximum: int | None = None, unit: str = ""
+) -> int:
     """Return ``value`` as an int in [minimum, maximum]: a whole number (int, numpy
-    integer, or a float or Fraction with no fractional part), never a bool or a string."""
+    integer, or a float, Fraction or Decimal with no fractional part), never a bool or a
+    string; ``unit`` (" tokens") is named in the messages."""
+    kind = f"a whole number of{unit}" if unit else "a whole number"
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise InputError(f"{name}: expected a whole number, got {value!r:.60}")
+        raise InputError(f"{name}: expected {kind}, got {value!r:.60}")
     if isinstance(value, Integral):
         number = operator.index(value)
     else:
@@ -232,12 +219,12 @@ def whole(value: Any, name: str, *, minimum: int = 0, maximum: int | None = None
         except (OverflowError, ValueError):
             as_float = math.inf
         if not math.isfinite(as_float) or as_float != math.floor(as_float):
-            raise InputError(f"{name}: expected a whole number, got {value!r:.60}")
+            raise InputError(f"{name}: expected {kind}, got {value!r:.60}")
         number = int(as_float)
     if number < minimum:
-        raise InputError(f"{name}: must be >= {minimum}, got {number}")
+        raise InputError(f"{name}: must be >= {minimum}{unit}, got {number}")
     if maximum is not None and number > maximum:
-        raise InputError(f"{name}: must be at most {maximum:,}, got {str(number)[:30]}")
+        raise InputError(f"{name}: must be at most {maximum}{unit}, got {str(number)[:30]}")
     return number
 
 
