@@ -24,7 +24,7 @@ from .calibration import Calibration
 from .prepared import PreparedPool
 from .records import Candidates, Step, StopReason
 from .result import Selection
-from .scores import Fit, Gains, Scores
+from .scores import Engine, Fit, Gains, Scores, Values
 from .settings import Settings
 from .shortlist import SHORTLIST_MIN_CHUNKS, Shortlist
 
@@ -45,6 +45,17 @@ class Terms(NamedTuple):
     lam: float
     alpha: float
     tau: float | None
+
+
+class Record(NamedTuple):
+    """What :meth:`Loop.record` keeps of one step until :meth:`Loop.finish` makes its Step."""
+
+    winner: int | None
+    accepted: bool
+    runner_up: int | None
+    values: Values
+    used: int
+    left: int
 
 
 class Run(NamedTuple):
@@ -120,7 +131,7 @@ class Loop:
         self.fit = Fit(tokens)
         self.check_fit = rule.budget != "ignore"
         self.mask_unfit = rule.budget == "skip"
-        self.engine: Shortlist | Gains | Scores
+        self.engine: Engine
         if terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
             self.engine = Shortlist(pool, terms.lam, terms.alpha, rule.score == "ratio",
                                     self.penalty)  # fmt: skip
@@ -130,7 +141,7 @@ class Loop:
             self.engine = Scores(pool, terms.lam, terms.alpha, terms.tau, rule.score,
                                  rule.lambda_mmr, self.penalty, trace)  # fmt: skip
         self.picks: list[int] = []
-        self.records: list[tuple] = []
+        self.records: list[Record] = []
         self.decisions: list[Any] = []  # traced: what each step decided with
         self.used = 0
 
@@ -157,7 +168,7 @@ class Loop:
             return StopReason.POOL_EXHAUSTED if exhausted else StopReason.BUDGET_EXHAUSTED
         if self.max_picks is not None and len(self.picks) >= self.max_picks:
             return StopReason.K_REACHED
-        if self.stop_nonpositive and self.engine.values[1] <= 0:
+        if self.stop_nonpositive and self.engine.values.winner_score <= 0:
             return StopReason.NO_POSITIVE_GAIN
         if self.stop_on_fit and self.tokens[winner] > self.budget - self.used:
             return StopReason.BUDGET_EXHAUSTED
@@ -169,7 +180,8 @@ class Loop:
         if accepted:
             assert winner is not None
             self.used += int(self.tokens[winner])
-        self.records.append((winner, accepted, runner_up, *self.engine.values, self.used, left))
+        values = self.engine.values
+        self.records.append(Record(winner, accepted, runner_up, values, self.used, left))
         if self.trace:
             self.decisions.append(self.engine.trace_step())
 
@@ -183,20 +195,31 @@ class Loop:
         first = len(self.records) - gains.shape[0]  # the first step that gets candidates
         candidates = self.candidates(gains, scores, first)
         budget = self.budget
-        winners = [rec[0] for rec in self.records if rec[0] is not None]
+        score_relevance = self.engine.score_relevance()
+        winners = [rec.winner for rec in self.records if rec.winner is not None]
         looked_up = zip(
-            self.relevance_term[winners].tolist(), self.tokens[winners].tolist(), strict=True
+            self.relevance_term[winners].tolist(),
+            score_relevance[winners].tolist(),
+            self.tokens[winners].tolist(),
+            strict=True,
         )
         steps = []
-        for t, (w, accepted, r, gw, sw, gr, sr, used, _) in enumerate(self.records):
+        for t, rec in enumerate(self.records):
             cand = candidates[t - first] if t >= first else None
+            number, used, w = t + 1, rec.used, rec.winner
             if w is None:
-                steps.append(Step(t + 1, None, False, None, None, None, None, None, None, None,
-                                  None, used, budget - used, cand))  # fmt: skip
+                steps.append(Step(number, None, False, used, budget - used, candidates=cand))
                 continue
-            relevance, tokens = next(looked_up)  # the engines give Python floats
-            steps.append(Step(t + 1, w, accepted, tokens, relevance, relevance - gw, gw, sw, r,
-                              gr, sr, used, budget - used, cand))  # fmt: skip
+            relevance, score_relevance_w, tokens = next(looked_up)  # Python floats
+            values = rec.values
+            steps.append(Step(
+                number, w, rec.accepted, used, budget - used, winner_tokens=tokens,
+                relevance_term=relevance, redundancy_term=relevance - values.winner_gain,
+                gain=values.winner_gain, score=values.winner_score, runner_up=rec.runner_up,
+                runner_up_gain=values.runner_gain, runner_up_score=values.runner_score,
+                candidates=cand, score_relevance=score_relevance_w,
+                score_redundancy=score_relevance_w - values.winner_score,
+            ))  # fmt: skip
         return Run(self.picks, steps, reason, pick_similarity)
 
     def candidates(
@@ -208,31 +231,34 @@ class Loop:
         if rows == 1:  # the stop of a fast run: exactly the picks are out of play
             in_play = np.ones((1, n), dtype=bool)
             in_play[0, picks] = False
-            gains[0, picks] = np.nan
-            if scores is not None:
-                scores[0, picks] = np.nan
         else:
             pick_at = np.full(n, len(self.records))
             pick_at[picks] = np.arange(len(picks))
             in_play = pick_at[None, :] >= np.arange(first, first + rows)[:, None]
-            out = ~in_play
-            gains[out] = np.nan
-            if scores is not None:
-                scores[out] = np.nan
+        out = ~in_play
+        gains[out] = np.nan
+        if scores is not None:
+            scores[out] = np.nan
         if self.check_fit and rows == 1:
-            eligible = in_play & (self.tokens <= self.records[-1][-1])
+            eligible = in_play & (self.tokens <= self.records[-1].left)
         elif self.check_fit:
-            left = np.array([rec[-1] for rec in self.records[first:]])
+            left = np.array([rec.left for rec in self.records[first:]])
             eligible = in_play & (self.tokens <= left[:, None])
         else:
             eligible = in_play.copy()
         scores = gains if scores is None else scores
         redundancy = self.relevance_term - gains  # NaN where the gains are
-        for array in (gains, scores, redundancy, eligible, in_play):
+        score_relevance = np.where(in_play, self.engine.score_relevance(), np.nan)
+        score_redundancy = score_relevance - scores
+        arrays = (redundancy, gains, scores, eligible, in_play, score_relevance, score_redundancy)
+        for array in arrays:
             frozen(array)
-        # positional: redundancy_term, gain, score, eligible, in_play (iterating an array
-        # yields its row views)
-        return list(map(Candidates, redundancy, gains, scores, eligible, in_play))
+        # iterating an array yields its row views: one Candidates per step
+        return [
+            Candidates(redundancy_term=r, gain=g, score=sc, eligible=e, in_play=p,
+                       score_relevance=sr, score_redundancy=sd)
+            for r, g, sc, e, p, sr, sd in zip(*arrays, strict=True)
+        ]  # fmt: skip
 
 
 def objective_value(pool: PreparedPool, picks: list[int] | np.ndarray, terms: Terms) -> float:

@@ -9,15 +9,16 @@ it stopped; each step may carry the per-candidate numbers (:class:`Candidates`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
 __all__ = [
     "Candidates",
     "GainAtStep",
+    "Scoring",
     "Step",
     "StopReason",
     "Verdict",
@@ -45,6 +46,35 @@ class VerdictKind(StrEnum):
     NOT_IN_OPTIMUM = "not_in_optimum"
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """What a strategy's rule maximises at each step, in words: score = relevance − redundancy.
+
+    ``relevance`` and ``redundancy`` name the two terms every record holds (for coverage the
+    redundancy is the coverage a chunk no longer adds because the picks cover it already).
+    ``similarity`` names the number its redundancy reads between a chunk and a pick ("cos",
+    "cos beyond the query"); only similarity above ``floor`` counts (None: all).
+    ``competes``: ``"fits"`` (only chunks that fit the tokens left compete) or
+    ``"in_play"`` (every chunk not yet picked competes: the budget is checked after).
+    ``greedy`` is False where the steps only list a set found otherwise (the optimum).
+    """
+
+    relevance: str
+    redundancy: str
+    similarity: str = "cos"
+    floor: float | None = None
+    per_token: bool = False
+    competes: Literal["fits", "in_play"] = "fits"
+    stops_nonpositive: bool = False
+    greedy: bool = True
+
+    @property
+    def formula(self) -> str:
+        """The score as one line: "score = relevance − λ·redundancy beyond the query"."""
+        body = f"{self.relevance} − {self.redundancy}"
+        return f"score = ({body}) / tokens" if self.per_token else f"score = {body}"
+
+
 @dataclass(frozen=True, eq=False)
 class Candidates:
     """Per-chunk numbers at one step, as arrays over the whole pool (length N).
@@ -52,7 +82,10 @@ class Candidates:
     ``in_play`` marks chunks not yet selected; ``eligible`` those that also fit the tokens
     left (for strategies that ignore the budget it equals ``in_play``). ``score`` is what the
     strategy maximised (the gain for AdaGReS, gain per token for ``ratio``, the MMR score,
-    relevance for top-k). Values of chunks not in play are NaN.
+    relevance for top-k, …), the sum of its two terms ``score_relevance − score_redundancy``
+    (named by the selection's :class:`Scoring`). ``gain`` and ``redundancy_term`` are the
+    marginal F gain and its redundancy at the shared λ and τ. Values of chunks not in play
+    are NaN.
     """
 
     redundancy_term: np.ndarray
@@ -60,13 +93,15 @@ class Candidates:
     score: np.ndarray
     eligible: np.ndarray
     in_play: np.ndarray
+    score_relevance: np.ndarray
+    score_redundancy: np.ndarray
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Candidates):
             return NotImplemented
         return all(
-            np.array_equal(getattr(self, f), getattr(other, f), equal_nan=True)
-            for f in ("redundancy_term", "gain", "score", "eligible", "in_play")
+            np.array_equal(getattr(self, f.name), getattr(other, f.name), equal_nan=True)
+            for f in fields(Candidates)
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -81,27 +116,31 @@ class Step(NamedTuple):
     """One step of a selection: the best candidate, its terms and the tokens around it.
 
     ``accepted`` is False only for the last step, where the run stopped (``winner`` is then
-    the candidate that would have come next, or None if nothing was in play or eligible).
-    ``tokens_used`` and ``tokens_left`` are after the step; ``tokens_available`` is what was
-    left when the step was decided. ``candidates`` holds the per-chunk numbers when the run
-    was traced (and always for the last step). A named tuple: the loop makes one per step,
-    on the fast path too, so it must be cheap.
+    the best candidate left, "next best", or None if nothing was in play or eligible).
+    ``score`` is what the rule maximised, ``score_relevance − score_redundancy``;
+    ``relevance_term``, ``redundancy_term`` and ``gain`` are the marginal F gain at the
+    shared λ and τ. ``tokens_used`` and ``tokens_left`` are after the step;
+    ``tokens_available`` is what was left when the step was decided. ``candidates`` holds
+    the per-chunk numbers when the run was traced (and always for the last step). A named
+    tuple: the loop makes one per step, on the fast path too, so it must be cheap.
     """
 
     number: int
     winner: int | None
     accepted: bool
-    winner_tokens: int | None
-    relevance_term: float | None
-    redundancy_term: float | None
-    gain: float | None
-    score: float | None
-    runner_up: int | None
-    runner_up_gain: float | None
-    runner_up_score: float | None
     tokens_used: int
     tokens_left: int
+    winner_tokens: int | None = None
+    relevance_term: float | None = None
+    redundancy_term: float | None = None
+    gain: float | None = None
+    score: float | None = None
+    runner_up: int | None = None
+    runner_up_gain: float | None = None
+    runner_up_score: float | None = None
     candidates: Candidates | None = None
+    score_relevance: float | None = None
+    score_redundancy: float | None = None
 
     @property
     def tokens_available(self) -> int:
