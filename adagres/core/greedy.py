@@ -15,6 +15,7 @@ products (:class:`~adagres.core.shortlist.Shortlist`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -22,8 +23,8 @@ import numpy as np
 
 from .calibration import Calibration
 from .prepared import PreparedPool
-from .records import Candidates, Step, StopReason
-from .result import Selection
+from .records import Candidates, Scoring, Step, StopReason
+from .result import GAIN_SCORING, Selection
 from .scores import Engine, Fit, Gains, Scores, Values
 from .settings import Settings
 from .shortlist import SHORTLIST_MIN_CHUNKS, Shortlist
@@ -36,6 +37,7 @@ __all__ = [
     "Terms",
     "finish",
     "objective_value",
+    "scoring_of",
 ]
 
 
@@ -75,14 +77,17 @@ class Rule:
     ``"mmr"``, ``"relevance"`` for top-k). ``budget``: ``"skip"`` (only fitting chunks
     compete, SPEC step 2), ``"stop"`` (the best over all remaining chunks; stop if it does not
     fit: the paper's Algorithm 1 read literally) or ``"ignore"`` (the authors' code).
-    ``stop_nonpositive``: SPEC step 5. ``max_picks``: a fixed k.
+    ``stop_nonpositive``: SPEC step 5. ``max_picks``: a fixed k. ``engine`` (score
+    ``"own"``) makes the engine of a score of its own from the pool, the loop's penalty
+    vector and whether the run is traced.
     """
 
-    score: Literal["gain", "ratio", "mmr", "relevance"]
+    score: Literal["gain", "ratio", "mmr", "relevance", "own"]
     budget: Literal["skip", "stop", "ignore"]
     stop_nonpositive: bool
     max_picks: int | None = None
     lambda_mmr: float = 0.5
+    engine: Callable[[PreparedPool, np.ndarray, bool], Engine] | None = None
 
 
 #: How each AdaGReS policy scores, filters and stops (SPEC.md, "Greedy selection").
@@ -92,6 +97,22 @@ POLICY_RULES = {
     "ratio": Rule(score="ratio", budget="skip", stop_nonpositive=True),
     "fill": Rule(score="gain", budget="skip", stop_nonpositive=False),
 }
+
+
+def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
+    """The :class:`Scoring` of a greedy rule at the terms it runs with."""
+    competes = "in_play" if rule.budget != "skip" else "fits"
+    if rule.score == "mmr":
+        relevance = f"{rule.lambda_mmr:g}·relevance"
+        redundancy = f"{1 - rule.lambda_mmr:g}·largest {similarity} to a pick"
+    elif rule.score == "relevance":
+        relevance, redundancy = "relevance", "0"
+    else:
+        relevance = "α·relevance"
+        above = "" if terms.tau is None else f" above {terms.tau:.2f}"
+        redundancy = f"λ·Σ {similarity}{above} to the picks"
+    return Scoring(relevance, redundancy, similarity, terms.tau, rule.score == "ratio", competes,
+                   rule.stop_nonpositive)  # fmt: skip
 
 
 def frozen(array: np.ndarray) -> np.ndarray:
@@ -132,7 +153,9 @@ class Loop:
         self.check_fit = rule.budget != "ignore"
         self.mask_unfit = rule.budget == "skip"
         self.engine: Engine
-        if terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
+        if rule.engine is not None:
+            self.engine = rule.engine(pool, self.penalty, trace)
+        elif terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
             self.engine = Shortlist(pool, terms.lam, terms.alpha, rule.score == "ratio",
                                     self.penalty)  # fmt: skip
         elif rule.score == "gain":
@@ -287,6 +310,8 @@ def finish(
     respects_budget: bool = True,
     note: str | None = None,
     params: dict[str, object] | None = None,
+    scoring: Scoring | None = None,
+    penalty_similarity: np.ndarray | None = None,
 ) -> Selection:
     """The frozen :class:`~adagres.Selection` of a run."""
     picks = run.picks
@@ -312,4 +337,6 @@ def finish(
         note=note,
         params=dict(params or {}),
         settings=settings,
+        scoring=scoring if scoring is not None else GAIN_SCORING,
+        penalty_similarity=penalty_similarity,
     )

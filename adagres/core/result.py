@@ -16,11 +16,14 @@ import numpy as np
 
 from ..errors import InputError
 from .calibration import Calibration
-from .records import Step, StopReason, Verdict, VerdictKind
+from .records import Scoring, Step, StopReason, Verdict, VerdictKind
 from .settings import Settings
 from .verdicts import verdict_kinds, verdict_of
 
-__all__ = ["Selection"]
+__all__ = ["GAIN_SCORING", "Selection"]
+
+#: The paper's score: the marginal gain of F.
+GAIN_SCORING = Scoring("α·relevance", "λ·Σ cos to the picks", stops_nonpositive=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,7 +36,10 @@ class Selection:
     runs) holds, for each pick in order, its cosine to every chunk of the pool: the rows the
     redundancy term was built from. ``objective`` is F(S) at ``lam``, ``alpha`` and
     ``redundancy_floor``; ``settings`` are the settings the run was made with (None for runs
-    outside the public functions).
+    outside the public functions). ``scoring`` says what the rule maximised at each step
+    (``step.score`` and its terms); ``penalty_similarity`` (traced runs) holds, for each
+    pick, the similarity its redundancy term reads (None: ``pick_similarity``; the
+    orthogonal strategy reads the cosine beyond the query).
     """
 
     strategy: str
@@ -55,6 +61,15 @@ class Selection:
     note: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     settings: Settings | None = None
+    scoring: Scoring = field(default_factory=lambda: GAIN_SCORING)
+    penalty_similarity: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def source_similarity(self) -> np.ndarray | None:
+        """For each pick, the similarity to every chunk that the rule's redundancy reads."""
+        if self.penalty_similarity is not None:
+            return self.penalty_similarity
+        return self.pick_similarity
 
     @property
     def n_chunks(self) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import validate as v
 from .calibration import Calibration, calibrate_prepared
-from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value
+from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value, scoring_of
 from .prepared import PreparedPool, prepare
 from .replay import replay
 from .result import Selection
@@ -82,9 +82,11 @@ def select_prepared(
 ) -> Selection:
     """:func:`select` on a prepared pool with a settings value (no validation here)."""
     terms, calibration = resolve_terms(pool, budget, settings)
-    run = greedy(pool, budget, terms, POLICY_RULES[settings.policy], trace)
+    rule = POLICY_RULES[settings.policy]
+    run = greedy(pool, budget, terms, rule, trace)
     result = finish("adagres", pool, budget, run, terms, calibration=calibration,
-                    settings=settings, policy=settings.policy)  # fmt: skip
+                    settings=settings, policy=settings.policy,
+                    scoring=scoring_of(rule, terms))  # fmt: skip
     if settings.policy == "ratio":
         result = ratio_safeguard(pool, budget, result, terms, trace)
     return result

@@ -1,0 +1,152 @@
+"""Every strategy by name: the one registry the library, the CLI, the evaluation, the presets
+and the app read.
+
+A :class:`Strategy` holds a strategy's name, its family, a one-line description, the
+statement of its score and the function that runs it,
+``fn(pool, budget, settings, trace, options) -> Selection``. Adding a strategy is adding an
+entry here (or calling :func:`register` from an optional package, as the exact solver does).
+
+>>> STRATEGIES["orthogonal"].score
+'α·relevance − λ·Σ cos beyond the query to the picks'
+>>> [name for name, s in STRATEGIES.items() if s.family == "baseline"][:2]
+['topk_same_k', 'topk_budget']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from ..errors import InputError
+from . import classic, variants
+from .prepared import PreparedPool
+from .result import Selection
+from .selection import select_prepared
+from .settings import RunOptions, Settings
+
+__all__ = ["STRATEGIES", "Strategy", "StrategyFn", "register", "strategy"]
+
+StrategyFn = Callable[[PreparedPool, int, Settings, bool, RunOptions], Selection]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One strategy: ``fn(pool, budget, settings, trace, options)`` returns its Selection.
+
+    ``score`` states in one line what the rule maximises at each step (the record's
+    ``step.score``, its two terms named by ``Selection.scoring``). ``family`` groups the
+    strategies: ``"adagres"``, ``"baseline"``, ``"variant"`` or ``"optimum"``.
+    """
+
+    name: str
+    family: str
+    description: str
+    score: str
+    fn: StrategyFn
+    label: str
+
+    def run(
+        self,
+        pool: PreparedPool,
+        budget: int,
+        settings: Settings,
+        *,
+        trace: bool = True,
+        options: RunOptions | None = None,
+    ) -> Selection:
+        """Run on a prepared pool (inputs trusted)."""
+        return self.fn(pool, budget, settings, trace, options or RunOptions())
+
+
+def adagres(
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+) -> Selection:
+    """The paper's method with the settings' policy (:func:`adagres.select`)."""
+    return select_prepared(pool, budget, settings, trace=trace)
+
+
+def exact(
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+) -> Selection:
+    """The subset with the largest F within the budget, proven by branch and bound; its
+    steps list the set in relevance order with each chunk's marginal gain in that order."""
+    from .exact import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT, solve_exact  # the solver is heavy
+    from .greedy import finish
+    from .records import Scoring, StopReason
+    from .replay import replay
+    from .selection import resolve_terms
+
+    terms, calibration = resolve_terms(pool, budget, settings)
+    max_chunks = EXACT_MAX_CHUNKS if options.max_chunks is None else options.max_chunks
+    limit = EXACT_TIME_LIMIT if options.time_limit is None else options.time_limit
+    chosen = solve_exact(pool, budget, terms, max_chunks, limit, max_nodes=options.max_nodes)
+    order = sorted(chosen, key=lambda i: (-pool.relevance[i], i))
+    run = replay(pool, budget, order, terms, trace, StopReason.OPTIMAL)
+    scoring = Scoring("α·relevance", "λ·Σ cos to the picks", greedy=False)
+    return finish("exact", pool, budget, run, terms, calibration=calibration,
+                  settings=settings, scoring=scoring)  # fmt: skip
+
+
+class Registry(Mapping[str, Strategy]):
+    """The strategies by name, in the order they were registered (read-only but for
+    :func:`register`)."""
+
+    def __init__(self, *entries: Strategy) -> None:
+        self.entries = {e.name: e for e in entries}
+
+    def __getitem__(self, name: str) -> Strategy:
+        return self.entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"STRATEGIES({', '.join(self.entries)})"
+
+
+#: Every strategy by name, as the CLI, the app and the evaluation offer them.
+STRATEGIES = Registry(
+    Strategy("adagres", "adagres", "AdaGReS, the paper's method",
+             "α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
+             adagres, "AdaGReS"),
+    Strategy("topk_same_k", "baseline", "relevance order, k = the AdaGReS selection's size",
+             "relevance", classic.topk_same_k, "top-k, AdaGReS's k"),
+    Strategy("topk_budget", "baseline", "relevance order, skipping chunks that do not fit",
+             "relevance", classic.topk_budget, "top-k until the budget"),
+    Strategy("mmr", "baseline", "maximal marginal relevance, until nothing fits",
+             "λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick", classic.mmr,
+             "maximal marginal relevance"),
+    Strategy("exact", "optimum", "the best F within the budget (branch and bound)",
+             "none: the set with the largest F = α·Σ relevance − λ·Σ pairwise cos, listed in "
+             "relevance order", exact, "optimum, small pools"),
+    Strategy("reference_code", "baseline", "the authors' released code: k = ⌊T / mean "
+             "characters⌋ picks", "α·relevance − β·Σ cos to the picks (their β, k picks)",
+             classic.reference_code, "the authors' code"),
+    Strategy("orthogonal", "variant", "redundancy beyond shared relevance to the query",
+             "α·relevance − λ·Σ cos beyond the query to the picks", variants.orthogonal,
+             "redundancy beyond the query"),
+    Strategy("near_duplicates", "variant", "only near-copies penalised, steeply; fills the "
+             "budget", "α·relevance − 5·Σ (cos − 0.85)⁺ to the picks",
+             variants.near_duplicates, "only near-copies penalised"),
+    Strategy("coverage", "variant", "budgeted facility location: relevance plus coverage",
+             "relevance + coverage it adds (its coverage alone − what the picks cover already)",
+             variants.coverage, "budgeted facility location"),
+)  # fmt: skip
+
+
+def register(entry: Strategy) -> None:
+    """Add ``entry`` (an optional package's strategy); a name taken already is refused."""
+    if entry.name in STRATEGIES.entries:
+        raise InputError(f"strategy {entry.name!r} is registered already")
+    STRATEGIES.entries[entry.name] = entry
+
+
+def strategy(name: str) -> Strategy:
+    """The strategy ``name`` (an :class:`InputError` names the known ones)."""
+    if name not in STRATEGIES:
+        raise InputError(f"strategy: expected one of {', '.join(map(repr, STRATEGIES))}, "
+                         f"got {name!r}")  # fmt: skip
+    return STRATEGIES[name]
