@@ -15,7 +15,7 @@ from reference import mean_pairwise, naive_select, random_pool
 import adagres
 from adagres.errors import InputError, PoolError
 from adagres.pools.pool import Chunk, Pool
-from adagres.pools.poolsets import STRATEGIES, load_pool_set, load_unit, summarize
+from adagres.pools.poolsets import COMPARED, load_pool_set, load_unit, summarize
 
 BUDGET = 200
 N_POOLS = 14
@@ -97,7 +97,7 @@ def test_settings_reach_topk_and_adagres_not_the_preset(jsonl):
     assert [r["adagres_size"] for r in manual] != [r["adagres_size"] for r in default]
     for key in ("topk_size", "recommended_size", "recommended_redundancy"):
         assert [r[key] for r in manual] == [r[key] for r in default]
-    assert set(STRATEGIES) == {"topk", "adagres", "recommended"}
+    assert set(COMPARED) == {"topk", "adagres", "recommended"}
 
 
 def test_a_folder_gives_the_rows_of_the_jsonl(pools, jsonl, tmp_path):

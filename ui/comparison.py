@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from adagres.core.baselines import STRATEGIES
+from adagres.core.strategies import STRATEGIES, SWEPT
 from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
 
@@ -31,7 +31,7 @@ __all__ = [
     "sweep_controls",
 ]
 
-SWEEP_STRATEGIES = ("adagres", "topk_same_k", "topk_budget", "mmr")
+SWEEP_STRATEGIES = SWEPT
 GOLD_METRICS = ("iou", "recall", "precision")
 METRIC_COLUMNS = {
     "size": st.column_config.NumberColumn("chunks"),
@@ -138,7 +138,7 @@ def configurations(settings: Settings, low: int, high: int) -> dict[str, Setting
         with column:
             st.subheader(side.upper())
             choice = state.bind_option(st.selectbox, strategy_option, f"cmp_{side}_strategy",
-                                       "Strategy", options=STRATEGIES, default=defaults[side],
+                                       "Strategy", options=list(STRATEGIES), default=defaults[side],
                                        format_func=strategy_short,
                                        help=STRATEGY_HELP)  # fmt: skip
             budget = state.bind_option(

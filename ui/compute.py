@@ -24,9 +24,8 @@ import streamlit as st
 
 from adagres import Settings as Selector
 from adagres.core import baselines, metrics
-from adagres.core.baselines import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT
 from adagres.core.calibration import FORMULAS, Calibration, calibrate_prepared
-from adagres.core.exact import ExactResult
+from adagres.core.exact import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT, ExactResult
 from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics
 from adagres.core.result import Selection

@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres import Settings as Selector
-from adagres.core.baselines import STRATEGIES
+from adagres.core.strategies import STRATEGIES
 from adagres.eval.aggregate import METRIC_LABELS
 from adagres.eval.report import tradeoff_figure
 from adagres.eval.results import read_results, strategy_table

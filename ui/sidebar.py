@@ -6,9 +6,9 @@ import functools
 
 import streamlit as st
 
-from adagres.core.baselines import STRATEGIES
 from adagres.core.presets import PRESETS
 from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
+from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
 from . import compute, corpora, pools, progress, render, state
@@ -167,7 +167,7 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
             "a larger pool."
         )
     _preset_controls()
-    _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=STRATEGIES,
+    _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=list(STRATEGIES),
                   format_func=strategy_short, help=STRATEGY_HELP)  # fmt: skip
     _bind_setting(st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES,
                   help=_POLICY_HELP)  # fmt: skip

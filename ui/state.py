@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -58,8 +58,8 @@ import streamlit as st
 
 from adagres import InputError
 from adagres import Settings as Selector
-from adagres.core.baselines import STRATEGIES
 from adagres.core.presets import PRESETS, Preset
+from adagres.core.strategies import STRATEGIES
 
 from .text import escape_md
 
@@ -102,7 +102,7 @@ class Settings:
     """Everything that decides what the app shows; small values only (hashable, cacheable).
 
     ``pool`` is a pool key (see ``ui.pools``); ``budget`` is in tokens of the pool's
-    tokenizer; ``strategy`` one of :data:`adagres.baselines.STRATEGIES`. ``selector`` says how
+    tokenizer; ``strategy`` one of :data:`adagres.core.strategies.STRATEGIES`. ``selector`` says how
     to select (every strategy gets the same value, so their F compare). Strategy and
     selector default to :data:`DEFAULT_PRESET`. ``step`` is the
     1-based step shown by the replay, None for the last one; ``chunk`` is the chunk id
@@ -234,7 +234,7 @@ def _real(raw: str) -> float:
     return value
 
 
-def _option(raw: str, options: tuple[str, ...]) -> str:
+def _option(raw: str, options: Collection[str]) -> str:
     if raw not in options:
         raise ValueError(f"expected one of {', '.join(options)}")
     return raw

@@ -102,17 +102,20 @@ POLICY_RULES = {
 def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
     """The :class:`Scoring` of a greedy rule at the terms it runs with."""
     competes = "in_play" if rule.budget != "skip" else "fits"
+    sources = 3
     if rule.score == "mmr":
         relevance = f"{rule.lambda_mmr:g}·relevance"
         redundancy = f"{1 - rule.lambda_mmr:g}·largest {similarity} to a pick"
+        sources = 1
     elif rule.score == "relevance":
-        relevance, redundancy = "relevance", "0"
+        relevance, redundancy, sources = "relevance", "0", 0
     else:
         relevance = "α·relevance"
         above = "" if terms.tau is None else f" above {terms.tau:.2f}"
         redundancy = f"λ·Σ {similarity}{above} to the picks"
+    fills = rule.score in ("gain", "ratio") and rule.budget == "skip" and not rule.stop_nonpositive
     return Scoring(relevance, redundancy, similarity, terms.tau, rule.score == "ratio", competes,
-                   rule.stop_nonpositive)  # fmt: skip
+                   rule.stop_nonpositive, fills=fills, sources=sources)  # fmt: skip
 
 
 def frozen(array: np.ndarray) -> np.ndarray:

@@ -57,6 +57,9 @@ class Scoring:
     ``competes``: ``"fits"`` (only chunks that fit the tokens left compete) or
     ``"in_play"`` (every chunk not yet picked competes: the budget is checked after).
     ``greedy`` is False where the steps only list a set found otherwise (the optimum).
+    ``fills``: the rule keeps adding after its scores turn ≤ 0 (policy ``fill``).
+    ``sources``: how many picks a verdict names as where the redundancy came from (1 where
+    only the most similar pick counts, 0 where there is no redundancy term).
     """
 
     relevance: str
@@ -67,6 +70,8 @@ class Scoring:
     competes: Literal["fits", "in_play"] = "fits"
     stops_nonpositive: bool = False
     greedy: bool = True
+    fills: bool = False
+    sources: int = 3
 
     @property
     def formula(self) -> str:
@@ -171,11 +176,17 @@ class GainAtStep:
 class Verdict:
     """Why chunk ``chunk`` was selected or not, with the numbers behind it.
 
-    ``step`` is the step of the pick (selected), the first step at which it no longer fit
-    (did_not_fit) or the last step (the other kinds). ``history`` lists its gain against the
+    ``step`` is the step of the pick (selected), the first step at which the rule would
+    have taken it but it did not fit (did_not_fit), the step where it came closest to the
+    winner (outscored) or the last step (non-positive gain, not in the optimum). ``score``,
+    ``score_relevance`` and ``score_redundancy`` are its score and terms at that step (the
+    selection's ``scoring`` names them); ``winner`` and ``winner_score`` the chunk it lost
+    to there. ``gain``, ``relevance_term`` and ``redundancy_term`` are its marginal F gain
+    and terms at the shared λ and τ. ``history`` lists its gain and score against the
     winner's at every step it was in play (traced runs only). ``redundancy_sources`` lists
-    the selected chunks that contributed most to its redundancy term, as (chunk, cosine),
-    largest first (traced runs only).
+    the picks made before ``step`` whose similarity (as the rule reads it) made most of its
+    redundancy, as (chunk, similarity), largest first. ``fill_from`` is the step from
+    which a ``fill`` run kept adding chunks whose score was ≤ 0 (None otherwise).
     """
 
     chunk: int
@@ -190,6 +201,13 @@ class Verdict:
     runner_up_gain: float | None
     history: tuple[GainAtStep, ...]
     redundancy_sources: tuple[tuple[int, float], ...]
+    scoring: Scoring | None = None
+    score: float | None = None
+    score_relevance: float | None = None
+    score_redundancy: float | None = None
+    winner: int | None = None
+    winner_score: float | None = None
+    fill_from: int | None = None
 
     def summary(self, ids: Any = None) -> str:
         """One sentence with the numbers; ``ids`` maps pool positions to chunk ids."""
@@ -197,26 +215,53 @@ class Verdict:
         def name(i: int | None) -> str:
             return "none" if i is None else repr(ids[i]) if ids is not None else f"#{i}"
 
+        scoring = self.scoring
+        similarity = "cos" if scoring is None else scoring.similarity
+        sources = " and ".join(
+            f"{name(j)} ({similarity} {s:.3f})" for j, s in self.redundancy_sources
+        )
+        repeats = f"; repeats {sources}" if sources else ""
+        rule = "" if scoring is None else f" ({scoring.formula})"
         if self.kind is VerdictKind.SELECTED:
             text = (
                 f"selected at step {self.step}: gain {self.gain:+.4f} = relevance "
                 f"{self.relevance_term:.4f} − redundancy {self.redundancy_term:.4f}"
             )
+            if self.score is not None and self.score != self.gain:
+                text += f"; score {self.score:+.4f}{rule}"
             if self.runner_up is not None:
-                text += f"; runner-up {name(self.runner_up)} ({self.runner_up_gain:+.4f})"
-            return text
+                text += f"; runner-up {name(self.runner_up)}"
+                if self.runner_up_gain is not None:
+                    text += f" ({self.runner_up_gain:+.4f})"
+            return text + self.fill_note()
         if self.kind is VerdictKind.DID_NOT_FIT:
-            return (
+            text = (
                 f"did not fit at step {self.step}: needs {self.tokens} tokens, "
                 f"{self.tokens_left} were left"
             )
-        sources = ", ".join(f"{name(j)} (cos {s:.3f})" for j, s in self.redundancy_sources)
-        because = f"; most redundant with {sources}" if sources else ""
+            if self.score is not None:
+                text += f"; its score {self.score:+.4f} would have won there{rule}"
+            return text + repeats + self.fill_note()
         if self.kind is VerdictKind.NON_POSITIVE_GAIN:
             return (
                 f"non-positive gain at the stop (step {self.step}): redundancy "
-                f"{self.redundancy_term:.4f} ≥ relevance {self.relevance_term:.4f}{because}"
+                f"{self.score_redundancy:.4f} ≥ relevance {self.score_relevance:.4f}{rule}"
+                f"{repeats}"
             )
         if self.kind is VerdictKind.NOT_IN_OPTIMUM:
             return f"not in the optimal set; adding it would change F by {self.gain:+.4f}"
-        return f"outscored until the stop (step {self.step}): gain {self.gain:+.4f}{because}"
+        if self.winner is None or self.score is None:
+            return f"outscored until the stop (step {self.step}){repeats}" + self.fill_note()
+        return (
+            f"outscored: closest at step {self.step}, score {self.score:+.4f} against "
+            f"{name(self.winner)}'s {self.winner_score:+.4f}{rule}{repeats}" + self.fill_note()
+        )
+
+    def fill_note(self) -> str:
+        """The sentence that says what ``fill`` did after the scores turned non-positive."""
+        if self.fill_from is None:
+            return ""
+        return (
+            f". From step {self.fill_from} every score was ≤ 0 and policy fill kept adding the "
+            "best-scoring chunk that fit, until nothing fit"
+        )

@@ -18,7 +18,7 @@ from ..errors import InputError
 from .calibration import Calibration
 from .records import Scoring, Step, StopReason, Verdict, VerdictKind
 from .settings import Settings
-from .verdicts import verdict_kinds, verdict_of
+from .verdicts import Fates, fates, verdict_kinds, verdict_of
 
 __all__ = ["GAIN_SCORING", "Selection"]
 
@@ -108,6 +108,11 @@ class Selection:
         For the kind and step of every chunk alone, :attr:`verdict_kinds` is much cheaper.
         """
         return tuple(verdict_of(self, i) for i in range(self.n_chunks))
+
+    @cached_property
+    def fates(self) -> Fates:
+        """Every chunk's verdict kind and step, read from the record once."""
+        return fates(self)
 
     @cached_property
     def verdict_kinds(self) -> tuple[tuple[VerdictKind, int | None], ...]:

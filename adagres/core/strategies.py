@@ -24,7 +24,7 @@ from .result import Selection
 from .selection import select_prepared
 from .settings import RunOptions, Settings
 
-__all__ = ["STRATEGIES", "Strategy", "StrategyFn", "register", "strategy"]
+__all__ = ["STRATEGIES", "SWEPT", "Strategy", "StrategyFn", "register", "strategy"]
 
 StrategyFn = Callable[[PreparedPool, int, Settings, bool, RunOptions], Selection]
 
@@ -35,7 +35,9 @@ class Strategy:
 
     ``score`` states in one line what the rule maximises at each step (the record's
     ``step.score``, its two terms named by ``Selection.scoring``). ``family`` groups the
-    strategies: ``"adagres"``, ``"baseline"``, ``"variant"`` or ``"optimum"``.
+    strategies: ``"adagres"``, ``"baseline"``, ``"variant"`` or ``"optimum"``. ``label``
+    and ``short`` say what it is in words (prose, select boxes); ``in_sweeps`` puts it in
+    the sweeps' default comparison.
     """
 
     name: str
@@ -44,6 +46,18 @@ class Strategy:
     score: str
     fn: StrategyFn
     label: str
+    short: str = ""
+    in_sweeps: bool = False
+
+    @property
+    def long_label(self) -> str:
+        """The name and what it is, for prose: "mmr (maximal marginal relevance)"."""
+        return f"{self.name} ({self.label})"
+
+    @property
+    def short_label(self) -> str:
+        """The name and a word or two, for a select box: "mmr (marginal relevance)"."""
+        return f"{self.name} ({self.short})" if self.short else self.name
 
     def run(
         self,
@@ -107,34 +121,49 @@ class Registry(Mapping[str, Strategy]):
         return f"STRATEGIES({', '.join(self.entries)})"
 
 
+def entry(
+    name: str, family: str, fn: StrategyFn, description: str, score: str, label: str,
+    short: str = "", *, in_sweeps: bool = False,
+) -> Strategy:  # fmt: skip
+    return Strategy(name, family, description, score, fn, label, short, in_sweeps)
+
+
 #: Every strategy by name, as the CLI, the app and the evaluation offer them.
 STRATEGIES = Registry(
-    Strategy("adagres", "adagres", "AdaGReS, the paper's method",
-             "α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
-             adagres, "AdaGReS"),
-    Strategy("topk_same_k", "baseline", "relevance order, k = the AdaGReS selection's size",
-             "relevance", classic.topk_same_k, "top-k, AdaGReS's k"),
-    Strategy("topk_budget", "baseline", "relevance order, skipping chunks that do not fit",
-             "relevance", classic.topk_budget, "top-k until the budget"),
-    Strategy("mmr", "baseline", "maximal marginal relevance, until nothing fits",
-             "λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick", classic.mmr,
-             "maximal marginal relevance"),
-    Strategy("exact", "optimum", "the best F within the budget (branch and bound)",
-             "none: the set with the largest F = α·Σ relevance − λ·Σ pairwise cos, listed in "
-             "relevance order", exact, "optimum, small pools"),
-    Strategy("reference_code", "baseline", "the authors' released code: k = ⌊T / mean "
-             "characters⌋ picks", "α·relevance − β·Σ cos to the picks (their β, k picks)",
-             classic.reference_code, "the authors' code"),
-    Strategy("orthogonal", "variant", "redundancy beyond shared relevance to the query",
-             "α·relevance − λ·Σ cos beyond the query to the picks", variants.orthogonal,
-             "redundancy beyond the query"),
-    Strategy("near_duplicates", "variant", "only near-copies penalised, steeply; fills the "
-             "budget", "α·relevance − 5·Σ (cos − 0.85)⁺ to the picks",
-             variants.near_duplicates, "only near-copies penalised"),
-    Strategy("coverage", "variant", "budgeted facility location: relevance plus coverage",
-             "relevance + coverage it adds (its coverage alone − what the picks cover already)",
-             variants.coverage, "budgeted facility location"),
+    entry("adagres", "adagres", adagres, "AdaGReS, the paper's method",
+          "α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
+          "AdaGReS", "AdaGReS", in_sweeps=True),
+    entry("topk_same_k", "baseline", classic.topk_same_k,
+          "relevance order, k = the AdaGReS selection's size", "relevance",
+          "top-k, AdaGReS's k", "AdaGReS's k", in_sweeps=True),
+    entry("topk_budget", "baseline", classic.topk_budget,
+          "relevance order, skipping chunks that do not fit, until nothing fits", "relevance",
+          "top-k until the budget", "fill budget", in_sweeps=True),
+    entry("mmr", "baseline", classic.mmr, "maximal marginal relevance, until nothing fits",
+          "λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
+          "maximal marginal relevance", "marginal relevance", in_sweeps=True),
+    entry("exact", "optimum", exact, "the best F within the budget (branch and bound)",
+          "none: the set with the largest F = α·Σ relevance − λ·Σ pairwise cos, listed in "
+          "relevance order", "optimum, small pools", "the optimum"),
+    entry("reference_code", "baseline", classic.reference_code,
+          "the authors' released code: k = ⌊T / mean characters⌋ picks",
+          "α·relevance − β·Σ cos to the picks (their β, k picks)",
+          "the authors' code", "authors'"),
+    entry("orthogonal", "variant", variants.orthogonal,
+          "redundancy beyond shared relevance to the query",
+          "α·relevance − λ·Σ cos beyond the query to the picks",
+          "redundancy beyond shared relevance", "beyond query"),
+    entry("near_duplicates", "variant", variants.near_duplicates,
+          "only near-copies penalised, steeply; fills the budget",
+          "α·relevance − 5·Σ (cos − 0.85)⁺ to the picks", "only near-copies penalised"),
+    entry("coverage", "variant", variants.coverage,
+          "budgeted facility location: relevance plus coverage",
+          "relevance + coverage it adds (its coverage alone − what the picks cover already)",
+          "budgeted facility location", "facility loc."),
 )  # fmt: skip
+
+#: The strategies a sweep compares by default (cheap, and needing no texts).
+SWEPT: tuple[str, ...] = tuple(name for name, s in STRATEGIES.items() if s.in_sweeps)
 
 
 def register(entry: Strategy) -> None:
