@@ -14,6 +14,7 @@ products (:class:`~adagres.core.shortlist.Shortlist`).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,15 +50,20 @@ class Terms(NamedTuple):
     tau: float | None
 
 
-class Record(NamedTuple):
-    """What :meth:`Loop.record` keeps of one step until :meth:`Loop.finish` makes its Step."""
+class Records:
+    """What :meth:`Loop.record` keeps of each step until :meth:`Loop.finish` makes its
+    Step: one list per field (appending to lists is the cheapest record on the fast path)."""
 
-    winner: int | None
-    accepted: bool
-    runner_up: int | None
-    values: Values
-    used: int
-    left: int
+    def __init__(self) -> None:
+        self.winner: list[int | None] = []
+        self.accepted: list[bool] = []
+        self.runner_up: list[int | None] = []
+        self.values: list[Values] = []
+        self.used: list[int] = []  # tokens used after the step
+        self.left: list[int] = []  # tokens left when the step was decided
+
+    def __len__(self) -> int:
+        return len(self.winner)
 
 
 class Run(NamedTuple):
@@ -99,6 +105,7 @@ POLICY_RULES = {
 }
 
 
+@functools.lru_cache(maxsize=256)  # made once per run: kept off the fast path's few µs
 def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
     """The :class:`Scoring` of a greedy rule at the terms it runs with."""
     competes = "in_play" if rule.budget != "skip" else "fits"
@@ -167,7 +174,7 @@ class Loop:
             self.engine = Scores(pool, terms.lam, terms.alpha, terms.tau, rule.score,
                                  rule.lambda_mmr, self.penalty, trace)  # fmt: skip
         self.picks: list[int] = []
-        self.records: list[Record] = []
+        self.records = Records()
         self.decisions: list[Any] = []  # traced: what each step decided with
         self.used = 0
 
@@ -206,8 +213,13 @@ class Loop:
         if accepted:
             assert winner is not None
             self.used += int(self.tokens[winner])
-        values = self.engine.values
-        self.records.append(Record(winner, accepted, runner_up, values, self.used, left))
+        records = self.records
+        records.winner.append(winner)
+        records.accepted.append(accepted)
+        records.runner_up.append(runner_up)
+        records.values.append(self.engine.values)
+        records.used.append(self.used)
+        records.left.append(left)
         if self.trace:
             self.decisions.append(self.engine.trace_step())
 
@@ -222,7 +234,8 @@ class Loop:
         candidates = self.candidates(gains, scores, first)
         budget = self.budget
         score_relevance = self.engine.score_relevance()
-        winners = [rec.winner for rec in self.records if rec.winner is not None]
+        records = self.records
+        winners = [w for w in records.winner if w is not None]
         looked_up = zip(
             self.relevance_term[winners].tolist(),
             score_relevance[winners].tolist(),
@@ -230,21 +243,24 @@ class Loop:
             strict=True,
         )
         steps = []
-        for t, rec in enumerate(self.records):
+        for t, (w, accepted, runner_up, values, used) in enumerate(
+            zip(records.winner, records.accepted, records.runner_up, records.values,
+                records.used, strict=True)
+        ):  # fmt: skip
             cand = candidates[t - first] if t >= first else None
-            number, used, w = t + 1, rec.used, rec.winner
             if w is None:
-                steps.append(Step(number, None, False, used, budget - used, candidates=cand))
+                steps.append(Step(t + 1, None, False, used, budget - used, candidates=cand))
                 continue
             relevance, score_relevance_w, tokens = next(looked_up)  # Python floats
-            values = rec.values
+            gain, score = values.winner_gain, values.winner_score
+            # Positional, in the order Step declares its fields: keywords double the cost of
+            # a Step, made once a step on the fast path (tests/test_truthful_records.py reads
+            # every field back).
             steps.append(Step(
-                number, w, rec.accepted, used, budget - used, winner_tokens=tokens,
-                relevance_term=relevance, redundancy_term=relevance - values.winner_gain,
-                gain=values.winner_gain, score=values.winner_score, runner_up=rec.runner_up,
-                runner_up_gain=values.runner_gain, runner_up_score=values.runner_score,
-                candidates=cand, score_relevance=score_relevance_w,
-                score_redundancy=score_relevance_w - values.winner_score,
+                t + 1, w, accepted, used, budget - used,  # number … tokens_left
+                tokens, relevance, relevance - gain, gain, score,  # winner_tokens … score
+                runner_up, values.runner_gain, values.runner_score,  # runner_up …
+                cand, score_relevance_w, score_relevance_w - score,  # candidates, score terms
             ))  # fmt: skip
         return Run(self.picks, steps, reason, pick_similarity)
 
@@ -257,33 +273,35 @@ class Loop:
         if rows == 1:  # the stop of a fast run: exactly the picks are out of play
             in_play = np.ones((1, n), dtype=bool)
             in_play[0, picks] = False
+            gains[0, picks] = np.nan
+            if scores is not None:
+                scores[0, picks] = np.nan
         else:
             pick_at = np.full(n, len(self.records))
             pick_at[picks] = np.arange(len(picks))
             in_play = pick_at[None, :] >= np.arange(first, first + rows)[:, None]
-        out = ~in_play
-        gains[out] = np.nan
-        if scores is not None:
-            scores[out] = np.nan
+            out = ~in_play
+            gains[out] = np.nan
+            if scores is not None:
+                scores[out] = np.nan
         if self.check_fit and rows == 1:
-            eligible = in_play & (self.tokens <= self.records[-1].left)
+            eligible = in_play & (self.tokens <= self.records.left[-1])
         elif self.check_fit:
-            left = np.array([rec.left for rec in self.records[first:]])
+            left = np.array(self.records.left[first:])
             eligible = in_play & (self.tokens <= left[:, None])
         else:
             eligible = in_play.copy()
         scores = gains if scores is None else scores
         redundancy = self.relevance_term - gains  # NaN where the gains are
-        score_relevance = np.where(in_play, self.engine.score_relevance(), np.nan)
-        score_redundancy = score_relevance - scores
-        arrays = (redundancy, gains, scores, eligible, in_play, score_relevance, score_redundancy)
+        base = frozen(self.engine.score_relevance())  # shared, never written to
+        arrays = (redundancy, gains, scores, eligible, in_play)
         for array in arrays:
             frozen(array)
         # iterating an array yields its row views: one Candidates per step
         return [
             Candidates(redundancy_term=r, gain=g, score=sc, eligible=e, in_play=p,
-                       score_relevance=sr, score_redundancy=sd)
-            for r, g, sc, e, p, sr, sd in zip(*arrays, strict=True)
+                       score_base=base)
+            for r, g, sc, e, p in zip(*arrays, strict=True)
         ]  # fmt: skip
 
 

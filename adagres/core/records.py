@@ -10,6 +10,7 @@ it stopped; each step may carry the per-candidate numbers (:class:`Candidates`).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cached_property
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple
 
@@ -88,7 +89,9 @@ class Candidates:
     left (for strategies that ignore the budget it equals ``in_play``). ``score`` is what the
     strategy maximised (the gain for AdaGReS, gain per token for ``ratio``, the MMR score,
     relevance for top-k, …), the sum of its two terms ``score_relevance − score_redundancy``
-    (named by the selection's :class:`Scoring`). ``gain`` and ``redundancy_term`` are the
+    (named by the selection's :class:`Scoring`); ``score_base`` is the relevance term of
+    every chunk (one vector shared by the steps; the terms are read from it on demand, so
+    a run pays for them only where they are read). ``gain`` and ``redundancy_term`` are the
     marginal F gain and its redundancy at the shared λ and τ. Values of chunks not in play
     are NaN.
     """
@@ -98,8 +101,7 @@ class Candidates:
     score: np.ndarray
     eligible: np.ndarray
     in_play: np.ndarray
-    score_relevance: np.ndarray
-    score_redundancy: np.ndarray
+    score_base: np.ndarray
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Candidates):
@@ -115,6 +117,21 @@ class Candidates:
     def relevance_term(self) -> np.ndarray:
         """α·r_i for every chunk (NaN where not in play): gain + redundancy term."""
         return self.gain + self.redundancy_term
+
+    @cached_property
+    def score_relevance(self) -> np.ndarray:
+        """The relevance term of the score (NaN where not in play)."""
+        return frozen_array(np.where(self.in_play, self.score_base, np.nan))
+
+    @cached_property
+    def score_redundancy(self) -> np.ndarray:
+        """The redundancy term of the score: relevance term − score (NaN where not in play)."""
+        return frozen_array(self.score_relevance - self.score)
+
+
+def frozen_array(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 class Step(NamedTuple):

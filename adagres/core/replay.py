@@ -68,14 +68,13 @@ def replay(
     out = ~in_play
     gain[out] = np.nan
     term[out] = np.nan
-    relevance = np.where(in_play, relevance_term, np.nan)  # the gain's own relevance term
-    for array in (gain, term, eligible, in_play, relevance):
+    base = frozen(np.array(relevance_term, dtype=np.float64))  # the gain's relevance term
+    for array in (gain, term, eligible, in_play):
         frozen(array)
     # the rows are views; the score a replay records is the marginal gain
     candidates = [
-        Candidates(redundancy_term=r, gain=g, score=g, eligible=e, in_play=p,
-                   score_relevance=sr, score_redundancy=r)
-        for r, g, e, p, sr in zip(term, gain, eligible, in_play, relevance, strict=True)
+        Candidates(redundancy_term=r, gain=g, score=g, eligible=e, in_play=p, score_base=base)
+        for r, g, e, p in zip(term, gain, eligible, in_play, strict=True)
     ]  # fmt: skip
 
     winner_gain = relevance_term[picks] - lam * winner_redundancy

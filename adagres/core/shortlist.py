@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .prepared import PreparedPool
-from .scores import NEG, NOTHING, Rows, Values, accumulate_rows
+from .scores import NEG, NOTHING, Rows, accumulate_rows, values_of
 
 __all__ = ["SHORTLIST_MIN_CHUNKS", "Shortlist", "shortlist_size"]
 
@@ -143,7 +143,7 @@ class Shortlist:
                     winner = int(self.index[first])
                     runner = None if runner_score == NEG else int(self.index[second])
                     self.pos = first
-                    self.values = Values(
+                    self.values = values_of(
                         gain.item(first), float(top),
                         None if runner is None else gain.item(second),
                         None if runner is None else float(runner_score),

@@ -106,8 +106,7 @@ def merged(own: Step, shared: Step, relevance_term: np.ndarray, tokens: np.ndarr
     if c is not None and f is not None:
         candidates = Candidates(redundancy_term=f.redundancy_term, gain=f.gain, score=c.score,
                                 eligible=c.eligible, in_play=c.in_play,
-                                score_relevance=c.score_relevance,
-                                score_redundancy=c.score_redundancy)  # fmt: skip
+                                score_base=c.score_base)  # fmt: skip
     w = own.winner
     if w is None:
         return own._replace(candidates=candidates)
