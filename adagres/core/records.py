@@ -10,8 +10,8 @@ it stopped; each step may carry the per-candidate numbers (:class:`Candidates`).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from functools import cached_property
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, Literal, NamedTuple
 
 import numpy as np

@@ -27,9 +27,9 @@ __all__ = [
     "Rows",
     "Scores",
     "Values",
-    "values_of",
     "accumulate_rows",
     "pick_rows",
+    "values_of",
 ]
 
 #: (gains, scores or None for "the gains", pick rows or None) of the steps with candidates.
