@@ -53,7 +53,7 @@ def pools(seeds: int, fanout: int) -> list[tuple[str, adagres.PreparedPool]]:
         q, chunks, tokens = make_pool(100, 384, seed)
         out.append((f"synthetic-{seed}", adagres.prepare(q, chunks, tokens)))
     if fanout:  # real pools: FanOutQA dev at top_n = 100 (built offline, then cached)
-        from adagres.eval.poolsets import Chunking, fanoutqa_cases
+        from adagres.eval.cases import Chunking, fanoutqa_cases
 
         cases = fanoutqa_cases([f"q{i}" for i in range(30)], Chunking(top_n=100))
         full = [c for c in cases if len(c.pool.chunks) == 100][:fanout]

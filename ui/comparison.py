@@ -16,7 +16,7 @@ from adagres.pools.pool import Pool
 
 from . import compute, pools, state
 from .sidebar import LAM_SLIDER_MAX, manual_start
-from .state import Settings
+from .state import AppSettings
 from .tables import as_percent
 from .text import STRATEGY_HELP, strategy_short
 
@@ -95,7 +95,7 @@ SIDE_OPTIONS: dict[str, tuple[state.Option, state.Option, state.Option]] = {
 }
 
 
-def _follow_sidebar(settings: Settings) -> None:
+def _follow_sidebar(settings: AppSettings) -> None:
     """Reset A and B to the sidebar's settings when those changed since the last run here
     (not on the first run of a session, which takes A and B from the URL)."""
     lam = settings.selector.lam
@@ -111,7 +111,7 @@ def _follow_sidebar(settings: Settings) -> None:
         state.set_option(side_lam, lam)
 
 
-def configurations(settings: Settings, low: int, high: int) -> dict[str, Settings]:
+def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppSettings]:
     """A and B: strategy, budget and λ of each, over the sidebar's other settings.
 
     A follows the sidebar (and B its budget and λ) until the user changes them here; a
@@ -188,7 +188,7 @@ def missing_note(pool: Pool) -> str | None:
     return f"This pool has no {' and no '.join(missing)}, so those metrics are not shown."
 
 
-def metrics_frame(pool: Pool, configs: dict[str, Settings], names: list[str]) -> pd.DataFrame:
+def metrics_frame(pool: Pool, configs: dict[str, AppSettings], names: list[str]) -> pd.DataFrame:
     """One row per configuration: its metrics (from the cache)."""
     rows = []
     for name, config in configs.items():

@@ -35,7 +35,7 @@ from adagres.pools.pool import Pool
 
 from . import pools, progress
 from .cache import Slot
-from .state import Settings
+from .state import AppSettings
 
 __all__ = [
     "EXACT_AUTO_MAX",
@@ -123,7 +123,7 @@ def pool_key(name: str) -> PoolKey:
     return PoolKey(name, fingerprint(pools.get_pool(name)))
 
 
-def selection_key(settings: Settings) -> SelectionKey:
+def selection_key(settings: AppSettings) -> SelectionKey:
     """The cache key of what ``settings`` select: the one place a key is made from them.
 
     The budget is capped at the pool's total tokens (a larger one buys nothing more; the

@@ -4,7 +4,7 @@ pool in the other pages.
 
 Reports live in ``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``, one folder per report
 (``latest`` first). A query's pool is rebuilt from the recipe the report stored for it
-(:func:`adagres.eval.poolsets.rebuild`: the same chunks, embeddings from the disk cache)
+(:func:`adagres.eval.cases.rebuild`: the same chunks, embeddings from the disk cache)
 and registered like any other pool of the server, under ``eval-<12 hex>``.
 """
 
@@ -169,7 +169,7 @@ def open_query(
     """Rebuild the pool of ``query_id``, register it and make it the session's pool with the
     strategy, settings and budget of the report's run; return the pool's key. Raises
     AdagresError when the pool cannot be rebuilt (missing data packages, a moved file)."""
-    from adagres.eval.poolsets import rebuild
+    from adagres.eval.cases import rebuild
 
     record = next(q for q in doc["queries"] if q["corpus"] == corpus and q["query_id"] == query_id)
     pool = rebuild(record["source"])

@@ -39,7 +39,7 @@ _FULL_RUN = "sel_full_run"  # set by a full run just before it calls the fragmen
 Draw = Callable[[int], None]
 
 
-def shown_step(settings: state.Settings, selection: Selection) -> int:
+def shown_step(settings: state.AppSettings, selection: Selection) -> int:
     """The 1-based step the replay shows: the settings' step, or the last one."""
     last = len(selection.steps)
     return settings.step if settings.step is not None and settings.step <= last else last

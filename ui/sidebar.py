@@ -13,7 +13,7 @@ from adagres.errors import AdagresError
 
 from . import compute, corpora, pools, progress, render, state
 from .routing import route_through_app
-from .state import Settings
+from .state import AppSettings
 from .text import STRATEGY_HELP, strategy_short
 
 __all__ = ["LAM_SLIDER_MAX", "manual_start", "sidebar"]
@@ -34,7 +34,7 @@ _TOP_N_HELP = (
 )
 
 
-def manual_start(settings: Settings) -> float:
+def manual_start(settings: AppSettings) -> float:
     """Where a manual λ starts: the adaptive λ these settings give now, as the URL writes it."""
     return float(state.url_number(compute.adaptive_lam(compute.selection_key(settings))))
 
@@ -64,7 +64,7 @@ def _top_n_from_mode(mode: str, n_chunks: int) -> int | None:
 _bind_setting = functools.partial(state.bind, reset={"step": None})
 
 
-def sidebar() -> Settings:
+def sidebar() -> AppSettings:
     """Draw the shared controls in the sidebar and return the settings they give.
 
     Stops the page (``st.stop``) with a message when the pool cannot be loaded. The budget

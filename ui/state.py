@@ -1,10 +1,10 @@
-"""Shared app state: one frozen :class:`Settings`, kept in session state and in the URL.
+"""Shared app state: one frozen :class:`AppSettings`, kept in session state and in the URL.
 
 The contract, for every page:
 
-- ``ui.sidebar.sidebar()`` returns the current :class:`Settings` after rendering the shared
+- ``ui.sidebar.sidebar()`` returns the current :class:`AppSettings` after rendering the shared
   sidebar controls. Call it first on every page.
-- :class:`Settings` holds what only the app has (the pool key, the budget, the strategy, the
+- :class:`AppSettings` holds what only the app has (the pool key, the budget, the strategy, the
   replay step, the inspected chunk) and ``selector``, the core's :class:`adagres.Settings`
   (λ, policy, formula, scale, offset, τ, calibration top-N), which travels unchanged to every
   computation and is the cache key of all of them (``ui.compute.selection_key``).
@@ -18,9 +18,9 @@ The contract, for every page:
   :data:`adagres.PRESETS`): strategy ``orthogonal`` with policy ``fill`` and the derived
   formula. The paper's method (``"paper"``: ``adagres``, the core's default
   :class:`adagres.Settings`) is one click away in the sidebar.
-- The URL mirrors the settings: :func:`sync_url` writes :meth:`Settings.to_params` into
+- The URL mirrors the settings: :func:`sync_url` writes :meth:`AppSettings.to_params` into
   ``st.query_params`` (the sidebar calls it on every run). On the first run of a session the
-  settings are read from the URL (:meth:`Settings.from_params`); values that do not parse or
+  settings are read from the URL (:meth:`AppSettings.from_params`); values that do not parse or
   that :class:`adagres.Settings` refuses are ignored with a warning. What the URL does not
   name comes from a preset: ``preset=paper`` or ``preset=recommended`` if the URL has it,
   else the recommended preset, and every key the URL names replaces that field of it.
@@ -67,9 +67,9 @@ __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_PRESET",
     "SELECTOR_FIELDS",
+    "AppSettings",
     "Option",
     "Selector",
-    "Settings",
     "begin_run",
     "bind",
     "bind_option",
@@ -93,12 +93,12 @@ _DRAWN_KEY = "page_options_drawn"  # Option name -> URL text, of the options dra
 
 LamMode = Literal["adaptive", "manual"]
 
-#: Fields of :class:`adagres.Settings`, which :meth:`Settings.replace` takes by name.
+#: Fields of :class:`adagres.Settings`, which :meth:`AppSettings.replace` takes by name.
 SELECTOR_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Selector))
 
 
 @dataclass(frozen=True)
-class Settings:
+class AppSettings:
     """Everything that decides what the app shows; small values only (hashable, cacheable).
 
     ``pool`` is a pool key (see ``ui.pools``); ``budget`` is in tokens of the pool's
@@ -125,7 +125,7 @@ class Settings:
         """The field ``name`` of the app settings or of ``selector``."""
         return getattr(self.selector if name in SELECTOR_FIELDS else self, name)
 
-    def replace(self, **changes: Any) -> Settings:
+    def replace(self, **changes: Any) -> AppSettings:
         """A copy with fields of either part changed (``selector`` fields validated)."""
         core = {k: changes.pop(k) for k in list(changes) if k in SELECTOR_FIELDS}
         if core:
@@ -163,8 +163,8 @@ class Settings:
         return params
 
     @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> tuple[Settings, list[str]]:
-        """Settings from a query string, and one message per value that was ignored.
+    def from_params(cls, params: Mapping[str, str]) -> tuple[AppSettings, list[str]]:
+        """AppSettings from a query string, and one message per value that was ignored.
 
         Fields the query string does not name come from its ``preset`` (absent, or not a
         preset's name: :data:`DEFAULT_PRESET`)."""
@@ -251,12 +251,12 @@ def _floor(raw: str) -> float | str | None:
 # --------------------------------------------------------------------------- session
 
 
-def current() -> Settings:
+def current() -> AppSettings:
     """The session's settings; on the first run of a session, read from the URL."""
     settings = st.session_state.get(_STATE_KEY)
     if settings is None:
         start = st.query_params.to_dict()
-        settings, problems = Settings.from_params(start)
+        settings, problems = AppSettings.from_params(start)
         st.session_state[_STATE_KEY] = settings
         st.session_state[_WARNINGS_KEY] = problems
         st.session_state[_START_KEY] = start
@@ -269,7 +269,7 @@ def url_warnings() -> list[str]:
     return list(st.session_state.pop(_WARNINGS_KEY, None) or [])
 
 
-def update(**changes: Any) -> Settings:
+def update(**changes: Any) -> AppSettings:
     """Replace some fields of the session's settings (either part, by name); return them."""
     settings = current().replace(**changes)
     st.session_state[_STATE_KEY] = settings
@@ -290,7 +290,7 @@ def sync_url(*, keep_page_options: bool = False) -> None:
     drawn: dict[str, str] = st.session_state.get(_DRAWN_KEY, {})
     now = st.query_params.to_dict()
     if keep_page_options:
-        params.update({k: v for k, v in now.items() if k not in Settings.param_names()})
+        params.update({k: v for k, v in now.items() if k not in AppSettings.param_names()})
     params.update(drawn)
     if now != params:
         st.query_params.from_dict(params)
@@ -364,7 +364,7 @@ def bind(
 ) -> Any:
     """Draw ``widget`` (e.g. ``st.slider``) bound to the setting ``name``; return its value.
 
-    ``name`` is a field of :class:`Settings` or of its ``selector``. ``to_widget`` /
+    ``name`` is a field of :class:`AppSettings` or of its ``selector``. ``to_widget`` /
     ``from_widget`` convert between the setting and the widget value (for a setting with a
     sentinel such as ``step=None`` meaning "last"). ``reset`` gives other fields to set when
     the user changes this one (e.g. a new pool resets ``chunk``).
