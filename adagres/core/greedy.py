@@ -24,7 +24,7 @@ import numpy as np
 
 from .calibration import Calibration
 from .prepared import PreparedPool
-from .records import Candidates, Scoring, Step, StopReason
+from .records import Candidates, Scoring, Step, StopReason, Terms
 from .result import GAIN_SCORING, Selection
 from .scores import Engine, Fit, Gains, Scores, Values
 from .settings import Settings
@@ -40,14 +40,6 @@ __all__ = [
     "objective_value",
     "scoring_of",
 ]
-
-
-class Terms(NamedTuple):
-    """The numbers F and the gains are evaluated with: λ, α and the floor τ (None: off)."""
-
-    lam: float
-    alpha: float
-    tau: float | None
 
 
 class Records:
@@ -346,9 +338,7 @@ def finish(
         # F telescopes over the picks: the sum of the marginal gains (tests check it against
         # a direct evaluation of F).
         objective=math.fsum([s.gain for s in run.steps if s.accepted and s.gain is not None]),
-        lam=float(terms.lam),
-        alpha=float(terms.alpha),
-        redundancy_floor=terms.tau,
+        terms=Terms(float(terms.lam), float(terms.alpha), terms.tau),
         calibration=calibration,
         relevance=pool.relevance,
         token_counts=pool.tokens,

@@ -22,9 +22,18 @@ __all__ = [
     "Scoring",
     "Step",
     "StopReason",
+    "Terms",
     "Verdict",
     "VerdictKind",
 ]
+
+
+class Terms(NamedTuple):
+    """The numbers F and the gains are evaluated with: λ, α and the floor τ (None: off)."""
+
+    lam: float
+    alpha: float
+    tau: float | None
 
 
 class StopReason(StrEnum):

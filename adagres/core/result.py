@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 from .calibration import Calibration
-from .records import Scoring, Step, StopReason, Verdict, VerdictKind
+from .records import Scoring, Step, StopReason, Terms, Verdict, VerdictKind
 from .settings import Settings
 from .verdicts import Fates, fates, verdict_kinds, verdict_of
 
@@ -34,9 +34,9 @@ class Selection:
     final, non-accepted step that shows where and why the run stopped. ``relevance`` (r, cosine
     to the query) and ``token_counts`` are over the whole pool. ``pick_similarity`` (traced
     runs) holds, for each pick in order, its cosine to every chunk of the pool: the rows the
-    redundancy term was built from. ``objective`` is F(S) at ``lam``, ``alpha`` and
-    ``redundancy_floor``; ``settings`` are the settings the run was made with (None for runs
-    outside the public functions). ``scoring`` says what the rule maximised at each step
+    redundancy term was built from. ``objective`` is F(S) at ``terms`` (λ, α and τ, also
+    read as ``lam``, ``alpha`` and ``redundancy_floor``); ``settings`` are the settings the
+    run was made with (None for runs outside the public functions). ``scoring`` says what the rule maximised at each step
     (``step.score`` and its terms); ``penalty_similarity`` (traced runs) holds, for each
     pick, the similarity its redundancy term reads (None: ``pick_similarity``; the
     orthogonal strategy reads the cosine beyond the query).
@@ -49,9 +49,7 @@ class Selection:
     tokens_used: int
     budget: int
     objective: float
-    lam: float
-    alpha: float
-    redundancy_floor: float | None
+    terms: Terms
     calibration: Calibration | None
     relevance: np.ndarray = field(repr=False)
     token_counts: np.ndarray = field(repr=False)
@@ -63,6 +61,21 @@ class Selection:
     settings: Settings | None = None
     scoring: Scoring = field(default_factory=lambda: GAIN_SCORING)
     penalty_similarity: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def lam(self) -> float:
+        """λ of F and the recorded gains (``terms.lam``)."""
+        return self.terms.lam
+
+    @property
+    def alpha(self) -> float:
+        """α of F and the recorded gains (``terms.alpha``)."""
+        return self.terms.alpha
+
+    @property
+    def redundancy_floor(self) -> float | None:
+        """τ of F and the recorded gains (``terms.tau``; None: off)."""
+        return self.terms.tau
 
     @property
     def source_similarity(self) -> np.ndarray | None:
