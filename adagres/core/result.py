@@ -36,10 +36,10 @@ class Selection:
     runs) holds, for each pick in order, its cosine to every chunk of the pool: the rows the
     redundancy term was built from. ``objective`` is F(S) at ``terms`` (λ, α and τ, also
     read as ``lam``, ``alpha`` and ``redundancy_floor``); ``settings`` are the settings the
-    run was made with (None for runs outside the public functions). ``scoring`` says what the rule maximised at each step
-    (``step.score`` and its terms); ``penalty_similarity`` (traced runs) holds, for each
-    pick, the similarity its redundancy term reads (None: ``pick_similarity``; the
-    orthogonal strategy reads the cosine beyond the query).
+    run was made with (None for runs outside the public functions). ``scoring`` says what
+    the rule maximised at each step (``step.score`` and its terms); ``penalty_similarity``
+    (traced runs) holds, for each pick, the similarity its redundancy term reads (None:
+    ``pick_similarity``; the orthogonal strategy reads the cosine beyond the query).
     """
 
     strategy: str
