@@ -51,3 +51,7 @@ pages = [
 pages.append(st.Page(lambda: st.switch_page(selection, query_params=st.query_params.to_dict()),
                      title="Selection", url_path="selection", visibility="hidden"))  # fmt: skip
 st.navigation(pages).run()
+# The end of a full run, as a number that grows: the real-browser tests wait for it after an
+# action instead of sleeping (a style element with only a comment takes no room).
+runs = st.session_state["app_runs"] = st.session_state.get("app_runs", 0) + 1
+st.html(f"<style>/* adagres-run {runs} */</style>")

@@ -4,7 +4,9 @@ Also ``index URI COLLECTION FILES...`` and ``retrieve URI COLLECTION QUERY [--ou
 (live pools from a Milvus collection, :mod:`adagres.pools.milvus`).
 
 Prints the picks, tokens, stop reason, λ derivation and metrics, or with ``--json`` one JSON
-object. Bad input exits with status 2 and one line that names the problem.
+object. Bad input exits with status 2 and one line that names the problem. When the reader
+of the output goes away (``adagres select ... --json | head -c 300``), the command stops
+quietly with status 141, as a process stopped by SIGPIPE does.
 """
 
 from __future__ import annotations
@@ -310,15 +312,37 @@ def _validate(args: argparse.Namespace) -> None:
     dim = None if pool.embeddings is None else pool.embeddings.shape[1]
     tokens = "missing" if pool.token_counts is None else f"from {pool.tokenizer}"
     gold = sum(1 for c in pool.chunks if c.gold)
-    print(
+    _say(
         f"{args.pool_file}: {len(pool)} chunks, query {pool.query!r}, embeddings "
         f"{'missing' if dim is None else f'{dim}-d'}, token counts {tokens}, {gold} gold, "
         f"{len(pool.answers)} answers"
     )
 
 
+#: The exit status when the reader of the output closed the pipe (128 + SIGPIPE).
+PIPE_CLOSED = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit status (0 ok, 2 bad input)."""
+    """Run the command line; return the exit status (0 ok, 2 bad input, 141 when the
+    output's reader closed the pipe)."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        _discard_stdout()
+        return PIPE_CLOSED
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush of what is still
+    buffered for the closed pipe does not fail again (and print a traceback) at exit."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command in ("index", "retrieve"):
         return _live(args)
@@ -355,6 +379,11 @@ def run() -> NoReturn:
     process leaves without that teardown.
     """
     code = main()
+    try:
+        sys.stdout.flush()  # here, where a closed pipe can still be answered quietly
+    except BrokenPipeError:
+        _discard_stdout()
+        code = PIPE_CLOSED
     if "pyarrow" in sys.modules and "pymilvus" not in sys.modules:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to keep

@@ -19,8 +19,11 @@ __all__ = ["AdagresError", "InputError", "PoolError", "SolverError", "one_line"]
 
 # Escapes Python's repr uses for the common control characters.
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-# Categories escaped: control (Cc), line and paragraph separators (Zl, Zp), surrogates (Cs).
-_ESCAPED = frozenset({"Cc", "Zl", "Zp", "Cs"})
+# Categories escaped: control (Cc), format (Cf: the bidirectional controls U+202A-U+202E,
+# U+2066-U+2069, U+200E/F and U+061C, zero-width characters, the BOM), line and paragraph
+# separators (Zl, Zp), surrogates (Cs). A bidirectional control in a file name or an id
+# would otherwise reorder the rest of the message on the user's terminal.
+_ESCAPED = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
 def _escape(char: str) -> str:
@@ -29,12 +32,15 @@ def _escape(char: str) -> str:
     if unicodedata.category(char) not in _ESCAPED:
         return char
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def one_line(text: object, *, max_chars: int | None = None) -> str:
-    """Return ``str(text)`` as one printable line: control characters, line separators and
-    lone surrogates become Python-style escapes (``\\n``, ``\\x1b``, ``\\u2028``, ``\\ud800``).
+    """Return ``str(text)`` as one printable line: control and format characters (the
+    bidirectional controls such as U+202E among them), line separators and lone surrogates
+    become Python-style escapes (``\\n``, ``\\x1b``, ``\\u202e``, ``\\u2028``, ``\\ud800``).
 
     Everything else is kept as is (backslashes too), so the result is readable and applying
     ``one_line`` again changes nothing. ``max_chars`` cuts a longer result to that many
@@ -44,6 +50,8 @@ def one_line(text: object, *, max_chars: int | None = None) -> str:
     line 1\\nline 2\\tend\\x1b[31m
     >>> one_line("id-\\ud800") == "id-\\\\ud800"
     True
+    >>> print(one_line("report\\u202etxt.exe"))
+    report\\u202etxt.exe
     >>> one_line("a" * 10, max_chars=5)
     'aaaa…'
     """
@@ -75,7 +83,7 @@ class PoolError(AdagresError):
 class SolverError(AdagresError):
     """The exact solver refused a pool (too large) or could not prove optimality.
 
-    ``result``: for a search stopped by its time limit, what it proved
+    ``result``: for a search stopped by its node (or time) limit, what it proved
     (:class:`adagres.core.exact.ExactResult`: the best set found, its F and an upper bound
     on the optimum); None for a refusal.
     """

@@ -236,9 +236,9 @@ def test_refusal_names_the_numbers_and_the_limit():
     assert "60 chunks fit the budget of 10000 tokens" in message
     assert "60 of them are candidates and up to 60 fit together" in message
     assert "limits: 50 chunks" in message and "max_chunks" in message
-    # The rule is the candidates alone: 60 × 60 is searched (and a time-out is a gap).
+    # The rule is the candidates alone: 60 × 60 is searched (and a node limit is a gap).
     pool = prepare(q, C, tokens)
-    result = exact.solve(pool, 10_000, Terms(0.5, 1.0, None), time_limit=0.5)
+    result = exact.solve(pool, 10_000, Terms(0.5, 1.0, None), max_nodes=50)
     assert result.n_candidates * result.k_max > 2500
     assert result.objective <= result.upper_bound and result.proven == (result.gap <= 1e-9)
     # Above 4 x max_chunks that fit, refused before the pair matrix is built (no reduction).
@@ -252,13 +252,13 @@ def test_a_stopped_search_reports_a_valid_gap():
     pool = prepare(q, C, tokens)
     terms = Terms(0.3, 1.0, None)
     best, _ = brute_force_optimum(q, C, list(tokens), 300, 0.3)
-    r = exact.solve(pool, 300, terms, time_limit=0.0)
+    r = exact.solve(pool, 300, terms, max_nodes=1, max_sets=0)  # the root only
     assert r.objective <= best + 1e-9 <= r.upper_bound + 2e-9
     assert r.gap == pytest.approx(max(0.0, r.upper_bound - r.objective))
     assert r.proven == (r.gap <= 1e-9)
     if not r.proven:
         with pytest.raises(SolverError, match="proven gap"):
-            exact.solve_exact(pool, 300, terms, 200, 0.0)
+            exact.solve_exact(pool, 300, terms, 200, max_nodes=1, max_sets=0)
     assert exact.solve(pool, 300, terms).proven
 
 
@@ -273,7 +273,7 @@ def test_a_relative_gap_search_bounds_the_optimum(seed):
     terms = Terms(1.0, 1.0, None)
     optimum, _ = brute_force_optimum(q, C, list(tokens), 300, 1.0)
     for rel_gap in (0.01, 0.3, 2.0):
-        r = exact.solve(pool, 300, terms, rel_gap=rel_gap)
+        r = exact.solve(pool, 300, terms, rel_gap=rel_gap, max_sets=0)  # the search itself
         assert r.proven
         assert r.objective <= optimum + 1e-9 <= r.upper_bound + 2e-9
         assert r.upper_bound >= r.objective + rel_gap * abs(r.objective) - 1e-12
@@ -285,18 +285,18 @@ def test_a_node_limit_stops_every_rerun_at_the_same_node():
     q, C, tokens = random_pool(rng, n=40)
     pool = prepare(q, C, tokens)
     terms = Terms(0.3, 1.0, None)
-    full = exact.solve(pool, 300, terms)
+    full = exact.solve(pool, 300, terms, max_sets=0)
     assert full.proven and full.nodes > 10  # the search needs more than the limit below
-    runs = [exact.solve(pool, 300, terms, time_limit=60.0, max_nodes=10) for _ in range(2)]
+    runs = [exact.solve(pool, 300, terms, max_nodes=10, max_sets=0) for _ in range(2)]
     for r in runs:
         assert r.nodes == 10 and not r.proven
         assert r.objective <= full.objective + 1e-12 <= r.upper_bound + 2e-12
     same = ("indices", "objective", "upper_bound", "nodes")
     assert [getattr(runs[0], f) for f in same] == [getattr(runs[1], f) for f in same]
     with pytest.raises(SolverError, match="no proven optimum within 10 nodes") as error:
-        exact.solve_exact(pool, 300, terms, 200, 60.0, max_nodes=10)
+        exact.solve_exact(pool, 300, terms, 200, max_nodes=10, max_sets=0)
     assert error.value.result.upper_bound == runs[0].upper_bound
-    assert exact.solve(pool, 300, terms, max_nodes=full.nodes).proven
+    assert exact.solve(pool, 300, terms, max_nodes=full.nodes, max_sets=0).proven
 
 
 def test_optimality_gap_report():
@@ -396,3 +396,45 @@ def test_incumbent_is_a_feasible_set_no_worse_than_its_starts(seed):
     assert value <= best + 1e-9
     # Deterministic: the same seed gives the same set.
     assert incumbent(p, [[]], kicks=50) == (found, value)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_enumeration_and_search_both_equal_brute_force(seed):
+    """Both ways to the optimum, forced one at a time: direct enumeration (few feasible
+    sets) and the branch and bound (``max_sets=0``) reach the brute-force optimum, and a
+    limit below the number of feasible sets hands the problem to the search."""
+    q, C, tokens, budget, lam, alpha, tau = random_case(seed)
+    pool = prepare(q, C, tokens)
+    terms = resolve_terms(pool, budget, Settings(lam=lam, alpha=alpha, redundancy_floor=tau))[0]
+    best, _ = brute_force_optimum(q, C, list(tokens), budget, lam, alpha, terms.tau)
+    n_sets = sum(1 for s in subsets(len(tokens)) if s and sum(tokens[list(s)]) <= budget)
+    listed = exact.solve(pool, budget, terms)
+    searched = exact.solve(pool, budget, terms, max_sets=0)
+    for r in (listed, searched):
+        assert r.proven and r.objective == pytest.approx(best, abs=1e-7)
+        assert pool.tokens[list(r.indices)].sum() <= budget
+    reduced = len(exact.reduce(pool, budget, terms).positions)
+    assert listed.enumerated and searched.enumerated == (listed.nodes == 0)  # 0: no set fits
+    if reduced == len(tokens):  # no chunk dropped: every feasible set is visited
+        assert listed.nodes == n_sets
+    if listed.nodes:
+        assert not exact.solve(pool, budget, terms, max_sets=listed.nodes - 1).enumerated
+
+
+def test_few_feasible_sets_are_enumerated_whatever_the_node_limit():
+    """An 88-chunk pool where at most two chunks fit together (3,828 pairs): the answer
+    needs no search node, so a node limit of one cannot stop it (the suite once failed
+    here when a wall clock stopped the search on a busy machine)."""
+    from pathlib import Path
+
+    from adagres import load_pools
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    pool = load_pools(data / "biomedical_redundant.json")[0].prepared
+    terms = resolve_terms(pool, 150, Settings())[0]
+    r = exact.solve(pool, 150, terms, max_nodes=1)
+    assert r.proven and r.enumerated and r.k_max == 2
+    pairs = [(i, j) for i in range(88) for j in range(i + 1, 88)
+             if pool.tokens[i] + pool.tokens[j] <= 150]  # fmt: skip
+    values = [objective_value(pool, list(s), terms) for s in [*pairs, *[(i,) for i in range(88)]]]
+    assert r.objective == pytest.approx(max(0.0, *values), abs=1e-9)

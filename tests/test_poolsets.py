@@ -158,8 +158,10 @@ def test_bad_input(tmp_path, jsonl):
         summarize(pool_set, adagres.Settings(), -1)
     with pytest.raises(InputError, match="workers must be a whole number >= 1, got 0"):
         summarize(pool_set, adagres.Settings(), BUDGET, workers=0)
-    with pytest.raises(InputError, match="queries\\[1\\] needs a 'query' text"):
+    with pytest.raises(InputError, match=r"queries\[1\]: unknown field\(s\) 'q'; a query has"):
         load_pool_set({"uri": "x.db", "collection": "c", "queries": ["a", {"q": "b"}]})
+    with pytest.raises(InputError, match=r"queries\[1\]\.query: must be a non-empty text"):
+        load_pool_set({"uri": "x.db", "collection": "c", "queries": ["a", {"answers": []}]})
 
 
 def test_queries_against_a_collection(tmp_path, monkeypatch, fake_encoder):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from adagres.core.settings import MAX_WEIGHT
 from adagres.core.strategies import STRATEGIES, SWEPT
 from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
@@ -74,8 +75,8 @@ def _lam(raw: str) -> float | str:
     if raw == "adaptive":
         return raw
     value = float(raw)
-    if not value >= 0 or value == float("inf"):
-        raise ValueError("must be 'adaptive' or a number ≥ 0")
+    if not 0 <= value <= MAX_WEIGHT:  # NaN and inf too: the core's own bounds on λ
+        raise ValueError(f"must be 'adaptive' or a number from 0 to {MAX_WEIGHT:g}")
     return value
 
 
@@ -233,8 +234,7 @@ def sweep_controls(
         options=options,
         key="cmp_sweep_strategies",
         help="exact is offered only for pools of at most "
-        f"{compute.EXACT_AUTO_MAX} chunks (it can take up to {compute.EXACT_TIME_LIMIT:g} s "
-        "per budget).",
+        f"{compute.EXACT_AUTO_MAX} chunks (it can take seconds per budget).",
     )
     metric = st.columns([1, 2])[0].selectbox("Metric", options=metrics,
                                              format_func=METRIC_LABELS.get,

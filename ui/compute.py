@@ -25,7 +25,7 @@ import streamlit as st
 from adagres import Settings as Selector
 from adagres.core import baselines, metrics
 from adagres.core.calibration import FORMULAS, Calibration, calibrate_prepared
-from adagres.core.exact import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT, ExactResult
+from adagres.core.exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, ExactResult
 from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics
 from adagres.core.result import Selection
@@ -40,7 +40,7 @@ from .state import AppSettings
 __all__ = [
     "EXACT_AUTO_MAX",
     "EXACT_MAX_CHUNKS",
-    "EXACT_TIME_LIMIT",
+    "EXACT_MAX_NODES",
     "NearDuplicates",
     "Optimum",
     "PoolKey",
@@ -199,7 +199,7 @@ def exact_ready(key: SelectionKey) -> bool:
 @dataclass(frozen=True)
 class Optimum:
     """The exact optimum (``selection``) or why there is none (``message``); ``stopped``:
-    what a search stopped by its time limit proved (best F found and an upper bound on the
+    what a search stopped by its node limit proved (best F found and an upper bound on the
     optimum), None for an optimum or a refusal."""
 
     selection: Selection | None

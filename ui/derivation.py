@@ -155,9 +155,9 @@ def bound_against_optimum(
         solved = compute.exact(key)
     else:
         st.info(
-            f"{count(fit, 'chunk')} fit the budget: the exact solver can take up to "
-            f"{compute.EXACT_TIME_LIMIT:g} s at this size (then it reports the gap it proved "
-            "instead of an optimum)."
+            f"{count(fit, 'chunk')} fit the budget: the exact solver can take seconds at this "
+            f"size (it stops after {compute.EXACT_MAX_NODES:,} search nodes and then reports "
+            "the gap it proved instead of an optimum)."
         )
         if st.button("Solve exactly", key="lam_solve_exact"):
             solved = compute.exact(key)
@@ -170,7 +170,7 @@ def bound_against_optimum(
 
 
 def _stopped(greedy: Selection, stopped: ExactResult, terms: Guarantee) -> None:
-    """A search stopped by its time limit: the optimum lies in [best F found, upper bound],
+    """A search stopped by its node limit: the optimum lies in [best F found, upper bound],
     so F(greedy) / upper bound is a proven share of it, and the paper's bound (rising with
     OPT) is decided when it holds at the upper bound or fails at the best F found."""
     low, high = stopped.objective, stopped.upper_bound
@@ -183,8 +183,8 @@ def _stopped(greedy: Selection, stopped: ExactResult, terms: Guarantee) -> None:
         ]
     )
     st.info(
-        f"The search stopped at its {compute.EXACT_TIME_LIMIT:g} s limit after "
-        f"{stopped.nodes:,} nodes ({count(stopped.n_candidates, 'candidate chunk')}, up to "
+        f"The search stopped at its limit of {stopped.nodes:,} nodes "
+        f"({count(stopped.n_candidates, 'candidate chunk')}, up to "
         f"{stopped.k_max} fit together) without proving the optimum: it lies between "
         f"{low:.4f} and {high:.4f} (proven gap {percent(stopped.relative_gap)})."
     )

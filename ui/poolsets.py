@@ -27,6 +27,7 @@ from . import pools, render, state
 
 __all__ = [
     "COLUMNS",
+    "MAX_SESSION_UPLOADS",
     "SORTABLE",
     "dropped_figure",
     "filter_rows",
@@ -64,6 +65,10 @@ COLUMNS = {
 SORTABLE = ("query_id", "dropped", "adagres_redundancy", "topk_redundancy", "chunks", "lambda")
 _OPEN_ERROR = "ps_open_error"
 _OWN = "ps_own_uploads"  # session state: paths of the pool sets this session uploaded
+_OPENED = "ps_opened_upload"  # session state: (path, stamp, PoolSet) of its open upload
+_UPLOAD_ROWS = "ps_upload_rows"  # session state: (key, rows) of its open upload
+#: Uploads a session may open (the latest ones); an older upload is released.
+MAX_SESSION_UPLOADS = 4
 ROWS_FORMAT = 1  # bump when the rows change meaning, so rows on disk are computed again
 _STRATEGY_NAMES = {"topk": "top-k (budget)", "adagres": "AdaGReS", "recommended": "recommended"}
 _STRATEGY_COLORS = {
@@ -79,7 +84,7 @@ def _stamp(path: Path) -> tuple[Any, ...]:
     return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file())
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=4, show_spinner=False)
 def _open(path: str, stamp: tuple[Any, ...]) -> PoolSet:
     return poolsets.load_pool_set(path)
 
@@ -89,11 +94,32 @@ def open_set(path: str) -> PoolSet:
 
     Only paths the server shares (:func:`ui.pools.server_path`) or this session's own
     uploads are opened: another session's upload, or any other file, raises InputError.
+    A set the server shares is kept for every session (the last 4); an upload only in the
+    session that uploaded it, one at a time: opening another set releases it, and so does
+    the end of the session.
     """
-    target = pools.server_path(path, "pool set path", frozenset(st.session_state.get(_OWN, ())))
-    if not target.exists():
-        return poolsets.load_pool_set(target)  # its PoolError names the path
-    return _open(str(target), _stamp(target))
+    own = frozenset(st.session_state.get(_OWN, ()))
+    target = pools.server_path(path, "pool set path", own)
+    try:
+        stamp = _stamp(target)
+    except OSError:  # no such path, a name too long, ...
+        return poolsets.load_pool_set(target)  # its PoolError names the path and the reason
+    if str(target) not in own:
+        _release_upload()  # a shared set now
+        return _open(str(target), stamp)
+    kept = st.session_state.get(_OPENED)
+    if kept is not None and kept[:2] == (str(target), stamp):
+        return kept[2]
+    _release_upload()  # before the next one is read
+    pool_set = poolsets.load_pool_set(target)
+    st.session_state[_OPENED] = (str(target), stamp, pool_set)
+    return pool_set
+
+
+def _release_upload() -> None:
+    """Drop this session's open upload and its rows from memory (both stay on disk)."""
+    st.session_state.pop(_OPENED, None)
+    st.session_state.pop(_UPLOAD_ROWS, None)
 
 
 def _cache_folder() -> Path:
@@ -114,7 +140,9 @@ def save_upload(name: str, content: bytes) -> str:
     target = _cache_folder() / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
     if not target.exists():
         _write_atomically(target, content)
-    st.session_state.setdefault(_OWN, set()).add(str(target))
+    # The session's latest uploads, oldest first: an older one may no longer be opened.
+    own = [item for item in st.session_state.get(_OWN, ()) if item != str(target)]
+    st.session_state[_OWN] = [*own, str(target)][-MAX_SESSION_UPLOADS:]
     return str(target)
 
 
@@ -124,23 +152,41 @@ def _rows_file(fingerprint: str, selector: Selector, budget: int) -> Path:
     return _cache_folder() / f"rows-{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _rows(fingerprint: str, selector: Selector, budget: int, _pool_set: PoolSet) -> list[dict]:
+def _computed_rows(
+    fingerprint: str, selector: Selector, budget: int, pool_set: PoolSet
+) -> list[dict]:
     target = _rows_file(fingerprint, selector, budget)
     try:
         return list(json.loads(target.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         pass  # not summarised yet (or a torn file): compute
-    found = poolsets.summarize(_pool_set, selector, budget)
+    found = poolsets.summarize(pool_set, selector, budget)
     _write_atomically(target, json.dumps(found, allow_nan=False).encode("utf-8"))
     return found
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _rows(fingerprint: str, selector: Selector, budget: int, _pool_set: PoolSet) -> list[dict]:
+    return _computed_rows(fingerprint, selector, budget, _pool_set)
+
+
 def rows(pool_set: PoolSet, selector: Selector, budget: int) -> list[dict[str, Any]]:
     """Per-query rows of :func:`adagres.pools.poolsets.summarize` (on the local cores),
-    computed once per file fingerprint, settings and budget: kept in this process and on
-    disk (``$ADAGRES_CACHE_DIR/poolsets``), so a set opens at once on a new server too."""
-    return _rows(pool_set.fingerprint, selector, budget, pool_set)
+    computed once per file fingerprint, settings and budget: kept on disk
+    (``$ADAGRES_CACHE_DIR/poolsets``), so a set opens at once on a new server too, and in
+    memory: for every session (the last 8) for a shared set, and in its own session only
+    (the last settings) for an upload, released with the upload."""
+    opened = st.session_state.get(_OPENED)
+    if opened is None or opened[2] is not pool_set:
+        return _rows(pool_set.fingerprint, selector, budget, pool_set)
+    key = (pool_set.fingerprint, selector, budget)
+    kept = st.session_state.get(_UPLOAD_ROWS)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    st.session_state.pop(_UPLOAD_ROWS, None)
+    found = _computed_rows(pool_set.fingerprint, selector, budget, pool_set)
+    st.session_state[_UPLOAD_ROWS] = (key, found)
+    return found
 
 
 def filter_rows(

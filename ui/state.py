@@ -214,13 +214,20 @@ def _text(raw: str) -> str:
     return raw
 
 
-def _integer(raw: str, *, minimum: int) -> int:
+#: The largest whole number a link may carry (``topn``, ``budget``, ``step``): what a
+#: browser's number box holds exactly (2**53 − 1); the core's own limits are lower.
+URL_INTEGER_MAX = 2**53 - 1
+
+
+def _integer(raw: str, *, minimum: int, maximum: int = URL_INTEGER_MAX) -> int:
+    if len(raw) > 20:  # int() of a long string costs quadratic time; no real value is this long
+        raise ValueError(f"not a whole number from {minimum} to {maximum:,}")
     try:
         value = int(raw)
     except ValueError:
         raise ValueError("not a whole number") from None
-    if value < minimum:
-        raise ValueError(f"must be ≥ {minimum}")
+    if not minimum <= value <= maximum:
+        raise ValueError(f"must be from {minimum} to {maximum:,}")
     return value
 
 

@@ -22,6 +22,7 @@ from .classic import reference_lam
 from .metrics import checked_texts
 from .prepared import PreparedPool, prepare
 from .result import Selection
+from .selection import checked_settings
 from .settings import RunOptions, Settings
 from .strategies import STRATEGIES, strategy
 
@@ -57,10 +58,16 @@ def run_prepared(
     (inputs trusted; an unknown name is an :class:`InputError` naming the known ones).
 
     ``reference`` is the AdaGReS run with the same pool, budget and settings if the caller
-    has it (``topk_same_k`` takes its size as k unless ``k`` is given).
+    has it (``topk_same_k`` takes its size as k unless ``k`` is given). The pool is trusted
+    (validated when prepared); the strategy, budget and settings are checked. The exact
+    solver's limits left None are its defaults.
     """
+    named = strategy_name if isinstance(strategy_name, str) else repr(strategy_name)
+    chosen = strategy(named)
+    budget = v.budget(budget)
+    checked_settings(settings)
     options = RunOptions(texts, k, reference, enforce_budget, max_chunks, time_limit, max_nodes)
-    return strategy(strategy_name).run(pool, budget, settings, trace=trace, options=options)
+    return chosen.run(pool, budget, settings, trace=trace, options=options)
 
 
 def run(
@@ -75,6 +82,7 @@ def run(
     k: int | None = None,
     reference: Selection | None = None,
     max_chunks: int | None = None,
+    max_nodes: int | None = None,
     time_limit: float | None = None,
     enforce_budget: bool = True,
     trace: bool = True,
@@ -98,12 +106,12 @@ def run(
         texts = checked_texts(texts, pool.n_chunks)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
         raise InputError(f"k: expected a whole number >= 0, got {k!r}")
-    if time_limit is not None:
-        time_limit = v.real(time_limit, "time_limit", minimum=0.0)
     return run_prepared(
         strategy_name, pool, v.budget(budget), settings, texts=texts,
         k=None if k is None else int(k), reference=reference, max_chunks=max_chunks,
-        time_limit=time_limit, enforce_budget=enforce_budget, trace=trace,
+        max_nodes=None if max_nodes is None else v.whole(max_nodes, "max_nodes", minimum=1),
+        time_limit=None if time_limit is None else v.real(time_limit, "time_limit", minimum=0.0),
+        enforce_budget=enforce_budget, trace=trace,
     )  # fmt: skip
 
 
@@ -155,7 +163,8 @@ exact = _by_name(
     :mod:`adagres.core.exact` holds the solver, its reductions and bounds. A problem with
     more than ``max_chunks`` candidates (chunks that can improve a set) is refused with
     :class:`SolverError`, as is a search that does not prove optimality within
-    ``time_limit`` seconds (the message gives the proven gap). The empty set (F = 0) is a
+    ``max_nodes`` nodes (a work limit: the same answer on any machine; ``time_limit``
+    seconds too, only when given; the message gives the proven gap). The empty set (F = 0) is a
     candidate, so F(exact) >= 0. The steps list the optimal set in relevance order with
     each chunk's marginal gain in that order.
     """,

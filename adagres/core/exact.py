@@ -10,10 +10,13 @@ it. A node (a set S in, a set U open) is cut off when an upper bound on its comp
 no better than the incumbent: :func:`split_bound` (cheap) first, then :func:`convex_bound`
 (a concave relaxation over the knapsack polytope with the weights W − N, N ≥ 0 the pair
 multipliers of :func:`~adagres.core.nonnegative.pair_multipliers`, and the per-chunk
-diagonal of :func:`diagonal`: together the doubly non-negative bound). When time runs
-out, the largest bound still open bounds the optimum: the result carries the proven gap
-(:class:`ExactResult`); ``proven`` is True only when nothing open can beat the set by more
-than max(1e-9, rel_gap·|F|).
+diagonal of :func:`diagonal`: together the doubly non-negative bound). When few sets fit
+the budget, :func:`~adagres.core.enumeration.enumerate_best` visits them all instead. The
+search stops at a work limit (``max_nodes``, deterministic: the same answer on a busy and
+an idle machine); a wall clock (``time_limit``) applies only when asked for. When a limit
+stops it, the largest bound still open bounds the optimum: the result carries the proven
+gap (:class:`ExactResult`); ``proven`` is True only when nothing open can beat the set by
+more than max(1e-9, rel_gap·|F|).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 
 from ..errors import InputError, SolverError
 from .bounds import ABS_TOL, convex_bound, count_fit, diagonal, rounded, shift, split_bound
+from .enumeration import ENUMERATE_MAX_SETS, enumerate_best
 from .greedy import POLICY_RULES, Rule, Terms, objective_value
 from .guarantee import guarantee
 from .nonnegative import pair_multipliers
@@ -38,7 +42,7 @@ from .settings import Settings
 
 __all__ = [
     "EXACT_MAX_CHUNKS",
-    "EXACT_TIME_LIMIT",
+    "EXACT_MAX_NODES",
     "ExactResult",
     "GapReport",
     "Problem",
@@ -56,8 +60,12 @@ __all__ = [
 #: (bench/bench_exact.py), while synthetic pools at k_max 17 stop at a gap: the search
 #: size does not predict the time.
 EXACT_MAX_CHUNKS = 200
-#: Seconds the solver searches before it reports the proven gap instead of an optimum.
-EXACT_TIME_LIMIT = 10.0
+#: Nodes the search bounds before it reports the proven gap instead of an optimum: the
+#: default limit is work, not time, so a run gives the same answer on any machine at any
+#: load. A node takes about 1 ms at 100 chunks on 2 cores, so this is seconds of work;
+#: every bundled pool, synthetic and FanOutQA 100-chunk pool of ``bench/bench_exact.py``
+#: at up to 1,200 tokens is proven within it (bench/exact_results.json has the counts).
+EXACT_MAX_NODES = 10_000
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,9 @@ class ExactResult:
     n_fit: int
     n_candidates: int
     k_max: int
+    #: True when every feasible set was visited (:mod:`~adagres.core.enumeration`);
+    #: ``nodes`` is then the number of sets.
+    enumerated: bool = False
 
     @property
     def gap(self) -> float:
@@ -228,18 +239,21 @@ def solve(
     budget: int,
     terms: Terms,
     *,
-    time_limit: float = EXACT_TIME_LIMIT,
+    max_nodes: int | None = EXACT_MAX_NODES,
+    time_limit: float | None = None,
     max_chunks: int = EXACT_MAX_CHUNKS,
     rel_gap: float = 0.0,
-    max_nodes: int | None = None,
+    max_sets: int = ENUMERATE_MAX_SETS,
 ) -> ExactResult:
     """The best set within ``budget`` at ``terms``, or the best found with a proven gap.
 
     Refuses with :class:`SolverError` (before searching) when more than ``max_chunks``
-    chunks remain after :func:`reduce`. Otherwise it never raises: a search stopped by
-    ``time_limit`` (seconds) or ``max_nodes`` (nodes bounded) returns with ``proven`` False
-    and its upper bound. The node limit is deterministic (a rerun stops at the same node
-    whatever the machine's speed); the time limit is not. ``rel_gap`` > 0 cuts every node
+    chunks remain after :func:`reduce`. When at most ``max_sets`` sets fit, it visits them
+    all (``enumerated``). Otherwise it never raises: a search stopped by ``max_nodes``
+    (nodes bounded; None: no limit) or, only when given, ``time_limit`` (seconds) returns
+    with ``proven`` False and its upper bound. The node limit is deterministic (a rerun
+    stops at the same node whatever the machine's speed or load); a time limit is not, so
+    nothing in the library sets one by default. ``rel_gap`` > 0 cuts every node
     that cannot beat the best set by more than that share of its F: ``proven`` then means
     proven within ``rel_gap``, and ``upper_bound`` is at least F·(1 + rel_gap).
 
@@ -258,13 +272,19 @@ def solve(
     n = len(p.positions)
     if n > max_chunks:
         raise SolverError(refusal(budget, p.n_fit, n, p.k_max, max_chunks))
+    found = enumerate_best(p, max_sets)
+    if found is not None:  # every feasible set seen: the optimum, proven without a bound
+        indices = tuple(sorted(int(p.positions[i]) for i in found.best))
+        objective = objective_value(pool, list(indices), terms)
+        return ExactResult(indices, objective, objective, True, found.sets,
+                           time.perf_counter() - started, p.n_fit, n, p.k_max, True)  # fmt: skip
     where = {int(pos): i for i, pos in enumerate(p.positions)}
     rules = [POLICY_RULES["skip"], POLICY_RULES["ratio"],
              Rule(score="relevance", budget="skip", stop_nonpositive=False)]  # fmt: skip
     starts = [[where[i] for i in greedy(pool, budget, terms, rule, False).picks if i in where]
               for rule in rules]  # fmt: skip
     best, value = incumbent(p, starts)
-    deadline = started + time_limit
+    deadline = math.inf if time_limit is None else started + time_limit
     best, value, upper, nodes, finished = search(p, best, value, deadline, rel_gap, max_nodes)
     indices = tuple(sorted(int(p.positions[i]) for i in best))
     objective = objective_value(pool, list(indices), terms)
@@ -279,7 +299,7 @@ def refusal(budget: int, n_fit: int, n: int, k: int, max_chunks: int) -> str:
     return (
         f"exact: {n_fit} chunks fit the budget of {budget} tokens; {n} of them are candidates "
         f"and up to {k} fit together (limits: {max_chunks} chunks, the size whose search "
-        f"steps stay cheap enough for a {EXACT_TIME_LIMIT:g} s search on 2 cores). Use a "
+        f"steps stay cheap enough for {EXACT_MAX_NODES:,} nodes in seconds). Use a "
         "smaller pool or budget, or raise max_chunks of adagres.core.exact.solve."
     )
 
@@ -288,16 +308,17 @@ def solve_exact(
     pool: PreparedPool,
     budget: int,
     terms: Terms,
-    max_chunks: int,
-    time_limit: float,
-    max_nodes: int | None = None,
+    max_chunks: int = EXACT_MAX_CHUNKS,
+    max_nodes: int | None = EXACT_MAX_NODES,
+    time_limit: float | None = None,
+    max_sets: int = ENUMERATE_MAX_SETS,
 ) -> list[int]:
     """The optimal set of ``exact`` (pool positions); :class:`SolverError` when refused or
-    when no optimum is proven within ``time_limit`` seconds or ``max_nodes`` nodes (the
-    message gives the gap, and the error's ``result`` the :class:`ExactResult` with the
-    proven upper bound)."""
+    when no optimum is proven within ``max_nodes`` nodes (or ``time_limit`` seconds, when
+    given; the message gives the gap, and the error's ``result`` the :class:`ExactResult`
+    with the proven upper bound)."""
     r = solve(pool, budget, terms, time_limit=time_limit, max_chunks=max_chunks,
-              max_nodes=max_nodes)  # fmt: skip
+              max_nodes=max_nodes, max_sets=max_sets)  # fmt: skip
     if not r.proven:
         by_nodes = max_nodes is not None and r.nodes >= max_nodes
         limit = f"{max_nodes:,} nodes" if by_nodes else f"{time_limit:g} s"
@@ -326,6 +347,9 @@ class GapReport:
     proven: bool
     seconds: float
     paper_bound: float
+    #: Search nodes bounded, or feasible sets visited when ``enumerated``.
+    nodes: int = 0
+    enumerated: bool = False
 
     @property
     def bound_held(self) -> bool:
@@ -338,11 +362,12 @@ def optimality_gap(
     settings: Settings,
     selection: Selection,
     *,
-    time_limit: float = EXACT_TIME_LIMIT,
+    max_nodes: int | None = EXACT_MAX_NODES,
+    time_limit: float | None = None,
     rel_gap: float = 0.0,
 ) -> GapReport:
     """How far ``selection`` (run on ``pool`` at ``budget`` with ``settings``) is from the
-    optimum at the same λ, α and τ; a search stopped by the time limit gives ``proven``
+    optimum at the same λ, α and τ; a search stopped by its node (or time) limit gives ``proven``
     False (with ``rel_gap`` > 0, ``proven`` means within that share, as in :func:`solve`).
     Refusals raise :class:`SolverError`; a selection made at other terms InputError.
     """
@@ -353,9 +378,9 @@ def optimality_gap(
             f"selection: made at λ, α, τ, budget = {mine}; the settings give "
             f"{(terms.lam, terms.alpha, terms.tau, budget)}"
         )
-    r = solve(pool, budget, terms, time_limit=time_limit, rel_gap=rel_gap)
+    r = solve(pool, budget, terms, max_nodes=max_nodes, time_limit=time_limit, rel_gap=rel_gap)
     greedy_f = selection.objective
     paper = guarantee(pool.chunks, pool.tokens, budget, terms.lam).bound(r.objective)
     return GapReport(r.objective, r.upper_bound, greedy_f, r.objective - greedy_f,
                      relative(r.objective - greedy_f, r.objective), r.proven, r.seconds,
-                     paper)  # fmt: skip
+                     paper, r.nodes, r.enumerated)  # fmt: skip

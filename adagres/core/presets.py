@@ -58,9 +58,9 @@ PRESETS: dict[str, Preset] = {
 
 def preset(name: str) -> Preset:
     """The preset called ``name`` (an :class:`InputError` names the known ones)."""
-    if name not in PRESETS:
+    if not isinstance(name, str) or name not in PRESETS:
         known = ", ".join(map(repr, PRESETS))
-        raise InputError(f"preset: expected one of {known}, got {name!r}")
+        raise InputError(f"preset: expected one of {known}, got {name!r:.60}")
     return PRESETS[name]
 
 

@@ -16,6 +16,8 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = [
     "Candidates",
     "GainAtStep",
@@ -237,8 +239,12 @@ class Verdict:
 
     def summary(self, ids: Any = None) -> str:
         """One sentence with the numbers; ``ids`` maps pool positions to chunk ids."""
+        if ids is not None and (isinstance(ids, str | bytes) or not hasattr(ids, "__len__")):
+            raise InputError(f"ids: expected a sequence of chunk ids, got {ids!r:.60}")
 
         def name(i: int | None) -> str:
+            if ids is not None and i is not None and not 0 <= i < len(ids):
+                raise InputError(f"ids: has {len(ids)} ids; the summary names chunk {i}")
             return "none" if i is None else repr(ids[i]) if ids is not None else f"#{i}"
 
         scoring = self.scoring

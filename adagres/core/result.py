@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from . import validate as v
 from .calibration import Calibration
 from .records import Scoring, Step, StopReason, Terms, Verdict, VerdictKind
 from .settings import Settings
@@ -138,8 +138,7 @@ class Selection:
 
     def verdict(self, chunk: int) -> Verdict:
         """The verdict of the chunk at pool position ``chunk``."""
-        if not 0 <= chunk < self.n_chunks:
-            raise InputError(f"chunk: position {chunk} is outside the pool of {self.n_chunks}")
+        chunk = v.position(chunk, self.n_chunks)
         if "verdicts" in self.__dict__:  # already built for the whole pool
             return self.verdicts[chunk]
         return verdict_of(self, chunk)
@@ -156,6 +155,7 @@ class Selection:
         Non-finite floats (ρ̄ below two chunks) are given as None, so the result is strict
         JSON.
         """
+        ids = v.chunk_ids(ids, self.n_chunks)
 
         def name(i: int | None) -> Any:
             return None if i is None else (ids[i] if ids is not None else int(i))

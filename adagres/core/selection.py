@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..errors import InputError
 from . import validate as v
 from .calibration import Calibration, calibrate_prepared
 from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value, scoring_of
@@ -80,7 +81,10 @@ def floor_value(floor: float | str | None, mean_similarity: float) -> float | No
 def select_prepared(
     pool: PreparedPool, budget: int, settings: Settings, *, trace: bool = True
 ) -> Selection:
-    """:func:`select` on a prepared pool with a settings value (no validation here)."""
+    """:func:`select` on a prepared pool with a settings value: the pool is trusted (it was
+    validated when prepared); the budget and the settings are checked here too."""
+    budget = v.budget(budget)
+    checked_settings(settings)
     terms, calibration = resolve_terms(pool, budget, settings)
     rule = POLICY_RULES[settings.policy]
     run = greedy(pool, budget, terms, rule, trace)
@@ -90,6 +94,13 @@ def select_prepared(
     if settings.policy == "ratio":
         result = ratio_safeguard(pool, budget, result, terms, trace)
     return result
+
+
+def checked_settings(settings: Any) -> Settings:
+    """``settings`` if it is a :class:`Settings` value; an InputError otherwise."""
+    if not isinstance(settings, Settings):
+        raise InputError(f"settings: expected an adagres.Settings value, got {settings!r:.60}")
+    return settings
 
 
 def ratio_safeguard(

@@ -42,14 +42,19 @@ def _number(
     value: Any, name: str, *, minimum: float | None = None, maximum: float = MAX_WEIGHT
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise InputError(f"{name}: expected a finite number, got {value!r}")
-    number = float(value)
+        raise InputError(f"{name}: expected a finite number, got {value!r:.60}")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # an int or a Fraction too large for a float
+        raise InputError(
+            f"{name}: must be at most {maximum:g} in size, got {value!r:.30}"
+        ) from None
     if not math.isfinite(number):
-        raise InputError(f"{name}: expected a finite number, got {value!r}")
+        raise InputError(f"{name}: expected a finite number, got {value!r:.60}")
     if minimum is not None and number < minimum:
-        raise InputError(f"{name}: must be >= {minimum:g}, got {value!r}")
+        raise InputError(f"{name}: must be >= {minimum:g}, got {value!r:.60}")
     if abs(number) > maximum:
-        raise InputError(f"{name}: must be at most {maximum:g} in size, got {value!r}")
+        raise InputError(f"{name}: must be at most {maximum:g} in size, got {value!r:.30}")
     return number
 
 
@@ -85,13 +90,13 @@ class Settings:
             object.__setattr__(self, name, value)
 
         lam = self.lam
-        if lam != "adaptive":
+        if not (isinstance(lam, str) and lam == "adaptive"):  # an array never compares
             if isinstance(lam, str | bool) or not isinstance(lam, Real) or not lam >= 0:
-                raise InputError(f"lam: expected 'adaptive' or a number >= 0, got {lam!r}")
+                raise InputError(f"lam: expected 'adaptive' or a number >= 0, got {lam!r:.60}")
             put("lam", _number(lam, "lam", minimum=0.0))
         put("alpha", _number(self.alpha, "alpha", minimum=0.0))
         for name, options in (("policy", POLICIES), ("formula", FORMULAS)):
-            if getattr(self, name) not in options:
+            if not isinstance(getattr(self, name), str) or getattr(self, name) not in options:
                 raise InputError(
                     f"{name}: expected one of {', '.join(map(repr, options))}, "
                     f"got {getattr(self, name)!r}"
@@ -101,7 +106,7 @@ class Settings:
         if self.lam_max is not None:
             put("lam_max", _number(self.lam_max, "lam_max", minimum=0.0))
         floor = self.redundancy_floor
-        if floor is not None and floor != "pool":
+        if floor is not None and not (isinstance(floor, str) and floor == "pool"):
             if isinstance(floor, str):
                 raise InputError(
                     f"redundancy_floor: expected a cosine, 'pool' or None, got {floor!r}"

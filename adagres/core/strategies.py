@@ -84,7 +84,7 @@ def exact(
 ) -> Selection:
     """The subset with the largest F within the budget, proven by branch and bound; its
     steps list the set in relevance order with each chunk's marginal gain in that order."""
-    from .exact import EXACT_MAX_CHUNKS, EXACT_TIME_LIMIT, solve_exact  # the solver is heavy
+    from .exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, solve_exact  # the solver is heavy
     from .greedy import finish
     from .records import Scoring, StopReason
     from .replay import replay
@@ -92,8 +92,8 @@ def exact(
 
     terms, calibration = resolve_terms(pool, budget, settings)
     max_chunks = EXACT_MAX_CHUNKS if options.max_chunks is None else options.max_chunks
-    limit = EXACT_TIME_LIMIT if options.time_limit is None else options.time_limit
-    chosen = solve_exact(pool, budget, terms, max_chunks, limit, max_nodes=options.max_nodes)
+    max_nodes = EXACT_MAX_NODES if options.max_nodes is None else options.max_nodes
+    chosen = solve_exact(pool, budget, terms, max_chunks, max_nodes, options.time_limit)
     order = sorted(chosen, key=lambda i: (-pool.relevance[i], i))
     run = replay(pool, budget, order, terms, trace, StopReason.OPTIMAL)
     scoring = Scoring("α·relevance", "λ·Σ cos to the picks", greedy=False)

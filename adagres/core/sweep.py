@@ -19,7 +19,7 @@ from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
 from .prepared import PreparedPool, prepare
 from .selection import select_prepared
-from .settings import Settings
+from .settings import MAX_WEIGHT, Settings
 from .strategies import STRATEGIES, SWEPT
 
 __all__ = [
@@ -81,7 +81,8 @@ def default_lams(
     top: float | None = None,
 ) -> np.ndarray:
     """A grid from 0 to ``top`` (default 3·max(adaptive λ, 0.1)) with ``points`` values,
-    plus the adaptive λ and ``include`` exactly; sorted, without duplicates.
+    plus the adaptive λ and ``include`` exactly; sorted, without duplicates. No value passes
+    :data:`~adagres.core.settings.MAX_WEIGHT`, the largest λ a Settings value takes.
 
     >>> grid = default_lams(0.25, points=4)
     >>> grid.tolist()
@@ -91,7 +92,7 @@ def default_lams(
     """
     if top is None:
         top = 3.0 * max(float(adaptive_lam), 0.1)
-    grid = np.linspace(0.0, top, points)
+    grid = np.linspace(0.0, min(float(top), MAX_WEIGHT), points)
     extra = [float(adaptive_lam), *(float(x) for x in include)]
     return np.unique(np.concatenate([grid, np.asarray(extra, dtype=np.float64)]))
 
@@ -131,9 +132,9 @@ def lam_sweep(
     """
     settings = Settings.of(settings, **options)
     pool = prepare(query_embedding, chunk_embeddings, token_counts)
-    extra = [v.real(x, "include", minimum=0.0) for x in include]
+    extra = [v.real(x, "include", minimum=0.0) for x in v.items(include, "include")]
     if lams is not None:
-        lams = [v.real(x, "lams", minimum=0.0) for x in lams]
+        lams = [v.real(x, "lams", minimum=0.0) for x in v.items(lams, "lams")]
         if not lams:
             raise InputError("lams: the grid is empty")
     return lam_sweep_prepared(pool, v.budget(budget), settings, lams, include=extra,
@@ -267,7 +268,7 @@ def budget_sweep(
     """
     settings = Settings.of(settings, **options)
     pool = prepare(query_embedding, chunk_embeddings, token_counts)
-    budget_list = sorted({v.budget(b) for b in budgets})
+    budget_list = sorted({v.budget(b) for b in v.items(budgets, "budgets")})
     if not budget_list:
         raise InputError("budgets: no budget given")
     strategies = tuple(strategies)
@@ -283,7 +284,8 @@ def budget_sweep(
         raise InputError("strategies: reference_code needs the chunk texts (texts=...)")
     if answers and texts is None:
         raise InputError("answers: checking answers needs the chunk texts (texts=...)")
-    gold_list = None if gold is None else [int(g) for g in gold]
+    # Pool positions, checked (a string, a fraction or a position outside the pool is refused).
+    gold_list = None if gold is None else [int(g) for g in v.indices(gold, pool.n_chunks, "gold")]
     rows: list[dict[str, Any]] = []
     total = len(budget_list) * len(strategies)
     for b in budget_list:

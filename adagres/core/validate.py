@@ -182,29 +182,64 @@ def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
 def budget(value: Any) -> int:
     """Return the token budget as an int in [0, MAX_TOKENS]."""
     if isinstance(value, bool) or not isinstance(value, Real):
-        raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
+        raise InputError(f"budget: expected a whole number of tokens, got {value!r:.60}")
     number: Any = value  # a Real: int, float, numpy scalar, Fraction, Decimal
     if isinstance(number, Integral):
-        whole = operator.index(number)
+        count = operator.index(number)
     else:
-        as_float = float(number)
+        try:
+            as_float = float(number)
+        except (OverflowError, ValueError):
+            as_float = math.inf
         if not math.isfinite(as_float) or as_float != math.floor(as_float):
-            raise InputError(f"budget: expected a whole number of tokens, got {value!r}")
-        whole = int(as_float)
-    if whole < 0:
-        raise InputError(f"budget: must be >= 0 tokens, got {whole}")
-    if whole > MAX_TOKENS:
-        raise InputError(f"budget: must be at most {MAX_TOKENS} tokens, got {whole}")
-    return whole
+            raise InputError(f"budget: expected a whole number of tokens, got {value!r:.60}")
+        count = int(as_float)
+    if count < 0:
+        raise InputError(f"budget: must be >= 0 tokens, got {count}")
+    if count > MAX_TOKENS:
+        raise InputError(f"budget: must be at most {MAX_TOKENS} tokens, got {str(count)[:30]}")
+    return count
 
 
 def real(value: Any, name: str, *, minimum: float | None = None) -> float:
-    """Return ``value`` as a finite float, optionally with a lower bound."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-        raise InputError(f"{name}: expected a finite number, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise InputError(f"{name}: must be >= {minimum}, got {value}")
-    return float(value)
+    """Return ``value`` as a finite float, optionally with a lower bound.
+
+    Any real number is taken (int, float, numpy scalar, Fraction, Decimal); one too large
+    for a float is refused with the others, never with an OverflowError.
+    """
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InputError(f"{name}: expected a finite number, got {value!r:.60}")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):
+        number = math.inf
+    if not math.isfinite(number):
+        raise InputError(f"{name}: expected a finite number, got {value!r:.60}")
+    if minimum is not None and number < minimum:
+        raise InputError(f"{name}: must be >= {minimum}, got {number:g}")
+    return number
+
+
+def whole(value: Any, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """Return ``value`` as an int in [minimum, maximum]: a whole number (int, numpy
+    integer, or a float or Fraction with no fractional part), never a bool or a string."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise InputError(f"{name}: expected a whole number, got {value!r:.60}")
+    if isinstance(value, Integral):
+        number = operator.index(value)
+    else:
+        try:
+            as_float = float(value)
+        except (OverflowError, ValueError):
+            as_float = math.inf
+        if not math.isfinite(as_float) or as_float != math.floor(as_float):
+            raise InputError(f"{name}: expected a whole number, got {value!r:.60}")
+        number = int(as_float)
+    if number < minimum:
+        raise InputError(f"{name}: must be >= {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise InputError(f"{name}: must be at most {maximum:,}, got {str(number)[:30]}")
+    return number
 
 
 def choice(value: Any, name: str, options: Collection[str]) -> str:
@@ -232,3 +267,37 @@ def indices(value: Any, n: int, name: str = "indices") -> np.ndarray:
     if len(np.unique(array)) != len(array):
         raise InputError(f"{name}: a chunk appears more than once")
     return array
+
+
+def chunk_ids(value: Any, n: int | None, name: str = "ids") -> list[Any] | None:
+    """Return ``value`` (chunk ids by pool position) as a list, or None for None.
+
+    A string is refused (it would be read one character per chunk); with ``n`` given the
+    list must hold exactly ``n`` ids, one per chunk of the pool.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
+        raise InputError(f"{name}: expected a sequence of chunk ids, got {value!r:.60}")
+    items = list(value)
+    if n is not None and len(items) != n:
+        raise InputError(f"{name}: has {len(items)} ids; the pool has {n} chunks")
+    return items
+
+
+def position(value: Any, n: int, name: str = "chunk") -> int:
+    """Return ``value`` as a pool position in [0, n): a whole number, not a bool."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise InputError(f"{name}: expected a pool position (a whole number), got {value!r:.60}")
+    index = operator.index(value)
+    if not 0 <= index < n:
+        raise InputError(f"{name}: position {index} is outside the pool of {n} chunks")
+    return index
+
+
+def items(value: Any, name: str) -> list[Any]:
+    """Return the items of a list-like ``value``; a string or a bare value is refused (a
+    string would otherwise be read one character at a time)."""
+    if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
+        raise InputError(f"{name}: expected a list, got {value!r:.60}")
+    return list(value)

@@ -54,6 +54,7 @@ from ..errors import InputError, one_line
 from ..pools.io import pool_from_retrieval
 from ..pools.pool import GIVEN, Pool
 from ..pools.tokens import DEFAULT_TOKENIZER, TOKENIZERS, count_tokens
+from . import tracing
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -69,7 +70,10 @@ __all__ = [
     "options",
     "picks",
     "record",
+    "report",
+    "saved",
     "select",
+    "settings_from",
 ]
 
 Tokenizer = str | Callable[[str], int]
@@ -97,6 +101,7 @@ class Options:
     settings: Settings
     tokenizer: Tokenizer
     record_to: Path | None = None
+    preset: str | None = None
 
     @property
     def tokenizer_name(self) -> str:
@@ -135,7 +140,42 @@ def options(
         path = Path(record_to)
         if not path.name.endswith((".jsonl", ".ndjson")):
             raise InputError(f"record_to: expected a .jsonl file (a pool set), got {path.name!r}")
-    return Options(v.budget(budget), strategy, settings, tokenizer, path)
+    return Options(v.budget(budget), strategy, settings, tokenizer, path, preset)
+
+
+def saved(chosen: Options) -> dict[str, Any]:
+    """The options as JSON values: what each framework's serialised form of an adapter holds.
+
+    A tokenizer is saved by its name; a callable cannot be saved (InputError).
+
+    >>> saved(options(300, tokenizer="words"))["tokenizer"]
+    'words'
+    """
+    if not isinstance(chosen.tokenizer, str):
+        names = ", ".join(map(repr, TOKENIZERS))
+        raise InputError(f"tokenizer: a callable tokenizer cannot be serialised; "
+                         f"pass tokenizer= one of {names} to save this adapter")  # fmt: skip
+    return {
+        "budget": chosen.budget,
+        "preset": chosen.preset or DEFAULT_PRESET,
+        "strategy": chosen.strategy,
+        "settings": chosen.settings.as_dict(),
+        "tokenizer": chosen.tokenizer,
+        "record_to": None if chosen.record_to is None else str(chosen.record_to),
+    }
+
+
+def settings_from(value: Any) -> Any:
+    """``value`` as :class:`~adagres.Settings` when it is a mapping (a saved adapter's
+    ``settings``), else ``value`` unchanged (checked by :func:`options`)."""
+    if not isinstance(value, Mapping):
+        return value
+    known = {f.name for f in dataclasses.fields(Settings)}
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise InputError(f"settings: unknown field {unknown[0]!r}; expected some of "
+                         f"{', '.join(sorted(known))}")  # fmt: skip
+    return Settings(**value)
 
 
 def count(texts: Sequence[str], tokenizer: Tokenizer) -> np.ndarray:
@@ -209,15 +249,28 @@ class Selected(Generic[D]):
 
 
 def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selection:
-    """Count tokens, select with ``baselines.run`` and, with ``record_to``, record the run."""
-    tokens = count(retrieved.texts, chosen.tokenizer)
-    selection = baselines.run(
-        chosen.strategy, retrieved.query_embedding, retrieved.embeddings, tokens,
-        chosen.budget, settings=chosen.settings, texts=retrieved.texts, trace=False,
-    )  # fmt: skip
+    """Count tokens, select with ``baselines.run`` and, with ``record_to``, record the run.
+
+    With ``opentelemetry-api`` installed, the selection runs in an ``adagres.selection``
+    span that carries :func:`report`'s values."""
+    with tracing.otel_span(framework) as span:
+        tokens = count(retrieved.texts, chosen.tokenizer)
+        selection = baselines.run(
+            chosen.strategy, retrieved.query_embedding, retrieved.embeddings, tokens,
+            chosen.budget, settings=chosen.settings, texts=retrieved.texts, trace=False,
+        )  # fmt: skip
+        tracing.set_on(span, report(chosen, retrieved, selection))
     if chosen.record_to is not None:
         record(chosen.record_to, retrieved, tokens, selection, chosen, framework=framework)
     return selection
+
+
+def report(chosen: Options, retrieved: Retrieved, selection: Selection) -> dict[str, Any]:
+    """The selection as flat ``adagres.*`` values for a tracer
+    (:func:`adagres.integrations.tracing.attributes`, ids as a record names them)."""
+    return tracing.attributes(
+        selection, retrieved.record_ids(), preset=chosen.preset, tokenizer=chosen.tokenizer_name
+    )
 
 
 def picks(selection: Selection) -> list[tuple[int, dict[str, Any]]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, InstanceOf
+from pydantic import BaseModel, ConfigDict, InstanceOf, field_serializer
 
 from ..core.settings import Settings
 from ..pools.tokens import DEFAULT_TOKENIZER
@@ -39,10 +39,16 @@ class OptionFields(BaseModel):
     record_to: str | Path | None = None
 
     def __init__(self, **data: Any) -> None:
+        if "settings" in data:  # a saved adapter holds its settings as a dict
+            data["settings"] = common.settings_from(data["settings"])
         super().__init__(**data)
         # Checked after pydantic's type checks, so a bad value raises the one-line
         # InputError that names it, not a validation error wrapping it.
         self.options()
+
+    @field_serializer("record_to")
+    def _record_to_text(self, value: str | Path | None) -> str | None:
+        return None if value is None else str(value)
 
     def options(self) -> common.Options:
         """The fields as one validated value, read at every call (fields may be reassigned)."""
@@ -50,3 +56,7 @@ class OptionFields(BaseModel):
             self.budget, preset=self.preset, strategy=self.strategy, settings=self.settings,
             tokenizer=self.tokenizer, record_to=self.record_to,
         )  # fmt: skip
+
+    def saved_options(self) -> dict[str, Any]:
+        """The options as JSON values (:func:`adagres.integrations.common.saved`)."""
+        return common.saved(self.options())

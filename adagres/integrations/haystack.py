@@ -9,8 +9,16 @@ Tokens are counted on ``content``. Each selected document comes back as a copy w
 ``meta`` adds ``adagres_step`` and ``adagres_gain``, with its id, score and embedding;
 nothing is kept on the component. ``query`` (optional) names the pool in a ``record_to``
 file, where it is required. Options are those of
-:func:`adagres.integrations.common.options`; ``to_dict``/``from_dict`` carry them (a
-callable tokenizer must be a module-level function to serialise).
+:func:`adagres.integrations.common.options`.
+
+Tracing: each selection runs in a span ``adagres.selection`` of Haystack's tracer (a child
+of the component's span) whose tags are :func:`adagres.integrations.tracing.attributes`
+(Haystack's OpenTelemetry and Datadog tracers store the id lists as JSON text).
+
+Serialisation: ``to_dict``/``from_dict`` carry the options, the tokenizer by name (a
+callable tokenizer cannot be saved: ``to_dict`` says so in one line). ``Pipeline.loads``
+and ``Pipeline.from_dict`` import only allowed modules: pass
+``allowed_modules=["adagres.integrations"]``.
 """
 
 from __future__ import annotations
@@ -19,13 +27,13 @@ import dataclasses
 import os
 from typing import Any
 
-from haystack import Document, component, default_from_dict, default_to_dict
-from haystack.utils import deserialize_callable, serialize_callable
+from haystack import Document, component, default_from_dict, default_to_dict, tracing
 
 from ..core.settings import Settings
 from ..errors import InputError
-from ..pools.tokens import DEFAULT_TOKENIZER, TOKENIZERS
+from ..pools.tokens import DEFAULT_TOKENIZER
 from . import common
+from .tracing import SPAN_NAME
 
 __all__ = ["AdagresSelector"]
 
@@ -50,7 +58,6 @@ class AdagresSelector:
             budget, preset=preset, strategy=strategy, settings=settings, tokenizer=tokenizer,
             record_to=record_to,
         )  # fmt: skip
-        self.preset = preset
 
     def options(self) -> common.Options:
         """The options as one validated value."""
@@ -91,7 +98,10 @@ class AdagresSelector:
             metadata=tuple(doc.meta for doc in documents),
             scores=tuple(doc.score for doc in documents),
         )
-        selection = common.select(self._options, retrieved, framework=FRAMEWORK)
+        with tracing.tracer.trace(SPAN_NAME) as span:
+            selection = common.select(self._options, retrieved, framework=FRAMEWORK)
+            values = common.report(self._options, retrieved, selection)
+            span.set_tags(values)
         chosen = [
             dataclasses.replace(documents[i], meta={**documents[i].meta, **extra})
             for i, extra in common.picks(selection)
@@ -99,26 +109,13 @@ class AdagresSelector:
         return common.Selected(chosen, selection)
 
     def to_dict(self) -> dict[str, Any]:
-        """The component as a pipeline file stores it."""
-        chosen = self._options
-        tokenizer = chosen.tokenizer
-        return default_to_dict(
-            self,
-            budget=chosen.budget,
-            preset=self.preset,
-            strategy=chosen.strategy,
-            settings=chosen.settings.as_dict(),
-            tokenizer=tokenizer if isinstance(tokenizer, str) else serialize_callable(tokenizer),
-            record_to=None if chosen.record_to is None else str(chosen.record_to),
-        )
+        """The component as a pipeline file stores it (the tokenizer by name)."""
+        return default_to_dict(self, **common.saved(self._options))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AdagresSelector:
         """The component from :meth:`to_dict`'s output."""
         params = dict(data.get("init_parameters", {}))
-        if params.get("tokenizer") not in (None, *TOKENIZERS):  # a callable's dotted path
-            params["tokenizer"] = deserialize_callable(params["tokenizer"])
-        if params.get("settings") is not None:
-            params["settings"] = Settings(**params["settings"])
+        params["settings"] = common.settings_from(params.get("settings"))
         selector: AdagresSelector = default_from_dict(cls, {**data, "init_parameters": params})
         return selector

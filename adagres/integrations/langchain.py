@@ -5,10 +5,12 @@
   ``compress_documents``). A compressor is handed documents and the query only, so it
   embeds both with its ``embeddings``; use the model the store was built with, and the
   vectors are the store's (:class:`PackagedMiniLM` reads them from its disk cache).
-- :class:`AdagresRetriever` is a ``BaseRetriever`` that wraps any retriever. When that
-  retriever is a vector-store retriever over an ``InMemoryVectorStore``, the stored vectors
-  are used as they are; otherwise the documents are embedded with ``embeddings`` (default:
-  the vector store's own embedding object).
+- :class:`AdagresRetriever` is a ``BaseRetriever`` that wraps any retriever. Over a
+  vector-store retriever it embeds the query once and searches the store with that vector;
+  documents are read from the stores behind the retriever (``InMemoryVectorStore``,
+  ``langchain_milvus.Milvus``, any store with ``vectors_for``: see
+  :mod:`adagres.integrations.langchain_vectors`, also through an ``EnsembleRetriever``);
+  only what no store holds is embedded with ``embeddings`` (default: the store's own).
 - :class:`PackagedMiniLM` is an ``Embeddings`` over the installed all-MiniLM-L6-v2
   (:func:`adagres.pools.embed.embed_texts`): offline, cached on disk.
 
@@ -21,38 +23,68 @@ and ``record_to`` appends the pool and the selection to a pool-set file the app 
 Options (``budget``, ``preset``, ``strategy``, ``settings``, ``tokenizer``,
 ``record_to``) are those of :func:`adagres.integrations.common.options`; tokens are
 counted on ``page_content``.
+
+Tracing: each selection is a child run ``adagres.selection`` of the retriever's (or the
+compression retriever's) run, its metadata the options, its outputs
+:func:`adagres.integrations.tracing.attributes`, which it also sends as the custom event
+``adagres.selection``: any callback handler (LangSmith's too) sees them.
+
+Serialisation: the three classes are LangChain-serialisable under the namespace
+``["adagres", "integrations", "langchain"]``; ``load`` takes them with
+``valid_namespaces=["adagres"]`` and ``allowed_objects`` naming them. Neither a vector
+store nor a base retriever is saved: pass them again after loading.
 """
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun, Callbacks
+from langchain_core.callbacks.manager import dispatch_custom_event
 from langchain_core.documents import BaseDocumentCompressor, Document
 from langchain_core.embeddings import Embeddings
+from langchain_core.load.serializable import Serializable
 from langchain_core.retrievers import BaseRetriever, RetrieverLike
-from langchain_core.vectorstores import InMemoryVectorStore, VectorStoreRetriever
-from pydantic import ConfigDict, InstanceOf
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.vectorstores import VectorStore
+from pydantic import ConfigDict, Field, InstanceOf
 
 from ..errors import InputError
 from ..pools.embed import DEFAULT_MODEL, embed_texts
-from . import common
+from . import common, tracing
 from .fields import OptionFields
+from .langchain_vectors import search_by_vector, searches_by_vector, stored_vectors, stores_of
 
-__all__ = ["AdagresCompressor", "AdagresRetriever", "PackagedMiniLM"]
+__all__ = ["NAMESPACE", "AdagresCompressor", "AdagresRetriever", "PackagedMiniLM"]
 
 FRAMEWORK = "langchain"
+#: The LangChain namespace of the adapters (``load`` needs ``valid_namespaces=["adagres"]``).
+NAMESPACE = ["adagres", "integrations", "langchain"]
+
+# Where select_for() collects what its own invoke() selected (per call, not per adapter).
+_COLLECT: contextvars.ContextVar[list[common.Selected[Document]] | None] = contextvars.ContextVar(
+    "adagres_collect", default=None
+)
 
 
-class PackagedMiniLM(Embeddings):
+class PackagedMiniLM(Serializable, Embeddings):
     """The packaged all-MiniLM-L6-v2 as LangChain ``Embeddings`` (384-d unit vectors).
 
     Runs offline from the installed wheel; every text's vector is cached on disk, so the
     same text always gives the same bits (the store's and the adapter's vectors agree).
     """
 
-    model_name = DEFAULT_MODEL
+    model_name: str = DEFAULT_MODEL
+
+    @classmethod
+    def is_lc_serializable(cls) -> bool:
+        return True
+
+    @classmethod
+    def get_lc_namespace(cls) -> list[str]:
+        return NAMESPACE
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """One vector per text."""
@@ -64,17 +96,39 @@ class PackagedMiniLM(Embeddings):
         return vector
 
 
-class AdagresCompressor(OptionFields, BaseDocumentCompressor):
+class _Saved(OptionFields, Serializable):
+    """LangChain serialisation of the options: saved as JSON values, the tokenizer by name."""
+
+    @classmethod
+    def is_lc_serializable(cls) -> bool:
+        return True
+
+    @classmethod
+    def get_lc_namespace(cls) -> list[str]:
+        return NAMESPACE
+
+    @property
+    def lc_attributes(self) -> dict[str, Any]:
+        saved = self.saved_options()
+        return {key: value for key, value in saved.items() if key in self.model_fields_set}
+
+    def to_json(self) -> Any:
+        self.saved_options()  # a callable tokenizer: one-line InputError naming it
+        return super().to_json()
+
+
+class AdagresCompressor(_Saved, BaseDocumentCompressor):
     """Keep the documents AdaGReS selects within ``budget`` tokens, in pick order.
 
-    ``embeddings`` embeds the documents and the query (the compressor is not told the
-    store's vectors). Use it as the ``base_compressor`` of a
-    ``ContextualCompressionRetriever``.
+    ``embeddings`` embeds the query and the documents that ``vector_store`` (optional: the
+    store the base retriever searches) does not hold. Use it as the ``base_compressor`` of
+    a ``ContextualCompressionRetriever``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     embeddings: InstanceOf[Embeddings]
+    vector_store: InstanceOf[VectorStore] | None = Field(default=None, exclude=True)
 
     def compress_documents(
         self,
@@ -83,62 +137,137 @@ class AdagresCompressor(OptionFields, BaseDocumentCompressor):
         callbacks: Callbacks | None = None,
     ) -> Sequence[Document]:
         """The selected documents, in pick order, with ``adagres_step`` / ``adagres_gain``."""
-        return self.select(documents, query).documents
+        return self.select(documents, query, callbacks=callbacks).documents
 
-    def select(self, documents: Sequence[Document], query: str) -> common.Selected[Document]:
+    def select(
+        self, documents: Sequence[Document], query: str, *, callbacks: Callbacks | None = None
+    ) -> common.Selected[Document]:
         """The selected documents and the full selection record."""
         documents = list(documents)
         if not documents:
             return common.Selected([], None)
-        vectors = self.embeddings.embed_documents([doc.page_content for doc in documents])
+        stores = [] if self.vector_store is None else [self.vector_store]
+        vectors = _vectors(stores, documents, self.embeddings)
         query_vector = self.embeddings.embed_query(query)
-        return _select(self, documents, query, vectors, query_vector, self.embeddings)
+        return _select(self, documents, query, vectors, query_vector, self.embeddings, callbacks)
 
 
-class AdagresRetriever(OptionFields, BaseRetriever):
+class AdagresRetriever(_Saved, BaseRetriever):
     """Retrieve with ``base_retriever``, then keep what AdaGReS selects within ``budget``.
 
     Give ``base_retriever`` a pool larger than the budget holds (``search_kwargs={"k": 30}``).
-    Vectors: the stored ones of an ``InMemoryVectorStore`` behind a vector-store retriever,
-    else the documents embedded with ``embeddings`` (default: the store's embedding object);
-    the query is embedded with the same object.
+    Over a vector-store retriever the query is embedded once; vectors come from the stores
+    behind the retriever, else from ``embeddings`` (default: the store's embedding object).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    base_retriever: RetrieverLike
+    base_retriever: RetrieverLike | None = Field(default=None, exclude=True)
     embeddings: InstanceOf[Embeddings] | None = None
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        documents = self.base_retriever.invoke(query, config={"callbacks": run_manager.get_child()})
-        return self._choose(list(documents), query).documents
+        chosen = self._choose(query, run_manager)
+        collect = _COLLECT.get()
+        if collect is not None:
+            collect.append(chosen)
+        return chosen.documents
 
-    def select_for(self, query: str) -> common.Selected[Document]:
-        """Retrieve for ``query`` and select: the documents and the full selection record."""
-        return self._choose(list(self.base_retriever.invoke(query)), query)
+    def select_for(
+        self, query: str, config: RunnableConfig | None = None
+    ) -> common.Selected[Document]:
+        """Retrieve for ``query`` and select: the documents and the full selection record
+        (a run like ``invoke``'s: callbacks in ``config`` see it)."""
+        collect: list[common.Selected[Document]] = []
+        token = _COLLECT.set(collect)
+        try:
+            self.invoke(query, config)
+        finally:
+            _COLLECT.reset(token)
+        return collect[-1]
 
-    def _choose(self, documents: list[Document], query: str) -> common.Selected[Document]:
+    def _choose(
+        self, query: str, run_manager: CallbackManagerForRetrieverRun
+    ) -> common.Selected[Document]:
+        if self.base_retriever is None:
+            raise InputError(
+                "base_retriever: not set (it is not saved); give a loaded AdagresRetriever one: "
+                "retriever.model_copy(update={'base_retriever': ...})"
+            )
+        embeddings = self._embeddings()
+        query_vector = embeddings.embed_query(query)
+        documents = _retrieve(run_manager, self.base_retriever, query, query_vector, embeddings)
         if not documents:
             return common.Selected([], None)
-        embeddings = self._embeddings()
-        vectors = _stored_vectors(self.base_retriever, documents)
-        if vectors is None:
-            vectors = embeddings.embed_documents([doc.page_content for doc in documents])
-        return _select(self, documents, query, vectors, embeddings.embed_query(query), embeddings)
+        vectors = _vectors(stores_of(self.base_retriever), documents, embeddings)
+        return _select(
+            self, documents, query, vectors, query_vector, embeddings, run_manager.get_child()
+        )
 
     def _embeddings(self) -> Embeddings:
         if self.embeddings is not None:
             return self.embeddings
-        store = getattr(self.base_retriever, "vectorstore", None)
-        found = getattr(store, "embeddings", None)
-        if isinstance(found, Embeddings):
-            return found
+        for store in stores_of(self.base_retriever):
+            found = getattr(store, "embeddings", None)
+            if isinstance(found, Embeddings):
+                return found
         raise InputError(
             f"embeddings: the base retriever ({type(self.base_retriever).__name__}) has no "
             f"vector store embeddings to embed the query with; pass embeddings="
         )
+
+
+def _retrieve(
+    run_manager: CallbackManagerForRetrieverRun,
+    retriever: Any,
+    query: str,
+    query_vector: list[float],
+    embeddings: Embeddings,
+) -> list[Document]:
+    """What ``retriever.invoke(query)`` returns, with every vector store that embeds with
+    ``embeddings`` searched by ``query_vector`` instead (also inside an ``EnsembleRetriever``,
+    whose own fusion, ``weighted_reciprocal_rank``, then ranks the lists)."""
+    if _same_model(retriever, embeddings):
+        return _child_run(run_manager, retriever, query, query_vector)
+    inner = getattr(retriever, "retrievers", None)
+    fuse = getattr(retriever, "weighted_reciprocal_rank", None)
+    if inner and callable(fuse) and any(_same_model(r, embeddings) for r in inner):
+        lists = [_retrieve(run_manager, r, query, query_vector, embeddings) for r in inner]
+        return list(fuse(lists))
+    return list(retriever.invoke(query, config={"callbacks": run_manager.get_child()}))
+
+
+def _same_model(retriever: Any, embeddings: Embeddings) -> bool:
+    return searches_by_vector(retriever) and retriever.vectorstore.embeddings is embeddings
+
+
+def _child_run(
+    run_manager: CallbackManagerForRetrieverRun,
+    retriever: Any,
+    query: str,
+    query_vector: list[float],
+) -> list[Document]:
+    """The base retriever's documents, searched by vector, reported as its own child run."""
+    child = run_manager.get_child().on_retriever_start(None, query, name=retriever.get_name())
+    try:
+        found = search_by_vector(retriever, query_vector) or []
+    except Exception as error:
+        child.on_retriever_error(error)
+        raise
+    child.on_retriever_end(found)
+    return found
+
+
+def _vectors(stores: Sequence[Any], documents: list[Document], embeddings: Embeddings) -> list[Any]:
+    """The stores' vectors for the documents; the rest embedded with ``embeddings``."""
+    vectors = stored_vectors(stores, documents)
+    missing = [i for i, vector in enumerate(vectors) if vector is None]
+    if missing:
+        found = embeddings.embed_documents([documents[i].page_content for i in missing])
+        for i, vector in zip(missing, found, strict=True):
+            vectors[i] = vector
+    return vectors
 
 
 def _select(
@@ -148,8 +277,10 @@ def _select(
     vectors: Sequence[Any],
     query_vector: Sequence[float],
     embeddings: Embeddings,
+    callbacks: Callbacks | None,
 ) -> common.Selected[Document]:
-    """Select from the documents with their vectors; copies of the picks carry the record."""
+    """Select in a child run ``adagres.selection`` (see the module); copies of the picks
+    carry the record."""
     labels = [f"{doc.id!r} (position {i})" for i, doc in enumerate(documents)]
     retrieved = common.Retrieved(
         query=query,
@@ -160,25 +291,32 @@ def _select(
         metadata=tuple(doc.metadata for doc in documents),
         embedding_model=_model_name(embeddings),
     )
-    selection = common.select(adapter.options(), retrieved, framework=FRAMEWORK)
-    chosen = [
+    chosen = adapter.options()
+    made: list[Any] = []
+
+    def run(_: Any, config: RunnableConfig) -> dict[str, Any]:
+        selection = common.select(chosen, retrieved, framework=FRAMEWORK)
+        made.append(selection)
+        values = common.report(chosen, retrieved, selection)
+        dispatch_custom_event(tracing.SPAN_NAME, values, config=config)
+        return values
+
+    metadata = {
+        f"{tracing.PREFIX}budget": chosen.budget,
+        f"{tracing.PREFIX}strategy": chosen.strategy,
+        f"{tracing.PREFIX}preset": chosen.preset or "",
+        f"{tracing.PREFIX}tokenizer": chosen.tokenizer_name,
+    }
+    config: RunnableConfig = {"callbacks": callbacks, "metadata": metadata}
+    RunnableLambda(run, name=tracing.SPAN_NAME).invoke(
+        {"query": query, "documents": len(documents)}, config
+    )
+    selection = made[0]
+    picked = [
         documents[i].model_copy(update={"metadata": {**documents[i].metadata, **extra}})
         for i, extra in common.picks(selection)
     ]
-    return common.Selected(chosen, selection)
-
-
-def _stored_vectors(retriever: Any, documents: list[Document]) -> list[Any] | None:
-    """The vectors an ``InMemoryVectorStore`` holds for ``documents`` (all or None)."""
-    if not isinstance(retriever, VectorStoreRetriever):
-        return None
-    store = retriever.vectorstore
-    if not isinstance(store, InMemoryVectorStore):
-        return None
-    rows = [store.store.get(doc.id) if doc.id else None for doc in documents]
-    if any(row is None for row in rows):
-        return None
-    return [row["vector"] for row in rows if row is not None]
+    return common.Selected(picked, selection)
 
 
 def _model_name(embeddings: Any) -> str | None:

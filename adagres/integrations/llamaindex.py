@@ -20,6 +20,15 @@ selected node comes back as a copy whose metadata adds ``adagres_step`` and
 nothing is kept on the postprocessor (``select(nodes, query_bundle)`` returns the full
 :class:`~adagres.Selection`). Options are those of
 :func:`adagres.integrations.common.options`.
+
+Tracing: each selection dispatches an :class:`AdagresSelectionEvent` (the values of
+:func:`adagres.integrations.tracing.attributes`) inside the ``postprocess_nodes`` span, to
+every event handler of LlamaIndex's instrumentation dispatchers.
+
+Serialisation: ``to_dict``/``to_json`` hold the options (the tokenizer by name) and the
+embedding model by its ``class_name``, never the vector store; ``from_dict``/``from_json``
+rebuild ``PackagedMiniLMEmbedding`` and the models LlamaIndex recognises by name; pass any
+other model, and the vector store, as keywords: ``from_json(text, vector_store=...)``.
 """
 
 from __future__ import annotations
@@ -28,20 +37,44 @@ from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.embeddings.loading import load_embed_model
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 from llama_index.core.vector_stores import SimpleVectorStore
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from ..errors import InputError
 from ..pools.embed import DEFAULT_MODEL, embed_texts
 from . import common
 from .fields import OptionFields
 
-__all__ = ["AdagresPostprocessor", "PackagedMiniLMEmbedding"]
+__all__ = ["AdagresPostprocessor", "AdagresSelectionEvent", "PackagedMiniLMEmbedding"]
 
 FRAMEWORK = "llamaindex"
 _RECORD_KEYS = [common.STEP_KEY, common.GAIN_KEY]
+dispatcher = get_dispatcher(__name__)
+
+
+class AdagresSelectionEvent(BaseEvent):
+    """One selection, as LlamaIndex's instrumentation reports it: ``attributes`` holds the
+    flat ``adagres.*`` values; the fields repeat the main ones."""
+
+    query: str
+    strategy: str
+    preset: str
+    budget: int
+    tokens_used: int
+    lam: float | str
+    stop_reason: str
+    picked_ids: list[str]
+    dropped_ids: list[str]
+    attributes: dict[str, Any]
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "AdagresSelectionEvent"
 
 
 class PackagedMiniLMEmbedding(BaseEmbedding):
@@ -74,11 +107,23 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     embed_model: BaseEmbedding | None = None
-    vector_store: Any = None
+    vector_store: Any = Field(default=None, exclude=True)
+
+    def __init__(self, **data: Any) -> None:
+        if isinstance(data.get("embed_model"), dict):  # a saved model, named by class_name
+            data["embed_model"] = _model_from_saved(data["embed_model"])
+        super().__init__(**data)
 
     @classmethod
     def class_name(cls) -> str:
         return "AdagresPostprocessor"
+
+    def to_dict(self, **kwargs: Any) -> dict[str, Any]:
+        """The options and the embedding model's saved form; no vector store."""
+        saved = self.saved_options()  # a callable tokenizer: one-line InputError naming it
+        data: dict[str, Any] = super().to_dict(**kwargs)
+        data.pop("callback_manager", None)
+        return {**data, **saved}
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
@@ -108,7 +153,23 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
             scores=tuple(n.score for n in nodes),
             embedding_model=None if self.embed_model is None else self.embed_model.model_name,
         )
-        selection = common.select(self.options(), retrieved, framework=FRAMEWORK)
+        chosen_options = self.options()
+        selection = common.select(chosen_options, retrieved, framework=FRAMEWORK)
+        values = common.report(chosen_options, retrieved, selection)
+        dispatcher.event(
+            AdagresSelectionEvent(
+                query=retrieved.query,
+                strategy=selection.strategy,
+                preset=values["adagres.preset"],
+                budget=selection.budget,
+                tokens_used=selection.tokens_used,
+                lam=values["adagres.lambda"],
+                stop_reason=values["adagres.stop_reason"],
+                picked_ids=values["adagres.picked_ids"],
+                dropped_ids=values["adagres.dropped_ids"],
+                attributes=values,
+            )
+        )
         chosen = [_annotated(nodes[i], extra) for i, extra in common.picks(selection)]
         return common.Selected(chosen, selection)
 
@@ -140,6 +201,20 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
 
         model: BaseEmbedding = LlamaSettings.embed_model
         return model
+
+
+def _model_from_saved(data: dict[str, Any]) -> BaseEmbedding:
+    """The embedding model a saved postprocessor names (its ``class_name``)."""
+    name = data.get("class_name")
+    if name == PackagedMiniLMEmbedding.class_name():
+        return PackagedMiniLMEmbedding.from_dict(data)
+    try:
+        return load_embed_model(data)
+    except ValueError:
+        raise InputError(
+            f"embed_model: cannot rebuild {name!r} from its saved form; pass the model: "
+            f"AdagresPostprocessor.from_json(text, embed_model=...)"
+        ) from None
 
 
 def _stored(vector_store: Any, node_ids: list[str]) -> dict[str, Any]:

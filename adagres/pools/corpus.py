@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from adagres.core import validate as v
-from adagres.errors import InputError, PoolError
+from adagres.errors import InputError, PoolError, one_line
 from adagres.pools.pool import Chunk, Pool
 from adagres.pools.tokens import DEFAULT_TOKENIZER, count_tokens, token_spans
 
@@ -33,7 +33,10 @@ def read_documents(documents: Documents) -> dict[str, str]:
 
     Text and markdown files are read as UTF-8 (id: the file name); a CSV/parquet/JSON(L)
     table gives one document per row (``text`` column, ``id`` or ``title`` for the id); a
-    plain string that is not a path is one document (id ``doc0``).
+    plain string that is not a path is one document (id ``doc0``). A string of one line
+    that ends in a file suffix (``.txt``, ``.md``, ``.csv``, ...) is a path: when no such
+    file exists it is refused by name, never chunked as if it were the text (give such a
+    text in a mapping, ``{"doc": "see notes.md"}``).
 
     >>> read_documents(["first text", "second text"])
     {'doc0': 'first text', 'doc1': 'second text'}
@@ -64,12 +67,25 @@ def read_documents(documents: Documents) -> dict[str, str]:
 
 
 def _is_path(text: str) -> bool:
-    return (
-        "\n" not in text
-        and len(text) < 4096
-        and Path(text).suffix.lower() in (_TEXT_SUFFIXES + _TABLE_SUFFIXES)
-        and Path(text).exists()
-    )
+    """True for a string that names a file (one line, a file suffix); raise PoolError when
+    that file does not exist."""
+    if "\n" in text or len(text) >= 4096:
+        return False
+    if Path(text).suffix.lower() not in (_TEXT_SUFFIXES + _TABLE_SUFFIXES):
+        return False
+    try:
+        found = Path(text).exists()
+    except OSError as error:  # a name too long
+        found, reason = False, error.strerror or str(error)
+    else:
+        reason = "no such file or folder"
+    if not found:
+        shown = one_line(text, max_chars=200)
+        raise PoolError(
+            f"documents: {shown!r} names a file ({reason}); to chunk a text that ends in a "
+            f"file suffix, give it in a mapping, {{'doc': text}}"
+        )
+    return True
 
 
 def _read_files(paths: Iterable[Path]) -> dict[str, str]:

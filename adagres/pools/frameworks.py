@@ -95,9 +95,12 @@ def _langchain(doc: dict[str, Any], index: int) -> dict[str, Any]:
     if metadata is not None:
         out["metadata"] = metadata
     if isinstance(metadata, dict):
-        for key in ("source", "title", "score"):
-            if metadata.get(key) is not None and key not in doc:
-                out[key] = metadata[key]
+        # Copied to the chunk's field only where the type fits (a numeric title stays in
+        # the metadata alone): the metadata keeps every value either way.
+        for key, kind in (("source", str), ("title", str), ("score", (int, float))):
+            value = metadata.get(key)
+            if isinstance(value, kind) and not isinstance(value, bool) and key not in doc:
+                out[key] = value
     for key, value in doc.items():
         if key not in ("id", "page_content", "metadata", "type"):
             out[key] = value
@@ -114,7 +117,9 @@ def _llamaindex(node: dict[str, Any], index: int, *, score: Any) -> dict[str, An
             out[key] = node[key]
     if score is not None:
         out["score"] = score
-    return out
+    # Everything else the node holds (relationships, start_char_idx and end_char_idx,
+    # templates) is kept as the chunk's own keys, and saved with it.
+    return _keep_rest(node, out, ("id_", "id", "text", "text_resource"))
 
 
 def _haystack(doc: dict[str, Any], index: int) -> dict[str, Any]:
@@ -125,6 +130,21 @@ def _haystack(doc: dict[str, Any], index: int) -> dict[str, Any]:
     for key in ("score", "embedding"):
         if doc.get(key) is not None:
             out[key] = doc[key]
+    # sparse_embedding, blob and any other field: kept as the chunk's own keys.
+    return _keep_rest(doc, out, ("id", "content", "meta"))
+
+
+#: Type tags of a serialised object: what it is, not what it holds.
+_TYPE_TAGS = ("class_name",)
+
+
+def _keep_rest(
+    source: dict[str, Any], out: dict[str, Any], used: tuple[str, ...]
+) -> dict[str, Any]:
+    """``out`` with every other non-null key of ``source`` (a document or node dict) kept."""
+    for key, value in source.items():
+        if key not in out and key not in used and key not in _TYPE_TAGS and value is not None:
+            out[key] = value
     return out
 
 

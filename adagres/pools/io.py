@@ -14,10 +14,13 @@ Formats (chosen by ``format=`` or by the file name's extension):
 - ``csv`` / ``parquet``: one row per chunk; columns ``text`` (required), ``id``, ``query``
   (or ``query=``), ``score``, ``tokens``, ``title``, ``source``, ``gold``, ``embedding``
   (a JSON list in CSV), ``metadata`` (a JSON object in CSV); other columns go into the
-  chunk's metadata. Several queries in the ``query`` column make several pools.
+  chunk's metadata. Several queries in the ``query`` column make several pools; the
+  columns ``query_embedding``, ``embedding_model`` and ``answers`` give each its pool
+  fields (see :mod:`~adagres.pools.tables`).
 
 Every problem is a :class:`~adagres.errors.PoolError` whose one-line message names the file,
-the line or row, the chunk and the field. Nothing is ever unpickled. Nothing the user gave
+the line or row, the chunk and the field. An object that holds a key twice is refused
+(naming the key), never read as its last value. Nothing is ever unpickled. Nothing the user gave
 is altered: texts stay byte-exact and unknown keys are kept (Parquet dates, times and
 decimals become their ISO / decimal strings, as JSON has no such types).
 
@@ -57,7 +60,13 @@ from adagres.errors import PoolError, one_line
 from adagres.pools.assembly import MAX_CHUNKS, build_pool, pool_from_dict
 from adagres.pools.fields import RawPool
 from adagres.pools.files import FORMATS, MAX_BYTES, decode_text, detect_format, read_source
-from adagres.pools.jsonfile import json_pools, jsonl_pools, save_pool, save_pools
+from adagres.pools.jsonfile import (
+    json_pools,
+    jsonl_line_pool,
+    jsonl_pools,
+    save_pool,
+    save_pools,
+)
 from adagres.pools.limits import DEFAULT_LIMITS, Limits, too_many_chunks
 from adagres.pools.pool import Pool
 from adagres.pools.retrieval import dump_retrieval, pool_from_retrieval
@@ -73,6 +82,7 @@ __all__ = [
     "detect_format",
     "dump_retrieval",
     "load_pool",
+    "load_pool_line",
     "load_pools",
     "pool_from_dict",
     "pool_from_retrieval",
@@ -110,6 +120,30 @@ def load_pools(
     chosen = (limits or DEFAULT_LIMITS).replace(max_bytes=max_bytes, max_chunks=max_chunks)
     raws = _raw_pools(source, format, query, chosen, name)
     return [build_pool(raw, ctx, chosen) for raw, ctx in raws]
+
+
+def load_pool_line(data: bytes, *, name: str, line: int, limits: Limits | None = None) -> Pool:
+    """The pool of one line of a ``.jsonl`` file (its bytes, without the line end), checked;
+    messages name the file ``name`` and ``line``. Reading one line costs what the line
+    holds, whatever its number (a pool set reads each of its lines this way).
+
+    >>> load_pool_line(b'{"query": "q", "chunks": [{"id": "a", "text": "x"}]}',
+    ...                name="runs.jsonl", line=7).ids
+    ('a',)
+    """
+    chosen = limits or DEFAULT_LIMITS
+    label = name
+    if len(data) > chosen.max_bytes:
+        raise PoolError(
+            f"{label}, line {line}: the line has {len(data):,} bytes, over the limit of "
+            f"{chosen.max_bytes:,} bytes ({Limits.hint('max_bytes')})"
+        )
+    text = decode_text(data, f"{label}, line {line}")
+    raw, ctx = jsonl_line_pool(text, label, line, chosen, raw=data)
+    chunks = raw.get("chunks")
+    if isinstance(chunks, list) and len(chunks) > chosen.max_file_chunks:
+        raise too_many_chunks(f"{label}, line {line}", len(chunks), chosen)
+    return build_pool(raw, ctx, chosen)
 
 
 def load_pool(

@@ -13,6 +13,7 @@ checks the nesting depth and the number of values against the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable
@@ -20,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from adagres.errors import PoolError, one_line
-from adagres.pools.fields import Location, RawPool, json_line_finder, line_positions, show_id
+from adagres.pools.duplicates import DuplicateKeyError, check_no_duplicate_keys
+from adagres.pools.fields import (
+    Location,
+    RawPool,
+    json_line_finder,
+    line_positions,
+    show_id,
+    type_name,
+)
 from adagres.pools.files import detect_format
 from adagres.pools.frameworks import looks_like_pool, normalise_pool
 from adagres.pools.limits import DEFAULT_LIMITS, Limits, check_json_text
@@ -30,6 +39,7 @@ from adagres.pools.values import json_value_problem
 __all__ = [
     "fast_parse_is_exact",
     "json_pools",
+    "jsonl_line_pool",
     "jsonl_pools",
     "parse_json",
     "save_pool",
@@ -85,7 +95,17 @@ def parse_json(text: str | bytes) -> Any:
     gives the error of a malformed one.
     Check the text with :func:`~adagres.pools.limits.check_json_text` (or
     ``check_json_depth``) first: this function does not bound the nesting depth.
+
+    An object that holds a key twice raises
+    :class:`~adagres.pools.duplicates.DuplicateKeyError` (a ``JSONDecodeError`` naming
+    the key and where the object starts), where both parsers would keep the last value.
     """
+    parsed = _parse(text)
+    check_no_duplicate_keys(parsed, text)
+    return parsed
+
+
+def _parse(text: str | bytes) -> Any:
     if _orjson is not None:
         data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
         if fast_parse_is_exact(data):
@@ -97,6 +117,11 @@ def parse_json(text: str | bytes) -> Any:
 
 
 def _json_error(error: json.JSONDecodeError, label: str, line_offset: int = 0) -> PoolError:
+    if isinstance(error, DuplicateKeyError):
+        return PoolError(
+            f"{label}, line {error.lineno + line_offset}, column {error.colno}: {error.msg}; "
+            f"remove one of them"
+        )
     return PoolError(
         f"{label}, line {error.lineno + line_offset}, column {error.colno}: "
         f"malformed JSON ({error.msg})"
@@ -119,9 +144,9 @@ def _loads(text: str, label: str, line_offset: int = 0) -> Any:
         ) from None
 
 
-def _scan(text: str, raw: bytes | None, label: str, limits: Limits) -> bool:
+def _scan(text: str, raw: bytes | None, label: str, limits: Limits, first_line: int = 1) -> bool:
     source = raw[3:] if raw is not None and raw.startswith(b"\xef\xbb\xbf") else raw
-    return check_json_text(text if source is None else source, label, limits)
+    return check_json_text(text if source is None else source, label, limits, first_line)
 
 
 def json_pools(
@@ -174,6 +199,23 @@ def jsonl_pools(
     return out
 
 
+def jsonl_line_pool(
+    text: str, label: str, line: int, limits: Limits = DEFAULT_LIMITS, *, raw: bytes | None = None
+) -> RawPool:
+    """The pool of one line of a ``.jsonl`` pool set (``line``: its number in the file, for
+    messages). The line must be a pool object, ``{"query": ..., "chunks": [...]}`` or a
+    wrapper of documents: a set's line is never read as one document of a larger pool."""
+    plain = _scan(text, raw, label, limits, line)
+    obj = _loads(text, label, line - 1)
+    ctx = Location(label, line=line, plain=plain)
+    if not looks_like_pool(obj):
+        got = "an object without 'chunks'" if isinstance(obj, dict) else type_name(obj)
+        raise ctx.fail(
+            f'each line of a pool set must be a pool {{"query": ..., "chunks": [...]}}, got {got}'
+        )
+    return normalise_pool(obj, ctx, None), ctx
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -222,10 +264,16 @@ def save_pools(
             f"{path.name}: save one pool per .json file or many to .jsonl "
             f"(got {len(dicts)} pool(s) for a .{fmt} file)"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:  # a name too long, a folder we may not write, a full disk
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        shown = one_line(path.name, max_chars=120)
+        raise PoolError(f"{shown}: cannot write the file ({error.strerror or error})") from None
     return path
 
 

@@ -54,7 +54,10 @@ class Limits:
       and the embedding model read);
     - ``max_chunks``: chunks of one pool;
     - ``max_file_chunks``: chunks of all the pools of one file together (rows of a table),
-      each of which costs about 1.5 KB while it loads.
+      each of which costs about 1.5 KB while it loads;
+    - ``max_set_pools``: pieces of a pool set (the non-blank lines of its ``.jsonl`` files
+      and its other pool files), each of which the set keeps (about 300 bytes) until it is
+      summarised.
 
     >>> Limits(max_depth=200).max_depth, Limits().max_chunks
     (200, 100000)
@@ -68,6 +71,7 @@ class Limits:
     max_text_chars: int = 100_000
     max_chunks: int = 100_000
     max_file_chunks: int = 1_000_000
+    max_set_pools: int = 100_000
 
     def __post_init__(self) -> None:
         for item in dataclasses.fields(self):
@@ -204,21 +208,28 @@ def too_many_chunks(where: str, count: int, limits: Limits) -> PoolError:
     )
 
 
-def check_json_text(data: bytes | str, where: str, limits: Limits) -> bool:
+# Levels the canonical layout can add to a value's depth in the file it came from: a
+# document on a JSONL line (metadata at level 2) becomes a chunk of a saved pool (level 4).
+_LAYOUT_LEVELS = 2
+
+
+def check_json_text(data: bytes | str, where: str, limits: Limits, first_line: int = 1) -> bool:
     """Raise PoolError if a JSON text nests deeper than ``limits.max_depth`` or holds more
     than ``limits.max_values`` values.
 
     Return True when the values it parses to need no check by
     :func:`~adagres.pools.values.json_value_problem` (no NaN or infinite number, no lone
-    surrogate, no huge integer, no string over ``max_field_chars``, and a level to spare
-    below ``max_depth`` for the canonical layout): the walk costs about 1 µs per value.
+    surrogate, no huge integer, no string over ``max_field_chars``, and three levels to
+    spare below ``max_depth`` for the canonical layout): the walk costs about 1 µs per value.
+    ``first_line`` is the file's line number of the text's first line, for messages.
     """
     shape = scan_json(data, limits.max_depth)
     if shape.depth > limits.max_depth:
-        raise _too_deep(where, shape.deep_line, limits)
+        raise _too_deep(where, shape.deep_line + first_line - 1, limits)
     if shape.values > limits.max_values:
-        raise too_many_values(where, shape.values, limits)
-    if not shape.plain or shape.depth >= limits.max_depth:
+        at = f"{where}, line {first_line}" if first_line > 1 else where
+        raise too_many_values(at, shape.values, limits)
+    if not shape.plain or shape.depth + _LAYOUT_LEVELS >= limits.max_depth:
         return False
     if len(data) <= limits.max_field_chars:
         return True

@@ -26,6 +26,7 @@ import numpy as np
 from adagres.core.prepared import PreparedPool, prepare
 from adagres.core.validate import normalise_rows, vector_problem
 from adagres.errors import PoolError, one_line
+from adagres.pools.values import string_list_problem
 
 __all__ = ["GIVEN", "Chunk", "Pool"]
 
@@ -118,6 +119,9 @@ class Pool:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "chunks", tuple(self.chunks))
+        problem = string_list_problem(self.answers)
+        if problem is not None:
+            raise PoolError(f"{self._where()}answers: {problem}")
         object.__setattr__(self, "answers", tuple(self.answers))
         object.__setattr__(self, "raw_embeddings", _as_matrix(self.raw_embeddings, "embeddings"))
         object.__setattr__(

@@ -21,28 +21,23 @@ path gives the rows of the serial run, bit for bit.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import hashlib
-import json
 import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from adagres.core.baselines import run_prepared
 from adagres.core.metrics import evaluate
 from adagres.core.presets import PRESETS
 from adagres.core.settings import Settings
-from adagres.errors import InputError, PoolError
-from adagres.pools.io import load_pools
+from adagres.errors import InputError
 from adagres.pools.pool import Pool
+from adagres.pools.poolset_files import PoolSet, Unit, load_pool_set, load_unit, spec_fields
 
 __all__ = [
     "COMPARED",
@@ -51,6 +46,7 @@ __all__ = [
     "load_pool_set",
     "load_unit",
     "prepare_pool",
+    "spec_fields",
     "summarize",
     "summarize_pool",
     "summarize_units",
@@ -62,142 +58,7 @@ COMPARED: dict[str, tuple[str, Settings | None]] = {
     "adagres": ("adagres", None),
     "recommended": (PRESETS["recommended"].strategy, PRESETS["recommended"].settings),
 }
-_POOL_SUFFIXES = (".json", ".jsonl", ".csv", ".parquet", ".pq")
 _TOKENIZER = "cl100k"  # for pools whose file has no token counts, as the app counts them
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One piece of a pool set: a byte range of a file (a ``.jsonl`` line from ``line``, or a
-    whole file) or pools already in memory. It yields one pool, or several for a file that
-    holds several."""
-
-    label: str
-    path: str | None = None
-    start: int = 0
-    end: int = 0
-    line: int = 1
-    pools: tuple[Pool, ...] | None = None
-
-
-@dataclass(frozen=True)
-class PoolSet:
-    """The pieces of a pool set, where they came from, and a fingerprint of their content
-    (sha256 of the files' bytes, or of a collection spec and the pools it retrieved)."""
-
-    name: str
-    source: str
-    fingerprint: str
-    units: tuple[Unit, ...]
-
-    def __len__(self) -> int:
-        return len(self.units)
-
-
-# --------------------------------------------------------------------------- loading
-
-
-def _line_units(path: Path, data: bytes, digest: Any) -> list[Unit]:
-    units, start, number = [], 0, 1
-    for line in data.split(b"\n"):
-        end = start + len(line)
-        if line.strip():
-            units.append(Unit(f"{path.name}, line {number}", str(path), start, end, number))
-        start, number = end + 1, number + 1
-    digest.update(data)
-    return units
-
-
-def _file_units(path: Path, digest: Any) -> list[Unit]:
-    data = path.read_bytes()
-    digest.update(f"{path.name}|{len(data)}|".encode())
-    if path.suffix.lower() == ".jsonl":
-        return _line_units(path, data, digest)
-    digest.update(data)
-    return [Unit(path.name, str(path), 0, len(data))]
-
-
-def _spec(source: Any) -> Mapping[str, Any] | None:
-    if isinstance(source, Mapping):
-        return source
-    path = Path(source)
-    if path.suffix.lower() != ".json" or not path.is_file() or path.stat().st_size > 1 << 20:
-        return None
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None  # a pool file with a problem: its loader names it
-    return obj if isinstance(obj, dict) and "collection" in obj and "queries" in obj else None
-
-
-def load_pool_set(source: str | os.PathLike[str] | Mapping[str, Any]) -> PoolSet:
-    """Find the pools of a ``.jsonl`` file, a folder of pool files, or a collection spec.
-
-    Files are read once here (for the fingerprint and the line offsets) and parsed when the
-    set is summarised; a collection spec retrieves its pools now
-    (:func:`adagres.pools.milvus.retrieve_pools`, one connection for every query).
-    """
-    spec = _spec(source)
-    if spec is not None:
-        return _collection_set(spec)
-    assert not isinstance(source, Mapping)  # a mapping is always a spec
-    path = Path(source)
-    digest = hashlib.sha256()
-    if path.is_dir():
-        files = sorted(
-            p for p in path.iterdir() if p.is_file() and p.suffix.lower() in _POOL_SUFFIXES
-        )
-        units = [unit for file in files for unit in _file_units(file, digest)]
-    elif path.is_file():
-        units = _file_units(path, digest)
-    else:
-        raise PoolError(f"{path}: no such pool set (a .jsonl file, a folder or a .json spec)")
-    if not units:
-        raise PoolError(f"{path}: the pool set holds no pool file or line")
-    return PoolSet(path.name, str(path), digest.hexdigest(), tuple(units))
-
-
-def _collection_set(spec: Mapping[str, Any]) -> PoolSet:
-    from adagres.pools.milvus import redact_uri, retrieve_pools
-
-    for key in ("uri", "collection", "queries"):
-        if key not in spec:
-            raise InputError(f"pool set spec: missing field {key!r}")
-    items = [{"query": q} if isinstance(q, str) else q for q in spec["queries"]]
-    for position, item in enumerate(items):
-        if not isinstance(item, Mapping) or not isinstance(item.get("query"), str):
-            raise InputError(f"pool set spec: queries[{position}] needs a 'query' text")
-    pools = retrieve_pools(
-        spec["uri"],
-        spec["collection"],
-        [i["query"] for i in items],
-        top_n=int(spec.get("top_n", 20)),
-    )
-    units, digest = [], hashlib.sha256()
-    for position, (item, pool) in enumerate(zip(items, pools, strict=True)):
-        gold = set(item.get("gold") or ())
-        chunks = tuple(
-            dataclasses.replace(c, gold=c.id in gold) if gold else c for c in pool.chunks
-        )
-        pool = dataclasses.replace(pool, chunks=chunks, answers=tuple(item.get("answers") or ()))
-        digest.update(f"{pool.fingerprint}|{sorted(gold)}|{pool.answers}|".encode())
-        units.append(Unit(f"queries[{position}]", pools=(pool,)))
-    source = f"{redact_uri(spec['uri'])} / {spec['collection']}"
-    return PoolSet(str(spec["collection"]), source, digest.hexdigest(), tuple(units))
-
-
-def load_unit(unit: Unit) -> list[Pool]:
-    """The pools of one piece, validated (a PoolError names its file and line)."""
-    if unit.pools is not None:
-        return list(unit.pools)
-    assert unit.path is not None
-    with open(unit.path, "rb") as handle:
-        handle.seek(unit.start)
-        data = handle.read(unit.end - unit.start)
-    name = Path(unit.path).name
-    if unit.line > 1:  # blank lines before it, so the loader's messages give its true line
-        data = b"\n" * (unit.line - 1) + data
-    return load_pools(data, name=name)
 
 
 # --------------------------------------------------------------------------- summaries

@@ -15,6 +15,7 @@ from adagres.pools.assembly import pool_from_dict
 from adagres.pools.frameworks import object_to_dict
 from adagres.pools.jsonfile import save_pool
 from adagres.pools.pool import Pool
+from adagres.pools.values import string_list_problem
 
 __all__ = ["dump_retrieval", "pool_from_retrieval"]
 
@@ -41,6 +42,9 @@ def pool_from_retrieval(
     >>> pool.ids, pool.scores.tolist()
     (('c0', 'c1'), [0.9, 0.7])
     """
+    problem = string_list_problem(answers)
+    if problem is not None:
+        raise PoolError(f"{_WHERE}: answers: {problem}")
     texts = _listed(texts, "texts")
     given = {
         name: _listed(value, name, len(texts))

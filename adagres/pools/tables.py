@@ -1,10 +1,15 @@
 """Table pool files, ``.csv`` and ``.parquet``: one row per chunk.
 
 Columns: ``text`` (required; also ``page_content``, ``content``, ``chunk``, ``passage``),
-``id``, ``query`` (or ``question``, or ``query=``), ``score``, ``tokens``, ``title``,
+``id`` (or ``chunk_id``; with both, ``id`` is the id and ``chunk_id`` is kept in the
+metadata), ``query`` (or ``question``, or ``query=``), ``score``, ``tokens``, ``title``,
 ``source``, ``gold``, ``embedding`` (a JSON list in CSV), ``metadata`` (a JSON object in
-CSV); other columns go into the chunk's metadata. Several queries in the ``query`` column
-make several pools. Parquet is read by :mod:`adagres.pools.parquet`.
+CSV); other columns go into the chunk's metadata (a column and a ``metadata`` key of the
+same name are refused, naming both). Several queries in the ``query`` column make several
+pools. Pool fields, the same on every row of a query (rows that differ are refused; empty
+cells are not values): ``query_embedding`` (a JSON list in CSV: what a table with an
+``embedding`` column needs, or ``embedding_model``), ``embedding_model``, ``answers`` (a
+JSON list of strings in CSV). Parquet is read by :mod:`adagres.pools.parquet`.
 
 CSV within the :class:`~adagres.pools.limits.Limits`: a field longer than
 ``max_field_chars`` stops the reader as soon as it is that long, every field counts
@@ -22,7 +27,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from adagres.errors import PoolError, one_line
-from adagres.pools.fields import CHUNK_FIELDS, Location, RawPool, row_positions, show_id
+from adagres.pools.fields import (
+    CHUNK_FIELDS,
+    Location,
+    RawPool,
+    row_positions,
+    show_id,
+    type_name,
+)
 from adagres.pools.jsonfile import parse_json
 from adagres.pools.limits import (
     DEFAULT_LIMITS,
@@ -33,7 +45,7 @@ from adagres.pools.limits import (
 )
 from adagres.pools.parquet import parquet_rows
 
-__all__ = ["csv_rows", "parquet_rows", "table_pools"]
+__all__ = ["POOL_COLUMNS", "csv_rows", "parquet_rows", "table_pools"]
 
 # csv.field_size_limit is one setting for the whole process: set it only while reading,
 # one reader at a time, and put it back.
@@ -125,8 +137,39 @@ def table_pools(
             _row_to_chunk(rows[n - 1], n, text_column, query_column, typed, cells) for n in numbers
         ]
         ctx = Location(label, chunk_position=row_positions(numbers))
-        pools.append(({"query": group_query, "chunks": chunks}, ctx))
+        pool = {"query": group_query, "chunks": chunks}
+        pool.update(_pool_fields(rows, numbers, typed, cells))
+        pools.append((pool, ctx))
     return pools
+
+
+#: Columns that hold a field of the pool (one value per query), not of each chunk.
+POOL_COLUMNS = ("query_embedding", "embedding_model", "answers")
+
+
+def _pool_fields(
+    rows: list[dict[str, Any]], numbers: list[int], typed: bool, cells: _JsonCells
+) -> dict[str, Any]:
+    """The pool fields of one query's rows: each the one value its non-empty cells share."""
+    out: dict[str, Any] = {}
+    for key in POOL_COLUMNS:
+        first: tuple[int, Any] | None = None
+        for number in numbers:
+            value = rows[number - 1].get(key)
+            if value is None or value == "":
+                continue
+            if not typed and key != "embedding_model":
+                value = cells.parse(value, f"{cells.label}, row {number}, field '{key}'")
+            if first is None:
+                first = (number, value)
+            elif value != first[1]:
+                raise PoolError(
+                    f"{cells.label}, row {number}, field '{key}': differs from row {first[0]} of "
+                    f"the same query; a pool has one {key}, give it on every row alike or on one"
+                )
+        if first is not None:
+            out[key] = first[1]
+    return out
 
 
 def _column(columns: Iterable[str], choices: Sequence[str]) -> str | None:
@@ -144,27 +187,38 @@ def _row_to_chunk(
 ) -> dict[str, Any]:
     chunk: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
+    id_column = "id" if "id" in row else "chunk_id"
     for key, value in row.items():
-        if key == query_column:
+        if key == query_column or key in POOL_COLUMNS:
             continue
         if key == text_column:
             chunk["text"] = value
-        elif key in ("id", "chunk_id"):
+        elif key == id_column:
             chunk["id"] = value if not typed or value is None else str(value)
         elif key in CHUNK_FIELDS:
             if typed:
                 if value is not None:
                     chunk[key] = value
             elif value != "":
-                chunk[key] = _csv_value(key, value, number, cells, row.get("id"))
+                chunk[key] = _csv_value(key, value, number, cells, row.get(id_column))
         elif not (typed and value is None) and not (not typed and value == ""):
             metadata[key] = value
-    chunk.setdefault("id", f"row{number}")
     if chunk.get("id") in (None, ""):
         chunk["id"] = f"row{number}"
     if metadata:
         base = chunk.get("metadata")
-        chunk["metadata"] = {**metadata, **base} if isinstance(base, dict) else metadata
+        where = f"{cells.label}, row {number}, chunk {show_id(str(chunk['id']))}, field 'metadata'"
+        if base is not None and not isinstance(base, dict):
+            raise PoolError(
+                f"{where}: must be an object (the other columns join it), got {type_name(base)}"
+            )
+        both = sorted(set(metadata) & set(base or {}))
+        if both:
+            shown = one_line(both[0], max_chars=60)
+            raise PoolError(
+                f"{where}: key '{shown}' is also a column; rename one of them (neither is dropped)"
+            )
+        chunk["metadata"] = {**metadata, **(base or {})}
     return chunk
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from adagres.errors import one_line
 from adagres.pools.limits import Limits
 
-__all__ = ["json_value_problem", "string_problem"]
+__all__ = ["json_value_problem", "string_list_problem", "string_problem"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*\Z")
@@ -52,6 +52,41 @@ def string_problem(value: str, max_chars: int, limit: str) -> str | None:
                 f"{found.start()}, which is not a character and cannot be written as UTF-8"
             )
     return None
+
+
+def string_list_problem(value: Any) -> str | None:
+    """What keeps ``value`` from being a list of strings (answers, gold ids, queries), or None.
+
+    The rule for every such argument and field: a list (or tuple) whose items are all
+    strings. A single string is refused, never split into its characters nor guessed to be
+    one item (``"Paris"`` could as well be ``"Paris, Lyon"`` meant as two): the message says
+    to wrap it.
+
+    >>> string_list_problem(["Paris"]) is None, string_list_problem(("a", "b")) is None
+    (True, True)
+    >>> print(string_list_problem("Paris"))
+    must be a list of strings, got a string 'Paris'; wrap a single item in a list: ['Paris']
+    >>> print(string_list_problem(["a", 3]))
+    must be a list of strings; item 1 is an integer 3
+    """
+    if isinstance(value, (str, bytes)):
+        shown = one_line(repr(value), max_chars=40)
+        return (
+            f"must be a list of strings, got a {'string' if isinstance(value, str) else 'bytes'} "
+            f"{shown}; wrap a single item in a list: [{shown}]"
+        )
+    if not isinstance(value, (list, tuple)):
+        return f"must be a list of strings, got {_kind(value)}"
+    for position, item in enumerate(value):
+        if not isinstance(item, str):
+            shown = one_line(repr(item), max_chars=40)
+            return f"must be a list of strings; item {position} is {_kind(item)} {shown}"
+    return None
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", dict: "an object"}
+    return "null" if value is None else names.get(type(value), f"a {type(value).__name__}")
 
 
 def _key_path(path: str, key: str) -> str:

@@ -166,15 +166,51 @@ def watch(page: Any) -> Watch:
     return seen
 
 
-def wait_for_app(page: Any, *, charts: bool = True) -> None:
+#: The number of full runs the app has finished in this browser session (app.py writes it
+#: at the end of every run), 0 before the first.
+RUNS = """() => Math.max(0, ...[...document.querySelectorAll('style')]
+    .map(s => (s.textContent.match(/adagres-run (\\d+)/) || [0, 0])[1]).map(Number))"""
+#: A settled page: a run newer than ``after`` has finished, no script runs (the status
+#: widget is gone) and nothing of an earlier run is left stale.
+SETTLED = """(after) => (RUNS)() > after
+    && !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-stale="true"]')""".replace("RUNS", RUNS)
+
+
+def runs(page: Any) -> int:
+    return int(page.evaluate(RUNS))
+
+
+def wait_for_app(page: Any, *, charts: bool = True, after: int = 0) -> None:
+    """Wait until a run later than ``after`` (a :func:`runs` count taken before an action)
+    has finished and drawn: the app's state, never a fixed delay."""
     page.wait_for_selector("h1", timeout=90_000)
+    page.wait_for_function(SETTLED, arg=after, timeout=90_000, polling=50)
     if charts:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
-    # No script running: the status widget is gone.
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=90_000
-    )
-    page.wait_for_timeout(600)
+
+
+#: Every chart drawn: plotly has laid each one out and holds no pending redraw.
+CHARTS_DRAWN = """() => [...document.querySelectorAll('.js-plotly-plot')]
+    .every(gd => gd._fullLayout && !(gd._promises && gd._promises.length))"""
+
+
+def settle_layout(page: Any) -> None:
+    """Wait until the fonts are loaded, every chart is drawn and two frames have passed
+    (plotly's automargin redraw lands in the frame after a draw): what a screenshot or a
+    measurement of the layout needs, waited for by state, not by time."""
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    page.wait_for_function(CHARTS_DRAWN, timeout=90_000, polling=50)
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+@contextmanager
+def rerun(page: Any, *, charts: bool = True) -> Iterator[None]:
+    """``with rerun(page): <an action that reruns the app>`` returns once the run that the
+    action started has finished."""
+    before = runs(page)
+    yield
+    wait_for_app(page, charts=charts, after=before)
 
 
 #: The step each view of the Selection page shows (plotly's own figure data on each div:
@@ -229,11 +265,12 @@ def click_chunk(page: Any, position: int) -> None:
     """Click the chunk's point on the map (scrolled into view first)."""
     page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
         .find(p => p.data && p.data.some(t => t.name === 'query'))
-        .scrollIntoView({block: 'center'})""")
-    page.wait_for_timeout(400)
+        .scrollIntoView({block: 'center', behavior: 'instant'})""")
+    settle_layout(page)
     x, y = page.evaluate(POINT_OF, position)
     page.mouse.move(x, y)
-    page.wait_for_timeout(200)
+    # plotly takes a click on the point its hover found: wait for the hover label.
+    page.locator(".hoverlayer .hovertext").first.wait_for(timeout=30_000)
     page.mouse.click(x, y)
 
 

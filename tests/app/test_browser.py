@@ -8,7 +8,7 @@ and saves one screenshot per page under ``artifacts/screenshots/``.
 from __future__ import annotations
 
 import pytest
-from browser_support import SHOTS, chromium, server
+from browser_support import SHOTS, chromium, server, wait_for_app
 
 # url path (Selection is the default page, at the root), file name, whether it has charts
 PAGES = [
@@ -54,7 +54,7 @@ def test_every_page_renders_in_chromium(app_url):
             page.wait_for_selector("h1", timeout=60_000)
             if charts:
                 page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
-            page.wait_for_timeout(800)  # let the remaining elements settle
+            wait_for_app(page, charts=charts)  # the run has finished: no element is stale
             assert page.get_by_text("Page not found").count() == 0, path
             assert page.locator('[data-testid="stException"]').count() == 0, path
             errors = page.locator('[data-testid="stAlertContentError"]')

@@ -152,7 +152,7 @@ def hover_label(page, position: int) -> str:
         .find(p => p.data && p.data.some(t => t.name === 'query'))
         .scrollIntoView({block: 'center'})""")
     page.mouse.move(5, 5)
-    page.wait_for_timeout(150)
+    page.wait_for_function("() => !document.querySelector('.hoverlayer .hovertext')")
     x, y = page.evaluate(POINT_OF, position)
     page.mouse.move(x, y)
     label = page.locator(".hoverlayer .hovertext").first
@@ -227,7 +227,11 @@ def test_why_dropped_shows_ids_and_text_as_written(app, page):
 def test_similarity_compare_and_lambda_show_the_texts_as_written(app, page):
     visit(page, app, f"similarity?{SETTINGS}", "similarity")
     page.get_by_text("chunks of the heatmap, in row order").click()
-    page.wait_for_timeout(1000)  # the table inside draws
+    page.wait_for_function(  # the table inside the expander is drawn, with its header
+        """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].some(t =>
+            t.offsetParent && (t.querySelector('thead th') || {}).textContent === 'row')""",
+        timeout=30_000,
+    )
     rows = table_rows(page, "row", "id")
     assert by_id(rows, "text") == dict(zip(IDS, TEXTS, strict=True))
     visit(page, app, f"compare?{SETTINGS}", "compare")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from browser_support import CHROMIUM, FLAGS, SHOTS, server, wait_for_app, watch
+from browser_support import CHROMIUM, FLAGS, SHOTS, server, settle_layout, wait_for_app, watch
 from playwright.sync_api import sync_playwright
 
 WIDTHS = (1024, 1400, 1920)
@@ -119,7 +119,7 @@ def test_every_page_reads_in_full(app, width):
             for path, name, charts in PAGES:
                 page.goto(f"{app.url}/{path}?{QUERY}")
                 wait_for_app(page, charts=charts)
-                page.wait_for_timeout(800)
+                settle_layout(page)
                 page.screenshot(path=str(folder / f"{name}-{width}.png"))
                 found = json.loads(page.evaluate(PROBLEMS))
                 if found:

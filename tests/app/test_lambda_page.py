@@ -153,19 +153,18 @@ def test_exact_on_a_button_for_mid_sized_problems(data_dir):
 
 
 def test_a_stopped_search_shows_what_it_proved(data_dir, monkeypatch):
-    # The solver's time limit at 0 s: it stops after the root node, deterministically.
-    from adagres.core import baselines as core_baselines
+    # The solver's node limit at 1 and no enumeration: it stops after the root node.
     from adagres.core import exact
 
-    real = core_baselines.solve_exact
-    monkeypatch.setattr(core_baselines, "solve_exact",
-                        lambda pool, budget, terms, max_chunks, _limit, **kw: real(
-                            pool, budget, terms, max_chunks, 0.0, **kw))  # fmt: skip
+    real = exact.solve_exact
+    monkeypatch.setattr(exact, "solve_exact",
+                        lambda pool, budget, terms, max_chunks, _nodes, _limit: real(
+                            pool, budget, terms, max_chunks, 1, None, max_sets=0))  # fmt: skip
     pool = pool_of(data_dir, "medium")
     budget = 100  # 85 chunks fit: the page solves on a button
     greedy = adagres_selection(pool, budget)
     terms = exact.Terms(greedy.lam, greedy.alpha, greedy.redundancy_floor)
-    stopped = exact.solve(pool.prepared, budget, terms, time_limit=0.0)
+    stopped = exact.solve(pool.prepared, budget, terms, max_nodes=1, max_sets=0)
     assert not stopped.proven  # else this pool and budget no longer test a stopped search
     at = page(LAMBDA, pool="medium", budget=str(budget), **PAPER)
     at.button(key="lam_solve_exact").click().run()

@@ -130,14 +130,15 @@ def test_one_summary_per_content_and_settings(pools_dir, shared_tmp, monkeypatch
     assert calls == [444, 333] and table(at).equals(before)
 
 
-@pytest.mark.parametrize("name", ["absent.jsonl", "empty"])
+@pytest.mark.parametrize("name", ["absent.jsonl", "empty", "a" * 300 + ".jsonl"])
 def test_bad_paths(shared_tmp, name):
     tmp_path = shared_tmp
-    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty").mkdir(exist_ok=True)
     at = open_page(tmp_path / name)
     assert not at.exception
     (message,) = [e.value for e in at.error]
-    assert ("no such pool set" if name == "absent.jsonl" else "holds no pool") in message
+    expected = {"absent.jsonl": "no such pool set", "empty": "holds no pool"}
+    assert escape_md(expected.get(name, "cannot read the pool set (File name too long)")) in message
 
 
 @pytest.mark.parametrize("where", ["outside", "dotdot"])
@@ -170,3 +171,46 @@ def test_an_uploaded_set_opens_only_in_its_session(pools_dir, tmp_path, monkeypa
     (message,) = [e.value for e in theirs.error]
     assert "is outside the folders this server shares" in message
     assert not any("AdaGReS cos" in df.value.columns for df in theirs.dataframe)
+
+
+def test_an_upload_is_kept_in_its_session_only_and_released(pools_dir, tmp_path, monkeypatch):
+    """An uploaded set lives in its session's state (not in the server-wide cache), one at a
+    time: opening a shared set releases it; a session may open only its latest uploads."""
+    monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path / "cache"))
+    line = (pools_dir / "tiny.json").read_text().replace("\n", " ") + "\n"
+    ps._open.clear()
+    at = open_page()
+    uploads = []
+    for number in range(ps.MAX_SESSION_UPLOADS + 1):
+        content = (line * (number + 1)).encode()  # a new content each time
+        at.file_uploader(key="ps_upload").set_value((f"u{number}.jsonl", content, "text/plain"))
+        at.run()
+        no_error(at)
+        uploads.append(at.text_input(key="ps_path").value)
+        path, _stamp, kept = at.session_state["ps_opened_upload"]
+        assert path == uploads[-1] and len(kept) == number + 1 and len(table(at)) == number + 1
+        key, found = at.session_state["ps_upload_rows"]  # its rows: in the session too
+        assert key[0] == kept.fingerprint and len(found) == number + 1
+    assert at.session_state["ps_own_uploads"] == uploads[1:]  # the oldest one is released
+    at.text_input(key="ps_path").set_value(uploads[0]).run()
+    (message,) = [e.value for e in at.error]
+    assert "is outside the folders this server shares" in message
+    at.text_input(key="ps_path").set_value(str(pools_dir)).run()  # a shared set
+    no_error(at)
+    assert "ps_opened_upload" not in at.session_state
+    assert "ps_upload_rows" not in at.session_state
+
+
+def test_one_bad_line_refuses_the_set_naming_file_line_and_problem(pools_dir, shared_tmp):
+    """The rule of the library, the CLI and the page alike: one bad line refuses the set, and
+    the message names the file, the line and what is wrong with it."""
+    line = (pools_dir / "tiny.json").read_text().replace("\n", " ")
+    path = shared_tmp / "set.jsonl"
+    path.write_text(f"{line}\n\n{line}\n" + '[{"page_content": "a document"}]\n')
+    at = open_page(path)
+    assert not at.exception
+    (message,) = [e.value for e in at.error]
+    assert message == escape_md(
+        "set.jsonl, line 4: each line of a pool set must be a pool "
+        '{"query": ..., "chunks": [...]}, got a list'
+    )

@@ -160,3 +160,25 @@ def test_adaptive_url_settings(pools_dir):
     assert at.number_input(key="sb_scale").value == 2.0
     assert at.number_input(key="sb_floor").value == pytest.approx(0.3)
     assert at.selectbox(key="sb_strategy").value == "mmr"
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "ignored"),
+    [
+        ("../../pages/2_selection.py", {"topn": "9" * 30}, "topn"),
+        ("../../pages/2_selection.py", {"topn": str(2**60)}, "topn"),
+        ("../../pages/4_lambda.py", {"lam": "1e12"}, None),
+        ("../../pages/5_compare.py", {"a_lam": "1e13"}, "a_lam"),
+        ("../../pages/5_compare.py", {"b_lam": "nan", "a_budget": "9" * 30}, "b_lam"),
+    ],
+)
+def test_links_past_the_limits_are_ignored_with_a_word_not_a_traceback(path, params, ignored):
+    """A 30-digit top-n once reached a number box whose maximum the browser cannot hold, a
+    λ of 1e12 put the λ page's sweep past the core's bound on λ, and Compare took any λ."""
+    at = page(path, pool="medium", **params)
+    no_error(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")  # markdown escapes
+    if ignored is None:  # a valid λ at the bound: the page draws its sweep
+        assert at.get("plotly_chart")
+    else:
+        assert f"ignored {ignored}=" in warnings, warnings

@@ -25,7 +25,9 @@ pytestmark = time_limit(1.0)
 HOSTILE_SCALARS = st.sampled_from(
     [float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 5e-324, 1e-310, 2**70, -(2**70),
      -1, 0, True, False, None, "3", "nan", Fraction(7, 2), Decimal("1e400"), Decimal("NaN"),
-     np.float16(3), np.float64("nan"), np.int64(2**62), np.uint64(2**63), complex(1, 1), [], ()]
+     np.float16(3), np.float64("nan"), np.int64(2**62), np.uint64(2**63), complex(1, 1), [], (),
+     10**400, -(10**400), Fraction(10**400, 3), 2**63, np.array([0.3]), np.array([1.0, 2.0]),
+     np.array("skip"), np.array(["fill"]), "800", 1.5]
 )  # fmt: skip
 STRATEGIES = ("adagres", "topk_same_k", "topk_budget", "mmr", "exact", "reference_code")
 SETTINGS = ("lam", "alpha", "scale", "offset", "lam_max", "redundancy_floor",
@@ -195,6 +197,79 @@ def test_lam_sweep(pool, budget, lams, fields):
             assert np.isfinite(value).all(), field.name
         elif isinstance(value, float):
             assert math.isfinite(value), field.name
+
+
+@st.composite
+def prepared_pools(draw):
+    """A valid prepared pool of 1-6 chunks (the prepared path trusts the pool, not the rest)."""
+    n = draw(st.integers(1, 6))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    q, C = rng.standard_normal(3), rng.standard_normal((n, 3))
+    return adagres.prepare(q, C, rng.integers(0, 60, n)), n
+
+
+@given(prepared_pools(), budgets, st.sampled_from([*STRATEGIES, "paper", None, ["mmr"]]),
+       settings_fields)  # fmt: skip
+def test_the_prepared_path_checks_what_it_does_not_trust(prepared, budget, strategy, fields):
+    """``select_prepared`` and ``baselines.run_prepared`` ("select as often as you like"):
+    a hostile budget, strategy or settings value is an InputError, and every selection keeps
+    the budget (NaN once made mmr take the whole pool)."""
+    pool, n = prepared
+    settings, _ = outcome(lambda: adagres.Settings(**fields))
+    for value in (settings, fields or None, "recommended"):  # a Settings value, or not one
+        got, _ = outcome(lambda v=value: adagres.select_prepared(pool, budget, v))
+        if got is not None:
+            kept_the_budget(got, budget)
+        got, _ = outcome(
+            lambda v=value: baselines.run_prepared(strategy, pool, budget, v, texts=["x"] * n)
+        )
+        if got is not None:
+            kept_the_budget(got, budget)
+
+
+def kept_the_budget(selection, budget) -> None:
+    """A selection was made only for a whole, finite budget >= 0, and keeps it."""
+    check_selection(selection, budget)
+    assert not isinstance(budget, bool) and float(budget).is_integer() and budget >= 0
+    assert selection.budget == int(budget) and selection.tokens_used <= selection.budget
+
+
+@given(
+    st.integers(1, 6),
+    HOSTILE_SCALARS | st.integers(-3, 8),
+    st.sampled_from([None, [], ["a"], "abcdef", ["a", "b", "c", "d", "e", "f", "g"], 3]),
+)
+def test_records_name_what_they_are_asked(n, chunk, ids):  # fmt: skip
+    """``Selection.verdict``, ``to_dict`` and a verdict's ``summary`` with hostile positions
+    and id lists: a result, or an InputError; ids must be one per chunk."""
+    rng = np.random.default_rng(n)
+    selection = adagres.select(rng.standard_normal(3), rng.standard_normal((n, 3)), [10] * n, 40)
+    verdict, _ = outcome(lambda: selection.verdict(chunk))
+    if verdict is not None:
+        assert not isinstance(chunk, bool) and 0 <= chunk < n
+        text, _ = outcome(lambda: verdict.summary(ids))
+        assert text is None or isinstance(text, str)
+    as_dict, _ = outcome(lambda: selection.to_dict(ids))
+    if as_dict is not None:
+        assert ids is None or (not isinstance(ids, str) and len(ids) == n)
+
+
+@given(HOSTILE_SCALARS | st.sampled_from(["paper", "recommended", "Paper", ["paper"], {}]))
+def test_presets_by_name_only(name):
+    q, C = np.array([1.0, 0.0]), np.array([[0.94, 0.34], [0.91, 0.42]])
+    got, _ = outcome(lambda: adagres.run_preset(name, q, C, [50, 50], 100))
+    assert got is None or name in ("paper", "recommended")
+
+
+@given(
+    st.sampled_from([[1.5], "01", [0, 9], [True], [None], [np.int64(1)], [0], (0, 1), 1]),
+    st.sampled_from([[50, 100], [10**400], [float("nan")], ["x"], [1.5], 100]),
+)
+def test_budget_sweep_checks_gold_and_budgets(gold, budgets_):
+    q, C = np.array([1.0, 0.0]), np.array([[0.94, 0.34], [0.91, 0.42], [0.1, 0.99]])
+    result, _ = outcome(lambda: sweep.budget_sweep(q, C, [50, 50, 50], budgets_, gold=gold))
+    if result is not None:  # only whole positions inside the pool count as gold
+        assert gold in ([np.int64(1)], [0], (0, 1))
 
 
 # --------------------------------------------------------------------------- regressions

@@ -106,3 +106,20 @@ def test_picks_give_each_pick_its_step_and_gain():
         (0, {"adagres_step": 1, "adagres_gain": pytest.approx(1.0)}),
         (1, {"adagres_step": 2, "adagres_gain": pytest.approx(0.6 - selection.lam * 0.6)}),
     ]
+
+
+def test_saved_options_are_json_values_and_come_back_as_the_same_options(tmp_path):
+    chosen = common.options(50, preset="paper", settings=Settings(lam=0.2), tokenizer="words",
+                            record_to=tmp_path / "r.jsonl")  # fmt: skip
+    saved = common.saved(chosen)
+    assert saved == {
+        "budget": 50, "preset": "paper", "strategy": "adagres",
+        "settings": Settings(lam=0.2).as_dict(), "tokenizer": "words",
+        "record_to": str(tmp_path / "r.jsonl"),
+    }  # fmt: skip
+    again = common.options(**{**saved, "settings": common.settings_from(saved["settings"])})
+    assert again == chosen
+    with pytest.raises(InputError, match=r"^settings: unknown field 'lambda'"):
+        common.settings_from({"lambda": 0.2})
+    with pytest.raises(InputError, match=r"^tokenizer: a callable tokenizer cannot be serialised"):
+        common.saved(common.options(50, tokenizer=len))

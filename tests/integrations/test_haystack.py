@@ -24,6 +24,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from adagres import Settings, embed_texts
 from adagres.errors import InputError
 from adagres.integrations.haystack import AdagresSelector
+from adagres.pools.tokens import count_tokens
 
 pytestmark = pytest.mark.model
 
@@ -85,20 +86,38 @@ def test_selector_in_a_pipeline_selects_from_the_stored_vectors(
     check_record(record, pool_ids, want, "haystack")
 
 
-def test_options_survive_to_dict_and_from_dict(store, query_vector):
-    """A callable tokenizer travels as its dotted path (here ``len``: characters)."""
+def test_options_survive_dumps_and_loads_with_the_module_allowed(store, query_vector):
+    """A saved pipeline loads only with ``adagres.integrations`` allowed, and the loaded
+    selector picks what the original picks; the tokenizer travels by name."""
     settings = Settings(policy="skip", scale=0.5)
-    selector = AdagresSelector(budget=2000, strategy="mmr", settings=settings, tokenizer=len)
+    selector = AdagresSelector(budget=300, strategy="mmr", settings=settings, tokenizer="words")
     pipe = pipeline(store, selector)
-    again = Pipeline.from_dict(pipe.to_dict(), allowed_modules=["adagres.integrations"])
+    text = pipe.dumps()
+    with pytest.raises(Exception, match="adagres"):
+        Pipeline.loads(text)  # not allow-listed
+    again = Pipeline.loads(text, allowed_modules=["adagres.integrations"])
     loaded = again.get_component("adagres")
     assert loaded.options() == selector.options()
+    assert (
+        Pipeline.from_dict(pipe.to_dict(), allowed_modules=["adagres.integrations"])
+        .get_component("adagres")
+        .options()
+        == selector.options()
+    )
     documents = pool_of(store, query_vector)
-    want = expected(query_vector, [doc.embedding for doc in documents], [], budget=2000,
-                    strategy="mmr", settings=settings,
-                    tokens=[len(doc.content) for doc in documents])  # fmt: skip
+    tokens = count_tokens([doc.content for doc in documents], "words").tolist()
+    want = expected(query_vector, [doc.embedding for doc in documents], [], budget=300,
+                    strategy="mmr", settings=settings, tokens=tokens)  # fmt: skip
     picked = again.run({"query_embedding": query_vector})["adagres"]["documents"]
+    first = pipe.run({"query_embedding": query_vector})["adagres"]["documents"]
+    assert [doc.id for doc in picked] == [doc.id for doc in first]
     check_picks([doc.id for doc in picked], [doc.id for doc in documents], want)
+
+
+def test_a_callable_tokenizer_cannot_be_saved():
+    selector = AdagresSelector(budget=300, tokenizer=len)
+    with pytest.raises(InputError, match=r"^tokenizer: a callable tokenizer cannot be serialised"):
+        selector.to_dict()
 
 
 def test_documents_without_embeddings_and_records_without_a_query_are_named(
