@@ -39,8 +39,8 @@ for path in (ROOT, ROOT / "bench"):
 from bench_select import make_pool  # noqa: E402
 
 import adagres  # noqa: E402
-from adagres.core import exact  # noqa: E402
 from adagres.core.selection import resolve_terms  # noqa: E402
+from adagres.optimum import exact  # noqa: E402
 
 BUDGETS = (300, 600, 900, 1200)
 FLOORS: tuple[str | None, ...] = (None, "pool")

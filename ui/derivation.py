@@ -10,9 +10,9 @@ from collections.abc import Mapping
 import streamlit as st
 
 from adagres.core.calibration import FALLBACK_LAM, Calibration
-from adagres.core.exact import ExactResult
 from adagres.core.guarantee import Guarantee
 from adagres.core.result import Selection
+from adagres.optimum.exact import ExactResult
 from adagres.pools.pool import Pool
 
 from . import compute, render, tables

@@ -160,7 +160,7 @@ exact = _by_name(
     "exact",
     """The subset with the largest F within the budget, proven optimal by branch and bound.
 
-    :mod:`adagres.core.exact` holds the solver, its reductions and bounds. A problem with
+    :mod:`adagres.optimum.exact` holds the solver, its reductions and bounds. A problem with
     more than ``max_chunks`` candidates (chunks that can improve a set) is refused with
     :class:`SolverError`, as is a search that does not prove optimality within
     ``max_nodes`` nodes (a work limit: the same answer on any machine; ``time_limit``

@@ -4,7 +4,8 @@ and the app read.
 A :class:`Strategy` holds a strategy's name, its family, a one-line description, the
 statement of its score and the function that runs it,
 ``fn(pool, budget, settings, trace, options) -> Selection``. Adding a strategy is adding an
-entry here (or calling :func:`register` from an optional package, as the exact solver does).
+entry here (or calling :func:`register` from an optional package: :mod:`adagres.optimum`
+registers ``exact``).
 
 >>> STRATEGIES["orthogonal"].score
 'α·relevance − λ·Σ cos beyond the query to the picks'
@@ -79,28 +80,6 @@ def adagres(
     return select_prepared(pool, budget, settings, trace=trace)
 
 
-def exact(
-    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
-) -> Selection:
-    """The subset with the largest F within the budget, proven by branch and bound; its
-    steps list the set in relevance order with each chunk's marginal gain in that order."""
-    from .exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, solve_exact  # the solver is heavy
-    from .greedy import finish
-    from .records import Scoring, StopReason
-    from .replay import replay
-    from .selection import resolve_terms
-
-    terms, calibration = resolve_terms(pool, budget, settings)
-    max_chunks = EXACT_MAX_CHUNKS if options.max_chunks is None else options.max_chunks
-    max_nodes = EXACT_MAX_NODES if options.max_nodes is None else options.max_nodes
-    chosen = solve_exact(pool, budget, terms, max_chunks, max_nodes, options.time_limit)
-    order = sorted(chosen, key=lambda i: (-pool.relevance[i], i))
-    run = replay(pool, budget, order, terms, trace, StopReason.OPTIMAL)
-    scoring = Scoring("α·relevance", "λ·Σ cos to the picks", greedy=False)
-    return finish("exact", pool, budget, run, terms, calibration=calibration,
-                  settings=settings, scoring=scoring)  # fmt: skip
-
-
 class Registry(Mapping[str, Strategy]):
     """The strategies by name, in the order they were registered (read-only but for
     :func:`register`)."""
@@ -142,9 +121,6 @@ STRATEGIES = Registry(
     entry("mmr", "baseline", classic.mmr, "maximal marginal relevance, until nothing fits",
           "λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
           "maximal marginal relevance", "marginal relevance", in_sweeps=True),
-    entry("exact", "optimum", exact, "the best F within the budget (branch and bound)",
-          "none: the set with the largest F = α·Σ relevance − λ·Σ pairwise cos, listed in "
-          "relevance order", "optimum, small pools", "the optimum"),
     entry("reference_code", "baseline", classic.reference_code,
           "the authors' released code: k = ⌊T / mean characters⌋ picks",
           "α·relevance − β·Σ cos to the picks (their β, k picks)",
@@ -166,11 +142,18 @@ STRATEGIES = Registry(
 SWEPT: tuple[str, ...] = tuple(name for name, s in STRATEGIES.items() if s.in_sweeps)
 
 
-def register(entry: Strategy) -> None:
-    """Add ``entry`` (an optional package's strategy); a name taken already is refused."""
-    if entry.name in STRATEGIES.entries:
+def register(entry: Strategy, *, before: str | None = None) -> None:
+    """Add ``entry`` (an optional package's strategy), at the end or just ``before`` the
+    strategy of that name (the order the CLI, the app and the colours follow); a name taken
+    already is refused."""
+    entries = STRATEGIES.entries
+    if entry.name in entries:
         raise InputError(f"strategy {entry.name!r} is registered already")
-    STRATEGIES.entries[entry.name] = entry
+    items = list(entries.items())
+    at = [name for name, _ in items].index(before) if before in entries else len(items)
+    items.insert(at, (entry.name, entry))
+    entries.clear()
+    entries.update(items)
 
 
 def strategy(name: str) -> Strategy:

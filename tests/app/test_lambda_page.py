@@ -154,7 +154,7 @@ def test_exact_on_a_button_for_mid_sized_problems(data_dir):
 
 def test_a_stopped_search_shows_what_it_proved(data_dir, monkeypatch):
     # The solver's node limit at 1 and no enumeration: it stops after the root node.
-    from adagres.core import exact
+    from adagres.optimum import exact
 
     real = exact.solve_exact
     monkeypatch.setattr(exact, "solve_exact",

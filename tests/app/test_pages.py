@@ -9,7 +9,7 @@ from apptest_support import APP, POOL_PAGE, SELECTION, WHY, metric, no_error, pa
 from streamlit.testing.v1 import AppTest
 from synthetic import INJECTION
 
-from adagres.core.exact import EXACT_MAX_CHUNKS
+from adagres.optimum.exact import EXACT_MAX_CHUNKS
 from adagres.pools.io import load_pool
 
 # --------------------------------------------------------------------------- shell

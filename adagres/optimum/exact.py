@@ -9,9 +9,9 @@ one chunk in or out at a time, taking the open node with the largest bound and d
 it. A node (a set S in, a set U open) is cut off when an upper bound on its completions is
 no better than the incumbent: :func:`split_bound` (cheap) first, then :func:`convex_bound`
 (a concave relaxation over the knapsack polytope with the weights W − N, N ≥ 0 the pair
-multipliers of :func:`~adagres.core.nonnegative.pair_multipliers`, and the per-chunk
+multipliers of :func:`~adagres.optimum.nonnegative.pair_multipliers`, and the per-chunk
 diagonal of :func:`diagonal`: together the doubly non-negative bound). When few sets fit
-the budget, :func:`~adagres.core.enumeration.enumerate_best` visits them all instead. The
+the budget, :func:`~adagres.optimum.enumeration.enumerate_best` visits them all instead. The
 search stops at a work limit (``max_nodes``, deterministic: the same answer on a busy and
 an idle machine); a wall clock (``time_limit``) applies only when asked for. When a limit
 stops it, the largest bound still open bounds the optimum: the result carries the proven
@@ -28,17 +28,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.greedy import POLICY_RULES, Rule, Terms, objective_value
+from ..core.guarantee import guarantee
+from ..core.prepared import PreparedPool
+from ..core.result import Selection
+from ..core.selection import greedy, resolve_terms
+from ..core.settings import Settings
 from ..errors import InputError, SolverError
 from .bounds import ABS_TOL, convex_bound, count_fit, diagonal, rounded, shift, split_bound
 from .enumeration import ENUMERATE_MAX_SETS, enumerate_best
-from .greedy import POLICY_RULES, Rule, Terms, objective_value
-from .guarantee import guarantee
 from .nonnegative import pair_multipliers
-from .prepared import PreparedPool
 from .problem import Problem, incumbent, local_search, reduce
-from .result import Selection
-from .selection import greedy, resolve_terms
-from .settings import Settings
 
 __all__ = [
     "EXACT_MAX_CHUNKS",
@@ -82,7 +82,7 @@ class ExactResult:
     n_fit: int
     n_candidates: int
     k_max: int
-    #: True when every feasible set was visited (:mod:`~adagres.core.enumeration`);
+    #: True when every feasible set was visited (:mod:`~adagres.optimum.enumeration`);
     #: ``nodes`` is then the number of sets.
     enumerated: bool = False
 
@@ -300,7 +300,7 @@ def refusal(budget: int, n_fit: int, n: int, k: int, max_chunks: int) -> str:
         f"exact: {n_fit} chunks fit the budget of {budget} tokens; {n} of them are candidates "
         f"and up to {k} fit together (limits: {max_chunks} chunks, the size whose search "
         f"steps stay cheap enough for {EXACT_MAX_NODES:,} nodes in seconds). Use a "
-        "smaller pool or budget, or raise max_chunks of adagres.core.exact.solve."
+        "smaller pool or budget, or raise max_chunks of adagres.optimum.exact.solve."
     )
 
 
