@@ -40,7 +40,7 @@ from bench_select import make_pool  # noqa: E402
 
 import adagres  # noqa: E402
 from adagres.core.selection import resolve_terms  # noqa: E402
-from adagres.optimum import exact  # noqa: E402
+from adagres.optimum import exact, gap  # noqa: E402
 
 BUDGETS = (300, 600, 900, 1200)
 FLOORS: tuple[str | None, ...] = (None, "pool")
@@ -73,7 +73,7 @@ def measure(
     settings = adagres.Settings(redundancy_floor=floor)
     greedy = adagres.select_prepared(pool, budget, settings, trace=False)
     try:
-        return exact.optimality_gap(pool, budget, settings, greedy, max_nodes=max_nodes,
+        return gap.optimality_gap(pool, budget, settings, greedy, max_nodes=max_nodes,
                                     time_limit=limit, rel_gap=rel_gap)  # fmt: skip
     except adagres.SolverError as error:  # refused: the message says why
         return str(error)

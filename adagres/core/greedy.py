@@ -100,7 +100,7 @@ POLICY_RULES = {
 @functools.lru_cache(maxsize=256)  # made once per run: kept off the fast path's few µs
 def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
     """The :class:`Scoring` of a greedy rule at the terms it runs with."""
-    competes = "in_play" if rule.budget != "skip" else "fits"
+    competes: Literal["fits", "in_play"] = "in_play" if rule.budget != "skip" else "fits"
     sources = 3
     if rule.score == "mmr":
         relevance = f"{rule.lambda_mmr:g}·relevance"

@@ -160,7 +160,7 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
                        s.score_redundancy, fill_from=fill_from)  # fmt: skip
     c = s.candidates
     relevance_term = float(selection.alpha * selection.relevance[i])
-    numbers = (None, None, None, None)
+    numbers: tuple[float | None, ...] = (None, None, None, None)
     if c is not None:
         numbers = (float(c.gain[i]), float(c.score[i]), float(c.score_relevance[i]),
                    float(c.score_redundancy[i]))  # fmt: skip
