@@ -31,16 +31,19 @@ run: install
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
+# Everything but the browser tests on both cores (pytest-xdist), then the browser tests one
+# at a time: each drives its own server and Chromium, and waits for the app's state.
 test: install browser
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 -m "not browser"
+	$(PY) -m pytest -m browser
 
-# The everyday loop, under a minute: no real UMAP, no corpus builds, no Chromium.
+# The everyday loop, on both cores: no real UMAP, no corpus builds, no Chromium.
 test-fast: install
 	$(PY) -m ruff check .
-	$(PY) -m pytest -m "not slow and not browser"
+	$(PY) -m pytest -n 2 -m "not slow and not browser"
 
 # The core, the loaders, embedding, token counting and the pages with no network at all: a
 # network namespace with only the loopback interface up (needs root for unshare).
@@ -82,6 +85,8 @@ bench-browser: install browser
 
 PRESET_CANDIDATES = topk_budget,topk_same_k,mmr,paper,adagres_paper_fill,adagres_derived_fill
 PRESET_CANDIDATES := $(PRESET_CANDIDATES),fill_derived_pool_floor,near_duplicates,orthogonal,coverage
+PRESET_CANDIDATES := $(PRESET_CANDIDATES),guard_topk_t80,guard_topk_t50,guard_topk_t25
+PRESET_CANDIDATES := $(PRESET_CANDIDATES),guard_orthogonal_t80,guard_orthogonal_t50,guard_orthogonal_t25
 
 # Every strategy on real QA pools (reports/latest); eval-quick: demo + 5 FanOutQA queries.
 eval: install
@@ -93,7 +98,7 @@ eval-quick: install
 # The preset's candidates on the tuning half of the same seeded split (reports/dev): the
 # queries the recommended preset is chosen on, disjoint from the held-out half by construction.
 eval-dev: install
-	$(PY) -m adagres.eval --split dev --pools fanoutqa,drugs --exact-queries 0 --out reports \
+	$(PY) -m adagres.eval --split dev --pools fanoutqa,windows,drugs --exact-queries 0 --out reports \
 	  --name dev --strategies $(PRESET_CANDIDATES)
 
 demo-data: install

@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from ui import charts, render, state, tables
+from ui import charts, compute, render, state, tables
 from ui.replay import replay, step_summary
 from ui.sidebar import sidebar
 from ui.text import count, plain_name, reference_code_note
@@ -24,6 +24,22 @@ render.metrics(
         ("F(S)", f"{selection.objective:.4f}"),
         ("Stop reason", plain_name(selection.stop_reason)),
     ]
+)
+# What the context pays for twice: repeated text next to the mean pairwise cosine.
+measured = compute.metrics_of(key)
+render.metrics(
+    [
+        ("Mean pair cosine", f"{measured.redundancy_mean:.3f}"),
+        ("Repeated text", f"{100 * (measured.repeated_text or 0.0):.1f}%"),
+        ("Near-duplicate pairs", measured.near_duplicates),
+        ("Duplicates dropped", len(selection.duplicates)),
+    ],
+    help={
+        "Repeated text": "Share of the context's words (lower-cased) that lie in a word "
+        "8-gram already earlier in the context, chunks in pick order.",
+        "Duplicates dropped": "Chunks the near-duplicate guard made ineligible because they "
+        "duplicate a pick (see Why dropped).",
+    },
 )
 # What the rule maximised at each step; with the adaptive λ, its derivation.
 st.caption(f"{settings.strategy}: {selection.scoring.formula}")

@@ -38,6 +38,18 @@ info = doc["corpora"][corpus]
 st.text(info["description"])
 st.caption(render.escape_md(corpus_summary(info)))
 
+# ---- the lead: repeated text against recall, per corpus, and the preset's targets
+st.subheader("Summary: recall against repeated text")
+st.caption(
+    "Repeated text: share of the selection's words in a word 8-gram already earlier in the "
+    "context. Δ recall: the corpus's primary metric minus topk_budget's, in points."
+)
+lead, verdicts = evidence.summary(doc)
+st.dataframe(lead, key="ev_summary", hide_index=True)
+with st.expander("Verdicts and the targets each compared strategy misses"):
+    for line in verdicts:
+        st.text(line)
+
 # ---- figure and table from results.json
 st.subheader("Recall against redundancy")
 render.chart(evidence.tradeoff(name, corpus), "ev_tradeoff")

@@ -57,7 +57,8 @@ shown = ps.filter_rows(
 )
 st.caption(
     f"{count(len(shown), 'query', 'queries')} of {len(found)}. cos: mean pairwise cosine of "
-    "the picks; dropped: chunks top-k keeps that AdaGReS (or the preset) drops. Click a row "
+    "the picks; repeated text: share of the picks' words in a word 8-gram already in the "
+    "context; dropped: chunks top-k keeps that AdaGReS (or the preset) drops. Click a row "
     "to open its pool in every page."
 )
 render.table(
@@ -72,6 +73,8 @@ if shown:
         [
             ("Mean top-k cos", f"{sum(r['topk_redundancy'] for r in shown) / len(shown):.3f}"),
             ("Mean AdaGReS cos", f"{sum(r['adagres_redundancy'] for r in shown) / len(shown):.3f}"),
+            ("Mean top-k repeated text", ps.mean_share(shown, "topk_repeated")),
+            ("Mean rec. repeated text", ps.mean_share(shown, "recommended_repeated")),
             ("Queries with drops", sum(1 for r in shown if r["dropped"] > 0)),
         ]
     )

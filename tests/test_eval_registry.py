@@ -41,7 +41,9 @@ def test_registry_has_every_configuration_and_takes_new_ones(demo):
     from adagres.core.strategies import STRATEGIES
 
     assert all(names[n].core == n for n in STRATEGIES if n != "adagres")
-    assert names["orthogonal"].settings == Settings(policy="fill", formula="derived")
+    from adagres import PRESETS
+
+    assert names["orthogonal"].settings == PRESETS["recommended"].settings
     assert [s.name for s in strategies.resolve(["mmr"])] == ["topk_same_k", "topk_budget", "mmr"]
 
     strategies.register("two_best", module_level_strategy)

@@ -44,6 +44,8 @@ METRIC_COLUMNS = {
     "redundancy_mean": st.column_config.NumberColumn("mean pair cosine", format="%.4f"),
     "redundancy_max": st.column_config.NumberColumn("max pair cosine", format="%.4f"),
     "near_duplicates": st.column_config.NumberColumn("near-duplicate pairs"),
+    # share of words in a word 8-gram already in the context (metrics.repeated_text)
+    "repeated_text": st.column_config.NumberColumn("repeated text", format="%.1f%%"),
     "iou": st.column_config.NumberColumn("IoU with gold", format="%.3f"),
     "recall": st.column_config.NumberColumn("gold recall", format="%.3f"),
     "precision": st.column_config.NumberColumn("gold precision", format="%.3f"),
@@ -195,7 +197,7 @@ def metrics_frame(pool: Pool, configs: dict[str, AppSettings], names: list[str])
     for name, config in configs.items():
         values = compute.metrics_of(compute.selection_key(config)).as_dict()
         rows.append({"config": name, **{m: values[m] for m in names}})
-    return as_percent(pd.DataFrame(rows), "budget_use")
+    return as_percent(as_percent(pd.DataFrame(rows), "budget_use"), "repeated_text")
 
 
 def sweep_controls(

@@ -23,6 +23,7 @@ from adagres.core.strategies import STRATEGIES
 from adagres.eval.aggregate import METRIC_LABELS
 from adagres.eval.report import tradeoff_figure
 from adagres.eval.results import read_results, strategy_table
+from adagres.eval.targets import compared_strategies, summary_markdown
 
 from . import pools, state
 
@@ -34,9 +35,23 @@ __all__ = [
     "query_frame",
     "report_names",
     "reports_dir",
+    "summary",
     "table_frame",
     "tradeoff",
 ]
+
+
+def summary(doc: Mapping[str, Any]) -> tuple[pd.DataFrame, list[str]]:
+    """The report's lead (:func:`adagres.eval.targets.summary_markdown`) as the page shows it:
+    the table as a frame and the verdicts and missed targets as plain lines (the names in
+    them come from the report's file, so they are never read as Markdown)."""
+    lines = summary_markdown(doc, compared_strategies(doc))
+    rows = [[cell.strip() for cell in line.strip("|").split(" | ")]
+            for line in lines if line.startswith("|") and not line.startswith("|---")]  # fmt: skip
+    frame = pd.DataFrame(rows[1:], columns=rows[0]) if rows else pd.DataFrame()
+    text = [line.replace("**", "") for line in lines if line and not line.startswith("|")]
+    return frame, text
+
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = "results.json"

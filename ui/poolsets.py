@@ -32,6 +32,7 @@ __all__ = [
     "dropped_figure",
     "filter_rows",
     "frame",
+    "mean_share",
     "open_query",
     "open_set",
     "pick_from_table",
@@ -50,6 +51,8 @@ COLUMNS = {
     "topk_redundancy": "top-k cos",
     "adagres_redundancy": "AdaGReS cos",
     "recommended_redundancy": "recommended cos",
+    "topk_repeated": "top-k repeated text",
+    "recommended_repeated": "rec. repeated text",
     "dropped": "dropped",
     "dropped_recommended": "dropped (rec.)",
     "topk_tokens": "top-k tokens",
@@ -69,7 +72,7 @@ _OPENED = "ps_opened_upload"  # session state: (path, stamp, PoolSet) of its ope
 _UPLOAD_ROWS = "ps_upload_rows"  # session state: (key, rows) of its open upload
 #: Uploads a session may open (the latest ones); an older upload is released.
 MAX_SESSION_UPLOADS = 4
-ROWS_FORMAT = 1  # bump when the rows change meaning, so rows on disk are computed again
+ROWS_FORMAT = 2  # bump when the rows change meaning, so rows on disk are computed again
 _STRATEGY_NAMES = {"topk": "top-k (budget)", "adagres": "AdaGReS", "recommended": "recommended"}
 _STRATEGY_COLORS = {
     "topk": PALETTE["candidate"],
@@ -220,9 +223,21 @@ def frame(found: Sequence[dict[str, Any]]) -> Any:
     import pandas as pd
 
     table = pd.DataFrame(
-        [{key: row[key] for key in COLUMNS} for row in found], columns=list(COLUMNS)
+        [{key: row.get(key) for key in COLUMNS} for row in found], columns=list(COLUMNS)
     )
+    for key in ("topk_repeated", "recommended_repeated"):  # shares as percent, one decimal
+        table[key] = [None if v is None else round(100 * v, 1) for v in table[key]]
     return table.rename(columns=COLUMNS)
+
+
+def mean_share(found: Sequence[dict[str, Any]], key: str) -> str:
+    """The mean of a share column over the rows that have it, as "4.2%" ("–" without any).
+
+    >>> mean_share([{"r": 0.02}, {"r": 0.04}, {"r": None}], "r")
+    '3.0%'
+    """
+    values = [row[key] for row in found if row.get(key) is not None]
+    return f"{100 * sum(values) / len(values):.1f}%" if values else "–"
 
 
 def count_ticks(figure: go.Figure, largest: int) -> None:

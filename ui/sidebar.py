@@ -132,6 +132,8 @@ def _preset_controls() -> None:
         if names
         else "Preset: none (custom settings)"
     )
+    if names and PRESETS[names[0]].caveat:
+        st.caption(PRESETS[names[0]].caveat)
     # Buttons as wide as their labels, side by side while they fit (two half-width columns
     # cut "Recommended" short in the sidebar).
     with st.container(horizontal=True, gap="small"):

@@ -137,10 +137,12 @@ class AppSettings:
         """Every query-string key of the settings: those :meth:`to_params` may write, and
         ``preset``, which :meth:`from_params` reads."""
         return frozenset({"preset", "pool", "budget", "strategy", "policy", "lam", "formula",
-                          "scale", "offset", "floor", "topn", "step", "chunk"})  # fmt: skip
+                          "scale", "offset", "floor", "guard", "topn", "step",
+                          "chunk"})  # fmt: skip
 
     def to_params(self) -> dict[str, str]:
-        """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set)."""
+        """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set;
+        ``guard`` when it is not the default preset's, which a URL without it gets)."""
         s = self.selector
         floor = s.redundancy_floor
         params = {
@@ -154,6 +156,8 @@ class AppSettings:
             "offset": url_number(s.offset),
             "floor": "off" if floor is None else floor if floor == "pool" else url_number(floor),
         }
+        if s.duplicate_guard != DEFAULT_PRESET.settings.duplicate_guard:  # else implied
+            params["guard"] = _guard_text(s.duplicate_guard)
         if s.calibration_top_n is not None:
             params["topn"] = str(s.calibration_top_n)
         if self.step is not None:
@@ -197,6 +201,7 @@ class AppSettings:
         take("offset", _real)
         take("lam", lambda s: "adaptive" if s == "adaptive" else _real(s))
         take("floor", _floor, "redundancy_floor")
+        take("guard", _guard, "duplicate_guard")
         take("topn", lambda s: _integer(s, minimum=2), "calibration_top_n")
         take("step", lambda s: _integer(s, minimum=1))
         take("chunk", _text)
@@ -253,6 +258,24 @@ def _floor(raw: str) -> float | str | None:
     if raw == "pool":
         return "pool"
     return _real(raw)
+
+
+def _guard_text(guard: tuple[float | None, float | None] | None) -> str:
+    """The near-duplicate guard as the URL writes it: "off" or "cosine,shared" ("off" parts)."""
+    if guard is None:
+        return "off"
+    return ",".join("off" if part is None else url_number(part) for part in guard)
+
+
+def _guard(raw: str) -> tuple[float | None, float | None] | None:
+    """The URL's ``guard``: "off", or "cosine,shared_text" with either part "off"."""
+    if raw == "off":
+        return None
+    parts = raw.split(",")
+    if len(parts) != 2:
+        raise ValueError('expected "off" or "cosine,shared_text"')
+    cosine, shared = (None if p == "off" else _real(p) for p in parts)
+    return (cosine, shared)
 
 
 # --------------------------------------------------------------------------- session

@@ -18,18 +18,18 @@ from .records import Scoring
 from .result import Selection
 from .selection import greedy, resolve_terms, select_prepared
 from .settings import RunOptions, Settings
-from .variants import rescored
+from .variants import guard_of, rescored
 
 __all__ = ["mmr", "reference_code", "reference_lam", "topk_budget", "topk_same_k"]
 
 
 def ranked(
     name: str, pool: PreparedPool, budget: int, settings: Settings, trace: bool, rule: Rule,
-    **params: object,
+    options: RunOptions, **params: object,
 ) -> Selection:  # fmt: skip
     """A greedy run of ``rule``, whose gains are F's at the settings' terms."""
     terms, calibration = resolve_terms(pool, budget, settings)
-    run = greedy(pool, budget, terms, rule, trace)
+    run = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
     return finish(name, pool, budget, run, terms, calibration=calibration, settings=settings,
                   params=params, scoring=scoring_of(rule, terms))  # fmt: skip
 
@@ -39,7 +39,7 @@ def topk_budget(
 ) -> Selection:
     """Chunks in relevance order, skipping any that does not fit, until nothing fits."""
     rule = Rule(score="relevance", budget="skip", stop_nonpositive=False)
-    return ranked("topk_budget", pool, budget, settings, trace, rule)
+    return ranked("topk_budget", pool, budget, settings, trace, rule, options)
 
 
 def topk_same_k(
@@ -50,10 +50,10 @@ def topk_same_k(
     if k is None:
         reference = options.reference
         if reference is None:
-            reference = select_prepared(pool, budget, settings, trace=False)
+            reference = select_prepared(pool, budget, settings, trace=False, texts=options.texts)
         k = reference.size
     rule = Rule(score="relevance", budget="skip", stop_nonpositive=False, max_picks=k)
-    return ranked("topk_same_k", pool, budget, settings, trace, rule, k=k)
+    return ranked("topk_same_k", pool, budget, settings, trace, rule, options, k=k)
 
 
 def mmr(
@@ -62,7 +62,8 @@ def mmr(
     """Maximal marginal relevance under the budget: λ_mmr·r_i − (1 − λ_mmr)·max_{j∈S} s_ij."""
     rule = Rule(score="mmr", budget="skip", stop_nonpositive=False,
                 lambda_mmr=settings.lambda_mmr)  # fmt: skip
-    return ranked("mmr", pool, budget, settings, trace, rule, lambda_mmr=settings.lambda_mmr)
+    return ranked("mmr", pool, budget, settings, trace, rule, options,
+                  lambda_mmr=settings.lambda_mmr)  # fmt: skip
 
 
 def reference_code(
@@ -81,7 +82,7 @@ def reference_code(
     rule = Rule(score="gain", budget="stop" if options.enforce_budget else "ignore",
                 stop_nonpositive=False, max_picks=k)  # fmt: skip
     own_terms = Terms(beta, settings.alpha, None)
-    own = greedy(pool, budget, own_terms, rule, trace)
+    own = greedy(pool, budget, own_terms, rule, trace, guard_of(pool, settings, options))
     scoring = scoring_of(rule, own_terms)
     scoring = Scoring(scoring.relevance, scoring.redundancy.replace("λ", "β"), "cos", None,
                       False, scoring.competes, False)  # fmt: skip

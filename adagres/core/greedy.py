@@ -23,6 +23,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 
 from .calibration import Calibration
+from .guard import Duplicate, Guard
 from .prepared import PreparedPool
 from .records import Candidates, Scoring, Step, StopReason, Terms
 from .result import GAIN_SCORING, Selection
@@ -65,6 +66,7 @@ class Run(NamedTuple):
     steps: list[Step]
     reason: StopReason
     pick_similarity: np.ndarray | None
+    duplicates: tuple[Duplicate, ...] = ()  # what the near-duplicate guard dropped
 
 
 @dataclass(frozen=True)
@@ -143,8 +145,10 @@ class Loop:
         terms: Terms,
         rule: Rule,
         trace: bool,
+        guard: Guard | None = None,
     ) -> None:
         chunks, tokens, n = pool.chunks, pool.tokens, pool.n_chunks
+        self.guard = guard
         self.pool, self.budget, self.rule, self.trace, self.terms = pool, budget, rule, trace, terms
         self.tokens = tokens
         self.max_picks, self.stop_nonpositive = rule.max_picks, rule.stop_nonpositive
@@ -189,7 +193,8 @@ class Loop:
     def stop_reason(self, winner: int | None) -> StopReason | None:
         """SPEC steps 3 and 5 (and a fixed k, and the ``stop`` policy's fit check)."""
         if winner is None:
-            exhausted = len(self.picks) == self.pool.n_chunks
+            out = len(self.guard.dropped) if self.guard is not None else 0
+            exhausted = len(self.picks) + out == self.pool.n_chunks
             return StopReason.POOL_EXHAUSTED if exhausted else StopReason.BUDGET_EXHAUSTED
         if self.max_picks is not None and len(self.picks) >= self.max_picks:
             return StopReason.K_REACHED
@@ -219,6 +224,30 @@ class Loop:
         """SPEC step 6: add the winner; R += C·c_w (for AdaGReS with τ off: V += c_w)."""
         self.picks.append(winner)
         self.engine.take(winner)
+        if self.guard is not None:
+            self.drop_duplicates(winner)
+
+    def rejects(self, winner: int) -> bool:
+        """The near-duplicate guard's text check of the chunk about to win: if it repeats a
+        pick's text, it stops being eligible, for good, and the step is decided again."""
+        if self.guard is None or not self.guard.rejects(winner):
+            return False
+        held = getattr(self.engine, "held", None)  # Gains holds the winner out of the argmax
+        if held is not None and held[0] == winner:
+            self.engine.gain[winner] = held[1]  # type: ignore[attr-defined]
+            self.engine.held = None  # type: ignore[attr-defined]
+        self.penalty[winner] = -np.inf
+        self.engine.dropped(np.array([winner], dtype=np.intp))
+        return True
+
+    def drop_duplicates(self, winner: int) -> None:
+        """The near-duplicate guard: chunks still competing that duplicate the winner stop
+        being eligible, for good (:mod:`adagres.core.guard`)."""
+        assert self.guard is not None
+        gone = self.guard.after_pick(winner, len(self.picks), self.penalty == 0)
+        if len(gone):
+            self.penalty[gone] = -np.inf
+            self.engine.dropped(gone)
 
     def finish(self, reason: StopReason) -> Run:
         gains, scores, pick_similarity = self.engine.candidate_rows(self.decisions, self.picks)
@@ -254,7 +283,8 @@ class Loop:
                 runner_up, values.runner_gain, values.runner_score,  # runner_up …
                 cand, score_relevance_w, score_relevance_w - score,  # candidates, score terms
             ))  # fmt: skip
-        return Run(self.picks, steps, reason, pick_similarity)
+        duplicates = tuple(self.guard.dropped) if self.guard is not None else ()
+        return Run(self.picks, steps, reason, pick_similarity, duplicates)
 
     def candidates(
         self, gains: np.ndarray, scores: np.ndarray | None, first: int
@@ -283,6 +313,9 @@ class Loop:
             eligible = in_play & (self.tokens <= left[:, None])
         else:
             eligible = in_play.copy()
+        if self.guard is not None:  # a duplicate is ineligible from the step after its pick
+            for d in self.guard.dropped:
+                eligible[max(0, d.step - first) :, d.chunk] = False
         scores = gains if scores is None else scores
         redundancy = self.relevance_term - gains  # NaN where the gains are
         base = frozen(self.engine.score_relevance())  # shared, never written to
@@ -350,4 +383,5 @@ def finish(
         settings=settings,
         scoring=scoring if scoring is not None else GAIN_SCORING,
         penalty_similarity=penalty_similarity,
+        duplicates=run.duplicates,
     )

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from .ngrams import REPEAT_NGRAM, repeated_share
 from .prepared import unit_chunks
 from .result import Selection
 
@@ -27,6 +28,7 @@ __all__ = [
     "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_answer",
+    "repeated_text",
 ]
 
 #: Cosine at or above which two chunks count as near-duplicates.
@@ -52,6 +54,7 @@ class Metrics:
     recall: float | None
     precision: float | None
     answer_found: bool | None
+    repeated_text: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The metrics as a plain dict (for tables and JSON)."""
@@ -97,6 +100,19 @@ def iou(selected: Iterable[Any], gold: Iterable[Any]) -> float:
     s, g = set(selected), set(gold)
     union = s | g
     return len(s & g) / len(union) if union else 1.0
+
+
+def repeated_text(texts: Sequence[str], n: int = REPEAT_NGRAM) -> float:
+    """The share of a context's words that repeat text already in it, the chunks' ``texts``
+    in pick order: lower-cased word tokens; a word counts as repeated if it lies in a word
+    ``n``-gram (8 by default) that already occurred earlier in the context
+    (:func:`adagres.core.ngrams.repeated_share`). What a reader pays for twice, where mean
+    pairwise cosine also counts chunks on one topic that carry different facts.
+
+    >>> repeated_text(["Take 200 mg twice a day with food.", "Take 200 mg twice a day with food."])
+    0.5
+    """
+    return repeated_share(texts, n)
 
 
 def near_duplicate_pairs(
@@ -207,7 +223,9 @@ def evaluate(
     they are not validated again). ``gold`` names the gold chunks (IoU, recall, precision) by
     pool position, or by chunk id when ``ids`` (the pool's ids in order) is given; ``answers``
     with ``texts`` give whether any answer occurs in the selected text. Redundancy is the mean
-    and max cosine over pairs inside the selection (0 with fewer than two chunks).
+    and max cosine over pairs inside the selection (0 with fewer than two chunks);
+    ``repeated_text`` (with ``texts``) is the share of the selected words that repeat a word
+    8-gram already in the context (:func:`repeated_text`, picks in pick order).
 
     >>> import numpy as np
     >>> from adagres import select
@@ -270,4 +288,5 @@ def evaluate(
         recall=recall,
         precision=precision,
         answer_found=found,
+        repeated_text=None if texts is None else repeated_text([texts[i] for i in picks]),
     )

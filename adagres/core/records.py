@@ -56,6 +56,7 @@ class VerdictKind(StrEnum):
     OUTSCORED = "outscored"
     NON_POSITIVE_GAIN = "non_positive_gain"
     NOT_IN_OPTIMUM = "not_in_optimum"
+    DUPLICATE = "duplicate"  # the near-duplicate guard dropped it (adagres.core.guard)
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,9 @@ class Verdict:
     winner's at every step it was in play (traced runs only). ``redundancy_sources`` lists
     the picks made before ``step`` whose similarity (as the rule reads it) made most of its
     redundancy, as (chunk, similarity), largest first. ``fill_from`` is the step from
-    which a ``fill`` run kept adding chunks whose score was ≤ 0 (None otherwise).
+    which a ``fill`` run kept adding chunks whose score was ≤ 0 (None otherwise). A
+    duplicate's ``step`` is the step of the pick it duplicated, ``duplicate_of`` names that
+    pick, with their cosine and shared text.
     """
 
     chunk: int
@@ -236,6 +239,9 @@ class Verdict:
     winner: int | None = None
     winner_score: float | None = None
     fill_from: int | None = None
+    duplicate_of: int | None = None
+    duplicate_cosine: float | None = None
+    duplicate_shared_text: float | None = None
 
     def summary(self, ids: Any = None) -> str:
         """One sentence with the numbers; ``ids`` maps pool positions to chunk ids."""
@@ -265,7 +271,15 @@ class Verdict:
                 text += f"; runner-up {name(self.runner_up)}"
                 if self.runner_up_gain is not None:
                     text += f" ({self.runner_up_gain:+.4f})"
-            return text + self.fill_note()
+            return text + repeats + self.fill_note()
+        if self.kind is VerdictKind.DUPLICATE:
+            shared = self.duplicate_shared_text
+            text_part = "" if shared is None else f", shares {shared:.0%} of its word 8-grams"
+            return (
+                f"duplicate of {name(self.duplicate_of)} (picked at step {self.step}): "
+                f"cosine {self.duplicate_cosine:.3f}{text_part}; the near-duplicate guard "
+                "made it ineligible"
+            )
         if self.kind is VerdictKind.DID_NOT_FIT:
             text = (
                 f"did not fit at step {self.step}: needs {self.tokens} tokens, "

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import validate as v
 from .calibration import Calibration
+from .guard import Duplicate
 from .records import Scoring, Step, StopReason, Terms, Verdict, VerdictKind
 from .settings import Settings
 from .verdicts import Fates, fates, verdict_kinds, verdict_of
@@ -40,6 +41,8 @@ class Selection:
     the rule maximised at each step (``step.score`` and its terms); ``penalty_similarity``
     (traced runs) holds, for each pick, the similarity its redundancy term reads (None:
     ``pick_similarity``; the orthogonal strategy reads the cosine beyond the query).
+    ``duplicates`` lists the chunks the near-duplicate guard made ineligible and the pick each
+    duplicated (:mod:`adagres.core.guard`; empty when the guard is off).
     """
 
     strategy: str
@@ -61,6 +64,7 @@ class Selection:
     settings: Settings | None = None
     scoring: Scoring = field(default_factory=lambda: GAIN_SCORING)
     penalty_similarity: np.ndarray | None = field(default=None, repr=False)
+    duplicates: tuple[Duplicate, ...] = ()
 
     @property
     def lam(self) -> float:
@@ -204,6 +208,16 @@ class Selection:
             "settings": None if self.settings is None else self.settings.as_dict(),
             "calibration": None if self.calibration is None else asdict(self.calibration),
             "steps": [step_dict(s) for s in self.steps],
+            "duplicates": [
+                {
+                    "chunk": name(d.chunk),
+                    "duplicate_of": name(d.of),
+                    "step": d.step,
+                    "cosine": d.cosine,
+                    "shared_text": d.shared_text,
+                }
+                for d in self.duplicates
+            ],
             "verdicts": (
                 [verdict_dict(vd) for vd in self.verdicts]
                 if explain

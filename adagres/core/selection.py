@@ -15,6 +15,7 @@ in :mod:`adagres.core.greedy`; the result and its record in :mod:`adagres.core.r
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..errors import InputError
 from . import validate as v
 from .calibration import Calibration, calibrate_prepared
 from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value, scoring_of
+from .guard import Guard, guard_for
 from .prepared import PreparedPool, prepare
 from .replay import replay
 from .result import Selection
@@ -39,16 +41,27 @@ __all__ = [
 ]
 
 
-def greedy(pool: PreparedPool, budget: int, terms: Terms, rule: Rule, trace: bool) -> Run:
+def greedy(
+    pool: PreparedPool,
+    budget: int,
+    terms: Terms,
+    rule: Rule,
+    trace: bool,
+    guard: Guard | None = None,
+) -> Run:
     """SPEC.md, "Greedy selection under the budget", for every greedy strategy.
 
     AdaGReS scores by the gain (``rule.score == "gain"``); the baselines swap the score
-    (relevance, MMR, gain per token) and the stop rule, never the steps.
+    (relevance, MMR, gain per token) and the stop rule, never the steps. With a near-duplicate
+    ``guard`` (:mod:`adagres.core.guard`), step 6 also makes the chunks that duplicate the
+    pick ineligible, as step 2 does for those that no longer fit.
     """
-    loop = Loop(pool, budget, terms, rule, trace)  # 1. used = 0, S = ∅, R = 0
+    loop = Loop(pool, budget, terms, rule, trace, guard)  # 1. used = 0, S = ∅, R = 0
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)
         winner, runner_up = loop.best()  # 4. the largest score; ties: lowest position
+        while winner is not None and loop.rejects(winner):  # the guard: it repeats a pick
+            winner, runner_up = loop.best()
         # 3. nothing eligible: budget_exhausted (pool_exhausted if all are selected);
         # 5. the best gain ≤ 0: no_positive_gain, and the chunk is not added.
         reason = loop.stop_reason(winner)
@@ -79,15 +92,22 @@ def floor_value(floor: float | str | None, mean_similarity: float) -> float | No
 
 
 def select_prepared(
-    pool: PreparedPool, budget: int, settings: Settings, *, trace: bool = True
+    pool: PreparedPool,
+    budget: int,
+    settings: Settings,
+    *,
+    trace: bool = True,
+    texts: Sequence[str] | None = None,
 ) -> Selection:
     """:func:`select` on a prepared pool with a settings value: the pool is trusted (it was
-    validated when prepared); the budget and the settings are checked here too."""
+    validated when prepared); the budget and the settings are checked here too. ``texts``
+    (the chunk texts) let the near-duplicate guard compare text too."""
     budget = v.budget(budget)
     checked_settings(settings)
     terms, calibration = resolve_terms(pool, budget, settings)
     rule = POLICY_RULES[settings.policy]
-    run = greedy(pool, budget, terms, rule, trace)
+    guard = guard_for(pool, settings.duplicate_guard, texts)
+    run = greedy(pool, budget, terms, rule, trace, guard)
     result = finish("adagres", pool, budget, run, terms, calibration=calibration,
                     settings=settings, policy=settings.policy,
                     scoring=scoring_of(rule, terms))  # fmt: skip

@@ -58,6 +58,24 @@ def _number(
     return number
 
 
+def _guard(value: Any) -> tuple[float | None, float | None] | None:
+    """``duplicate_guard`` as a (cosine, shared_text) tuple, or None (lists are accepted: JSON)."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes) or not isinstance(value, tuple | list) or len(value) != 2:
+        raise InputError(
+            f"duplicate_guard: expected (cosine, shared_text) or None, got {value!r:.60}"
+        )
+    cosine, shared = value
+    if cosine is not None:
+        cosine = _number(cosine, "duplicate_guard cosine", minimum=-1.0, maximum=1.0)
+    if shared is not None:
+        shared = _number(shared, "duplicate_guard shared_text", minimum=0.0, maximum=1.0)
+        if shared <= 0:
+            raise InputError(f"duplicate_guard shared_text: must be in (0, 1], got {value[1]!r}")
+    return None if cosine is None and shared is None else (cosine, shared)
+
+
 @dataclass(frozen=True)
 class Settings:
     """How to select: λ and its derivation, α, the budget policy, the redundancy floor.
@@ -72,6 +90,10 @@ class Settings:
       ρ̄, or None for off).
     - ``calibration_top_n``: take L̄, r̄, ρ̄ over the N most relevant chunks (None: all).
     - ``lambda_mmr``: the relevance weight of the MMR baseline, in [0, 1].
+    - ``duplicate_guard``: ``(cosine, shared_text)``, the near-duplicate guard of every
+      strategy (:mod:`adagres.core.guard`): a chunk with cosine ≥ ``cosine`` to a pick, or
+      sharing ≥ ``shared_text`` of its word 8-grams with it, is never selected with it.
+      Either part None turns that part off; None (the default) turns the guard off.
     """
 
     lam: float | Literal["adaptive"] = "adaptive"
@@ -84,6 +106,7 @@ class Settings:
     redundancy_floor: Floor = None
     calibration_top_n: int | None = None
     lambda_mmr: float = 0.5
+    duplicate_guard: tuple[float | None, float | None] | None = None
 
     def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
@@ -123,6 +146,7 @@ class Settings:
         if lambda_mmr > 1:
             raise InputError(f"lambda_mmr: must be in [0, 1], got {self.lambda_mmr!r}")
         put("lambda_mmr", lambda_mmr)
+        put("duplicate_guard", _guard(self.duplicate_guard))
 
     @property
     def adaptive(self) -> bool:
@@ -134,8 +158,11 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
     def as_dict(self) -> dict[str, Any]:
-        """The fields as plain values (JSON-ready)."""
-        return dataclasses.asdict(self)
+        """The fields as plain values (JSON-ready: the guard as a list, as JSON reads it)."""
+        out = dataclasses.asdict(self)
+        if self.duplicate_guard is not None:
+            out["duplicate_guard"] = list(self.duplicate_guard)
+        return out
 
     @classmethod
     def of(cls, settings: Settings | None = None, **overrides: Any) -> Settings:

@@ -77,7 +77,7 @@ def adagres(
     pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
 ) -> Selection:
     """The paper's method with the settings' policy (:func:`adagres.select`)."""
-    return select_prepared(pool, budget, settings, trace=trace)
+    return select_prepared(pool, budget, settings, trace=trace, texts=options.texts)
 
 
 class Registry(Mapping[str, Strategy]):

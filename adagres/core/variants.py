@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from .greedy import POLICY_RULES, Rule, Run, finish, scoring_of
+from .guard import Guard, guard_for
 from .prepared import PreparedPool, build
 from .records import Candidates, Scoring, Step
 from .replay import replay
@@ -29,6 +30,7 @@ from .validate import normalise_rows
 __all__ = [
     "NEAR_DUPLICATE_FLOOR",
     "coverage",
+    "guard_of",
     "near_duplicates",
     "orthogonal",
     "orthogonal_pool",
@@ -64,7 +66,7 @@ def near_duplicates(
     own_settings = settings.replace(lam=lam, redundancy_floor=floor, policy="fill")
     terms, _ = resolve_terms(pool, budget, own_settings)
     rule = POLICY_RULES["fill"]
-    own = greedy(pool, budget, terms, rule, trace)
+    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
     return rescored("near_duplicates", pool, budget, own, scoring_of(rule, terms), settings,
                     trace, floor=floor, lam_near_duplicates=lam)  # fmt: skip
 
@@ -88,11 +90,17 @@ def rescored(
     shared = replay(pool, budget, own.picks, terms, trace, own.reason)
     steps = [merged(o, s, terms.alpha * pool.relevance, pool.tokens)
              for o, s in zip(own.steps, shared.steps, strict=True)]  # fmt: skip
-    run = Run(own.picks, steps, own.reason, shared.pick_similarity)
+    run = Run(own.picks, steps, own.reason, shared.pick_similarity, own.duplicates)
     policy = settings.policy if name != "reference_code" else None
     return finish(name, pool, budget, run, terms, calibration=calibration, settings=settings,
                   policy=policy, respects_budget=respects_budget, params=params,
                   scoring=scoring, penalty_similarity=own.pick_similarity)  # fmt: skip
+
+
+def guard_of(pool: PreparedPool, settings: Settings, options: RunOptions | None) -> Guard | None:
+    """The near-duplicate guard the settings ask for (None when off), with the chunk texts
+    the options carry."""
+    return guard_for(pool, settings.duplicate_guard, None if options is None else options.texts)
 
 
 def merged(own: Step, shared: Step, relevance_term: np.ndarray, tokens: np.ndarray) -> Step:
@@ -170,7 +178,10 @@ def orthogonal(
     """
     terms, _ = resolve_terms(pool, budget, settings)
     rule = POLICY_RULES[settings.policy]
-    own = greedy(orthogonal_pool(pool), budget, terms, rule, trace)
+    # the near-duplicate guard compares the plain cosine (it holds the pool itself)
+    own = greedy(
+        orthogonal_pool(pool), budget, terms, rule, trace, guard_of(pool, settings, options)
+    )
     scoring = scoring_of(rule, terms, "cos beyond the query")
     return rescored("orthogonal", pool, budget, own, scoring, settings, trace)
 
@@ -270,7 +281,7 @@ def coverage(
 
     rule = Rule(score="own", budget="skip", stop_nonpositive=True, engine=make)
     terms, _ = resolve_terms(pool, budget, settings)
-    own = greedy(pool, budget, terms, rule, trace)
+    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
     picks = own.picks
     made = engine[0]
     value = float(pool.relevance[picks].sum() + weight * (made.covered @ made.w)) if picks else 0.0

@@ -14,7 +14,8 @@ the step record holds all the numbers, in the terms of the rule that made the se
 - outscored: otherwise, with the step where it came closest to the winner (where nothing
   fitted, the best chunk in play), among the steps it competed in; if none, those it was
   in play and not ahead of the winner;
-- not in the optimum: for the exact solver's set.
+- not in the optimum: for the exact solver's set;
+- duplicate: the near-duplicate guard made it ineligible (unless it did not fit before).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def would_take(selection: Selection, step: Step, c: Candidates) -> np.ndarray:
     being it; never at a stop where the rule takes nothing more (k reached, or a score ≤ 0
     for a rule that stops there). A chunk larger than the whole budget never fits at all:
     it did not fit from the first step, whatever its score."""
-    unfit = c.in_play & ~c.eligible
+    # not eligible for want of tokens (a duplicate the guard dropped is ineligible too)
+    unfit = c.in_play & ~c.eligible & (selection.token_counts > step.tokens_available)
     chunk, score = leader(selection, step, c)
     beats = np.zeros_like(unfit)
     if chunk is not None:
@@ -126,6 +128,9 @@ def fates(selection: Selection) -> Fates:
         did = first > 0
         kind[did] = KIND_INDEX[VerdictKind.DID_NOT_FIT]
         step[did] = first[did]
+    for d in selection.duplicates:  # dropped by the guard, unless it did not fit before
+        if not (kind[d.chunk] == KIND_INDEX[VerdictKind.DID_NOT_FIT] and step[d.chunk] <= d.step):
+            kind[d.chunk], step[d.chunk] = KIND_INDEX[VerdictKind.DUPLICATE], d.step
     for number, chunk in enumerate(selection.indices, start=1):
         kind[chunk], step[chunk] = KIND_INDEX[VerdictKind.SELECTED], number
     return Fates(kind, step, fill_start(selection))
@@ -158,8 +163,13 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
                        s.redundancy_term, s.gain, s.runner_up, s.runner_up_gain, history,
                        sources, selection.scoring, s.score, s.score_relevance,
                        s.score_redundancy, fill_from=fill_from)  # fmt: skip
-    c = s.candidates
     relevance_term = float(selection.alpha * selection.relevance[i])
+    if kind is VerdictKind.DUPLICATE:
+        d = next(d for d in selection.duplicates if d.chunk == i)
+        return Verdict(i, kind, number, tokens, None, relevance_term, None, None, None, None,
+                       history, (), selection.scoring, duplicate_of=d.of,
+                       duplicate_cosine=d.cosine, duplicate_shared_text=d.shared_text)  # fmt: skip
+    c = s.candidates
     numbers: tuple[float | None, ...] = (None, None, None, None)
     if c is not None:
         numbers = (float(c.gain[i]), float(c.score[i]), float(c.score_relevance[i]),

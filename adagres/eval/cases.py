@@ -42,6 +42,7 @@ from ..pools.pool import Pool
 
 __all__ = [
     "NAMED_SETS",
+    "WINDOW_OVERLAP",
     "Case",
     "Chunking",
     "Split",
@@ -54,10 +55,14 @@ __all__ = [
     "path_cases",
     "rebuild",
     "sample_ids",
+    "windows_chunking",
 ]
 
 #: The pool sets known by name (anything else given to the CLI is a path).
-NAMED_SETS = ("fanoutqa", "drugs", "demo")
+NAMED_SETS = ("fanoutqa", "windows", "drugs", "demo")
+#: The ``windows`` set: the FanOutQA queries and documents chunked the way many pipelines
+#: chunk, fixed windows overlapping by half (``size`` tokens, a new window every size/2).
+WINDOW_OVERLAP = 0.5
 Split = Literal["test", "dev", "all"]
 Progress = Callable[[int, int], None]
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,8 +202,10 @@ def fanoutqa_cases(
     *,
     cache_dir: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
+    corpus: str = "fanoutqa",
 ) -> list[Case]:
-    """The FanOutQA cases ``ids`` (from :func:`fanoutqa_queries`), in that order."""
+    """The FanOutQA cases ``ids`` (from :func:`fanoutqa_queries`), in that order, as pool set
+    ``corpus`` (``windows``: give it :func:`windows_chunking`)."""
     retrieved = datasets.fanoutqa_pools(top_n=chunking.articles)
     summaries = datasets.wiki_summaries()
     chosen = []
@@ -220,10 +227,15 @@ def fanoutqa_cases(
         gold = [str(c.title) for c in bm25.chunks if c.gold]
         cases.append(
             _documents_pool(
-                "fanoutqa", query_id, docs, bm25.query, gold, bm25.answers, chunking, cache_dir
+                corpus, query_id, docs, bm25.query, gold, bm25.answers, chunking, cache_dir
             )
         )
     return cases
+
+
+def windows_chunking(chunking: Chunking) -> Chunking:
+    """``chunking`` with windows overlapping by half their size (the ``windows`` set)."""
+    return dataclasses.replace(chunking, overlap=int(chunking.size * WINDOW_OVERLAP))
 
 
 # --------------------------------------------------------------------------- drug reviews
@@ -358,7 +370,7 @@ def rebuild(source: Mapping[str, Any], *, cache_dir: str | os.PathLike[str] | No
         raise PoolError(f"source: unknown kind {kind!r}; expected 'pool set' or 'documents'")
     chunking = Chunking(**source["chunking"])
     corpus = str(source["corpus"])
-    if corpus == "fanoutqa":
+    if corpus in ("fanoutqa", "windows"):
         summaries = datasets.wiki_summaries()
         texts = {title: summaries[title]["extract"] for title in source["documents"]}
     elif corpus == "drugs":

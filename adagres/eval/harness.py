@@ -36,6 +36,7 @@ from .cases import (
     fanoutqa_queries,
     path_cases,
     sample_ids,
+    windows_chunking,
 )
 from .results import FORMAT
 from .run import QUERY_COLUMNS, ROW_COLUMNS, evaluate_cases, query_record
@@ -70,6 +71,10 @@ _DESCRIPTIONS = {
     "BM25 summaries (evidence article kept) chunked into {size}-token windows overlapping by "
     "{overlap}, the {top_n} chunks closest to the sub-question by MiniLM. Gold: the evidence "
     "article's chunks; answers: the sub-question's answer strings.",
+    "windows": "The FanOutQA sub-questions and Wikipedia lead summaries above, chunked the way "
+    "many pipelines chunk: fixed {size}-token windows overlapping by half (a new window every "
+    "{half} tokens), the {top_n} chunks closest to the sub-question by MiniLM. Gold and "
+    "answers as for FanOutQA.",
     "drugs": "Patient drug reviews: one query per (drug, condition) with at least "
     "{min_reviews} reviews over all 979 reviews chunked into {size}-token windows "
     "overlapping by {overlap}, the {top_n} closest chunks by MiniLM. Gold: the chunks of that "
@@ -145,6 +150,11 @@ def _pool_set(name: str, config: Config, say: Say) -> list[Case]:
         ids = sample(fanoutqa_queries(), config.split)
         say(f"fanoutqa: building {len(ids)} pools (BM25, chunking, MiniLM from the cache)")
         return fanoutqa_cases(ids, chunking, progress=embedded)
+    if name == "windows":  # the same queries, chunked into windows overlapping by half
+        ids = sample(fanoutqa_queries(), config.split)
+        say(f"windows: building {len(ids)} pools (FanOutQA, windows overlapping by half)")
+        return fanoutqa_cases(ids, windows_chunking(chunking), progress=embedded,
+                              corpus="windows")  # fmt: skip
     if name == "drugs":
         ids = sample(list(drug_queries(chunking.min_reviews)), config.split)
         say(f"drugs: building {len(ids)} pools")
@@ -191,7 +201,9 @@ def _corpora(cases: Sequence[Case], records: Sequence[dict[str, Any]], config: C
         qs = entry["records"]
         template = _DESCRIPTIONS.get(corpus, "Pools read from {path}.")
         corpora[corpus] = {
-            "description": template.format(**config.chunking.as_dict(), path=corpus),
+            "description": template.format(
+                **config.chunking.as_dict(), half=config.chunking.size // 2, path=corpus
+            ),
             "queries": len(qs),
             "answerable": sum(1 for q in qs if q["answer_in_pool"]),
             "with_answers": sum(1 for q in qs if q["answers"]),

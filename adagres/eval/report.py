@@ -25,6 +25,7 @@ from .optimality import optimality_markdown
 from .results import corpus_summary, primary_label, strategy_table, write_results
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
 from .strategies import BASELINE_BUDGET
+from .targets import TARGETS, compared_strategies, summary_markdown
 
 __all__ = ["PLOTLY_JS", "tradeoff_figure", "tradeoff_points", "write_report"]
 
@@ -183,10 +184,11 @@ def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> li
     }
     other = "gold recall" if label == "answer recall" else "answer recall"
     head = (
-        f"| strategy | {label} (95 % CI) | {other} | IoU | mean cos | Δ cos vs top-k | budget use "
-        "| near-dup pairs | W/T/L vs topk_budget | W/T/L vs topk_same_k | solved |"
+        f"| strategy | {label} (95 % CI) | {other} | IoU | mean cos | Δ cos vs top-k "
+        "| repeated text | budget use | near-dup pairs | W/T/L vs topk_budget "
+        "| W/T/L vs topk_same_k | solved |"
     )
-    lines = [head, "|" + "---|" * 11]
+    lines = [head, "|" + "---|" * 12]
     for row in rows:
         m = entries[row["strategy"]]["metrics"]
         primary = interval_text(m[entries[row["strategy"]]["primary"]])
@@ -194,10 +196,16 @@ def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> li
         lines.append(
             f"| {row['strategy']} | {primary} | {_num(second)} | {_num(row['iou'])} | "
             f"{_num(row['redundancy_mean'])} | {_num(row['redundancy_delta'], signed=True)} | "
-            f"{_num(row['budget_use'], percent=True)} | {_num(row['near_duplicates'], 2)} | "
+            f"{_share(row['repeated_text'])} | {_num(row['budget_use'], percent=True)} | "
+            f"{_num(row['near_duplicates'], 2)} | "
             f"{row['wtl_topk_budget']} | {row['wtl_topk_same_k']} | {row['solved']} |"
         )
     return lines
+
+
+def _share(value: float | None) -> str:
+    """A share in percent with one decimal (repeated text is often a few percent)."""
+    return "–" if value is None else f"{100 * value:.1f} %"
 
 
 def _num(
@@ -244,7 +252,17 @@ def _markdown(
         "- Intervals: 95 % percentile bootstrap over queries. **W/T/L**: queries where the "
         "strategy is above / equal to / below the baseline on the primary metric.",
         "- Every strategy runs on the same pool and budget; none may exceed the budget.",
+        "- **repeated text**: share of the selection's words (lower-cased word tokens, chunks "
+        "in pick order) that lie in a word 8-gram already earlier in the context: what the "
+        "reader pays for twice.",
         "",
+        "## Summary: recall against repeated text",
+        "",
+        "Targets of the recommended preset, each against topk_budget: "
+        + "; ".join(TARGETS.values())
+        + ". Δ recall: the corpus's primary metric minus top-k's, in points.",
+        "",
+        *summary_markdown(document, compared_strategies(document)),
     ]
     for corpus, info in document["corpora"].items():
         out += [

@@ -59,6 +59,7 @@ ROW_COLUMNS = (
     "redundancy_mean",
     "redundancy_max",
     "near_duplicates",
+    "repeated_text",
     "time_ms",
     "paper_bound",
     "upper_bound",
@@ -194,6 +195,7 @@ def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
         redundancy_mean=metrics.redundancy_mean,
         redundancy_max=metrics.redundancy_max,
         near_duplicates=metrics.near_duplicates,
+        repeated_text=metrics.repeated_text,
         time_ms=elapsed,
     )
     if strategy.name == "exact":  # the paper's bound on F(greedy), at this optimum

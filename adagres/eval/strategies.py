@@ -226,5 +226,32 @@ def _presets() -> None:
             )
 
 
+#: The near-duplicate guards the preset search tries (adagres.core.guard): (cosine, shared
+#: text) pairs, from "near-copies only" to "any window that half-repeats a pick".
+GUARDS = {"t80": (0.9, 0.8), "t50": (0.9, 0.5), "t25": (0.9, 0.25)}
+
+
+def _guarded() -> None:
+    """top-k and the orthogonal variant with each of :data:`GUARDS` (family ``guard``)."""
+    for tag, guard in GUARDS.items():
+        _core_entry(
+            f"guard_topk_{tag}",
+            BASELINE_BUDGET,
+            Settings(duplicate_guard=guard),
+            "guard",
+            f"topk_budget with the near-duplicate guard (cosine {guard[0]}, shared text "
+            f"{guard[1]})",
+        )
+        _core_entry(
+            f"guard_orthogonal_{tag}",
+            "orthogonal",
+            Settings(policy="fill", formula="derived", duplicate_guard=guard),
+            "guard",
+            f"orthogonal (fill, derived) with the near-duplicate guard (cosine {guard[0]}, "
+            f"shared text {guard[1]})",
+        )
+
+
 _builtins()
+_guarded()
 _presets()

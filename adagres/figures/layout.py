@@ -102,6 +102,7 @@ PLAIN_NAMES: dict[str, str] = {
     "outscored": "outscored",
     "non_positive_gain": "no positive gain",
     "not_in_optimum": "not in the optimum",
+    "duplicate": "duplicate of a pick",
 }
 
 

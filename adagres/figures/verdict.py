@@ -53,6 +53,7 @@ def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> Ver
         "outscored": f"closest to the winner (stop: {plain_name(selection.stop_reason)})",
         "non_positive_gain": "stop: score ≤ 0",
         "not_in_optimum": "not in the optimum",
+        "duplicate": f"duplicate of the pick at step {verdict.step}",
     }[kind]
     return VerdictData(
         chunk=int(chunk),

@@ -11,6 +11,7 @@ holds the branch and bound, :mod:`~adagres.optimum.bounds` its upper bounds,
 from __future__ import annotations
 
 from ..core.greedy import finish
+from ..core.guard import without_duplicates
 from ..core.prepared import PreparedPool
 from ..core.records import Scoring, StopReason
 from ..core.replay import replay
@@ -37,7 +38,10 @@ def exact_strategy(
     max_nodes = solver.EXACT_MAX_NODES if options.max_nodes is None else options.max_nodes
     chosen = solver.solve_exact(pool, budget, terms, max_chunks, max_nodes, options.time_limit)
     order = sorted(chosen, key=lambda i: (-pool.relevance[i], i))
-    run = replay(pool, budget, order, terms, trace, StopReason.OPTIMAL)
+    # The guard does not change the search: a later duplicate in the optimal set is
+    # removed from it (adagres.core.guard.without_duplicates), nothing replaces it.
+    order, dropped = without_duplicates(pool, order, settings.duplicate_guard, options.texts)
+    run = replay(pool, budget, order, terms, trace, StopReason.OPTIMAL)._replace(duplicates=dropped)
     return finish("exact", pool, budget, run, terms, calibration=calibration,
                   settings=settings, scoring=OPTIMUM_SCORING)  # fmt: skip
 

@@ -101,6 +101,7 @@ def summarize_pool(pool: Pool, settings: Settings, budget: int) -> dict[str, Any
         row[f"{prefix}_size"] = selection.size
         row[f"{prefix}_tokens"] = selection.tokens_used
         row[f"{prefix}_redundancy"] = metrics.redundancy_mean
+        row[f"{prefix}_repeated"] = metrics.repeated_text
         row[f"{prefix}_recall"] = metrics.recall
         row[f"{prefix}_answer"] = metrics.answer_found
         if prefix == "adagres":

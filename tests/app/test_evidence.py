@@ -54,7 +54,7 @@ def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
     document = read_results(reports / "latest" / "results.json")
     for budget in (300, 900):
         at.selectbox(key="ev_budget").set_value(budget).run()
-        table = at.dataframe[0].value
+        table = at.dataframe[1].value  # after the summary
         entries = {e["strategy"]: e for e in document["aggregates"] if e["budget"] == budget}
         assert list(table["strategy"]) == list(entries)
         for _, row in table.iterrows():
@@ -80,7 +80,7 @@ def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
 def test_the_per_query_rows_are_the_rows_of_results_json(evidence, reports):
     at = evidence
     at.selectbox(key="ev_strategy").set_value("mmr").run()
-    queries = at.dataframe[1].value
+    queries = at.dataframe[2].value
     document = read_results(reports / "latest" / "results.json")
     rows = {r["query_id"]: r for r in document["rows"]
             if r["strategy"] == "mmr" and r["budget"] == 300}  # fmt: skip
@@ -151,3 +151,15 @@ def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
                 ui_evidence.query_frame(doc, corpus, int(budget), strategy)
                 ui_evidence.app_settings(doc, strategy)
     assert doc == before
+
+
+def test_the_page_leads_with_repeated_text_against_recall(evidence, reports):
+    """The first table is the report's summary: one row per corpus and budget with
+    top-k's repeated text and recall, read from results.json."""
+    at = evidence
+    document = read_results(reports / "latest" / "results.json")
+    lead = at.dataframe[0].value
+    tops = [e for e in document["aggregates"] if e["strategy"] == "topk_budget"]
+    assert list(lead["corpus"]) == [e["corpus"] for e in tops]
+    assert [int(b) for b in lead["budget"]] == [e["budget"] for e in tops]
+    assert list(lead.columns[:4]) == ["corpus", "budget", "top-k repeated text", "top-k recall"]

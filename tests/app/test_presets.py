@@ -119,7 +119,7 @@ def test_what_a_url_does_not_name_comes_from_the_recommended_preset():
 
     full = {"pool": "p", "budget": "700", "strategy": "adagres", "policy": "skip",
             "lam": "adaptive", "formula": "paper", "scale": "1", "offset": "0",
-            "floor": "off"}  # fmt: skip
+            "floor": "off", "guard": "off"}  # fmt: skip
     settings, problems = AppSettings.from_params(full)
     assert not problems
     # A URL the app wrote names every field that tells the presets apart: the paper's method.
@@ -133,3 +133,13 @@ def test_what_a_url_does_not_name_comes_from_the_recommended_preset():
     assert AppSettings() == AppSettings.from_params({})[0]
     paper, _ = AppSettings.from_params({"preset": "paper", "scale": "0.5"})
     assert (paper.strategy, paper.selector) == ("adagres", Settings(scale=0.5))
+
+
+def test_the_app_says_which_targets_the_recommended_preset_misses():
+    """The evaluation found no candidate that meets every target: the sidebar says so next
+    to the preset, and says nothing of the kind for the paper's method."""
+    assert RECOMMENDED.caveat and not THE_PAPER.caveat
+    at = page(SELECTION, pool=DEMO, budget="1000")
+    assert RECOMMENDED.caveat in [c.value for c in at.caption]
+    at = page(SELECTION, pool=DEMO, budget="1000", **PAPER)
+    assert RECOMMENDED.caveat not in [c.value for c in at.caption]

@@ -57,7 +57,7 @@ def test_url_settings_reach_the_core_unchanged(pools_dir, strategy):
     the library gives with the same adagres.Settings."""
     params = {"pool": "medium", "budget": "1500", "strategy": strategy, "policy": "skip",
               "lam": "adaptive", "formula": "derived", "scale": "1.5", "offset": "0.01",
-              "floor": "0.2", "topn": "40"}  # fmt: skip
+              "floor": "0.2", "topn": "40", "guard": "off"}  # fmt: skip
     at = page(SELECTION, **params)
     no_error(at)
     assert at.query_params == params  # topn is written back like the others
