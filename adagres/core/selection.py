@@ -178,8 +178,8 @@ def select(
     >>> s = select(q, C, [50, 50, 50], 100, lam=1.0)
     >>> s.indices, s.stop_reason.value, s.tokens_used
     ((0, 2), 'budget_exhausted', 100)
-    >>> s.verdict(1).kind.value
-    'did_not_fit'
+    >>> s.verdict(1).kind.value  # behind its near-twin 0 at step 1, then redundant with it
+    'outscored'
     """
     settings = Settings.of(settings, **options)
     pool = prepare(query_embedding, chunk_embeddings, token_counts)
