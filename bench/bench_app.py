@@ -27,7 +27,7 @@ os.environ["ADAGRES_DATA_DIR"] = str(write_pools(Path(tempfile.mkdtemp(prefix="a
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-PAGE = str(ROOT / "pages" / "2_selection.py")
+PAGE = str(ROOT / "app_pages" / "2_selection.py")
 LIMIT_MS = 300.0
 
 

@@ -88,7 +88,7 @@ def measure_pages(url: str, pool: str, repeats: int, log: Any) -> dict[str, list
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         open_page(page, f"{url}/?pool={pool}&budget=1500&lam=0.2")
-        nav = page.locator('[data-testid="stSidebarNav"] a')
+        nav = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]')
         links = []
         for i in range(nav.count()):  # the label is the link's last line (after its icon)
             label = nav.nth(i).inner_text().strip().splitlines()[-1]

@@ -111,7 +111,7 @@ def run(at):
     start = time.perf_counter(); at.run(timeout=600); took = time.perf_counter() - start
     assert not at.exception, [e.value for e in at.exception]
     return took
-at = AppTest.from_file("pages/9_pool_sets.py", default_timeout=600)
+at = AppTest.from_file("app_pages/9_pool_sets.py", default_timeout=600)
 at.session_state["ps_path"] = PATH
 at.session_state["ps_budget"] = BUDGET
 cold = run(at)

@@ -19,15 +19,15 @@ from adagres import figures as F
 
 
 def test_budget_bar_labels_only_segments_that_can_hold_them():
-    """A label is sent only where its segment, at the widest plot, is wider than the label
-    at 11 px; the browser would hide the others after measuring each one."""
+    """A label is sent only where its segment, at the width labels are fitted to, holds at
+    least its number at 11 px; the browser would hide the others after measuring each."""
     rng = np.random.default_rng(5)
     C, q = rng.normal(size=(300, 8)), rng.normal(size=8)
     tokens = np.where(np.arange(300) % 50 == 0, 4000, 20)  # a few wide, many narrow
     s = adagres.select(q, C, tokens, 20_000, lam=0.0, policy="fill")
     ids = [f"chunk-{i}" for i in range(300)]
     picks = trace(F.budget_bar(s, ids=ids), "picks")
-    scale = F.LABEL_PLOT_WIDTH / 20_000
+    scale = F.LABEL_FIT_WIDTH / 20_000
     labelled = 0
     for n, (chunk, text) in enumerate(zip(s.indices, picks["text"], strict=True), start=1):
         label = f"{n}. chunk-{chunk}"
@@ -35,6 +35,24 @@ def test_budget_bar_labels_only_segments_that_can_hold_them():
         assert text == (label if fits else "")
         labelled += fits
     assert 0 < labelled < s.size  # both cases occur: 4,000 tokens fit a label, 20 do not
+
+
+def test_budget_bar_cuts_long_ids_instead_of_dropping_them():
+    """Eleven picks of a 1,000-token budget with ids like a Live pool's: every segment is
+    about 58 px wide at the fitted width, too narrow for "3. <60 characters>", so each
+    label is its number and the start of its id, cut with "…" (none left out)."""
+    n = 11
+    C = np.eye(n, 12)
+    q = np.ones(12)
+    ids = [f"some/long/folder/document-number-{i:02d}-of-the-collection.md#{i}" for i in range(n)]
+    s = adagres.select(q, C, np.full(n, 90), 1000, lam=0.0)
+    assert s.size == n
+    picks = trace(F.budget_bar(s, ids=ids), "picks")
+    for k, (chunk, text) in enumerate(zip(s.indices, picks["text"], strict=True), start=1):
+        assert text.startswith(f"{k}. ") and text.endswith("…"), text
+        assert ids[chunk].startswith(text[len(f"{k}. ") : -1])
+        width = 90 * F.LABEL_FIT_WIDTH / 1000
+        assert len(text) * F.LABEL_CHAR_WIDTH + 6 <= width
 
 
 def test_timeline_draws_markers_only_while_they_stay_apart():

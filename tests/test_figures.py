@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 from figure_support import as_dict, trace
@@ -78,6 +80,39 @@ def test_map_numbers_picks_in_order_at_projection_coordinates(pool):
         assert trace(fig, "query")["x"] == [p.query[0]]
         assert trace(fig, "does not fit")["x"] == list(data.unfit.x)
     assert unfit_seen > 0
+
+
+def test_map_keeps_numbers_star_and_ring_apart_and_hovers_readable(pool):
+    """Pick numbers sit on the side away from the query's star (the first picks lie
+    around it), the picks are drawn over the star and the winner's ring, and hovers are
+    white, dark-bordered and narrow (a one-line 160-character snippet was a label as wide
+    as the map, drawn over its top)."""
+    s, p = pool["s"], pool["proj"]
+    t = s.size
+    figure = F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"])
+    fig = as_dict(figure)
+    sel = trace(figure, "selected")
+    qx, qy = p.query
+    away = {  # the label's side, as an offset from the query that side requires
+        "top center": lambda dx, dy: dy >= 0,
+        "bottom center": lambda dx, dy: dy < 0,
+        "middle right": lambda dx, dy: dx > 0,
+        "middle left": lambda dx, dy: dx < 0,
+    }
+    for x, y, where in zip(sel["x"], sel["y"], sel["textposition"], strict=True):
+        assert away[where](x - qx, y - qy), (where, x - qx, y - qy)
+    assert len(set(sel["textposition"])) > 1  # not every label above its point
+    names = [d["name"] for d in fig["data"]]
+    assert names.index("selected") > names.index("query")
+    assert names.index("selected") > names.index("winner")
+    hover = fig["layout"]["hoverlabel"]
+    assert hover["bgcolor"] == "white" and hover["bordercolor"] == "#444444"
+    assert hover["font"]["color"] == "#222222"
+    for text in trace(figure, "candidates")["hovertext"]:
+        lines = text.split("<br>")
+        snippet_lines = lines[4:]  # id, tokens, gain, verdict; then the text
+        assert 2 <= len(snippet_lines) <= 4
+        assert all(len(html.unescape(line)) <= F.HOVER_LINE for line in snippet_lines)
 
 
 def test_map_numbers_picks_only_up_to_max_labels(pool):
@@ -268,6 +303,24 @@ def test_heatmap_z_and_outline_in_pick_order(pool):
     for a, row in zip(shown, heat["y"], strict=True):
         assert row.startswith(f"<b>c{a}&lt;i&gt;</b>: ")
         assert "<script" not in strip_own_markup(row)
+    # Both axes name the chunks by id (escaped), every one of the 25.
+    layout = as_dict(fig)["layout"]
+    for axis in ("xaxis", "yaxis"):
+        assert list(layout[axis]["ticktext"]) == [f"c{a}&lt;i&gt;" for a in shown]
+        assert list(layout[axis]["tickvals"]) == list(heat["y"])
+
+
+def test_heatmap_names_chunks_on_its_axes_above_sixty_rows():
+    """150 rows (the Similarity page's default): every 3rd id on each axis, not none."""
+    rng = np.random.default_rng(3)
+    C = rng.normal(size=(150, 6))
+    C /= np.linalg.norm(C, axis=1, keepdims=True)
+    ids = [f"id{i}" for i in range(150)]
+    fig = as_dict(F.similarity_heatmap(C, order=range(150), ids=ids, texts=ids,
+                                       max_chunks=150))  # fmt: skip
+    for axis in ("xaxis", "yaxis"):
+        assert list(fig["layout"][axis]["ticktext"]) == ids[::3]
+        assert fig["layout"][axis].get("showticklabels", True) is not False
 
 
 def test_heatmap_outlines_cover_exactly_the_selected_pairs_in_any_order(pool):
@@ -311,18 +364,52 @@ def test_sensitivity_marks_changes_and_both_lams(pool):
     assert len(sweep.changes) >= 1
     xs = sorted({sh["x0"] for sh in as_dict(fig)["layout"]["shapes"]})
     assert xs == sorted([sweep.adaptive_lam, 0.7])
+    # The chunks panel has whole ticks only (a tick at 11.5 chunks means nothing).
+    size_axis = as_dict(fig)["layout"]["yaxis4"]
+    assert size_axis["tickformat"] == "d" and size_axis["tick0"] == 0
+    spread = int(max(sweep.size) - min(sweep.size))
+    assert size_axis["dtick"] == max(1, -(-spread // 4)) and float(size_axis["dtick"]).is_integer()
 
 
 def test_budget_sweep_figure_has_one_line_per_strategy(pool):
     sweep = budget_sweep(pool["q"], pool["C"], pool["tokens"], [100, 300, 600])
     fig = F.budget_sweep_figure(sweep, metric="redundancy_mean")
     data = as_dict(fig)["data"]
-    assert [t["name"] for t in data] == list(sweep.strategies)
+    assert [t["name"].split(" ")[0] for t in data] == list(sweep.strategies)
+    sizes = sweep.series("size")
     for t in data:
+        strategy = t["name"].split(" ")[0]
         assert t["x"] == [100, 300, 600]
-        assert t["y"] == sweep.series("redundancy_mean")[t["name"]]
+        # The mean pair cosine is undefined below two picks: a gap, never 0.
+        expected = [
+            None if n < 2 else y
+            for y, n in zip(sweep.series("redundancy_mean")[strategy], sizes[strategy], strict=True)
+        ]
+        assert t["y"] == expected
     with pytest.raises(InputError, match="metric"):
         F.budget_sweep_figure(sweep, metric="vibes")
+
+
+def test_budget_sweep_gaps_where_one_chunk_fits_and_shows_identical_lines():
+    # Chunk 0 alone fits 60 tokens: one pick, so no pair; at 200 all three fit.
+    q = np.array([1.0, 0.0])
+    C = np.array([[1.0, 0.0], [0.8, 0.6], [0.6, 0.8]])
+    sweep = budget_sweep(q, C, [60, 70, 70], [60, 200],
+                         strategies=("topk_budget", "topk_same_k", "adagres"))  # fmt: skip
+    assert sweep.series("size")["topk_budget"] == [1, 3]
+    lines = F.sweep_lines(sweep, "redundancy_mean")
+    assert lines.values["topk_budget"][0] is None  # not 0.0
+    assert lines.values["topk_budget"][1] == pytest.approx((0.8 + 0.6 + 0.96) / 3)
+    # AdaGReS picks one chunk at both budgets here, as top-k with its k: the later line says
+    # so in the legend, dotted, with its own smaller marker, so neither hides the other.
+    assert lines.same_as == {"adagres": "topk_same_k"}
+    fig = as_dict(F.budget_sweep_figure(sweep, metric="size"))
+    names = [t["name"] for t in fig["data"]]
+    assert names == ["topk_budget", "topk_same_k", "adagres (same as topk_same_k)"]
+    assert [t["line"]["dash"] for t in fig["data"]] == ["solid", "solid", "dot"]
+    symbols = [t["marker"]["symbol"] for t in fig["data"]]
+    sizes = [t["marker"]["size"] for t in fig["data"]]
+    assert len(set(symbols)) == 3 and sizes == sorted(sizes, reverse=True)
 
 
 def test_distributions_show_pool_and_selected(pool):

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -233,3 +235,30 @@ def test_a_script_run_by_path_is_not_run_again_by_the_workers(jsonl, tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [str(N_POOLS)] and marker.read_text() == "ran\n"
+
+
+def test_workers_let_go_of_an_open_store(jsonl, tmp_path):
+    """A page that has a Milvus Lite store open starts forked workers (a script run by path,
+    as Streamlit runs pages): the workers must not hold the store's lock, or it would outlive
+    the process that opened it ("another process has it open" for the next server)."""
+    store = tmp_path / "live.db"
+    script = tmp_path / "page.py"
+    script.write_text(
+        "import os, adagres\n"
+        "from pymilvus import MilvusClient\n"
+        "from adagres.pools import lockfiles\n"
+        "from adagres.pools.poolsets import load_pool_set, summarize\n"
+        f"client = MilvusClient({str(store)!r})\n"
+        "client.create_collection('c', dimension=4)\n"
+        f"pool_set = load_pool_set({str(jsonl)!r})\n"
+        f"rows = summarize(pool_set, adagres.Settings(), {BUDGET}, workers=2)\n"
+        "children = [int(p) for p in os.listdir('/proc') if p.isdigit()\n"
+        "            and f'PPid:\\t{os.getpid()}\\n' in open(f'/proc/{p}/status').read()]\n"
+        f"held = [pid for pid, _ in lockfiles.holders({str(store / 'LOCK')!r})]\n"
+        "print(len(rows), len(children) >= 1, held == [os.getpid()], children, held)\n"
+    )
+    here = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, env=here)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[:3] == [str(N_POOLS), "True", "True"], out.stdout

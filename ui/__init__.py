@@ -1,7 +1,8 @@
 """Streamlit app layer shared by the pages, by concern.
 
 - ``state``: the app's settings (one frozen value holding the core's ``adagres.Settings``),
-  session state and the URL; ``sidebar``: the shared controls; ``routing``: deep links.
+  session state and the address (``params``: the settings' query-string form); ``sidebar``:
+  the shared controls.
 - ``pools``: the pools of this server process and which session may open each (uploads
   and built pools are the session's own); ``corpora``: where new pools come from, each
   load a ``jobs`` job (a daemon thread with progress, an estimate and Cancel);

@@ -27,7 +27,9 @@ __all__ = [
     "SWEEP_STRATEGIES",
     "configurations",
     "metric_names",
+    "metric_text",
     "metrics_frame",
+    "metrics_view",
     "missing_note",
     "sweep_controls",
 ]
@@ -98,14 +100,24 @@ SIDE_OPTIONS: dict[str, tuple[state.Option, state.Option, state.Option]] = {
 }
 
 
+def _metric(raw: str) -> str:
+    if raw not in METRIC_LABELS:
+        raise ValueError(f"expected one of {', '.join(METRIC_LABELS)}")
+    return raw
+
+
+#: The budget sweep's metric (``sweep=iou``); a metric the pool cannot have falls back.
+SWEEP_METRIC = state.Option("sweep", _metric)
+
+
 def _follow_sidebar(settings: AppSettings) -> None:
-    """Reset A and B to the sidebar's settings when those changed since the last run here
-    (not on the first run of a session, which takes A and B from the URL)."""
+    """Reset A and B to the sidebar's settings when the user changed those since the last
+    run here (not when the view was just read from the address, which names A and B)."""
     lam = settings.selector.lam
     source = (settings.pool, settings.strategy, settings.budget, lam)
     previous = st.session_state.get("cmp_source")
     st.session_state["cmp_source"] = source
-    if previous is None or previous == source:
+    if previous is None or previous == source or state.adopted():
         return
     for side, (strategy, budget, side_lam) in SIDE_OPTIONS.items():
         if side == "a":
@@ -200,6 +212,39 @@ def metrics_frame(pool: Pool, configs: dict[str, AppSettings], names: list[str])
     return as_percent(as_percent(pd.DataFrame(rows), "budget_use"), "repeated_text")
 
 
+def metric_text(name: str, value: Any) -> str:
+    """A metric's value as the Compare table writes it (``budget_use`` already in percent).
+
+    >>> metric_text("tokens_used", 1234), metric_text("budget_use", 98.94), metric_text("iou", 0.5)
+    ('1,234', '98.9%', '0.500')
+    >>> metric_text("answer_found", True), metric_text("redundancy_mean", float("nan"))
+    ('yes', '–')
+    """
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "–"
+    if name == "answer_found":
+        return "yes" if value else "no"
+    if name == "budget_use":
+        return f"{float(value):.1f}%"
+    if name in ("iou", "recall", "precision"):
+        return f"{float(value):.3f}"
+    if name in ("size", "tokens_used", "near_duplicates"):
+        return f"{int(value):,}"
+    return f"{float(value):.4f}"
+
+
+def metrics_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`metrics_frame` turned on its side for reading: one row per metric (its full
+    name), one column per configuration, values as text. Two narrow columns fit any width,
+    where a column per metric was cut at 1024 px."""
+    names = [c for c in frame.columns if c != "config"]
+    view = {"metric": [str(METRIC_COLUMNS[m].get("label", m)) if m in METRIC_COLUMNS else m
+                       for m in names]}  # fmt: skip
+    for _, row in frame.iterrows():
+        view[str(row["config"])] = [metric_text(m, row[m]) for m in names]
+    return pd.DataFrame(view)
+
+
 def sweep_controls(
     pool: Pool, high: int, strategy: str
 ) -> tuple[tuple[int, ...], tuple[str, ...], str]:
@@ -214,13 +259,13 @@ def sweep_controls(
     _init("cmp_sweep_range", (min(100, high - 1), min(2000, high)))
     _init("cmp_sweep_points", 10)
     _init("cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEEP_STRATEGIES))))
-    _init("cmp_sweep_metric", "iou" if compute.gold_positions(pool) is not None else "objective")
     first, last = (min(max(int(b), 1), high) for b in st.session_state["cmp_sweep_range"])
     st.session_state["cmp_sweep_range"] = (min(first, last), max(first, last))
     chosen = [s for s in st.session_state["cmp_sweep_strategies"] if s in options]
     st.session_state["cmp_sweep_strategies"] = chosen
-    if st.session_state["cmp_sweep_metric"] not in metrics:
-        st.session_state["cmp_sweep_metric"] = "objective"
+    default_metric = "iou" if compute.gold_positions(pool) is not None else "objective"
+    if state.option(SWEEP_METRIC, default_metric) not in metrics:  # e.g. no gold in this pool
+        state.set_option(SWEEP_METRIC, default_metric, record=False)
 
     controls = st.columns([2, 1])
     # A range slider: its state (set above) is a (low, high) pair.
@@ -238,8 +283,9 @@ def sweep_controls(
         help="exact is offered only for pools of at most "
         f"{compute.EXACT_AUTO_MAX} chunks (it can take seconds per budget).",
     )
-    metric = st.columns([1, 2])[0].selectbox("Metric", options=metrics,
-                                             format_func=METRIC_LABELS.get,
-                                             key="cmp_sweep_metric")  # fmt: skip
+    with st.columns([1, 2])[0]:
+        metric = state.bind_option(st.selectbox, SWEEP_METRIC, "cmp_sweep_metric", "Metric",
+                                   default=default_metric, options=metrics,
+                                   format_func=METRIC_LABELS.get)  # fmt: skip
     budgets = tuple(sorted({round(float(x)) for x in np.linspace(lo, hi, int(points))}))
     return budgets, tuple(strategies), metric

@@ -146,7 +146,8 @@ def bound_against_optimum(
     solved = None
     if fit > compute.EXACT_MAX_CHUNKS:
         st.info(
-            f"Not solved exactly: {count(fit, 'chunk')} fit within {key.budget} tokens and "
+            f"Not solved exactly: {count(fit, 'chunk')} each fit within {key.budget} tokens on "
+            f"their own (at most {terms.k_max} together), and "
             f"this page hands the exact solver at most {compute.EXACT_MAX_CHUNKS} (its branch "
             "and bound's steps grow with the square of the candidates, its search "
             "exponentially). Lower the budget or use a smaller pool to measure the gap."
@@ -155,9 +156,10 @@ def bound_against_optimum(
         solved = compute.exact(key)
     else:
         st.info(
-            f"{count(fit, 'chunk')} fit the budget: the exact solver can take seconds at this "
-            f"size (it stops after {compute.EXACT_MAX_NODES:,} search nodes and then reports "
-            "the gap it proved instead of an optimum)."
+            f"{count(fit, 'chunk')} each fit the budget on their own (at most "
+            f"{terms.k_max} together): the exact solver can take seconds at this size (it "
+            f"stops after {compute.EXACT_MAX_NODES:,} search nodes and then reports the gap "
+            "it proved instead of an optimum)."
         )
         if st.button("Solve exactly", key="lam_solve_exact"):
             solved = compute.exact(key)
@@ -188,7 +190,9 @@ def _stopped(greedy: Selection, stopped: ExactResult, terms: Guarantee) -> None:
         f"{stopped.k_max} fit together) without proving the optimum: it lies between "
         f"{low:.4f} and {high:.4f} (proven gap {percent(stopped.relative_gap)})."
     )
-    if greedy.objective >= terms.bound(high) - 1e-9:
+    if terms.bound(high) <= 0:
+        st.info(_vacuous(terms.bound(high)))
+    elif greedy.objective >= terms.bound(high) - 1e-9:
         st.success(
             f"The bound held for every optimum in that range: F(greedy) = "
             f"{greedy.objective:.4f} ≥ (1 − 1/e)·{high:.4f} − {terms.k_max}·"
@@ -204,6 +208,15 @@ def _stopped(greedy: Selection, stopped: ExactResult, terms: Guarantee) -> None:
         st.info("Whether the paper's bound held depends on where the optimum lies in that range.")
 
 
+def _vacuous(bound: float) -> str:
+    """Why a bound of at most 0 says nothing (F of the empty set is 0, and F(greedy) ≥ 0)."""
+    return (
+        f"The paper's bound is {bound:.4f} here, not above 0: any selection meets it (the "
+        "empty one has F = 0), so it says nothing about the greedy at these settings (k·ε "
+        "outweighs (1 − 1/e)·OPT)."
+    )
+
+
 def _gap(pool: Pool, greedy: Selection, optimum: Selection, terms: Guarantee) -> None:
     best = optimum.objective
     bound = terms.bound(best)
@@ -214,14 +227,17 @@ def _gap(pool: Pool, greedy: Selection, optimum: Selection, terms: Guarantee) ->
             ("F(optimum)", number(best)),
             ("gap OPT − F(greedy)", number(best - greedy.objective)),
             ("paper's bound", number(bound)),
-            ("bound held", "yes" if held else "no"),
+            ("bound held", "vacuous" if bound <= 0 else "yes" if held else "no"),
         ]
     )
     verdict = (
         f"F(greedy) = {greedy.objective:.4f} {'≥' if held else '<'} bound {bound:.4f} "
         f"= (1 − 1/e)·{best:.4f} − {terms.k_max}·{terms.epsilon:.4f}/e"
     )
-    (st.success if held else st.warning)(f"The bound {'held' if held else 'failed'}: {verdict}")
+    if bound <= 0:
+        st.info(_vacuous(bound))
+    else:
+        (st.success if held else st.warning)(f"The bound {'held' if held else 'failed'}: {verdict}")
     if best > 0:
         st.caption(f"The greedy reaches {percent(greedy.objective / best)} of the optimum's F.")
     render.table(tables.exact_sets_frame(pool, greedy, optimum), "lam_exact_sets",

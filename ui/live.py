@@ -3,9 +3,9 @@
 The store is the embedded Milvus Lite file ``<data>/live.db`` (``make live-data`` builds it)
 unless the user types a server address. The URL names the collection, the query and N
 (``live_collection``, ``live_query``, ``live_n``; ``live_uri`` for a typed address without
-credentials, never one with them), so a reload retrieves the same pool:
-:func:`restore_from_url` runs before the sidebar, so the pool the URL names is there when
-the sidebar looks for it.
+credentials, never one with them) on every page, so a link opened anywhere retrieves the
+same pool again: the sidebar calls :func:`restore_from_url` when the address names a Live
+pool the session does not have. The collection records the embedding model the query needs.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ __all__ = [
     "collections",
     "current_live_pool",
     "default_store",
+    "is_live_key",
     "open_live_pool",
     "pool_frame",
     "restore_from_url",
@@ -53,7 +54,7 @@ def _n(raw: str) -> int:
     return value
 
 
-URI = state.Option("live_uri", _text)
+URI = state.Option("live_uri", _text, shareable=lambda uri: not milvus.has_credentials(uri))
 COLLECTION = state.Option("live_collection", _text)
 QUERY = state.Option("live_query", _text)
 N = state.Option("live_n", _n)
@@ -143,13 +144,15 @@ def open_live_pool(uri: str, collection: str, query: str, n: int) -> str | None:
     return key
 
 
+def is_live_key(key: str) -> bool:
+    """Whether ``key`` names a pool retrieved from a collection (``live-<hex>``)."""
+    return key.startswith("live-")
+
+
 def restore_from_url() -> None:
-    """On a session's first run, retrieve the pool the URL's live options name (before the
-    sidebar, so the pool it names is there)."""
-    if st.session_state.get("live_restored"):
-        return
-    st.session_state["live_restored"] = True
-    state.current()  # records the URL the session opened with
+    """Retrieve the pool the address's live options name (a link opened in a fresh browser,
+    or Back to a Live pool this session no longer has); the sidebar calls it when the
+    address names a Live pool that is not there."""
     collection, query = state.option(COLLECTION, ""), state.option(QUERY, "")
     if not (collection and query):
         return
@@ -160,7 +163,7 @@ def restore_from_url() -> None:
         render.error(str(error))
         return
     if key != state.current().pool:  # the store changed since the link was made
-        state.update(pool=key, step=None, chunk=None)
+        state.update(pool=key, step=None, chunk=None, record=False)
 
 
 def current_live_pool(settings: state.AppSettings) -> Pool | None:

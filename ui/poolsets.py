@@ -29,8 +29,10 @@ __all__ = [
     "COLUMNS",
     "MAX_SESSION_UPLOADS",
     "SORTABLE",
+    "display_name",
     "dropped_figure",
     "filter_rows",
+    "follow_set",
     "frame",
     "mean_share",
     "open_query",
@@ -68,6 +70,8 @@ COLUMNS = {
 SORTABLE = ("query_id", "dropped", "adagres_redundancy", "topk_redundancy", "chunks", "lambda")
 _OPEN_ERROR = "ps_open_error"
 _OWN = "ps_own_uploads"  # session state: paths of the pool sets this session uploaded
+_NAMES = "ps_upload_names"  # session state: upload path -> the uploaded file's name
+_SHOWN = "ps_shown_set"  # session state: fingerprint of the set the page showed last
 _OPENED = "ps_opened_upload"  # session state: (path, stamp, PoolSet) of its open upload
 _UPLOAD_ROWS = "ps_upload_rows"  # session state: (key, rows) of its open upload
 #: Uploads a session may open (the latest ones); an older upload is released.
@@ -139,14 +143,31 @@ def _write_atomically(target: Path, data: bytes) -> None:
 
 def save_upload(name: str, content: bytes) -> str:
     """Keep an uploaded pool set in the cache folder, named by its digest; return the path
-    (which only this session may open: :func:`open_set`)."""
+    (which only this session may open: :func:`open_set`). The page calls the set by the
+    uploaded file's name (:func:`display_name`), not by that path."""
     target = _cache_folder() / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
     if not target.exists():
         _write_atomically(target, content)
     # The session's latest uploads, oldest first: an older one may no longer be opened.
     own = [item for item in st.session_state.get(_OWN, ()) if item != str(target)]
     st.session_state[_OWN] = [*own, str(target)][-MAX_SESSION_UPLOADS:]
+    st.session_state.setdefault(_NAMES, {})[str(target)] = Path(name).name
     return str(target)
+
+
+def display_name(pool_set: PoolSet) -> str:
+    """What the page calls ``pool_set``: the uploaded file's name for an upload of this
+    session ("runs.jsonl (uploaded)"), else where it came from."""
+    uploaded = st.session_state.get(_NAMES, {}).get(str(pool_set.source))
+    return f"{uploaded} (uploaded)" if uploaded else str(pool_set.source)
+
+
+def follow_set(pool_set: PoolSet) -> None:
+    """A set other than the one shown last: its Query box starts at its first query (a
+    query id of the previous set would otherwise stay chosen)."""
+    if st.session_state.get(_SHOWN) != pool_set.fingerprint:
+        st.session_state[_SHOWN] = pool_set.fingerprint
+        st.session_state.pop("ps_query", None)
 
 
 def _rows_file(fingerprint: str, selector: Selector, budget: int) -> Path:
@@ -298,7 +319,7 @@ def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
     except AdagresError as error:
         st.session_state[_OPEN_ERROR] = str(error)
         return None
-    label = f"{pool_set.name} #{row['query_id']}: {pool.query[:40]}"
+    label = f"{display_name(pool_set)} #{row['query_id']}: {pool.query[:40]}"
     key = pools.add_pool(pool, "poolset", label)
     state.update(pool=key, step=None, chunk=None)
     return key
@@ -311,7 +332,9 @@ def pick_from_table(pool_set: PoolSet, shown: Sequence[dict[str, Any]]) -> Calla
     def pick() -> None:
         picked = st.session_state["ps_table"].selection.rows
         if picked:
-            open_query(pool_set, shown[picked[0]])
+            row = shown[picked[0]]
+            st.session_state["ps_query"] = row["query_id"]  # the Query box shows it too
+            open_query(pool_set, row)
 
     return pick
 

@@ -22,7 +22,7 @@ from adagres.core.result import Selection
 from adagres.errors import AdagresError
 from adagres.pools.pool import Pool
 
-from . import compute, pools
+from . import compute, pools, state
 from .compute import PoolKey, SelectionKey
 from .projection_store import projection_ready
 from .state import AppSettings
@@ -156,7 +156,7 @@ def current_pool(settings: AppSettings) -> tuple[Pool, SelectionKey]:
     """The pool the settings name and the key of their selection; stops the page quietly
     when no pool is chosen."""
     if not settings.pool:
-        st.stop()
+        state.stop()
     return pools.get_pool(settings.pool), compute.selection_key(settings)
 
 
@@ -172,7 +172,7 @@ def pool_and_selection(settings: AppSettings) -> tuple[Pool, SelectionKey, Selec
         selection = compute.selection(key)
     except AdagresError as exc:
         error(str(exc))
-        st.stop()
+        state.stop()
     return pool, key, selection
 
 

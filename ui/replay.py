@@ -26,7 +26,16 @@ from adagres.pools.pool import Pool
 from . import state
 from .text import plain_name
 
-__all__ = ["DEFAULT_PACE", "PACES", "next_step", "replay", "shown_step", "step_summary"]
+__all__ = [
+    "DEFAULT_PACE",
+    "PACES",
+    "next_step",
+    "picked_after",
+    "replay",
+    "shown_step",
+    "step_summary",
+    "step_totals",
+]
 
 #: Seconds per step the user can choose; the default gives a 12-step run in 12 s.
 PACES = (0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
@@ -37,6 +46,21 @@ _TIMER = "sel_timer"  # the run_every the fragment was given by the last full ru
 _FULL_RUN = "sel_full_run"  # set by a full run just before it calls the fragment
 
 Draw = Callable[[int], None]
+
+
+def picked_after(selection: Selection, step: int) -> tuple[int, ...]:
+    """The chunks picked in the first ``step`` steps, in pick order."""
+    return tuple(s.winner for s in selection.steps[:step] if s.accepted and s.winner is not None)
+
+
+def step_totals(selection: Selection, step: int) -> tuple[int, int, float]:
+    """(chunks picked, tokens used, F) after the first ``step`` steps: F is the sum of the
+    picks' marginal gains (F of the empty set is 0), so after the last step it is
+    ``selection.objective``."""
+    steps = selection.steps[:step]
+    gains = sum(s.gain for s in steps if s.accepted and s.gain is not None)
+    used = steps[-1].tokens_used if steps else 0
+    return len(picked_after(selection, step)), used, float(gains)
 
 
 def shown_step(settings: state.AppSettings, selection: Selection) -> int:
@@ -70,6 +94,8 @@ def _toggle_play() -> None:
     st.session_state[_PLAYING] = playing
     if playing and state.current().step is None:
         state.update(step=1)  # at the end: replay from the first step
+    else:
+        state.update()  # Pause: the address gets the step shown
 
 
 def _step_moved(last: int) -> None:
@@ -79,18 +105,19 @@ def _step_moved(last: int) -> None:
     st.session_state[_PLAYING] = False
 
 
-def replay(selection: Selection, draw: Draw) -> None:
-    """The replay block of the Selection page (see the module docstring)."""
+def replay(selection: Selection, draw: Draw, header: Draw | None = None) -> None:
+    """The replay block of the Selection page (see the module docstring); ``header(step)``
+    is drawn above the controls, in the same fragment (the page's numbers at that step)."""
     last = len(selection.steps)
     playing = bool(st.session_state.get(_PLAYING)) and last > 1
     st.session_state[_PLAYING] = playing
     timer = pace() if playing else None
     st.session_state[_TIMER] = timer
     st.session_state[_FULL_RUN] = True
-    st.fragment(run_every=timer)(_replay_view)(last, draw)
+    st.fragment(run_every=timer)(_replay_view)(last, draw, header)
 
 
-def _replay_view(last: int, draw: Draw) -> None:
+def _replay_view(last: int, draw: Draw, header: Draw | None) -> None:
     full_run = st.session_state.pop(_FULL_RUN, False)
     playing = bool(st.session_state.get(_PLAYING))
     if not full_run:
@@ -98,16 +125,18 @@ def _replay_view(last: int, draw: Draw) -> None:
             st.rerun(scope="app")  # Play, Pause, a new pace or a scrub: set the timer anew
         if playing:  # a tick of the timer
             step, playing = next_step(state.current().step, last)
-            state.update(step=step)
+            state.update(step=step, record=False)  # a tick: Pause writes the step
             if not playing:
                 st.session_state[_PLAYING] = False
                 st.rerun(scope="app")  # the last step was shown for a whole tick: stop
     step = state.current().step
     shown = last if step is None or step > last else step
+    if header is not None:
+        header(shown)
     _controls(last, shown, playing)
     draw(shown)
     if not full_run:
-        state.sync_url()
+        state.sync_url(links=False)  # the page list is outside this fragment
 
 
 def _controls(last: int, shown: int, playing: bool) -> None:

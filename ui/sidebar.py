@@ -11,8 +11,7 @@ from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
-from . import compute, corpora, pools, progress, render, state
-from .routing import route_through_app
+from . import compute, corpora, live, nav, pools, progress, render, state
 from .state import AppSettings
 from .text import STRATEGY_HELP, strategy_short
 
@@ -23,10 +22,19 @@ LAM_SLIDER_MAX = 2.0
 #: Chunks the calibration starts with when the user switches to "top N".
 DEFAULT_TOP_N = 20
 
-_POLICY_HELP = (
-    "skip: stop only when nothing fits or no gain is positive (default). "
-    "stop: the paper's Algorithm 1, stop when the best chunk does not fit. "
-    "ratio: gain per token. fill: keep spending the budget after the gains turn ≤ 0."
+_POLICIES = {
+    "skip": "stop only when nothing fits or no gain is positive",
+    "stop": "the paper's Algorithm 1, stop when the best chunk does not fit",
+    "ratio": "gain per token",
+    "fill": "keep spending the budget after the gains turn ≤ 0",
+}
+# Which preset uses which policy, from the presets themselves (no policy is "the default":
+# each preset has its own).
+_POLICY_HELP = " ".join(
+    f"{policy}: {what}"
+    + "".join(f" (the {p.name} preset's)" for p in PRESETS.values() if p.settings.policy == policy)
+    + "."
+    for policy, what in _POLICIES.items()
 )
 _TOP_N_HELP = (
     "Take L̄, r̄ and ρ̄ (and the τ = ρ̄ floor) over the N chunks most relevant to the query, "
@@ -71,8 +79,8 @@ def sidebar() -> AppSettings:
     in the returned settings is the one in use: the user's, or the pool's total tokens when
     the user's is larger (the session keeps the user's value, so a larger pool gets it back).
     """
-    route_through_app()
     state.begin_run()
+    nav.draw()
     settings = state.current()
     with st.sidebar:
         for message in state.url_warnings():
@@ -80,7 +88,6 @@ def sidebar() -> AppSettings:
         keys = _pool_keys(settings.pool)
         if not keys:
             st.info("No pool yet: upload one or build one from documents on the Pool page.")
-            state.sync_url(keep_page_options=True)
             return settings
         if settings.pool not in keys:
             if settings.pool:
@@ -89,7 +96,7 @@ def sidebar() -> AppSettings:
                         f"{pools.unavailable_reason(settings.pool)} Showing {keys[0]!r}."
                     )
                 )
-            state.update(pool=keys[0], step=None, chunk=None)
+            state.update(pool=keys[0], step=None, chunk=None, record=False)
         labels = {key: pools.pool_label(key) for key in keys}  # read now, in this session
         state.bind(st.selectbox, "pool", "sb_pool", "Pool", options=keys,
                    format_func=labels.__getitem__, reset={"step": None, "chunk": None})  # fmt: skip
@@ -97,17 +104,20 @@ def sidebar() -> AppSettings:
             pool = pools.get_pool(state.current().pool)
         except AdagresError as error:
             render.error(str(error))
-            st.stop()
+            state.stop()
         low, high = pools.budget_limits(pool)
         _selection_controls(len(pool), low, high)
-    state.sync_url(keep_page_options=True)
     chosen = state.current()
     return chosen.replace(budget=min(max(chosen.budget, low), high))
 
 
 def _pool_keys(wanted: str) -> list[str]:
-    """The pools this session can choose; a FanOutQA key from the URL is rebuilt first."""
+    """The pools this session can choose; a FanOutQA key from the URL is rebuilt first, a
+    Live pool's retrieved again from what the URL says of it."""
     keys = pools.pool_keys()
+    if wanted and wanted not in keys and live.is_live_key(wanted):
+        live.restore_from_url()
+        keys = pools.pool_keys()
     if wanted and wanted not in keys and pools.resolvable(wanted):
         index = pools.fanoutqa_index(wanted)
         try:

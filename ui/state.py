@@ -1,66 +1,44 @@
-"""Shared app state: one frozen :class:`AppSettings`, kept in session state and in the URL.
+"""Shared app state: one frozen :class:`AppSettings` per session, and the address it is in.
 
 The contract, for every page:
 
-- ``ui.sidebar.sidebar()`` returns the current :class:`AppSettings` after rendering the shared
-  sidebar controls. Call it first on every page.
-- :class:`AppSettings` holds what only the app has (the pool key, the budget, the strategy, the
-  replay step, the inspected chunk) and ``selector``, the core's :class:`adagres.Settings`
-  (λ, policy, formula, scale, offset, τ, calibration top-N), which travels unchanged to every
-  computation and is the cache key of all of them (``ui.compute.selection_key``).
-- The source of truth is ``st.session_state["settings"]``. Widgets are bound to it with
-  :func:`bind`: before a widget is drawn its session-state value is set from the settings,
-  and its ``on_change`` callback writes the new value back. So state survives page switches
-  (Streamlit drops the state of widgets a page does not draw) and code can change a setting
-  with :func:`update` (then ``st.rerun()`` if the page was already drawn). Both take the
-  fields of either part by name (``update(budget=600, policy="fill")``).
-- The default is the ``"recommended"`` preset (:data:`DEFAULT_PRESET`, from
-  :data:`adagres.PRESETS`): strategy ``orthogonal`` with policy ``fill`` and the derived
-  formula. The paper's method (``"paper"``: ``adagres``, the core's default
-  :class:`adagres.Settings`) is one click away in the sidebar.
-- The URL mirrors the settings: :func:`sync_url` writes :meth:`AppSettings.to_params` into
-  ``st.query_params`` (the sidebar calls it on every run). On the first run of a session the
-  settings are read from the URL (:meth:`AppSettings.from_params`); values that do not parse or
-  that :class:`adagres.Settings` refuses are ignored with a warning. What the URL does not
-  name comes from a preset: ``preset=paper`` or ``preset=recommended`` if the URL has it,
-  else the recommended preset, and every key the URL names replaces that field of it.
-  Decision on old URLs: every URL the app has written names ``strategy``, ``policy``,
-  ``lam``, ``formula``, ``scale``, ``offset`` and ``floor`` (all that tells the presets
-  apart), so a saved link opens exactly what it opened when the paper's method was the
-  default. A link without them (written by hand, e.g. ``?pool=…&budget=600``) now opens the
-  recommended preset; ``&preset=paper`` opens the paper's method. ``preset`` is read once:
-  the URL written back names the fields instead. Query-string keys: ``preset``,
-  ``pool``, ``budget``, ``strategy``, ``policy``, ``lam`` (``adaptive`` or a number ≥ 0),
-  ``formula``, ``scale``, ``offset``, ``floor`` (``off``, ``pool`` or a cosine), ``topn``
-  (calibration over the N most relevant chunks; absent = the whole pool), ``step`` (1-based;
-  absent = the last step) and ``chunk`` (a chunk id, for "Why dropped"). ``budget`` is the
-  user's value even when it exceeds the pool's tokens; ``ui.compute.selection_key`` uses
-  ``min(budget, pool tokens)`` and the sidebar says so.
-- Page options that belong in the URL too (Compare's A and B, Similarity's order, size and
-  threshold) are :class:`Option` s, bound with :func:`bind_option`: their values live in
-  session state (so they survive page switches), start from the URL the session opened
-  with, and :func:`sync_url` writes the ones the page drew in this run next to the settings.
-- Messages about URL values that were ignored are shown once (:func:`url_warnings` hands
-  them out a single time).
-- Page-local widgets that are not part of the URL use plain explicit keys, prefixed by
-  the page (``pool_``, ``sel_``, ``why_``, ``sim_``, ``lam_``, ``cmp_``).
+- ``ui.sidebar.sidebar()`` starts the run (:func:`begin_run`), draws the shared controls and
+  returns the current :class:`AppSettings`. Call it first on every page; call :func:`sync_url`
+  last.
+- The address is the source of truth when it changes from outside: on a session's first
+  run, and whenever the browser brings another address (Back, Forward, an edited address),
+  :func:`begin_run` reads the settings and the page options from it and the widgets follow
+  (a bare address means the defaults: the ``recommended`` preset). Nothing is written then.
+- A user's change (a widget bound with :func:`bind` or :func:`bind_option`, or code calling
+  :func:`update` / :func:`set_option` for the user, e.g. a click on the map) is written to the
+  address once, by the :func:`sync_url` that ends that run: one action, one history entry.
+  Changes the app makes on its own (a default chunk, a replay tick, a pool that is not
+  there) pass ``record=False`` and write nothing.
+- Page options (Compare's A and B, Similarity's order, the Live pool's collection and query…)
+  are :class:`Option` s. Their values live in the session and in the address next to the
+  settings (only those that differ from their default), on every page: a page switch keeps
+  the address, so it costs one history entry, and a link restores every page's view.
+- :func:`switch_page` switches with the current address (``st.switch_page`` alone clears it).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 import streamlit as st
 
 from adagres import InputError
-from adagres import Settings as Selector
-from adagres.core.presets import PRESETS, Preset
-from adagres.core.strategies import STRATEGIES
 
+from .params import (
+    DEFAULT_BUDGET,
+    DEFAULT_PRESET,
+    SELECTOR_FIELDS,
+    AppSettings,
+    Selector,
+    url_number,
+)
 from .text import escape_md
 
 __all__ = [
@@ -70,260 +48,143 @@ __all__ = [
     "AppSettings",
     "Option",
     "Selector",
+    "adopted",
     "begin_run",
     "bind",
     "bind_option",
     "current",
+    "on_view_written",
     "option",
     "set_option",
+    "stop",
+    "switch_page",
     "sync_url",
     "update",
     "url_number",
     "url_warnings",
+    "view_params",
 ]
 
-DEFAULT_BUDGET = 1000
-#: The preset a session starts with when its URL names no settings.
-DEFAULT_PRESET: Preset = PRESETS["recommended"]
 _STATE_KEY = "settings"
 _WARNINGS_KEY = "settings_url_warnings"
-_START_KEY = "settings_url_at_start"  # the query string the session opened with
+_START_KEY = "settings_url_at_start"  # the address the view was last read from
+_KNOWN_KEY = "settings_url_known"  # the address the view matches (read or written last)
+_DIRTY_KEY = "settings_url_dirty"  # a user's change not yet in the address
+_ADOPTED_KEY = "settings_url_adopted"  # this run read the view from the address
 _OPTIONS_KEY = "page_options"  # Option name -> value, for the whole session
-_DRAWN_KEY = "page_options_drawn"  # Option name -> URL text, of the options drawn this run
-
-LamMode = Literal["adaptive", "manual"]
-
-#: Fields of :class:`adagres.Settings`, which :meth:`AppSettings.replace` takes by name.
-SELECTOR_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Selector))
-
-
-@dataclass(frozen=True)
-class AppSettings:
-    """Everything that decides what the app shows; small values only (hashable, cacheable).
-
-    ``pool`` is a pool key (see ``ui.pools``); ``budget`` is in tokens of the pool's
-    tokenizer; ``strategy`` one of :data:`adagres.core.strategies.STRATEGIES`. ``selector`` says how
-    to select (every strategy gets the same value, so their F compare). Strategy and
-    selector default to :data:`DEFAULT_PRESET`. ``step`` is the
-    1-based step shown by the replay, None for the last one; ``chunk`` is the chunk id
-    inspected on "Why dropped" (None: none chosen).
-    """
-
-    pool: str = ""
-    budget: int = DEFAULT_BUDGET
-    strategy: str = DEFAULT_PRESET.strategy
-    selector: Selector = field(default_factory=lambda: DEFAULT_PRESET.settings)
-    step: int | None = None
-    chunk: str | None = None
-
-    @property
-    def lam_mode(self) -> LamMode:
-        """``"adaptive"`` (λ from the pool, Eq. 7) or ``"manual"`` (``selector.lam``)."""
-        return "adaptive" if self.selector.adaptive else "manual"
-
-    def get(self, name: str) -> Any:
-        """The field ``name`` of the app settings or of ``selector``."""
-        return getattr(self.selector if name in SELECTOR_FIELDS else self, name)
-
-    def replace(self, **changes: Any) -> AppSettings:
-        """A copy with fields of either part changed (``selector`` fields validated)."""
-        core = {k: changes.pop(k) for k in list(changes) if k in SELECTOR_FIELDS}
-        if core:
-            changes["selector"] = changes.get("selector", self.selector).replace(**core)
-        return dataclasses.replace(self, **changes)
-
-    @classmethod
-    def param_names(cls) -> frozenset[str]:
-        """Every query-string key of the settings: those :meth:`to_params` may write, and
-        ``preset``, which :meth:`from_params` reads."""
-        return frozenset({"preset", "pool", "budget", "strategy", "policy", "lam", "formula",
-                          "scale", "offset", "floor", "guard", "topn", "step",
-                          "chunk"})  # fmt: skip
-
-    def to_params(self) -> dict[str, str]:
-        """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set;
-        ``guard`` when it is not the default preset's, which a URL without it gets)."""
-        s = self.selector
-        floor = s.redundancy_floor
-        params = {
-            "pool": self.pool,
-            "budget": str(self.budget),
-            "strategy": self.strategy,
-            "policy": s.policy,
-            "lam": "adaptive" if isinstance(s.lam, str) else url_number(s.lam),
-            "formula": s.formula,
-            "scale": url_number(s.scale),
-            "offset": url_number(s.offset),
-            "floor": "off" if floor is None else floor if floor == "pool" else url_number(floor),
-        }
-        if s.duplicate_guard != DEFAULT_PRESET.settings.duplicate_guard:  # else implied
-            params["guard"] = _guard_text(s.duplicate_guard)
-        if s.calibration_top_n is not None:
-            params["topn"] = str(s.calibration_top_n)
-        if self.step is not None:
-            params["step"] = str(self.step)
-        if self.chunk is not None:
-            params["chunk"] = self.chunk
-        return params
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> tuple[AppSettings, list[str]]:
-        """AppSettings from a query string, and one message per value that was ignored.
-
-        Fields the query string does not name come from its ``preset`` (absent, or not a
-        preset's name: :data:`DEFAULT_PRESET`)."""
-        values: dict[str, Any] = {}
-        core: dict[str, Any] = {}
-        problems: list[str] = []
-
-        def take(key: str, parse: Callable[[str], Any], name: str | None = None) -> None:
-            if key not in params:
-                return
-            raw, name = params[key], name or key
-            try:
-                value = parse(raw)
-                if name in SELECTOR_FIELDS:
-                    Selector(**{name: value})  # the core's own check of this one field
-            except (ValueError, InputError) as error:
-                problems.append(f"ignored {key}={raw!r} in the URL: {error}")
-                return
-            (core if name in SELECTOR_FIELDS else values)[name] = value
-
-        take("preset", lambda s: _option(s, tuple(PRESETS)))
-        base = PRESETS[values.pop("preset")] if "preset" in values else DEFAULT_PRESET
-        values["strategy"] = base.strategy
-        take("pool", _text)
-        take("budget", lambda s: _integer(s, minimum=1))
-        take("strategy", lambda s: _option(s, STRATEGIES))
-        take("policy", _text)
-        take("formula", _text)
-        take("scale", _real)
-        take("offset", _real)
-        take("lam", lambda s: "adaptive" if s == "adaptive" else _real(s))
-        take("floor", _floor, "redundancy_floor")
-        take("guard", _guard, "duplicate_guard")
-        take("topn", lambda s: _integer(s, minimum=2), "calibration_top_n")
-        take("step", lambda s: _integer(s, minimum=1))
-        take("chunk", _text)
-        return cls(**values, selector=base.settings.replace(**core)), problems
-
-
-def url_number(value: float) -> str:
-    """A number as the URL writes it (6 significant digits; tiny values exactly)."""
-    return f"{value:g}" if abs(value) >= 1e-4 or value == 0 else repr(value)
-
-
-def _text(raw: str) -> str:
-    if not raw:
-        raise ValueError("empty")
-    return raw
-
-
-#: The largest whole number a link may carry (``topn``, ``budget``, ``step``): what a
-#: browser's number box holds exactly (2**53 − 1); the core's own limits are lower.
-URL_INTEGER_MAX = 2**53 - 1
-
-
-def _integer(raw: str, *, minimum: int, maximum: int = URL_INTEGER_MAX) -> int:
-    if len(raw) > 20:  # int() of a long string costs quadratic time; no real value is this long
-        raise ValueError(f"not a whole number from {minimum} to {maximum:,}")
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError("not a whole number") from None
-    if not minimum <= value <= maximum:
-        raise ValueError(f"must be from {minimum} to {maximum:,}")
-    return value
-
-
-def _real(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError("not a number") from None
-    if not math.isfinite(value):
-        raise ValueError("not a finite number")
-    return value
-
-
-def _option(raw: str, options: Collection[str]) -> str:
-    if raw not in options:
-        raise ValueError(f"expected one of {', '.join(options)}")
-    return raw
-
-
-def _floor(raw: str) -> float | str | None:
-    if raw == "off":
-        return None
-    if raw == "pool":
-        return "pool"
-    return _real(raw)
-
-
-def _guard_text(guard: tuple[float | None, float | None] | None) -> str:
-    """The near-duplicate guard as the URL writes it: "off" or "cosine,shared" ("off" parts)."""
-    if guard is None:
-        return "off"
-    return ",".join("off" if part is None else url_number(part) for part in guard)
-
-
-def _guard(raw: str) -> tuple[float | None, float | None] | None:
-    """The URL's ``guard``: "off", or "cosine,shared_text" with either part "off"."""
-    if raw == "off":
-        return None
-    parts = raw.split(",")
-    if len(parts) != 2:
-        raise ValueError('expected "off" or "cosine,shared_text"')
-    cosine, shared = (None if p == "off" else _real(p) for p in parts)
-    return (cosine, shared)
+_DEFAULTS_KEY = "page_option_defaults"  # Option name -> its default where last drawn
+_LINKS_KEY = "settings_url_links"  # (draw, address drawn) of the page list, this run
+_SPECS: dict[str, Option] = {}  # every Option made, by name (to write their URL text)
 
 
 # --------------------------------------------------------------------------- session
+
+
+def _adopt(params: dict[str, str]) -> AppSettings:
+    """Take the view from the address ``params`` (settings now, options when next asked)."""
+    settings, problems = AppSettings.from_params(params)
+    st.session_state[_STATE_KEY] = settings
+    st.session_state[_WARNINGS_KEY] = problems
+    st.session_state[_START_KEY] = params
+    st.session_state[_KNOWN_KEY] = params
+    st.session_state[_OPTIONS_KEY] = {}
+    st.session_state[_DIRTY_KEY] = False
+    return settings
 
 
 def current() -> AppSettings:
     """The session's settings; on the first run of a session, read from the URL."""
     settings = st.session_state.get(_STATE_KEY)
     if settings is None:
-        start = st.query_params.to_dict()
-        settings, problems = AppSettings.from_params(start)
-        st.session_state[_STATE_KEY] = settings
-        st.session_state[_WARNINGS_KEY] = problems
-        st.session_state[_START_KEY] = start
-    return settings
-
-
-def url_warnings() -> list[str]:
-    """Messages about URL values ignored when this session started, handed out once (the
-    sidebar shows them on the first page drawn, not on every page after it)."""
-    return list(st.session_state.pop(_WARNINGS_KEY, None) or [])
-
-
-def update(**changes: Any) -> AppSettings:
-    """Replace some fields of the session's settings (either part, by name); return them."""
-    settings = current().replace(**changes)
-    st.session_state[_STATE_KEY] = settings
+        settings = _adopt(st.query_params.to_dict())
     return settings
 
 
 def begin_run() -> None:
-    """Start a page run: no page option is drawn yet (the sidebar calls it first)."""
-    current()
-    st.session_state[_DRAWN_KEY] = {}
-
-
-def sync_url(*, keep_page_options: bool = False) -> None:
-    """Write the current settings, and the page options drawn in this run, into the URL's
-    query string (only when it changed). The sidebar calls it with ``keep_page_options``
-    before the page has drawn its options: the page's own keys already in the URL stay."""
-    params = current().to_params()
-    drawn: dict[str, str] = st.session_state.get(_DRAWN_KEY, {})
+    """Start a page run: read the view from the address when the address changed from
+    outside (first run, Back, Forward, an edited address); the sidebar calls it first."""
+    st.session_state.pop(_LINKS_KEY, None)
     now = st.query_params.to_dict()
-    if keep_page_options:
-        params.update({k: v for k, v in now.items() if k not in AppSettings.param_names()})
-    params.update(drawn)
-    if now != params:
-        st.query_params.from_dict(params)
+    first = st.session_state.get(_STATE_KEY) is None
+    moved = not st.session_state.get(_DIRTY_KEY) and st.session_state.get(_KNOWN_KEY) != now
+    st.session_state[_ADOPTED_KEY] = first or moved
+    if first or moved:
+        _adopt(now)
+
+
+def adopted() -> bool:
+    """Whether this run read the view from the address (the user did not change it here)."""
+    return bool(st.session_state.get(_ADOPTED_KEY))
+
+
+def url_warnings() -> list[str]:
+    """Messages about URL values ignored when the view was read, handed out once (the
+    sidebar shows them on the first page drawn, not on every page after it)."""
+    return list(st.session_state.pop(_WARNINGS_KEY, None) or [])
+
+
+def update(*, record: bool = True, **changes: Any) -> AppSettings:
+    """Replace some fields of the session's settings (either part, by name); return them.
+    ``record``: the user made this change, so it goes into the address (a history entry)."""
+    settings = current().replace(**changes)
+    st.session_state[_STATE_KEY] = settings
+    if record:
+        st.session_state[_DIRTY_KEY] = True
+    return settings
+
+
+def view_params() -> dict[str, str]:
+    """The address of the current view: the settings and every page option that differs
+    from its default."""
+    params = current().to_params()
+    values: dict[str, Any] = st.session_state.get(_OPTIONS_KEY, {})
+    defaults: dict[str, Any] = st.session_state.get(_DEFAULTS_KEY, {})
+    for name, value in values.items():
+        spec = _SPECS.get(name)
+        if spec and spec.shareable(value) and (name not in defaults or value != defaults[name]):
+            params[name] = spec.text(value)
+    return params
+
+
+def sync_url(*, links: bool = True) -> None:
+    """Write the view into the address if the user changed it since it was last read or
+    written (once per action; nothing otherwise), and give the page list (``ui.nav``) the
+    final address. Pages call it last (a fragment passes ``links=False``)."""
+    if st.session_state.get(_DIRTY_KEY):
+        params = view_params()
+        st.session_state[_DIRTY_KEY] = False
+        st.session_state[_KNOWN_KEY] = params
+        if st.query_params.to_dict() != params:
+            st.query_params.from_dict(params)
+    drawn = st.session_state.get(_LINKS_KEY)
+    if links and drawn is not None and drawn[1] != view_params():
+        on_view_written(drawn[0])
+
+
+def on_view_written(draw: Callable[[dict[str, str]], None]) -> None:
+    """Call ``draw`` with the view's address now, and again from :func:`sync_url` if the
+    run changes it (the sidebar's page list, whose links carry the address)."""
+    params = view_params()
+    draw(params)
+    st.session_state[_LINKS_KEY] = (draw, params)
+
+
+def stop() -> NoReturn:
+    """``st.stop`` after writing the user's change to the address (:func:`sync_url`)."""
+    sync_url()
+    st.stop()
+    raise AssertionError("st.stop returned")  # pragma: no cover
+
+
+def switch_page(page: Any) -> None:
+    """``st.switch_page`` to ``page`` with the current view in the address."""
+    params = view_params()
+    st.session_state[_DIRTY_KEY] = False
+    st.session_state[_KNOWN_KEY] = params
+    st.switch_page(page, query_params=params)
+
+
+# --------------------------------------------------------------------------- page options
 
 
 @dataclass(frozen=True)
@@ -331,18 +192,24 @@ class Option:
     """A page option carried in the URL as ``name=<text>``.
 
     ``parse`` turns the URL text into a value (ValueError when it cannot); ``text`` turns a
-    value into URL text.
+    value into URL text; ``shareable`` says whether a value may go into the address at all
+    (a store address with credentials may not).
     """
 
     name: str
     parse: Callable[[str], Any]
     text: Callable[[Any], str] = str
+    shareable: Callable[[Any], bool] = lambda value: True
+
+    def __post_init__(self) -> None:
+        _SPECS[self.name] = self
 
 
 def option(spec: Option, default: Any) -> Any:
-    """The option's value in this session: set before, else from the URL the session
-    opened with (a value that does not parse is ignored with a warning), else ``default``."""
+    """The option's value in this session: set before, else from the address the view was
+    read from (a value that does not parse is ignored with a warning), else ``default``."""
     values: dict[str, Any] = st.session_state.setdefault(_OPTIONS_KEY, {})
+    st.session_state.setdefault(_DEFAULTS_KEY, {})[spec.name] = default
     if spec.name not in values:
         values[spec.name] = default
         raw = st.session_state.get(_START_KEY, {}).get(spec.name)
@@ -354,9 +221,11 @@ def option(spec: Option, default: Any) -> Any:
     return values[spec.name]
 
 
-def set_option(spec: Option, value: Any) -> None:
-    """Change the option's value (e.g. when the sidebar's settings reset a page)."""
+def set_option(spec: Option, value: Any, *, record: bool = True) -> None:
+    """Change the option's value (``record``: the user's change, written to the address)."""
     st.session_state.setdefault(_OPTIONS_KEY, {})[spec.name] = value
+    if record:
+        st.session_state[_DIRTY_KEY] = True
 
 
 def bind_option(
@@ -370,16 +239,14 @@ def bind_option(
     **kwargs: Any,
 ) -> Any:
     """Draw ``widget`` bound to the page option ``spec`` (like :func:`bind` for settings);
-    mark it drawn, so that :func:`sync_url` writes it; return its value."""
+    return its value."""
     st.session_state[key] = to_widget(option(spec, default))
 
     def copy_back() -> None:
         set_option(spec, from_widget(st.session_state[key]))
 
     widget(*args, key=key, on_change=copy_back, **kwargs)
-    value = option(spec, default)
-    st.session_state.setdefault(_DRAWN_KEY, {})[spec.name] = spec.text(value)
-    return value
+    return option(spec, default)
 
 
 def bind(

@@ -14,6 +14,7 @@ import pandas as pd
 from adagres.core.records import Verdict
 from adagres.core.result import Selection
 from adagres.core.sweep import BudgetSweep, LamSweep
+from adagres.figures import PAIR_METRICS
 from adagres.pools.pool import Pool
 
 from .text import plain_name
@@ -207,6 +208,10 @@ def difference_frame(pool: Pool, a: Selection, b: Selection) -> pd.DataFrame:
 def sweep_frame(sweep: BudgetSweep) -> pd.DataFrame:
     """The budget sweep's rows without the pick lists; budget use in percent."""
     frame = pd.DataFrame([{k: v for k, v in row.items() if k != "indices"} for row in sweep.rows])
+    # A mean or max over pairs of picks is undefined below two picks: blank, not 0.
+    pairs = [m for m in PAIR_METRICS if m in frame.columns]
+    if pairs and "size" in frame.columns:
+        frame.loc[pd.to_numeric(frame["size"]) < 2, pairs] = float("nan")
     return as_percent(frame, "budget_use")
 
 

@@ -15,6 +15,7 @@ from adagres.figures.layout import plain_name
 
 __all__ = [
     "STRATEGY_HELP",
+    "both_in_selection",
     "count",
     "escape_md",
     "percent",
@@ -50,6 +51,27 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     '2,000 chunks'
     """
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def both_in_selection(both: int, listed: int) -> str:
+    """How many of the ``listed`` near-duplicate pairs have both chunks selected, in words
+    that agree in number.
+
+    >>> both_in_selection(1, 5)
+    '1 of the listed pairs has both chunks in the selection.'
+    >>> both_in_selection(3, 5)
+    '3 of the listed pairs have both chunks in the selection.'
+    >>> both_in_selection(0, 5)
+    'No listed pair has both chunks in the selection.'
+    >>> both_in_selection(1, 1)
+    'The listed pair has both chunks in the selection.'
+    """
+    if both == 0:
+        return "No listed pair has both chunks in the selection."
+    if listed == 1:
+        return "The listed pair has both chunks in the selection."
+    verb = "has" if both == 1 else "have"
+    return f"{both:,} of the listed pairs {verb} both chunks in the selection."
 
 
 def percent(fraction: float) -> str:

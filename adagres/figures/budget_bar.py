@@ -15,19 +15,22 @@ from .layout import PALETTE, apply_layout, escape
 
 __all__ = [
     "LABEL_CHAR_WIDTH",
-    "LABEL_PLOT_WIDTH",
+    "LABEL_FIT_WIDTH",
     "BarData",
     "BarSegment",
     "budget_bar",
     "budget_bar_data",
+    "fitted_label",
 ]
 
-#: The widest plot area a budget bar is drawn in (px): a segment narrower than its label
-#: at this width and 11 px gets no label at all, so the browser measures none of the
-#: labels it would hide (677 labels, all hidden: 0.37 s a draw; none: 0.10 s).
-LABEL_PLOT_WIDTH = 1800
 #: Width of one label character at 11 px (an upper bound for digits, ids and ". "), px.
 LABEL_CHAR_WIDTH = 7.5
+#: The plot width labels are cut to fit (px): the bar's width in a 1024 px window. An id
+#: too long for its segment there is cut with "…" rather than left out, so long ids (a
+#: Live pool's "doc.md#12") still name their segments; wider windows show the same cut.
+#: A segment too narrow for even its number gets no label, so the browser measures none
+#: of the labels it would hide (677 hidden labels: 0.37 s a draw; none: 0.10 s).
+LABEL_FIT_WIDTH = 640
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,26 @@ def budget_bar_data(
     return BarData(segments, used, max(0, selection.budget - used), selection.budget)
 
 
+def fitted_label(pick: int, chunk_id: Any, width: float) -> str:
+    """ "<pick>. <id>" for a segment ``width`` px wide at 11 px: the id cut with "…" to fit,
+    the number alone when no character of the id fits, "" when not even that does.
+
+    >>> fitted_label(3, "report-2024-final.md#12", 210), fitted_label(3, "abcdefghij", 90)
+    ('3. report-2024-final.md#12', '3. abcdefg…')
+    >>> fitted_label(12, "abc", 30), fitted_label(12, "abc", 10)
+    ('12', '')
+    """
+    fits = int((width - 6) // LABEL_CHAR_WIDTH)  # characters that fit, with a little room
+    number, text = str(pick), str(chunk_id)
+    full = f"{number}. {text}"
+    if len(full) <= fits:
+        return f"{number}. {escape(text)}"
+    room = fits - len(number) - 3  # "12. " and the "…"
+    if room >= 1:
+        return f"{number}. {escape(text[:room])}…"
+    return number if len(number) <= fits else ""
+
+
 def budget_bar(
     selection: Selection,
     *,
@@ -78,16 +101,12 @@ def budget_bar(
 
     The picks are one trace (``"picks"``: bar k spans its ``base`` to ``base + x``, its
     ``customdata`` is the chunk's pool position) and the rest one more (``"remaining"``).
-    Each segment is labelled with its pick number and id where that fits at 11 px (a label
-    that cannot fit even at :data:`LABEL_PLOT_WIDTH` is left out)."""
+    Each segment is labelled with its pick number and id, the id cut with "…" to fit at
+    11 px in a plot :data:`LABEL_FIT_WIDTH` wide (:func:`fitted_label`)."""
     data = budget_bar_data(selection, ids=ids, step=step)
     starts = list(accumulate((s.tokens for s in data.segments), initial=0))
-    scale = LABEL_PLOT_WIDTH / max(data.budget, data.used, 1)  # px per token, at most
-    full = [f"{s.pick}. {s.label}" for s in data.segments]
-    labels = [
-        label if s.tokens * scale >= len(label) * LABEL_CHAR_WIDTH + 6 else ""
-        for s, label in zip(data.segments, full, strict=True)
-    ]
+    scale = LABEL_FIT_WIDTH / max(data.budget, data.used, 1)  # px per token
+    labels = [fitted_label(s.pick, ids[s.chunk], s.tokens * scale) for s in data.segments]
     # One trace for all the picks (each bar placed by its base), not a trace per pick: the
     # browser's cost of a figure grows with its traces (150 picks: 0.19 s per draw).
     fig = go.Figure()

@@ -160,6 +160,10 @@ def heatmap_data(
     )
 
 
+#: Chunk ids written on each axis at most (every k-th id above it).
+MAX_TICK_LABELS = 60
+
+
 def similarity_heatmap(
     unit_chunks: Any,
     *,
@@ -177,10 +181,12 @@ def similarity_heatmap(
     """Cosine heatmap with rows and columns in ``order``; the selected block outlined.
 
     Above ``max_chunks`` only the first ``max_chunks`` of the order are drawn and the title
-    says "top M of N". Hover shows both chunks' ids and snippets (``snippet_chars`` each)
-    and their cosine; the snippets are sent once per row and the matrix as one float array,
-    so the figure is about 0.33 MB at M = 150 (0.95 MB with an "id / id" text per cell,
-    4.7 MB with a pair of snippets in every cell), built in about 30 ms.
+    says "top M of N". Both axes name the chunks by id (every k-th above
+    :data:`MAX_TICK_LABELS` rows). Hover shows both chunks' ids and snippets
+    (``snippet_chars`` each) and their cosine; the snippets are sent once per row and the
+    matrix as one float array, so the figure is about 0.33 MB at M = 150 (0.95 MB with an
+    "id / id" text per cell, 4.7 MB with a pair of snippets in every cell), built in about
+    30 ms.
     """
     data = heatmap_data(
         unit_chunks,
@@ -232,9 +238,11 @@ def similarity_heatmap(
         what = f"top {m} of {data.n_total} chunks" if data.truncated else f"{m} chunks"
         title = f"Pairwise cosine similarity, {what}"
     apply_layout(fig, title=title, height=height)
-    ticks = (
-        {"tickvals": rows, "ticktext": list(data.labels)} if m <= 60 else {"showticklabels": False}
-    )
+    # Every chunk's id on both axes up to MAX_TICK_LABELS rows; past that every k-th, so
+    # the axes still name the chunks without ids written over each other.
+    every = max(1, -(-m // MAX_TICK_LABELS))
+    ticks = {"tickvals": rows[::every], "ticktext": list(data.labels[::every]),
+             "tickfont": {"size": 10}}  # fmt: skip
     # Category axes over the rows: a shape's numbers (the outlines) are category positions.
     axes = {"type": "category", "showgrid": False, "zeroline": False}
     fig.update_xaxes(**ticks, **axes, constrain="domain")

@@ -13,6 +13,8 @@ from ..core.strategies import STRATEGIES
 
 __all__ = [
     "FONT",
+    "HOVER_LABEL",
+    "HOVER_LINE",
     "PALETTE",
     "STRATEGY_COLORS",
     "TITLE_CHARS",
@@ -25,6 +27,7 @@ __all__ = [
     "plain_name",
     "snippet",
     "wrap_title",
+    "wrapped_snippet",
 ]
 
 #: Named colours used across figures (colour-blind safe: Okabe–Ito plus greys).
@@ -213,6 +216,30 @@ def snippet(text: Any, n: int = 160) -> str:
     if len(flat) > n:
         flat = flat[:n].rstrip() + "…"
     return escape(flat)
+
+
+#: Characters per line of a hover's text snippet: a narrow label, not one 160 characters
+#: wide that plotly has to put over the top of the map.
+HOVER_LINE = 60
+#: Hover labels of the maps: white with dark text and border, readable over any point
+#: colour (plotly takes each trace's colour otherwise: light grey for chunks that do not
+#: fit).
+HOVER_LABEL = {"bgcolor": "white", "bordercolor": "#444444", "font": {"color": "#222222"}}
+
+
+def wrapped_snippet(text: Any, n: int = 160, *, width: int = 60) -> list[str]:
+    """:func:`snippet` as lines of at most ``width`` characters (before escaping), for a
+    hover label that stays narrow.
+
+    >>> wrapped_snippet("one two three four", 100, width=9)
+    ['one two', 'three', 'four']
+    """
+    import textwrap
+
+    flat = " ".join(str(text).split())
+    if len(flat) > n:
+        flat = flat[:n].rstrip() + "…"
+    return [escape(line) for line in textwrap.wrap(flat, width) or [""]]
 
 
 def number(value: float | None, fmt: str = "+.4f") -> str:

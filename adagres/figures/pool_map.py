@@ -15,6 +15,8 @@ from ..errors import InputError
 from .common import check_length, step_candidates
 from .layout import (
     GAIN_SCALE,
+    HOVER_LABEL,
+    HOVER_LINE,
     PALETTE,
     UNDIMMED,
     apply_layout,
@@ -22,10 +24,18 @@ from .layout import (
     number,
     plain_name,
     snippet,
+    wrapped_snippet,
 )
 from .projection import Projection
 
-__all__ = ["MAX_PICK_LABELS", "MapData", "MapPoints", "map_data", "pool_map"]
+__all__ = [
+    "MAX_PICK_LABELS",
+    "MapData",
+    "MapPoints",
+    "away_from",
+    "map_data",
+    "pool_map",
+]
 
 #: Picks numbered on the map at most; past it each pick's number is only in its hover.
 #: Hundreds of numbers overlap into an unreadable blot, and each is an SVG text the browser
@@ -38,7 +48,8 @@ MAX_PICK_LABELS = 60
 class MapPoints:
     """One group of chunks on the map: pool positions, coordinates, hover text.
 
-    ``values`` are the gains at the step (candidates); ``labels`` the pick numbers (picks).
+    ``values`` are the gains at the step (candidates); ``labels`` the pick numbers (picks),
+    each placed on the side of its point away from the query (``label_positions``).
     """
 
     indices: tuple[int, ...]
@@ -47,6 +58,7 @@ class MapPoints:
     hover: tuple[str, ...]
     values: tuple[float, ...] | None = None
     labels: tuple[str, ...] | None = None
+    label_positions: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,7 @@ def _hover(
             f"tokens {int(selection.token_counts[i])} · relevance {selection.relevance[i]:.4f}",
             line,
             f"verdict: {plain_name(kind)}",
-            snippet(texts[i], 160),
+            *wrapped_snippet(texts[i], 160, width=HOVER_LINE),
         ]
     )
 
@@ -152,7 +164,13 @@ def map_data(
         f"pick {k} · gain at pick {number(selection.steps[k - 1].gain)}"
         for k in range(1, n_picks + 1)
     ]
-    picked = points(picks, pick_lines, labels=tuple(str(k) for k in range(1, n_picks + 1)))
+    query = (
+        None
+        if projection.query is None
+        else (float(projection.query[0]), float(projection.query[1]))
+    )
+    picked = points(picks, pick_lines, labels=tuple(str(k) for k in range(1, n_picks + 1)),
+                    label_positions=away_from(xy[list(picks)], query))  # fmt: skip
     in_play = cand.in_play.copy()
     if accepted and winner is not None:
         in_play[winner] = False
@@ -179,11 +197,6 @@ def map_data(
     unfit = points(
         unfit_idx.tolist(), [f"does not fit: {left} tokens left at {at}"] * len(unfit_idx)
     )
-    query = (
-        None
-        if projection.query is None
-        else (float(projection.query[0]), float(projection.query[1]))
-    )
     return MapData(
         step=t,
         method=projection.method,
@@ -197,6 +210,28 @@ def map_data(
         stop_reason=None if accepted or not shown else selection.stop_reason.value,
         color_by=color_by,
     )
+
+
+def away_from(points: Any, query: tuple[float, float] | None) -> tuple[str, ...]:
+    """A text position for each point's label on the side away from the query (the most
+    relevant picks lie around the query's star, and a label above each would sit on it):
+    above or below when the point is more above or below the query than beside it, else
+    right or left.
+
+    >>> away_from(np.array([[0.0, 1.0], [0.0, -1.0], [2.0, 0.5], [-2.0, 0.0]]), (0.0, 0.0))
+    ('top center', 'bottom center', 'middle right', 'middle left')
+    """
+    xy = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    if query is None:
+        return ("top center",) * len(xy)
+    dx, dy = xy[:, 0] - query[0], xy[:, 1] - query[1]
+    out = []
+    for x, y in zip(dx.tolist(), dy.tolist(), strict=True):
+        if abs(y) >= abs(x):
+            out.append("top center" if y >= 0 else "bottom center")
+        else:
+            out.append("middle right" if x > 0 else "middle left")
+    return tuple(out)
 
 
 def _layer_trace(
@@ -247,8 +282,9 @@ def pool_map(
     Picks are numbered on the map while there are at most ``max_labels`` of them; past
     that the number is only in each pick's hover (:data:`MAX_PICK_LABELS`).
 
-    The query is a star, picks are numbered in pick order, the step's winner is ringed,
-    the remaining candidates are coloured by their score at the step (with a colour bar) and
+    The query is a star, picks are numbered in pick order (each number on the side away
+    from the star; picks are drawn over the star and the ring), the step's winner is
+    ringed, the remaining candidates are coloured by their score at the step (with a colour bar) and
     chunks that no longer fit are grey crosses. Hover: id, title, tokens, relevance, gain
     and final verdict, then a snippet of the text (escaped, so chunk text is plain text).
     Every chunk's point carries its pool position as ``customdata`` (the query's star has
@@ -283,28 +319,6 @@ def pool_map(
             {"size": marker_size, "color": unfit_color, "symbol": "x"},
         )
     )
-    p = data.picked
-    numbered = len(p.indices) <= max_labels
-    labels: dict[str, Any] = {
-        "mode": "markers+text",
-        "text": list(p.labels or ()),
-        "textposition": "top center",
-        "textfont": {"color": selected_color, "size": 13},
-    }
-    fig.add_trace(
-        _layer_trace(
-            kind,
-            p,
-            "selected",
-            {
-                "size": marker_size + 5,
-                "color": selected_color,
-                "symbol": "diamond",
-                "line": {"color": "black", "width": 1},
-            },
-            **(labels if numbered else {"mode": "markers"}),
-        )
-    )
     if data.winner_xy is not None:
         stopped = plain_name(data.stop_reason)
         ring_name = "winner" if data.winner_accepted else f"next best (stopped: {stopped})"
@@ -334,13 +348,35 @@ def pool_map(
                 hovertext=["<b>query</b>"],
                 hoverinfo="text",
                 marker={
-                    "size": 20,
+                    "size": 18,
                     "color": query_color,
                     "symbol": "star",
                     "line": {"color": "white", "width": 1},
                 },
             )
         )
+    p = data.picked
+    numbered = len(p.indices) <= max_labels
+    labels: dict[str, Any] = {
+        "mode": "markers+text",
+        "text": list(p.labels or ()),
+        "textposition": list(p.label_positions or ()),
+        "textfont": {"color": selected_color, "size": 13},
+    }
+    fig.add_trace(
+        _layer_trace(
+            kind,
+            p,
+            "selected",
+            {
+                "size": marker_size + 5,
+                "color": selected_color,
+                "symbol": "diamond",
+                "line": {"color": "black", "width": 1},
+            },
+            **(labels if numbered else {"mode": "markers"}),
+        )
+    )
     # A click on a point selects it (the pages open its verdict), and plotly would then dim
     # every other point to a fifth until the selection is cleared; the pages ring the chunk
     # they inspect instead, so a selection dims nothing.
@@ -357,6 +393,7 @@ def pool_map(
             title = f"Step {data.step} of {n_steps}: stopped ({plain_name(data.stop_reason)})"
         title += f" · {data.method.upper()} map"
     apply_layout(fig, title=title, height=height)
+    fig.update_layout(hoverlabel=HOVER_LABEL)
     fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
     fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
     return fig

@@ -47,6 +47,16 @@ def sensitivity_data(
     )
 
 
+def _whole_step(values: list[float], ticks: int = 4) -> int:
+    """A whole tick step giving about ``ticks`` ticks over ``values``' range.
+
+    >>> _whole_step([10, 11, 12]), _whole_step([0, 40])
+    (1, 10)
+    """
+    spread = max(values, default=0) - min(values, default=0)
+    return max(1, -(-int(spread) // ticks))
+
+
 def sensitivity_figure(
     lam_sweep: LamSweep,
     *,
@@ -94,6 +104,8 @@ def sensitivity_figure(
             col=1,
         )
         fig.update_yaxes(title_text=label, row=row, col=1)
+        if field == "size":  # whole chunks: integer ticks only (never 11.5)
+            fig.update_yaxes(tick0=0, dtick=_whole_step(y), tickformat="d", row=row, col=1)
     # One vertical line per panel and λ, and a label over the top panel, in one update.
     marks: list[tuple[float, str, str, str | None]] = [
         (data.adaptive_lam, "adaptive λ", PALETTE["adaptive"], None)

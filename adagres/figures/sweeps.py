@@ -16,10 +16,13 @@ from .layout import PALETTE, STRATEGY_COLORS, apply_layout, nan_list
 
 __all__ = [
     "METRIC_LABELS",
+    "PAIR_METRICS",
     "DistributionsData",
+    "SweepLines",
     "budget_sweep_figure",
     "distributions_data",
     "distributions_figure",
+    "sweep_lines",
 ]
 
 #: Axis titles of the metrics a budget sweep can plot.
@@ -41,6 +44,45 @@ METRIC_LABELS: dict[str, str] = {
 }
 
 
+#: Metrics over pairs of picks: undefined (a gap, not 0) where fewer than two were picked.
+PAIR_METRICS = frozenset({"redundancy_mean", "redundancy_max"})
+#: Marker symbols, one per line in turn, so that lines drawn on top of each other show.
+_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross")
+
+
+@dataclass(frozen=True)
+class SweepLines:
+    """The values each strategy's line draws (None: a gap) and, for a line equal to an
+    earlier one at every budget, that strategy's name (``same_as``)."""
+
+    budgets: tuple[int, ...]
+    values: dict[str, tuple[float | None, ...]]
+    same_as: dict[str, str]
+
+
+def sweep_lines(budget_sweep: BudgetSweep, metric: str) -> SweepLines:
+    """Plain series of ``metric``: runs that failed are gaps, and so are pair metrics where
+    fewer than two chunks were picked (a mean over no pair is undefined, not 0)."""
+    if metric not in METRIC_LABELS or metric not in BUDGET_COLUMNS:
+        raise InputError(f"metric: expected one of {', '.join(METRIC_LABELS)}, got {metric!r}")
+    sizes = budget_sweep.series("size")
+    values: dict[str, tuple[float | None, ...]] = {}
+    for strategy, raw in budget_sweep.series(metric).items():
+        line = nan_list(raw)
+        if metric in PAIR_METRICS:
+            line = [None if n is None or n < 2 else y for y, n in zip(line, sizes[strategy],
+                                                                      strict=True)]  # fmt: skip
+        values[strategy] = tuple(line)
+    same_as: dict[str, str] = {}
+    seen: dict[tuple[float | None, ...], str] = {}
+    for strategy, drawn in values.items():
+        if drawn in seen:
+            same_as[strategy] = seen[drawn]
+        else:
+            seen[drawn] = strategy
+    return SweepLines(tuple(budget_sweep.budgets), values, same_as)
+
+
 def budget_sweep_figure(
     budget_sweep: BudgetSweep,
     *,
@@ -48,25 +90,30 @@ def budget_sweep_figure(
     title: str | None = None,
     height: int | None = 420,
 ) -> go.Figure:
-    """``metric`` against the budget, one line per strategy (gaps where a run failed)."""
-    if metric not in METRIC_LABELS or metric not in BUDGET_COLUMNS:
-        raise InputError(f"metric: expected one of {', '.join(METRIC_LABELS)}, got {metric!r}")
-    series = budget_sweep.series(metric)
+    """``metric`` against the budget, one line per strategy (gaps where a run failed or a
+    pair metric is undefined). Each line has its own marker symbol, later lines smaller
+    markers and a dashed line, so lines on top of each other all show; a line equal to an
+    earlier one says so in the legend."""
+    lines = sweep_lines(budget_sweep, metric)
     fig = go.Figure()
-    x = list(budget_sweep.budgets)
+    x = list(lines.budgets)
     # Budget use is a share: written as a percentage with one decimal, as the app does.
     value = "%{y:.1%}" if metric == "budget_use" else "%{y:.4g}"
-    for strategy, values in series.items():
+    for number, (strategy, values) in enumerate(lines.values.items()):
+        same = lines.same_as.get(strategy)
         fig.add_trace(
             go.Scatter(
                 x=x,
-                y=nan_list(values),
+                y=list(values),
                 mode="lines+markers",
-                name=strategy,
-                line={"color": STRATEGY_COLORS.get(strategy, PALETTE["chunk"])},
+                name=strategy if same is None else f"{strategy} (same as {same})",
+                line={"color": STRATEGY_COLORS.get(strategy, PALETTE["chunk"]),
+                      "dash": "solid" if same is None else "dot"},
+                marker={"symbol": _SYMBOLS[number % len(_SYMBOLS)],
+                        "size": max(5, 10 - 2 * number)},
                 hovertemplate=f"{strategy}<br>budget %{{x}}: {value}<extra></extra>",
             )
-        )
+        )  # fmt: skip
     label = METRIC_LABELS[metric]
     apply_layout(fig, title=f"{label} by budget" if title is None else title, height=height)
     fig.update_xaxes(title="token budget")

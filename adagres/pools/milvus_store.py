@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from adagres.errors import InputError, PoolError
+from adagres.pools import lockfiles
 
 __all__ = [
     "FORMAT_PROPERTY",
@@ -145,6 +147,17 @@ def _store_locked(path: Path) -> bool:
     return False
 
 
+def _lock_holder(path: Path) -> str:
+    """Who holds the store's lock, as the message says it: the process(es) when known."""
+    others = [(pid, command) for pid, command in lockfiles.holders(path / lockfiles.LOCK_NAME)
+              if pid != os.getpid()]  # fmt: skip
+    if not others:
+        return "another process has it open"
+    named = "; ".join(f"pid {pid}: {command[:80] or '?'}" for pid, command in others[:3])
+    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+    return f"another process has it open ({named}{more})"
+
+
 @contextlib.contextmanager
 def connect(uri: str, *, create: bool = False) -> Iterator[Any]:
     """A ``MilvusClient`` for ``uri``, closed on exit; PoolError if the store cannot be reached.
@@ -170,7 +183,7 @@ def connect(uri: str, *, create: bool = False) -> Iterator[Any]:
         except Exception as error:
             if is_local(uri) and _store_locked(Path(uri)):
                 raise PoolError(
-                    f"cannot open the Milvus Lite store {shown}: another process has it open "
+                    f"cannot open the Milvus Lite store {shown}: {_lock_holder(Path(uri))} "
                     f"(one process per store file; close it or use a Milvus server)"
                 ) from None
             raise PoolError(f"cannot reach the Milvus store at {shown}: {reason(error)}") from None

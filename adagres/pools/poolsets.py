@@ -36,6 +36,7 @@ from adagres.core.metrics import evaluate
 from adagres.core.presets import PRESETS
 from adagres.core.settings import Settings
 from adagres.errors import InputError
+from adagres.pools import lockfiles
 from adagres.pools.pool import Pool
 from adagres.pools.poolset_files import PoolSet, Unit, load_pool_set, load_unit, spec_fields
 
@@ -161,7 +162,11 @@ def _executor(count: int) -> ProcessPoolExecutor:
     with _EXECUTORS_LOCK:
         executor = _EXECUTORS.get(count)
         if executor is None:
-            executor = _EXECUTORS[count] = ProcessPoolExecutor(count, mp_context=_context())
+            # A forked worker lets go of the stores it inherited (a Milvus Lite store's lock
+            # would otherwise outlive the process that opened it).
+            executor = _EXECUTORS[count] = ProcessPoolExecutor(
+                count, mp_context=_context(), initializer=lockfiles.release_inherited
+            )
         return executor
 
 

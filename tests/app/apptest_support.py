@@ -15,12 +15,12 @@ from adagres.pools.io import load_pool
 from adagres.pools.pool import Pool
 
 APP = "../../app.py"
-POOL_PAGE = "../../pages/1_pool.py"
-SELECTION = "../../pages/2_selection.py"
-SIMILARITY = "../../pages/3_similarity.py"
-LAMBDA = "../../pages/4_lambda.py"
-COMPARE = "../../pages/5_compare.py"
-WHY = "../../pages/6_why.py"
+POOL_PAGE = "../../app_pages/1_pool.py"
+SELECTION = "../../app_pages/2_selection.py"
+SIMILARITY = "../../app_pages/3_similarity.py"
+LAMBDA = "../../app_pages/4_lambda.py"
+COMPARE = "../../app_pages/5_compare.py"
+WHY = "../../app_pages/6_why.py"
 DEMO = "biomedical_redundant"  # a bundled demo pool (88 chunks, gold labels and answers)
 TIMEOUT = 120
 #: The URL parameter that opens the paper's method (the app's default is the recommended preset).

@@ -32,11 +32,12 @@ def test_every_page_renders_in_chromium(app_url):
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         # The first request of a fresh server is a bookmarked deep link: it must land on
-        # that page, with app.py's navigation and the URL's settings (ui/routing.py).
+        # that page, with app.py's navigation and the URL's settings (no pages/ folder).
         page.goto(f"{app_url}/why?pool=medium&budget=700&chunk=c0003")
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
         assert page.locator("h1").first.inner_text() == "Why dropped"
-        nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
+        links = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]')
+        nav = " ".join(links.all_inner_texts())
         assert "Why dropped" in nav and "λ derivation" in nav, nav
         assert "budget=700" in page.url and "chunk=c0003" in page.url, page.url
         page.goto(f"{app_url}/?pool=medium")

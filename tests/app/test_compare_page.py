@@ -23,6 +23,7 @@ from apptest_support import (
 from adagres import PRESETS, Settings, baselines
 from adagres.core.metrics import evaluate
 from adagres.pools.pool import Pool
+from ui.comparison import METRIC_COLUMNS, metric_text
 
 pytestmark = pytest.mark.usefixtures("data_dir")
 
@@ -49,15 +50,24 @@ def expected_metrics(
     ).as_dict()
 
 
-def check_metrics(row: Any, expected: dict[str, Any], columns: list[str]) -> None:
+def metrics_table(at) -> Any:
+    """The metrics table: one row per metric (its label), a text column per config."""
+    return frame(at, "metric")
+
+
+def check_metrics(table: Any, config: str, expected: dict[str, Any], columns: list[str]) -> None:
     for column in columns:
         value = expected[column]
         if column == "budget_use":  # every table shows a share in percent
             value = 100.0 * value
-        if isinstance(value, float):
-            assert row[column] == pytest.approx(value, abs=1e-9, rel=1e-12), column
-        else:
-            assert row[column] == value, column
+        label = METRIC_COLUMNS[column]["label"]
+        (shown,) = table.loc[table["metric"] == label, config]
+        assert shown == metric_text(column, value), column
+
+
+def shown_number(table: Any, config: str, column: str) -> float:
+    (shown,) = table.loc[table["metric"] == METRIC_COLUMNS[column]["label"], config]
+    return float(shown.replace(",", "").rstrip("%"))
 
 
 @pytest.mark.parametrize("preset", ["recommended", "paper"])
@@ -74,18 +84,18 @@ def test_compare_metrics_equal_evaluate(data_dir, pool_name, preset):
     assert at.selectbox(key="cmp_a_strategy").value == chosen.strategy
     assert at.selectbox(key="cmp_b_strategy").value == b_strategy
     pool = pool_of(data_dir, pool_name)
-    table = frame(at, "config")
-    assert list(table["config"]) == ["A", "B"]
+    table = metrics_table(at)
+    assert list(table.columns) == ["metric", "A", "B"]  # a row per metric: nothing cut
     columns = ["size", "tokens_used", "budget_use", "objective", "relevance_sum",
                "redundancy_mean", "redundancy_max", "near_duplicates"]  # fmt: skip
     if pool_name == DEMO:  # gold labels and answers
         columns += ["iou", "recall", "precision", "answer_found"]
     else:
-        assert "iou" not in table.columns and "answer_found" not in table.columns
+        assert not {"IoU with gold", "answer found"} & set(table["metric"])
         assert any("no gold labels" in info.value for info in at.info)
     a_expected = expected_metrics(pool, budget, chosen.strategy, chosen.settings)
-    check_metrics(table.iloc[0], a_expected, columns)
-    check_metrics(table.iloc[1], expected_metrics(pool, budget, b_strategy, chosen.settings),
+    check_metrics(table, "A", a_expected, columns)
+    check_metrics(table, "B", expected_metrics(pool, budget, b_strategy, chosen.settings),
                   columns)  # fmt: skip
     # The pick lists and the set difference agree with the selections.
     args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
@@ -117,8 +127,8 @@ def test_compare_smaller_budget_and_other_settings_in_b(data_dir):
     assert at.number_input(key="cmp_b_budget").value == 1500
     at.number_input(key="cmp_b_budget").set_value(300).run()
     no_error(at)
-    table = frame(at, "config")
-    a_tokens, b_tokens = table["tokens_used"]
+    table = metrics_table(at)
+    a_tokens, b_tokens = (shown_number(table, c, "tokens_used") for c in ("A", "B"))
     assert b_tokens <= 300 < a_tokens <= 1500
     # B as MMR with a manual λ: the metrics follow.
     at.selectbox(key="cmp_b_strategy").set_value("mmr").run()
@@ -126,14 +136,13 @@ def test_compare_smaller_budget_and_other_settings_in_b(data_dir):
     at.number_input(key="cmp_b_lam").set_value(0.3).run()
     no_error(at)
     pool = pool_of(data_dir, "medium")
-    row = frame(at, "config").iloc[1]
     columns = ["size", "tokens_used", "objective", "relevance_sum", "redundancy_mean"]
-    check_metrics(row, expected_metrics(pool, 300, "mmr", lam=0.3), columns)
+    check_metrics(metrics_table(at), "B", expected_metrics(pool, 300, "mmr", lam=0.3), columns)
     # A follows the sidebar when the sidebar changes.
     at.number_input(key="sb_budget").set_value(700).run()
     no_error(at)
     assert at.number_input(key="cmp_a_budget").value == 700
-    assert frame(at, "config")["tokens_used"].iloc[0] <= 700
+    assert shown_number(metrics_table(at), "A", "tokens_used") <= 700
 
 
 @pytest.mark.parametrize("pool_name", ["medium", DEMO])
@@ -168,10 +177,14 @@ def test_budget_sweep(data_dir, pool_name):
     at.selectbox(key="cmp_sweep_metric").set_value("tokens_used").run()
     no_error(at)
     figure = figures(at)[-1]
-    for trace in figure["data"]:
-        mine = rows[rows["strategy"] == trace["name"]].sort_values("budget")
+    for trace in figure["data"]:  # a line equal to an earlier one: "name (same as …)"
+        mine = rows[rows["strategy"] == trace["name"].split(" ")[0]].sort_values("budget")
         assert list(array(trace["x"])) == list(mine["budget"])
         assert list(array(trace["y"])) == list(mine["tokens_used"])
+    # The metric is in the address: a link opens the same plot.
+    assert at.query_params["sweep"] == "tokens_used"
+    again = page(COMPARE, **dict(at.query_params))
+    assert again.selectbox(key="cmp_sweep_metric").value == "tokens_used"
     if pool_name == DEMO:
         assert "IoU with gold" in at.selectbox(key="cmp_sweep_metric").options
     else:
@@ -191,3 +204,11 @@ def test_budget_sweep_controls(data_dir):
     at.multiselect(key="cmp_sweep_strategies").set_value([]).run()
     no_error(at)
     assert any("at least one strategy" in info.value for info in at.info)
+
+
+def test_a_sweep_metric_the_pool_cannot_have_falls_back(data_dir):
+    at = page(COMPARE, pool="medium", sweep="iou")  # the medium pool has no gold chunks
+    no_error(at)
+    assert at.selectbox(key="cmp_sweep_metric").value == "objective"
+    bad = page(COMPARE, pool="medium", sweep="vibes")
+    assert any("sweep='vibes'" in w.value.replace("\\", "") for w in bad.warning)

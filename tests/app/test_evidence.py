@@ -17,7 +17,7 @@ from ui import evidence as ui_evidence
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "../../app.py"
-EVIDENCE = "pages/7_evidence.py"
+EVIDENCE = "app_pages/7_evidence.py"
 TIMEOUT = 60
 
 
@@ -98,7 +98,7 @@ def test_a_query_opens_its_pool_with_the_same_settings(evidence):
     at.button(key="ev_open").click().run()
     # Run alone (not under app.py's navigation) the page cannot switch pages: the attempt is
     # the last thing it does, after the pool is registered and the settings are set.
-    assert len(at.exception) == 1 and "`pages/2_selection.py`" in at.exception[0].value
+    assert len(at.exception) == 1 and "`app_pages/2_selection.py`" in at.exception[0].value
     settings = at.session_state["settings"]
     assert settings.pool.startswith("eval-") and settings.budget == 900
     assert settings.strategy == "adagres"

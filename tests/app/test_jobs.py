@@ -12,7 +12,7 @@ from synthetic import synthetic_pool
 
 from ui import corpora, jobs, progress
 
-POOL_PAGE = "../../pages/1_pool.py"
+POOL_PAGE = "../../app_pages/1_pool.py"
 
 
 class Clock:

@@ -16,7 +16,7 @@ from adagres.pools import milvus
 from ui.text import escape_md
 
 APP = "../../app.py"
-LIVE = "../../pages/8_live.py"
+LIVE = "../../app_pages/8_live.py"
 TIMEOUT = 60
 DOCS = {
     "cats.md": "Cats sleep most of the day. A cat purrs when it is content.",
@@ -79,11 +79,14 @@ def test_retrieve_opens_the_pool_in_every_page(store):
     # The link opens the app on the Live page, which retrieves the pool; every page has it.
     app = AppTest.from_file(APP, default_timeout=TIMEOUT)
     app.query_params.update(params)
-    app.switch_page("pages/8_live.py").run()
+    app.switch_page("app_pages/8_live.py").run()
     no_error(app)
     assert app.title[0].value == "Live pool" and not app.warning
     assert app.selectbox(key="sb_pool").value == key
-    for path, title in (("pages/2_selection.py", "Selection"), ("pages/6_why.py", "Why dropped")):
+    for path, title in (
+        ("app_pages/2_selection.py", "Selection"),
+        ("app_pages/6_why.py", "Why dropped"),
+    ):
         app.switch_page(path).run()
         no_error(app)
         assert app.title[0].value == title and app.selectbox(key="sb_pool").value == key
@@ -164,3 +167,23 @@ def test_a_store_file_outside_the_shared_folders_is_not_opened(fake_model, tmp_p
         assert at.selectbox(key="live_collection_box").options == ["pets"]
     finally:
         server_manager_instance.release_server(str(outside))
+
+
+def test_a_link_from_any_page_retrieves_the_live_pool_again(store):
+    """The address of every page carries what retrieves the Live pool (collection, query,
+    N), so a link to the Selection page opened in a fresh browser shows that pool."""
+    first = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    first.switch_page("app_pages/8_live.py").run()
+    retrieve(first, "more", "another", 1)  # the store's first collection
+    key = first.session_state["settings"].pool
+    first.switch_page("app_pages/2_selection.py").run()
+    no_error(first)
+    params = dict(first.query_params)
+    assert params["pool"] == key and params["live_collection"] == "more"
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params.update(params)
+    fresh.switch_page("app_pages/2_selection.py").run()
+    no_error(fresh)
+    assert not fresh.warning, [w.value for w in fresh.warning]
+    assert fresh.title[0].value == "Selection"
+    assert fresh.selectbox(key="sb_pool").value == key

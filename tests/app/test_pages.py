@@ -20,11 +20,11 @@ def test_app_runs_every_page(pools_dir):
     no_error(at)
     assert at.title[0].value == "Selection"  # the default page
     for path, title in (
-        ("pages/1_pool.py", "Pool"),
-        ("pages/3_similarity.py", "Similarity"),
-        ("pages/4_lambda.py", "λ derivation"),
-        ("pages/5_compare.py", "Compare"),
-        ("pages/6_why.py", "Why dropped"),
+        ("app_pages/1_pool.py", "Pool"),
+        ("app_pages/3_similarity.py", "Similarity"),
+        ("app_pages/4_lambda.py", "λ derivation"),
+        ("app_pages/5_compare.py", "Compare"),
+        ("app_pages/6_why.py", "Why dropped"),
     ):
         at.switch_page(path).run()
         no_error(at)
@@ -42,9 +42,14 @@ def test_pages_work_at_every_size(pools_dir, pool, path):
     if path == POOL_PAGE:
         table = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
         assert len(table) == n
-        # the recommended preset's near-duplicate guard names its drops ("duplicate of a pick")
-        kinds = {"selected", "did not fit", "outscored", "no positive gain", "duplicate of a pick"}
-        assert set(table["verdict"]) <= kinds
+        verdicts = {
+            "selected",
+            "did not fit",
+            "outscored",
+            "no positive gain",
+            "duplicate of a pick",
+        }  # the recommended preset's near-duplicate guard
+        assert set(table["verdict"]) <= verdicts
     if path == SELECTION:
         tokens_used = int(metric(at, "Tokens used").split(" / ")[0].replace(",", ""))
         assert 0 < tokens_used <= 1500

@@ -17,10 +17,11 @@ from adagres import select
 from adagres.core.metrics import evaluate
 from adagres.pools.datasets import drug_reviews, fanoutqa_pools
 from ui import corpora, jobs, pools
+from ui.comparison import metric_text
 from ui.pool_sources import TAB_KEY, TABS
 
-POOL_PAGE = "../../pages/1_pool.py"
-COMPARE = "../../pages/5_compare.py"
+POOL_PAGE = "../../app_pages/1_pool.py"
+COMPARE = "../../app_pages/5_compare.py"
 TIMEOUT = 180
 # Each test uses its own sub-question, so none finds its pool already registered.
 CLICKED, LINKED, COMPARED = 3, 7, 11
@@ -102,7 +103,8 @@ def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
     budget = 700
     at = page(COMPARE, pool=f"fanoutqa-{COMPARED}", budget=str(budget), preset="paper")
     no_error(at)  # A is the paper's method (the URL says so), compared with adagres.select
-    table = next(df.value for df in at.dataframe if "config" in df.value.columns)
+    table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
+    shown = dict(zip(table["metric"], table["A"], strict=True))  # A's column, as text
     pool = pools.registered(f"fanoutqa-{COMPARED}")
     assert list(pool.ids) == list(fanout[COMPARED].ids)
     selection = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget)
@@ -110,9 +112,9 @@ def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
     metrics = evaluate(
         selection, pool.embeddings, gold=gold, answers=pool.answers, texts=pool.texts
     )
-    assert table.iloc[0]["iou"] == pytest.approx(metrics.iou)
-    assert table.iloc[0]["recall"] == pytest.approx(metrics.recall)
-    assert table.iloc[0]["answer_found"] == metrics.answer_found
+    assert shown["IoU with gold"] == metric_text("iou", metrics.iou)
+    assert shown["gold recall"] == metric_text("recall", metrics.recall)
+    assert shown["answer found"] == metric_text("answer_found", metrics.answer_found)
 
 
 def test_build_a_drug_review_pool(pools_dir):

@@ -12,7 +12,7 @@ from ui import pools
 from ui import poolsets as ps
 from ui.text import escape_md
 
-PAGE = "../../pages/9_pool_sets.py"
+PAGE = "../../app_pages/9_pool_sets.py"
 TIMEOUT = 120
 BUDGET = 700
 #: The sidebar's settings of a session that opens on ``?pool=tiny``: the default preset's.
@@ -174,6 +174,26 @@ def test_an_uploaded_set_opens_only_in_its_session(pools_dir, tmp_path, monkeypa
     (message,) = [e.value for e in theirs.error]
     assert "is outside the folders this server shares" in message
     assert not any("AdaGReS cos" in df.value.columns for df in theirs.dataframe)
+
+
+def test_an_upload_is_named_by_its_file_and_starts_at_its_first_query(pools_dir, tmp_path,
+                                                                      monkeypatch):  # fmt: skip
+    monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path / "cache"))
+    lines = [(pools_dir / name).read_text().replace("\n", " ") for name in ("tiny.json",) * 2]
+    content = ("\n".join(lines) + "\n").encode()
+    at = open_page()
+    at.selectbox(key="ps_query").set_value(2).run()  # a query of the bundled set
+    at.file_uploader(key="ps_upload").set_value(("runs.jsonl", content, "application/json"))
+    at.run()
+    no_error(at)
+    assert len(table(at)) == 2
+    assert at.selectbox(key="ps_query").value == 0  # not the previous set's #2
+    said = [t.value for t in at.text]
+    assert "runs.jsonl (uploaded): 2 queries" in said
+    assert not any("cache" in line for line in said)  # not the path it is kept at
+    at.button(key="ps_open").click().run()
+    labels = at.selectbox(key="sb_pool").options  # the sidebar names the pool by the file
+    assert any(label.startswith("runs.jsonl (uploaded) #0: ") for label in labels), labels
 
 
 def test_an_upload_is_kept_in_its_session_only_and_released(pools_dir, tmp_path, monkeypatch):

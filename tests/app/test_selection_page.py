@@ -6,9 +6,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from apptest_support import SELECTION, array, context_ids, figures, metric, no_error, page, trace
+from apptest_support import (
+    SELECTION,
+    array,
+    context_ids,
+    figures,
+    metric,
+    no_error,
+    page,
+    recommended_selection,
+    trace,
+)
 from streamlit.testing.v1 import AppTest
 
+import adagres
 from adagres.pools.io import load_pool
 
 # --------------------------------------------------------------------------- budget and λ
@@ -161,3 +172,50 @@ def test_the_plain_text_context_is_drawn_only_once_opened(pools_dir):
     pool = load_pool(pools_dir / "medium.json")
     texts = dict(zip(pool.ids, pool.texts, strict=True))
     assert [c.value for c in at.code] == ["\n\n".join(texts[i] for i in context_ids(at))]
+
+
+# --------------------------------------------------------------------------- a step's numbers
+
+
+def download_url(text: str, file_name: str) -> str:
+    """Where AppTest's media storage serves a text download of ``text`` (its id is a hash
+    of the bytes, the type and the file name)."""
+    from streamlit.runtime.media_file_storage import MediaFileKind
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    storage = MemoryMediaFileStorage("/mock/media")
+    data = text.encode("utf-8")
+    return storage.get_url(
+        storage.load_and_get_id(data, "text/plain", MediaFileKind.DOWNLOADABLE, file_name)
+    )
+
+
+def test_replayed_step_shows_its_own_numbers_and_context_download(pools_dir):
+    """At step 3 of the replay the header says what the first 3 steps picked, used and
+    scored, and "Download context" gives the context after step 3, not the whole run."""
+    pool = load_pool(pools_dir / "medium.json")
+    whole = recommended_selection(pool, 1500)
+    assert len(whole.steps) > 4  # else step 3 is not a step of a longer run
+    at = page(SELECTION, pool="medium", budget="1500", step="3")
+    no_error(at)
+    picks = [s for s in whole.steps[:3] if s.accepted]
+    assert len(picks) == 3 and len(context_ids(at)) == 3
+    assert metric(at, "Chunks selected") == "3"
+    assert metric(at, "Tokens used") == f"{picks[-1].tokens_used:,} / 1,500"
+    chosen = [s.winner for s in picks]
+    floor = whole.redundancy_floor
+    expected_f = adagres.objective(pool.query_embedding, pool.embeddings, chosen, whole.lam,
+                                   alpha=whole.alpha, redundancy_floor=floor)  # fmt: skip
+    assert metric(at, "F(S)") == f"{expected_f:.4f}"
+    assert metric(at, "Stop reason").startswith("not yet (step 3 of ")
+    (button,) = [b for b in at.get("download_button") if "context" in b.proto.label]
+    assert button.proto.label == "Download context after step 3 (text)"
+    text = "\n\n".join(pool.texts[i] for i in chosen)
+    assert button.proto.url == download_url(text, "context-medium-1500-step3.txt")
+    # At the last step: the whole run's numbers and context.
+    last = page(SELECTION, pool="medium", budget="1500")
+    assert metric(last, "Chunks selected") == str(whole.size)
+    assert metric(last, "F(S)") == f"{whole.objective:.4f}"
+    (button,) = [b for b in last.get("download_button") if "context" in b.proto.label]
+    text = "\n\n".join(pool.texts[i] for i in whole.indices)
+    assert button.proto.url == download_url(text, "context-medium-1500.txt")

@@ -17,9 +17,9 @@ from adagres.pools.io import load_pool, load_pools
 from ui import pools
 
 APP = "../../app.py"
-POOL_PAGE = "../../pages/1_pool.py"
-SELECTION = "../../pages/2_selection.py"
-SIMILARITY = "../../pages/3_similarity.py"
+POOL_PAGE = "../../app_pages/1_pool.py"
+SELECTION = "../../app_pages/2_selection.py"
+SIMILARITY = "../../app_pages/3_similarity.py"
 TIMEOUT = 60
 SECRET = "SECRET-7f3a: a chunk only the uploading session may see"
 
@@ -202,10 +202,10 @@ def test_url_warnings_show_on_the_first_page_only(pools_dir):
     at = page(APP, pool="tiny", budget="lots")
     assert at.title[0].value == "Selection"
     assert any("lots" in w.value for w in at.warning)
-    at.switch_page("pages/3_similarity.py").run()
+    at.switch_page("app_pages/3_similarity.py").run()
     assert at.title[0].value == "Similarity"
     assert not any("lots" in w.value for w in at.warning)
-    at.switch_page("pages/2_selection.py").run()
+    at.switch_page("app_pages/2_selection.py").run()
     assert not any("lots" in w.value for w in at.warning)
 
 
@@ -217,8 +217,10 @@ def test_similarity_options_are_in_the_url(pools_dir):
     assert at.slider(key="sim_threshold").value == pytest.approx(0.95)
     assert {k: at.query_params[k] for k in ("order", "top", "pairs")} == {
         "order": "cluster", "top": "50", "pairs": "0.95"}  # fmt: skip
+    at.slider(key="sim_threshold").set_value(0.92).run()
+    assert at.query_params["pairs"] == "0.92"
     at.slider(key="sim_threshold").set_value(0.9).run()
-    assert at.query_params["pairs"] == "0.90"
+    assert "pairs" not in at.query_params  # the default: the address stays short
     # A new session from that URL shows the same view.
     again = page(SIMILARITY, **dict(at.query_params))
     assert again.radio(key="sim_order").value == "cluster"
@@ -240,21 +242,25 @@ def test_compare_a_and_b_are_in_the_url(pools_dir):
         "b_lam": "0.3",
     }
     at = page(APP, **params)
-    at.switch_page("pages/5_compare.py").run()
+    at.switch_page("app_pages/5_compare.py").run()
     no_error(at)
     assert at.selectbox(key="cmp_a_strategy").value == "mmr"
     assert at.number_input(key="cmp_a_budget").value == 900
     assert at.radio(key="cmp_b_lam_mode").value == "manual"
     assert at.number_input(key="cmp_b_lam").value == pytest.approx(0.3)
-    table = next(df.value for df in at.dataframe if "config" in df.value.columns)
-    assert table["tokens_used"].iloc[0] <= 900 and table["tokens_used"].iloc[1] <= 400
+    table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
+    (a_used, b_used) = table.loc[table["metric"] == "tokens used", ["A", "B"]].iloc[0]
+    assert int(a_used.replace(",", "")) <= 900 and int(b_used.replace(",", "")) <= 400
     assert {k: at.query_params[k] for k in params} == params
     at.number_input(key="cmp_b_budget").set_value(600).run()
     assert at.query_params["b_budget"] == "600"
-    # Moving to another page keeps the settings, not Compare's own keys.
-    at.switch_page("pages/2_selection.py").run()
+    # Moving to another page keeps the address (one history entry per page switch; Back
+    # to Compare finds A and B as they were), with Compare's keys.
+    at.switch_page("app_pages/2_selection.py").run()
     assert at.title[0].value == "Selection"
-    assert "b_budget" not in at.query_params and at.query_params["budget"] == "1500"
+    assert at.query_params["b_budget"] == "600" and at.query_params["budget"] == "1500"
+    at.switch_page("app_pages/5_compare.py").run()
+    assert at.number_input(key="cmp_b_budget").value == 600
 
 
 def test_plurals_and_names_in_words(pools_dir):

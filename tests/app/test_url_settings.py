@@ -131,7 +131,14 @@ def test_url_with_bad_values_warns_and_uses_defaults(pools_dir):
     default = adagres.PRESETS["recommended"]
     assert at.selectbox(key="sb_policy").value == default.settings.policy == "fill"
     assert at.selectbox(key="sb_strategy").value == default.strategy
-    assert at.query_params["pool"] == at.selectbox(key="sb_pool").value != "nope"
+    shown = at.selectbox(key="sb_pool").value
+    assert shown != "nope"
+    # The address is not rewritten by the app on its own (that would be a history entry
+    # Back returns to, rewritten again): it keeps what was typed until the user changes
+    # something, and then names the pool shown.
+    assert at.query_params["pool"] == "nope"
+    at.number_input(key="sb_budget").set_value(600).run()
+    assert at.query_params["pool"] == shown and at.query_params["budget"] == "600"
 
 
 def test_url_values_the_core_refuses_are_ignored_with_a_warning(pools_dir):
@@ -140,6 +147,7 @@ def test_url_values_the_core_refuses_are_ignored_with_a_warning(pools_dir):
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")
     for key in ("floor='5'", "topn='1'", "lam='-0.2'"):
         assert key in warnings
+    at.number_input(key="sb_budget").set_value(600).run()  # a change writes the view
     assert at.query_params["floor"] == "off" and "topn" not in at.query_params
     assert at.query_params["lam"] == "adaptive" and at.query_params["scale"] == "0.5"
 
@@ -165,11 +173,11 @@ def test_adaptive_url_settings(pools_dir):
 @pytest.mark.parametrize(
     ("path", "params", "ignored"),
     [
-        ("../../pages/2_selection.py", {"topn": "9" * 30}, "topn"),
-        ("../../pages/2_selection.py", {"topn": str(2**60)}, "topn"),
-        ("../../pages/4_lambda.py", {"lam": "1e12"}, None),
-        ("../../pages/5_compare.py", {"a_lam": "1e13"}, "a_lam"),
-        ("../../pages/5_compare.py", {"b_lam": "nan", "a_budget": "9" * 30}, "b_lam"),
+        ("../../app_pages/2_selection.py", {"topn": "9" * 30}, "topn"),
+        ("../../app_pages/2_selection.py", {"topn": str(2**60)}, "topn"),
+        ("../../app_pages/4_lambda.py", {"lam": "1e12"}, None),
+        ("../../app_pages/5_compare.py", {"a_lam": "1e13"}, "a_lam"),
+        ("../../app_pages/5_compare.py", {"b_lam": "nan", "a_budget": "9" * 30}, "b_lam"),
     ],
 )
 def test_links_past_the_limits_are_ignored_with_a_word_not_a_traceback(path, params, ignored):

@@ -32,10 +32,11 @@ try:
         found = ps.rows(pool_set, settings.selector, int(budget))
 except AdagresError as error:
     render.error(str(error))
-    st.stop()
+    state.stop()
 
 # ---- render
-st.text(f"{pool_set.source}: {count(len(found), 'query', 'queries')}")
+ps.follow_set(pool_set)
+st.text(f"{ps.display_name(pool_set)}: {count(len(found), 'query', 'queries')}")
 left, middle, right = st.columns(3)
 text = left.text_input("Query contains", key="ps_filter")
 min_dropped = middle.number_input(

@@ -19,7 +19,7 @@ if not names:
         f"No report yet in {evidence.reports_dir().name}/: run `make eval` (or "
         "`python -m adagres.eval --quick`) to measure every strategy on real pools."
     )
-    st.stop()
+    state.stop()
 name = st.selectbox("Report", names, key="ev_report")
 doc = evidence.document(name)
 stamp = doc["stamp"]
@@ -96,5 +96,5 @@ if st.button("Open this pool in Selection", key="ev_open", icon=":material/open_
     except AdagresError as error:
         render.error(f"Could not rebuild the pool of {query_id}: {error}")
     else:
-        st.switch_page("pages/2_selection.py")
+        state.switch_page("app_pages/2_selection.py")
 state.sync_url()

@@ -67,7 +67,8 @@ if selections:
     st.subheader("Metrics")
     shown = comparison.metric_names(pool, [m for m in METRIC_COLUMNS if m != "lam"])
     ready = {name: configs[name] for name in selections}
-    render.table(comparison.metrics_frame(pool, ready, shown), "cmp_metrics", METRIC_COLUMNS)
+    metrics = comparison.metrics_frame(pool, ready, shown)
+    render.table(comparison.metrics_view(metrics), "cmp_metrics")
     note = comparison.missing_note(pool)
     if note:
         st.info(note)
@@ -76,11 +77,11 @@ if selections:
 st.subheader("Across budgets")
 if high < 2:
     st.info("The pool has too few tokens for a budget sweep.")
-    st.stop()
+    state.stop()
 budgets, strategies, metric = comparison.sweep_controls(pool, high, settings.strategy)
 if not strategies:
     st.info("Choose at least one strategy to sweep.")
-    st.stop()
+    state.stop()
 sweep = compute.budget_sweep_of(key, budgets, strategies)
 render.chart(budget_sweep_figure(sweep, metric=metric), "cmp_sweep")
 lam_note = (

@@ -33,7 +33,7 @@ try:
     greedy = compute.selection(key)
 except AdagresError as error:
     render.error(str(error))
-    st.stop()
+    state.stop()
 used = calibrations[settings.selector.formula]
 
 # ---- render: the pool's numbers and Eq. 7

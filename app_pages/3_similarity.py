@@ -8,6 +8,7 @@ from adagres.core.metrics import NEAR_DUPLICATE
 from adagres.errors import AdagresError, SolverError
 from ui import charts, compute, render, state, tables
 from ui.sidebar import sidebar
+from ui.text import both_in_selection, count
 
 SIZES = (50, 100, 150, 200)  # hover text grows as M²: about 4.5 MB at 200
 PAIRS_LISTED = 1000
@@ -71,10 +72,10 @@ try:
 except SolverError as error:
     st.warning(render.escape_md(f"The exact strategy gives no selection here: {error}"))
     st.info("Choose another strategy in the sidebar, or a smaller budget, to see the heatmap.")
-    st.stop()
+    state.stop()
 except AdagresError as error:
     render.error(str(error))
-    st.stop()
+    state.stop()
 figure, shown, n = charts.heatmap(key, method, max_chunks)
 
 # ---- figure
@@ -119,8 +120,8 @@ else:
     picked = set(selection.indices)
     both = sum(1 for i, j, _ in duplicates.pairs if i in picked and j in picked)
     st.caption(
-        f"{duplicates.total} pairs with cosine ≥ {threshold:.2f}{more}. "
-        f"{both} of the listed pairs are both in the selection."
+        f"{count(duplicates.total, 'pair')} with cosine ≥ {threshold:.2f}{more}. "
+        f"{both_in_selection(both, listed)}"
     )
     pairs = tables.pairs_frame(pool, duplicates, picked)
     render.table(pairs, "sim_pairs", {"cosine": FOUR_PLACES})

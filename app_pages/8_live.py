@@ -8,7 +8,6 @@ from ui import live, render, state
 from ui.sidebar import sidebar
 
 # ---- controls
-live.restore_from_url()  # before the sidebar: the pool a reloaded link names is there
 settings = sidebar()
 st.title("Live pool")
 st.caption(
@@ -25,14 +24,14 @@ if names:
     if wanted not in names:
         if wanted:  # a link to a collection this store does not hold
             render.error(f"No collection {wanted!r} here; showing {names[0]!r}.")
-        state.set_option(live.COLLECTION, names[0])
+        state.set_option(live.COLLECTION, names[0], record=False)
     collection = state.bind_option(
         st.selectbox,
         live.COLLECTION,
         "live_collection_box",
         "Collection",
         options=names,
-        default=names[0],
+        default="",  # "" (none chosen): the first collection, written to the address too
     )
     query = state.bind_option(st.text_input, live.QUERY, "live_query_box", "Query", default="")
     n = state.bind_option(

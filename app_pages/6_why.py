@@ -26,7 +26,8 @@ if settings.chunk not in position:
         st.warning(render.escape_md(f"No chunk {settings.chunk!r} in this pool."))
     # Default: the most relevant chunk that was not selected (else the first pick).
     dropped = [i for i in selection.relevance.argsort()[::-1] if i not in selection.indices]
-    settings = state.update(chunk=pool.ids[dropped[0] if dropped else selection.indices[0]])
+    default = pool.ids[dropped[0] if dropped else selection.indices[0]]
+    settings = state.update(chunk=default, record=False)
 
 
 def picked(chunk_id: str) -> None:

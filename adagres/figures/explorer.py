@@ -1,0 +1,143 @@
+"""The pool's map as an explorer: chunks coloured by any field, a text search highlighted,
+lasso or box selection (each point's ``customdata`` is its pool position)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..errors import InputError
+from .layout import HOVER_LABEL, HOVER_LINE, PALETTE, apply_layout, escape, wrapped_snippet
+
+__all__ = ["ExplorerData", "explorer_data", "explorer_map"]
+
+#: Colours of the categories, in order (Okabe-Ito, then greys).
+CATEGORY_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
+                   "#F0E442", "#000000", "#777777", "#BBBBBB")  # fmt: skip
+#: Categories drawn apart at most; the rest share one grey "other" group.
+MAX_CATEGORIES = len(CATEGORY_COLORS) - 1
+
+
+@dataclass(frozen=True)
+class ExplorerData:
+    """Per chunk: coordinates, hover, the colour value; the groups drawn for a category
+    field (name -> positions, "other" last), and the chunks a search matched (None: no
+    search)."""
+
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    hover: tuple[str, ...]
+    numbers: tuple[float, ...] | None
+    groups: dict[str, tuple[int, ...]] | None
+    matches: tuple[int, ...] | None
+
+
+def explorer_data(
+    xy: Any,
+    *,
+    ids: Sequence[Any],
+    texts: Sequence[str],
+    values: Sequence[Any],
+    numeric: bool,
+    matches: Sequence[int] | None = None,
+) -> ExplorerData:
+    """Plain data for :func:`explorer_map`: ``values`` colour each chunk (numbers on a
+    scale when ``numeric``, else categories, the most frequent first); ``matches`` are the
+    positions a search found.
+
+    >>> d = explorer_data([[0, 0], [1, 1], [2, 2]], ids="abc", texts="xyz",
+    ...                   values=["s1", "s2", "s1"], numeric=False, matches=[2])
+    >>> d.groups, d.matches
+    ({'s1': (0, 2), 's2': (1,)}, (2,))
+    """
+    points = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+    n = len(points)
+    for name, column in (("ids", ids), ("texts", texts), ("values", values)):
+        if len(column) != n:
+            raise InputError(f"{name}: has {len(column)} entries, the map {n} points")
+    hover = tuple(
+        "<br>".join([f"<b>{escape(ids[i])}</b> · {escape(values[i])}",
+                     *wrapped_snippet(texts[i], 160, width=HOVER_LINE)])
+        for i in range(n)
+    )  # fmt: skip
+    numbers = groups = None
+    if numeric:
+        numbers = tuple(float(v) for v in values)
+    else:
+        labels = [str(v) for v in values]
+        order = sorted(set(labels), key=lambda v: (-labels.count(v), v))
+        kept = order[:MAX_CATEGORIES] if len(order) > MAX_CATEGORIES + 1 else order
+        groups = {v: tuple(i for i in range(n) if labels[i] == v) for v in kept}
+        rest = tuple(i for i in range(n) if labels[i] not in groups)
+        if rest:
+            groups["other"] = rest
+    found = None if matches is None else tuple(sorted({int(i) for i in matches}))
+    return ExplorerData(
+        x=tuple(points[:, 0].tolist()),
+        y=tuple(points[:, 1].tolist()),
+        hover=hover,
+        numbers=numbers,
+        groups=groups,
+        matches=found,
+    )
+
+
+def explorer_map(
+    xy: Any,
+    *,
+    ids: Sequence[Any],
+    texts: Sequence[str],
+    values: Sequence[Any],
+    numeric: bool,
+    color_by: str,
+    matches: Sequence[int] | None = None,
+    query: Any = None,
+    title: str | None = None,
+    height: int | None = 560,
+) -> go.Figure:
+    """The pool's chunks coloured by ``color_by`` (a legend per category, or a colour bar),
+    the chunks a search matched ringed in black over the rest (which fade), the query a
+    star; lasso selection by default."""
+    data = explorer_data(xy, ids=ids, texts=texts, values=values, numeric=numeric,
+                         matches=matches)  # fmt: skip
+    faded = 0.25 if data.matches is not None else 0.9
+    fig = go.Figure()
+
+    def trace(positions: Sequence[int], name: str, marker: dict[str, Any], **extra: Any) -> None:
+        fig.add_trace(go.Scattergl(
+            x=[data.x[i] for i in positions], y=[data.y[i] for i in positions],
+            customdata=list(positions), mode="markers", name=name,
+            hovertext=[data.hover[i] for i in positions], hoverinfo="text",
+            marker=marker, **extra,
+        ))  # fmt: skip
+
+    everyone = range(len(data.x))
+    if data.numbers is not None:
+        trace(everyone, color_by, {"size": 9, "color": list(data.numbers), "opacity": faded,
+                                   "colorscale": "Viridis", "showscale": True,
+                                   "colorbar": {"title": {"text": color_by}, "thickness": 14}},
+              showlegend=False)  # fmt: skip
+    else:
+        assert data.groups is not None
+        for k, (name, positions) in enumerate(data.groups.items()):
+            color = CATEGORY_COLORS[-2] if name == "other" else CATEGORY_COLORS[k]
+            trace(positions, f"{color_by}: {name}",
+                  {"size": 9, "color": color, "opacity": faded})  # fmt: skip
+    if data.matches is not None:
+        ring = {"size": 13, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2}}
+        trace(data.matches, f"matches ({len(data.matches)})", ring)
+    if query is not None:
+        q = np.asarray(query, dtype=np.float64).reshape(2)
+        fig.add_trace(go.Scattergl(x=[float(q[0])], y=[float(q[1])], mode="markers",
+                                   name="query", hoverinfo="skip",
+                                   marker={"size": 16, "color": PALETTE["query"],
+                                           "symbol": "star"}))  # fmt: skip
+    apply_layout(fig, title=title, height=height)
+    fig.update_layout(dragmode="lasso", hoverlabel=HOVER_LABEL)
+    fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
+    fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
+    return fig

@@ -1,0 +1,99 @@
+"""Pool: choose, upload or build a pool; see its chunks, distributions and near-duplicates."""
+
+import streamlit as st
+
+from adagres import figures
+from ui import compute, explorer, render, state, tables
+from ui.pool_sources import pool_sources
+from ui.projection_store import projection
+from ui.sidebar import sidebar
+from ui.text import count
+
+
+def open_pool(key: str) -> None:
+    """Make the newly loaded or built pool the current one, from its first step."""
+    state.update(pool=key, step=None, chunk=None)
+    st.rerun()
+
+
+# ---- controls
+settings = sidebar()
+st.title("Pool")
+pool_sources(open_pool)
+
+# ---- cached call
+pool, key, selection = render.pool_and_selection(settings)
+frame = tables.pool_frame(pool, selection)
+
+# ---- render
+st.subheader("Query")
+st.text(pool.query)
+if pool.answers:
+    st.text("Answers: " + " · ".join(pool.answers))
+render.metrics(
+    [
+        ("Chunks", len(pool)),
+        ("Tokens in the pool", f"{int(frame['tokens'].sum()):,}"),
+        ("Tokenizer", render.escape_md(str(pool.tokenizer))),  # from the file
+        ("Selected now", selection.size),
+    ]
+)
+if pool.embedding_model:
+    st.text(f"Embedding model: {pool.embedding_model}")
+
+st.subheader("Map")
+explore = st.columns([2, 1])
+with explore[0]:
+    found_text = state.bind_option(st.text_input, explorer.FIND, "pool_find", "Find text",
+                                   default="", placeholder="a word in the chunks")  # fmt: skip
+with explore[1]:
+    fields = explorer.color_fields(pool)
+    if state.option(explorer.COLOR, "verdict") not in fields:
+        state.set_option(explorer.COLOR, "verdict", record=False)
+    color_by = state.bind_option(st.selectbox, explorer.COLOR, "pool_color", "Colour by",
+                                 default="verdict", options=fields)  # fmt: skip
+values, numeric = explorer.color_values(pool, selection, color_by)
+found = explorer.matches(pool, found_text)
+projected, method, _pending = projection(key.pool)
+render.chart(
+    figures.explorer_map(projected.chunks, ids=pool.ids, texts=pool.texts, values=values,
+                         numeric=numeric, color_by=color_by, matches=found,
+                         query=projected.query,
+                         title=f"{method.upper()} map of the pool"),
+    "pool_map", on_select=lambda: explorer.record_pick("pool_map"),
+    selection_mode=("lasso", "box", "points"),
+)  # fmt: skip
+if found is not None:
+    st.caption(f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed).")
+chosen = explorer.picked(pool)
+if chosen:
+    st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
+    render.table(frame.iloc[list(chosen)], "pool_chosen",
+                 {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
+    st.download_button(
+        "Download the chosen chunks as a pool (JSON)",
+        data=lambda: explorer.export_text(pool, chosen),
+        file_name=f"pool-{settings.pool}-{len(chosen)}-chosen.json",
+        mime="application/json", key="pool_chosen_download", on_click="ignore",
+    )  # fmt: skip
+else:
+    st.caption("Lasso or box chunks on the map to list them here and export them as a pool.")
+
+st.subheader("Chunks")
+st.caption("Verdict under the current sidebar settings (see Why dropped for the numbers).")
+render.table(frame, "pool_table", {"relevance": st.column_config.NumberColumn(format="%.4f")})
+
+st.subheader("Relevance and length")
+render.chart(figures.distributions_figure(selection.relevance, pool.token_counts),
+             "pool_distributions")  # fmt: skip
+
+st.subheader("Near-duplicates")
+threshold = st.slider("Cosine at least", 0.5, 1.0, 0.9, 0.01, key="pool_dup_threshold")
+groups = compute.near_duplicate_groups(key.pool, threshold)
+if not groups:
+    st.text(f"No two chunks have cosine ≥ {threshold:.2f}.")
+else:
+    linked = f"cosine ≥ {threshold:.2f} between members"
+    st.text(f"{count(len(groups), 'group')} of chunks with {linked}.")
+    render.table(tables.duplicate_groups_frame(frame, groups), "pool_duplicates")
+state.sync_url()

@@ -1,0 +1,126 @@
+"""Selection: replay the greedy step by step on the pool map, timeline, budget bar, context."""
+
+import json
+
+import streamlit as st
+
+from ui import charts, compute, render, state, tables
+from ui.replay import picked_after, replay, step_summary, step_totals
+from ui.sidebar import sidebar
+from ui.text import count, plain_name, reference_code_note
+
+# ---- controls
+settings = sidebar()
+st.title("Selection")
+
+# ---- cached call
+pool, key, selection = render.pool_and_selection(settings)
+
+
+def draw_header(step: int) -> None:
+    """The page's numbers at the step the replay shows (the whole run at the last step)."""
+    size, used, objective = step_totals(selection, step)
+    last = len(selection.steps)
+    render.metrics(
+        [
+            ("Chunks selected", size),
+            ("Tokens used", f"{used:,} / {selection.budget:,}"),
+            ("λ", f"{selection.lam:.4f}"),
+            ("F(S)", f"{objective:.4f}"),
+            ("Stop reason", plain_name(selection.stop_reason) if step >= last
+             else f"not yet (step {step} of {last})"),
+        ]
+    )  # fmt: skip
+    # What the context pays for twice: repeated text next to the mean pairwise cosine.
+    measured = compute.metrics_of(key)
+    render.metrics(
+        [
+            ("Mean pair cosine", f"{measured.redundancy_mean:.3f}"),
+            ("Repeated text", f"{100 * (measured.repeated_text or 0.0):.1f}%"),
+            ("Near-duplicate pairs", measured.near_duplicates),
+            ("Duplicates dropped", len(selection.duplicates)),
+        ],
+        help={
+            "Repeated text": "Share of the context's words (lower-cased) that lie in a word "
+            "8-gram already earlier in the context, chunks in pick order.",
+            "Duplicates dropped": "Chunks the near-duplicate guard made ineligible because they "
+            "duplicate a pick (see Why dropped).",
+        },
+    )
+    if step < last:
+        st.caption("Mean pair cosine, repeated text and duplicates: the whole run's context.")
+    # What the rule maximised at each step; with the adaptive λ, its derivation.
+    st.caption(f"{settings.strategy}: {selection.scoring.formula}")
+    if selection.calibration is not None and "λ" in selection.scoring.redundancy:
+        st.text(selection.calibration.describe())
+    if selection.note:
+        st.text(selection.note)
+    note = reference_code_note(selection)
+    if note:
+        st.info(render.escape_md(note))
+
+
+def open_verdict() -> None:
+    """A click on the map: show that chunk's verdict on "Why dropped"."""
+    clicked = render.clicked_position(st.session_state["sel_map"]["selection"]["points"])
+    if clicked is not None:
+        state.update(chunk=pool.ids[clicked])
+        st.session_state["sel_playing"] = False
+        st.session_state["sel_open_why"] = True
+        # The page switch may keep this page's scroll position: Why dropped scrolls its
+        # verdict into view on every new pick.
+        st.session_state["why_picks"] = st.session_state.get("why_picks", 0) + 1
+
+
+def draw_step(step: int) -> None:
+    """Everything that shows one step (drawn by the replay, step after step)."""
+    st.text(step_summary(pool, selection, step))
+    map_figure, timeline, budget_figure, method, pending = charts.step_figures(key, step)
+    render.chart(map_figure, "sel_map", on_select=open_verdict, selection_mode="points")
+    if st.session_state.pop("sel_open_why", False):
+        state.switch_page("app_pages/6_why.py")
+    render.projection_note(method, pending)
+    st.caption("Click a chunk on the map to see why it was picked or dropped.")
+    render.chart(budget_figure, "sel_budget")
+    render.chart(timeline, "sel_timeline")
+    picked = picked_after(selection, step)
+    st.subheader(f"Context after step {step}: {count(len(picked), 'chunk')}")
+    render.table(tables.context_frame(pool, picked), "sel_context",
+                 {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
+    # Drawn only once opened: the code block makes the browser load Streamlit's syntax
+    # highlighter, about 0.3 s of its main thread before the page's first chart otherwise.
+    plain_text = st.expander("Context as plain text", key="sel_plain_text", on_change="rerun")
+    if plain_text.open:
+        plain_text.code("\n\n".join(pool.texts[i] for i in picked), language=None,
+                        wrap_lines=True)  # fmt: skip
+    draw_downloads(step, picked)
+
+
+def draw_downloads(step: int, picked: tuple[int, ...]) -> None:
+    """The selection with its step record, and the context after the step shown."""
+    downloads = st.columns(2)
+    downloads[0].download_button(
+        "Download selection + steps (JSON)",
+        data=lambda: json.dumps(
+            selection.to_dict(pool.ids, candidates=True), ensure_ascii=False, indent=1
+        ),
+        file_name=f"selection-{settings.pool}-{settings.budget}.json",
+        mime="application/json",
+        key="sel_download_json",
+        on_click="ignore",
+    )
+    whole = step >= len(selection.steps)
+    downloads[1].download_button(
+        "Download context (text)" if whole else f"Download context after step {step} (text)",
+        data="\n\n".join(pool.texts[i] for i in picked),
+        file_name=f"context-{settings.pool}-{settings.budget}{'' if whole else f'-step{step}'}.txt",
+        mime="text/plain",
+        key="sel_download_text",
+        on_click="ignore",
+    )
+
+
+replay(selection, draw_step, header=draw_header)
+if charts.projection_pending(key):
+    render.wait_for_projection(key.pool)
+state.sync_url()
