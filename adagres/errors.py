@@ -12,10 +12,25 @@ as a safety net, so ``str(error)`` is always one printable, UTF-8-encodable line
 
 from __future__ import annotations
 
+import importlib
 import unicodedata
+from types import ModuleType
 from typing import Any
 
-__all__ = ["AdagresError", "InputError", "PoolError", "SolverError", "one_line"]
+__all__ = [
+    "AdagresError",
+    "InputError",
+    "MissingExtra",
+    "PoolError",
+    "SolverError",
+    "install_hint",
+    "missing_extra",
+    "one_line",
+    "require",
+]
+
+#: The distribution name, as an install command spells it.
+DISTRIBUTION = "adagres-explorer"
 
 # Escapes Python's repr uses for the common control characters.
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -91,3 +106,56 @@ class SolverError(AdagresError):
     def __init__(self, *args: object, result: Any = None) -> None:
         super().__init__(*args)
         self.result = result
+
+
+class MissingExtra(AdagresError, ImportError):
+    """An optional package is not installed; the message names the extra that brings it.
+
+    It is also an :class:`ImportError`, so code that falls back when a package is missing
+    keeps working. ``extra`` is the extra's name (``"embed"``, ``"milvus"``, ...).
+    """
+
+    def __init__(self, message: str, *, extra: str, module: str | None = None) -> None:
+        super().__init__(message)
+        self.extra = extra
+        self.name = module
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs an extra. It works where the package is installed, from a
+    clone or a wheel alike: pip takes the installed package and adds the extra's packages.
+
+    >>> install_hint("embed")
+    'pip install "adagres-explorer[embed]"'
+    """
+    return f'pip install "{DISTRIBUTION}[{extra}]"'
+
+
+def require(module: str, extra: str, *, purpose: str | None = None) -> ModuleType:
+    """Import ``module`` (an optional dependency) or raise :class:`MissingExtra` naming the
+    extra that installs it; ``purpose`` says what needed it.
+
+    Only a missing module becomes MissingExtra; any other failure of the import propagates.
+
+    >>> require("json", "embed").__name__
+    'json'
+    >>> require("adagres_no_such_module", "embed", purpose="embedding texts")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    adagres.errors.MissingExtra: embedding texts needs the 'embed' extra (no module named ...
+    """
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        raise missing_extra(error, extra, purpose or module) from None
+
+
+def missing_extra(error: ModuleNotFoundError, extra: str, purpose: str) -> MissingExtra:
+    """The :class:`MissingExtra` for an import that failed with ``error``: for modules that
+    import their framework at the top, inside ``try``/``except ModuleNotFoundError``."""
+    missing = error.name or "?"
+    return MissingExtra(
+        f"{purpose} needs the {extra!r} extra (no module named {missing!r}): {install_hint(extra)}",
+        extra=extra,
+        module=missing,
+    )

@@ -3,7 +3,8 @@
 import streamlit as st
 
 from adagres import figures
-from ui import compute, explorer, render, state, tables
+from adagres.errors import AdagresError
+from ui import asking, compute, explorer, render, state, tables
 from ui.pool_sources import pool_sources
 from ui.projection_store import projection
 from ui.sidebar import sidebar
@@ -52,17 +53,45 @@ with explore[1]:
         state.set_option(explorer.COLOR, "verdict", record=False)
     color_by = state.bind_option(st.selectbox, explorer.COLOR, "pool_color", "Colour by",
                                  default="verdict", options=fields)  # fmt: skip
+ask_row = st.columns([3, 1], vertical_alignment="bottom")
+with ask_row[0]:
+    state.bind_option(st.text_input, asking.ASK, "pool_ask", "Ask a new question",
+                      default="", placeholder="embedded offline by the pool's model")  # fmt: skip
+question_text = asking.asked()
+with ask_row[1]:
+    st.button("Back to the original query", key="pool_ask_clear", on_click=asking.clear,
+              disabled=not question_text)  # fmt: skip
 values, numeric = explorer.color_values(pool, selection, color_by)
 found = explorer.matches(pool, found_text)
 projected, method, _pending = projection(key.pool)
+asked = placed = reselected = None
+if question_text:
+    try:
+        asked = asking.question(key.pool, question_text)
+        placed = asking.place(key.pool, asked, projected.chunks, method)
+        reselected = asking.reselect(key, asked)
+    except AdagresError as exc:
+        asked = placed = reselected = None
+        st.warning(render.md_line(f"No new query: {exc}"))
 render.chart(
     figures.explorer_map(projected.chunks, ids=pool.ids, texts=pool.texts, values=values,
                          numeric=numeric, color_by=color_by, matches=found,
                          query=projected.query,
+                         asked=None if placed is None else (placed.x, placed.y),
+                         neighbours=asked.neighbours if asked else (),
+                         new_picks=reselected.indices if reselected else (),
                          title=f"{method.upper()} map of the pool"),
     "pool_map", on_select=lambda: explorer.record_pick("pool_map"),
     selection_mode=("lasso", "box", "points"),
 )  # fmt: skip
+if asked is not None and placed is not None and reselected is not None:
+    st.caption(render.md_line(
+        f"New query {question_text!r} (green star, placed by {placed.how}): its "
+        f"{len(asked.neighbours)} nearest chunks ringed in green, its selection "
+        f"({count(len(reselected.indices), 'chunk')}, same strategy and settings) crossed."
+    ))  # fmt: skip
+    relevance = {"relevance to the question": st.column_config.NumberColumn(format="%.4f")}
+    render.table(asking.beside_frame(pool, selection, reselected), "pool_ask_picks", relevance)
 if found is not None:
     st.caption(f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed).")
 chosen = explorer.picked(pool)

@@ -46,6 +46,7 @@ FILE_MARKS = {
 # Doctests in adagres/ that need more than numpy.
 DOCTEST_MARKS = {
     "adagres.pools.embed.embed_texts": ("model",),
+    "adagres.pools.minilm.MiniLM": ("model",),
     "adagres.pools.datasets.wiki_summaries": ("data",),
     "adagres.pools.datasets.drug_reviews": ("data",),
 }

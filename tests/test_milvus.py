@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
 import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import milvus_support
 import numpy as np
 import pytest
+from milvus_support import free_port
 
 import adagres
 from adagres.errors import InputError, PoolError
@@ -39,12 +40,6 @@ QUERIES = (
 )
 TOP_N = 40
 BUDGET = 600
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def release_lite(path: Path) -> None:
@@ -96,23 +91,8 @@ def reference():
 @pytest.fixture(scope="module")
 def milvus_server(tmp_path_factory):
     """A standalone Milvus server for this module, stopped by its own handle."""
-    from milvus import MilvusServer
-
-    data_dir = tmp_path_factory.mktemp("milvus-server")
-    server = MilvusServer(data_dir=str(data_dir), proxy_port=free_port())
-    try:
-        server.start()
-    except Exception as error:
-        server.stop()
-        log = data_dir / "logs" / "milvus-stderr.log"
-        tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
-        pytest.fail(f"the Milvus server did not start: {error}\n{tail}")
-    try:
-        yield f"http://127.0.0.1:{server.listen_port}"
-    finally:
-        process = server.server_proc
-        server.stop()
-        assert process is not None and process.poll() is not None  # the process is gone
+    with milvus_support.milvus_server(tmp_path_factory.mktemp("milvus-server")) as uri:
+        yield uri
 
 
 def exercise(uri: str) -> Observed:
@@ -266,6 +246,58 @@ def test_unreachable_server_is_one_line_with_credentials_redacted():
     message = str(error.value)
     assert message.startswith(f"cannot reach the Milvus store at http://***@127.0.0.1:{port}: ")
     assert "hunter2" not in message and "admin" not in message and "\n" not in message
+
+
+class _Status:
+    def __init__(self, name):
+        self.name = name
+
+
+class _RpcError(Exception):
+    """What grpc raises: ``code()`` gives a status whose ``name`` tells the kind."""
+
+    def __init__(self, status, details):
+        super().__init__(details)
+        self._status, self._details = _Status(status), details
+
+    def code(self):
+        return self._status
+
+    def details(self):
+        return self._details
+
+
+def _raised_from(inner: BaseException) -> BaseException:
+    try:
+        try:
+            raise inner
+        except Exception as error:
+            raise RuntimeError("illegal connection params or server unavailable") from error
+    except RuntimeError as outer:
+        return outer
+
+
+def test_an_authentication_refusal_is_told_from_an_unreachable_server():
+    from adagres.pools.milvus_store import auth_failure
+
+    refused = _RpcError("UNAUTHENTICATED", "auth check failure,\n check the password")
+    assert auth_failure(_raised_from(refused)) == "auth check failure, check the password"
+    assert auth_failure(_raised_from(_RpcError("PERMISSION_DENIED", ""))) == "PERMISSION_DENIED"
+    assert auth_failure(_raised_from(_RpcError("UNAVAILABLE", "connection refused"))) is None
+    assert auth_failure(ValueError("x")) is None
+
+
+def test_the_server_helper_applies_every_setting_or_refuses_it(tmp_path):
+    from milvus import MilvusServer
+
+    server = MilvusServer(data_dir=str(tmp_path), authorization_enabled=True)
+    assert server.config.get("authorization_enabled") is False  # what MilvusServer alone does
+    milvus_support.configure(server, {"authorization_enabled": True, "proxy_port": 1})
+    assert server.config.get("authorization_enabled") is True
+    with pytest.raises(ValueError, match="no setting 'authorisation_enabled'"):
+        milvus_support.configure(server, {"authorisation_enabled": True})
+    with pytest.raises(TypeError, match="needs a bool"):
+        milvus_support.configure(server, {"authorization_enabled": "yes"})
 
 
 def test_missing_store_and_missing_collection(lite, fake_encoder, tmp_path):

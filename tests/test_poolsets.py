@@ -17,7 +17,14 @@ from reference import mean_pairwise, naive_select, random_pool
 import adagres
 from adagres.errors import InputError, PoolError
 from adagres.pools.pool import Chunk, Pool
-from adagres.pools.poolsets import COMPARED, load_pool_set, load_unit, summarize
+from adagres.pools.poolsets import (
+    COMPARED,
+    PoolSet,
+    Unit,
+    load_pool_set,
+    load_unit,
+    summarize,
+)
 
 BUDGET = 200
 N_POOLS = 14
@@ -131,6 +138,92 @@ def test_processes_and_dask_give_the_serial_rows(jsonl):
             assert summarize(pool_set, settings, BUDGET, client=client) == serial
     finally:
         cluster.close()
+
+
+@pytest.fixture
+def dask_client():
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                           dashboard_address=None)  # fmt: skip
+    try:
+        with Client(cluster) as client:
+            yield client
+    finally:
+        cluster.close()
+
+
+class GraphSpy:
+    """A Dask client that records the pickled size of what each map call puts in the graph."""
+
+    def __init__(self, client):
+        self.client = client
+        self.mapped_bytes = []
+
+    def map(self, function, *iterables, **options):
+        import pickle
+
+        self.mapped_bytes.append(len(pickle.dumps((function, iterables, options))))
+        return self.client.map(function, *iterables, **options)
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def test_dask_workers_elsewhere_read_a_set_opened_by_a_relative_path(
+    pools, tmp_path, monkeypatch, dask_client
+):
+    """A set loaded by a relative path still runs on workers whose folder is another."""
+    (tmp_path / "here").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    adagres.save_pools(pools[:4], tmp_path / "here" / "runs.jsonl")
+    monkeypatch.chdir(tmp_path / "here")
+    pool_set = load_pool_set("runs.jsonl")
+    assert pool_set.units[0].path == str((tmp_path / "here" / "runs.jsonl").resolve())
+    serial = summarize(pool_set, adagres.Settings(), BUDGET, workers=1)
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the workers' folder (same process here)
+    assert summarize(pool_set, adagres.Settings(), BUDGET, client=dask_client) == serial
+
+
+def test_a_pool_file_the_workers_cannot_read_is_named_before_submission(
+    pools, tmp_path, dask_client
+):
+    path = adagres.save_pools(pools[:3], tmp_path / "runs.jsonl")
+    pool_set = load_pool_set(path)
+    path.rename(tmp_path / "moved.jsonl")
+    spy = GraphSpy(dask_client)
+    with pytest.raises(PoolError) as caught:
+        summarize(pool_set, adagres.Settings(), BUDGET, client=spy)
+    message = str(caught.value)
+    assert message.startswith(f"{path.resolve()}: no such file or directory on Dask worker ")
+    assert message.endswith("put them on storage that every worker mounts at the same path")
+    assert "\n" not in message and spy.mapped_bytes == []  # nothing was submitted
+    (tmp_path / "moved.jsonl").write_bytes(path.with_name("moved.jsonl").read_bytes()[:100])
+    (tmp_path / "moved.jsonl").rename(path)  # a shorter file at the same path
+    with pytest.raises(PoolError, match=r"runs\.jsonl: has 100 bytes, the pool set read [\d,]+ on"):
+        summarize(pool_set, adagres.Settings(), BUDGET, client=dask_client)
+
+
+def test_pools_held_in_memory_are_scattered_not_put_in_the_task_graph(dask_client):
+    """A set built from a collection spec carries its pools; the graph carries references."""
+    big = [make_pool(seed) for seed in range(6)]
+    big = [
+        Pool(p.query, tuple(Chunk(f"{c.id}-{k}", c.text, tokens=c.tokens, gold=c.gold)
+                            for k in range(40) for c in p.chunks),
+             raw_embeddings=np.tile(p.raw_embeddings, (40, 1)) + 0.01 * np.arange(40).repeat(
+                 len(p.chunks))[:, None], raw_query_embedding=p.raw_query_embedding,
+             answers=p.answers)
+        for p in big
+    ]  # fmt: skip
+    units = tuple(Unit(f"queries[{i}]", pools=(pool,)) for i, pool in enumerate(big))
+    pool_set = PoolSet("docs", "store / docs", "fingerprint", units)
+    import pickle
+
+    assert len(pickle.dumps(units)) > 500_000
+    spy = GraphSpy(dask_client)
+    rows = summarize(pool_set, adagres.Settings(), BUDGET, client=spy)
+    assert rows == summarize(pool_set, adagres.Settings(), BUDGET, workers=1)
+    assert len(spy.mapped_bytes) == 1 and spy.mapped_bytes[0] < 20_000
 
 
 def test_lines_and_fingerprints(pools, tmp_path):

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 #: Prior guesses for the estimate until the work measures its own rate.
-MODEL_SECONDS = 12.0  # import sentence-transformers and load MiniLM, once per server process
+MODEL_SECONDS = 1.0  # read MiniLM's weights and tokenizer (numpy, no torch), once per process
 TEXTS_PER_SECOND = 40.0
 _MODEL_JOB = "embedding-model"
 

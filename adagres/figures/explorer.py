@@ -96,12 +96,19 @@ def explorer_map(
     color_by: str,
     matches: Sequence[int] | None = None,
     query: Any = None,
+    asked: Any = None,
+    neighbours: Sequence[int] = (),
+    new_picks: Sequence[int] = (),
     title: str | None = None,
     height: int | None = 560,
 ) -> go.Figure:
     """The pool's chunks coloured by ``color_by`` (a legend per category, or a colour bar),
     the chunks a search matched ringed in black over the rest (which fade), the query a
-    star; lasso selection by default."""
+    star; lasso selection by default.
+
+    A new query in place: ``asked`` (its 2-D point) is drawn as a second star, its nearest
+    chunks (``neighbours``) ringed in its colour and the chunks its selection picked
+    (``new_picks``) marked with a cross."""
     data = explorer_data(xy, ids=ids, texts=texts, values=values, numeric=numeric,
                          matches=matches)  # fmt: skip
     faded = 0.25 if data.matches is not None else 0.9
@@ -136,8 +143,33 @@ def explorer_map(
                                    name="query", hoverinfo="skip",
                                    marker={"size": 16, "color": PALETTE["query"],
                                            "symbol": "star"}))  # fmt: skip
+    if asked is not None:
+        _draw_asked(fig, data, asked, neighbours, new_picks)
     apply_layout(fig, title=title, height=height)
     fig.update_layout(dragmode="lasso", hoverlabel=HOVER_LABEL)
     fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
     fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
     return fig
+
+
+def _draw_asked(fig: go.Figure, data: ExplorerData, asked: Any, neighbours: Sequence[int],
+                new_picks: Sequence[int]) -> None:  # fmt: skip
+    """The new query's star, its neighbours' rings and its picks' crosses."""
+    color = PALETTE["adaptive"]
+
+    def marks(positions: Sequence[int], name: str, marker: dict[str, Any]) -> None:
+        fig.add_trace(go.Scattergl(
+            x=[data.x[i] for i in positions], y=[data.y[i] for i in positions],
+            customdata=list(positions), mode="markers", name=name,
+            hovertext=[data.hover[i] for i in positions], hoverinfo="text", marker=marker,
+        ))  # fmt: skip
+
+    ring = {"size": 17, "color": "rgba(0,0,0,0)", "line": {"color": color, "width": 2}}
+    marks(list(neighbours), f"nearest to the new query ({len(neighbours)})", ring)
+    cross = {"size": 9, "color": color, "symbol": "x"}
+    marks(list(new_picks), f"new selection ({len(new_picks)})", cross)
+    point = np.asarray(asked, dtype=np.float64).reshape(2)
+    fig.add_trace(go.Scattergl(x=[float(point[0])], y=[float(point[1])], mode="markers",
+                               name="new query", hoverinfo="skip",
+                               marker={"size": 18, "color": color, "symbol": "star",
+                                       "line": {"color": "black", "width": 1}}))  # fmt: skip

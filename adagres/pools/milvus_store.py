@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from adagres.errors import InputError, PoolError
+from adagres.errors import InputError, PoolError, require
 from adagres.pools import lockfiles
 
 __all__ = [
@@ -54,6 +54,11 @@ _SECRET_KEYS = {"token", "password", "api_key", "apikey", "secret"}
 
 
 # --------------------------------------------------------------------------- URIs
+
+
+def _pymilvus(module: str) -> Any:
+    """``pymilvus`` (or ``milvus_lite``), or a MissingExtra naming the ``milvus`` extra."""
+    return require(module, "milvus", purpose="a Milvus store")
 
 
 def is_local(uri: str) -> bool:
@@ -112,6 +117,28 @@ def redact_uri(uri: str) -> str:
 
 
 # --------------------------------------------------------------------------- connection
+
+
+_AUTH_STATUSES = ("UNAUTHENTICATED", "PERMISSION_DENIED")
+
+
+def auth_failure(error: BaseException) -> str | None:
+    """The server's words when ``error`` (or an error it was raised from) is an
+    authentication refusal, else None. pymilvus reports a refused login as "illegal
+    connection params or server unavailable", the same as a closed port; the gRPC error it
+    was raised from carries the status (``UNAUTHENTICATED``) and the server's details."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        code = getattr(current, "code", None)
+        status = code() if callable(code) else None
+        if getattr(status, "name", None) in _AUTH_STATUSES:
+            details = getattr(current, "details", None)
+            text = details() if callable(details) else None
+            return " ".join(str(text or status.name).split())[:300]  # type: ignore[union-attr]
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def reason(error: BaseException, limit: int = 300) -> str:
@@ -175,7 +202,9 @@ def connect(uri: str, *, create: bool = False) -> Iterator[Any]:
             path.parent.mkdir(parents=True, exist_ok=True)
         elif not path.exists():
             raise PoolError(f"no Milvus Lite store at {shown} (make one with 'adagres index')")
-    from pymilvus import MilvusClient
+    MilvusClient = _pymilvus("pymilvus").MilvusClient
+    if is_local(uri):
+        _pymilvus("milvus_lite")  # pymilvus runs a .db store through it
 
     with _quiet():
         try:
@@ -185,6 +214,14 @@ def connect(uri: str, *, create: bool = False) -> Iterator[Any]:
                 raise PoolError(
                     f"cannot open the Milvus Lite store {shown}: {_lock_holder(Path(uri))} "
                     f"(one process per store file; close it or use a Milvus server)"
+                ) from None
+            refused = auth_failure(error)
+            if refused is not None:
+                given = "the credentials given" if token else "no credentials"
+                raise PoolError(
+                    f"the Milvus server at {shown} refused {given}: authentication failed "
+                    f"({refused}); give user and password in the address "
+                    f"(http://user:password@host:port) or a token (?token=...)"
                 ) from None
             raise PoolError(f"cannot reach the Milvus store at {shown}: {reason(error)}") from None
         try:
@@ -215,6 +252,9 @@ def call(what: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> 
     except (PoolError, InputError):
         raise
     except Exception as error:
+        refused = auth_failure(error)
+        if refused is not None:
+            raise PoolError(f"{what}: the server refused the credentials ({refused})") from None
         raise PoolError(f"{what}: {reason(error)}") from None
 
 
@@ -245,7 +285,7 @@ def layout(client: Any, uri: str, collection: str) -> Layout:
         held = ", ".join(repr(n) for n in names) if names else "none"
         raise PoolError(f"{shown}: no collection {collection!r}; the store holds: {held}")
     info = call(f"{shown}: describing {collection!r}", client.describe_collection, collection)
-    from pymilvus import DataType
+    DataType = _pymilvus("pymilvus").DataType
 
     fields = {f["name"]: f for f in info["fields"]}
     listed = ", ".join(fields)
@@ -274,7 +314,7 @@ def layout(client: Any, uri: str, collection: str) -> Layout:
 def load(client: Any, uri: str, collection: str) -> None:
     """Load ``collection`` into memory for search unless it is loaded (a store reopened by a
     new process holds its collections released); no row is written."""
-    from pymilvus.client.types import LoadState
+    LoadState = _pymilvus("pymilvus.client.types").LoadState
 
     where = f"{redact_uri(uri)}: collection {collection!r}"
     state = call(f"{where}: load state", client.get_load_state, collection)
@@ -294,7 +334,8 @@ def create_collection(
     """Create the chunk collection: FLAT index with COSINE (exact top-N), strong consistency,
     ``model`` and ``tokenizer`` in its properties (Milvus Lite keeps properties; it drops
     the schema description, which a server keeps for people to read)."""
-    from pymilvus import DataType, MilvusClient
+    pymilvus = _pymilvus("pymilvus")
+    DataType, MilvusClient = pymilvus.DataType, pymilvus.MilvusClient
 
     about = f"adagres chunks; embedding model {model}; tokenizer {tokenizer}"[:1024]
     schema = MilvusClient.create_schema(

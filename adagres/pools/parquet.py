@@ -26,7 +26,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from adagres.errors import PoolError, one_line
+from adagres.errors import PoolError, one_line, require
 from adagres.pools.limits import Limits, too_many_chunks, too_many_values
 
 __all__ = ["decoded_bytes", "parquet_rows"]
@@ -36,11 +36,8 @@ _BATCH_ROWS = 1024
 
 def parquet_rows(data: bytes, label: str, limits: Limits) -> list[dict[str, Any]]:
     """The rows of a Parquet file's bytes, as dicts of JSON values."""
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pyarrow is a core requirement
-        raise PoolError(f"{label}: reading parquet needs pyarrow (pip install pyarrow)") from None
+    pa = require("pyarrow", "tables", purpose=f"{label}: reading Parquet")
+    pq = require("pyarrow.parquet", "tables", purpose=f"{label}: reading Parquet")
     try:
         metadata = pq.ParquetFile(io.BytesIO(data)).metadata
         _check_declared(metadata, label, limits)

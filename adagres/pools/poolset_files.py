@@ -76,7 +76,8 @@ def _file_units(path: Path, digest: Any, limits: Limits, units: list[Unit]) -> N
     """Append the pieces of one file to ``units``: each non-blank line of a ``.jsonl`` file
     (its byte range), or the whole file. The file is read once, a line at a time (memory:
     the longest line), into the digest; its size is checked first, against ``max_bytes``."""
-    label, where = one_line(path.name, max_chars=120), str(path)
+    # the pieces carry absolute paths: a Dask worker may run in another folder
+    label, where = one_line(path.name, max_chars=120), str(path.resolve())
     size = _stat(path, label).st_size
     if size > limits.max_bytes:
         raise PoolError(

