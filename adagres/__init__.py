@@ -11,6 +11,8 @@ needs only numpy; plotting and the app live elsewhere.
 (0, 2)
 """
 
+import contextlib
+
 from .core import baselines, metrics, sweep
 from .core.calibration import FALLBACK_LAM, Calibration, calibrate, mean_pairwise_similarity
 from .core.guarantee import Guarantee, guarantee
@@ -20,6 +22,9 @@ from .core.records import Candidates, GainAtStep, Step, StopReason, Verdict, Ver
 from .core.result import Selection
 from .core.selection import objective, select, select_prepared
 from .core.settings import POLICIES, Settings
+
+with contextlib.suppress(ImportError):  # the exact solver is an optional package of its own:
+    from . import optimum  # noqa: F401  (present, it registers the strategy "exact")
 from .errors import AdagresError, InputError, PoolError, SolverError
 from .pools import corpus, datasets, embed, io, tokens
 from .pools.corpus import chunk_documents, pool_from_documents

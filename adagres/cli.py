@@ -22,8 +22,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .core.baselines import STRATEGIES
 from .core.presets import PRESETS
+from .core.strategies import STRATEGIES
 from .errors import AdagresError, InputError, one_line
 
 __all__ = ["main", "run"]

@@ -99,7 +99,7 @@ class SolverError(AdagresError):
     """The exact solver refused a pool (too large) or could not prove optimality.
 
     ``result``: for a search stopped by its node (or time) limit, what it proved
-    (:class:`adagres.core.exact.ExactResult`: the best set found, its F and an upper bound
+    (:class:`adagres.optimum.exact.ExactResult`: the best set found, its F and an upper bound
     on the optimum); None for a refusal.
     """
 

@@ -49,8 +49,9 @@ def draw_header(step: int) -> None:
     )
     if step < last:
         st.caption("Mean pair cosine, repeated text and duplicates: the whole run's context.")
-    # The strategies that select with the adaptive λ show its derivation.
-    if selection.calibration is not None and settings.strategy in ("adagres", "orthogonal"):
+    # What the rule maximised at each step; with the adaptive λ, its derivation.
+    st.caption(f"{settings.strategy}: {selection.scoring.formula}")
+    if selection.calibration is not None and "λ" in selection.scoring.redundancy:
         st.text(selection.calibration.describe())
     if selection.note:
         st.text(selection.note)

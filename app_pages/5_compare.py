@@ -5,7 +5,7 @@ import streamlit as st
 from adagres.core.result import Selection
 from adagres.errors import AdagresError
 from adagres.figures import budget_sweep_figure
-from ui import comparison, compute, pools, render, state, tables
+from ui import charts, comparison, compute, pools, render, state, tables
 from ui.comparison import METRIC_COLUMNS
 from ui.sidebar import sidebar
 from ui.text import count, reference_code_note
@@ -54,8 +54,14 @@ if len(selections) == 2:
          ("only in B", len(in_b - in_a))]
     )  # fmt: skip
     difference = tables.difference_frame(pool, selections["A"], selections["B"])
-    render.table(difference, "cmp_difference",
-                 {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
+    map_column, table_column = st.columns(2)
+    with map_column:
+        overlay, method, pending = charts.overlay(key, selections["A"], selections["B"])
+        render.chart(overlay, "cmp_overlay")
+        render.projection_note(method, pending)
+    with table_column:
+        render.table(difference, "cmp_difference",
+                     {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
 
 if selections:
     st.subheader("Metrics")

@@ -16,12 +16,10 @@ st.title("Why dropped")
 
 # ---- cached call
 pool, key, selection = render.pool_and_selection(settings)
-if settings.strategy != "adagres":
-    st.caption(
-        f"{settings.strategy} picks by its own rule; every gain here is F's marginal gain at "
-        "the λ and plain cosine AdaGReS uses with these settings, so a winner's gain can be "
-        "below another chunk's."
-    )
+st.caption(
+    f"{settings.strategy} picks by {selection.scoring.formula}. Scores below are that rule's; "
+    "“Gain” is F's marginal gain at the λ and plain cosine AdaGReS uses with these settings."
+)
 position = {chunk_id: i for i, chunk_id in enumerate(pool.ids)}
 if settings.chunk not in position:
     if settings.chunk is not None:
@@ -65,6 +63,7 @@ render.metrics(
     [
         ("Verdict", plain_name(verdict.kind)),
         ("Tokens", verdict.tokens),
+        ("Score", "–" if verdict.score is None else f"{verdict.score:+.4f}"),
         ("Relevance term", "–" if relevance is None else f"{relevance:.4f}"),
         ("Gain", "–" if verdict.gain is None else f"{verdict.gain:+.4f}"),
     ]
@@ -91,14 +90,16 @@ if verdict.history:
             selection,
             chunk,
             ids=pool.ids,
-            title=f"Gain of {figures.escape(pool.ids[chunk])} at each step, against the winner's",
+            title=f"Score of {figures.escape(pool.ids[chunk])} at each step, against the winner's",
         ),
         "why_verdict",
     )
     render.table(tables.history_frame(pool, verdict), "why_history",
-                 {"its gain": SIGNED, "winner gain": SIGNED})  # fmt: skip
+                 {"its score": SIGNED, "winner score": SIGNED, "its gain": SIGNED,
+                  "winner gain": SIGNED})  # fmt: skip
 if verdict.redundancy_sources:
-    st.text("Selected chunks that made it redundant (cosine to this chunk):")
+    similarity = selection.scoring.similarity
+    st.text(f"Selected chunks that made it redundant ({similarity} to this chunk):")
     render.table(tables.sources_frame(pool, verdict), "why_sources", {"cosine": FOUR_PLACES})
 render.chunk_text(pool, chunk)
 

@@ -39,8 +39,8 @@ for path in (ROOT, ROOT / "bench"):
 from bench_select import make_pool  # noqa: E402
 
 import adagres  # noqa: E402
-from adagres.core import exact  # noqa: E402
 from adagres.core.selection import resolve_terms  # noqa: E402
+from adagres.optimum import exact, gap  # noqa: E402
 
 BUDGETS = (300, 600, 900, 1200)
 FLOORS: tuple[str | None, ...] = (None, "pool")
@@ -54,7 +54,7 @@ def pools(seeds: int, fanout: int) -> list[tuple[str, adagres.PreparedPool]]:
         q, chunks, tokens = make_pool(100, 384, seed)
         out.append((f"synthetic-{seed}", adagres.prepare(q, chunks, tokens)))
     if fanout:  # real pools: FanOutQA dev at top_n = 100 (built offline, then cached)
-        from adagres.eval.poolsets import Chunking, fanoutqa_cases
+        from adagres.eval.cases import Chunking, fanoutqa_cases
 
         cases = fanoutqa_cases([f"q{i}" for i in range(30)], Chunking(top_n=100))
         full = [c for c in cases if len(c.pool.chunks) == 100][:fanout]
@@ -73,7 +73,7 @@ def measure(
     settings = adagres.Settings(redundancy_floor=floor)
     greedy = adagres.select_prepared(pool, budget, settings, trace=False)
     try:
-        return exact.optimality_gap(pool, budget, settings, greedy, max_nodes=max_nodes,
+        return gap.optimality_gap(pool, budget, settings, greedy, max_nodes=max_nodes,
                                     time_limit=limit, rel_gap=rel_gap)  # fmt: skip
     except adagres.SolverError as error:  # refused: the message says why
         return str(error)

@@ -105,9 +105,9 @@ def fanoutqa_dev_pools(adagres_cache_dir: Path):
 @pytest.fixture(scope="module")
 def demo():
     """The three bundled demo pools (data/) as evaluation cases, for tests/test_eval_*.py."""
-    from adagres.eval import poolsets
+    from adagres.eval import cases as harness_cases
 
-    return poolsets.demo_cases(Path(__file__).resolve().parents[1] / "data")
+    return harness_cases.demo_cases(Path(__file__).resolve().parents[1] / "data")
 
 
 # --------------------------------------------------------------------------- fake encoder

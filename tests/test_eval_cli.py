@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from adagres.eval import poolsets, report, results
+from adagres.eval import cases as harness_cases
+from adagres.eval import report, results
 from adagres.eval.__main__ import main
 from adagres.pools.io import save_pool, save_pools
 
@@ -22,12 +23,12 @@ def test_a_pool_set_as_jsonl_or_folder_round_trips(demo, tmp_path):
     for case in demo:
         save_pool(case.pool, folder / f"{case.query_id}.json")
     for source in (tmp_path / "set.jsonl", folder):
-        cases = poolsets.path_cases(source)
+        cases = harness_cases.path_cases(source)
         assert [c.pool.fingerprint for c in cases] == [p.fingerprint for p in pools]
         assert [c.pool.gold_ids for c in cases] == [p.gold_ids for p in pools]
-        rebuilt = poolsets.rebuild(json.loads(json.dumps(cases[1].source)))
+        rebuilt = harness_cases.rebuild(json.loads(json.dumps(cases[1].source)))
         assert rebuilt.fingerprint == pools[1].fingerprint
-    assert [c.query_id for c in poolsets.path_cases(tmp_path / "set.jsonl")] == [
+    assert [c.query_id for c in harness_cases.path_cases(tmp_path / "set.jsonl")] == [
         "set:0",
         "set:1",
         "set:2",
@@ -68,12 +69,12 @@ def test_the_cli_runs_a_pool_file_and_writes_the_report(demo, tmp_path, capsys):
 
 @pytest.mark.data
 def test_drug_queries_mark_the_reviews_of_that_drug_and_condition(tmp_path, fake_encoder):
-    queries = poolsets.drug_queries(3)
+    queries = harness_cases.drug_queries(3)
     # 65 (drug, condition) pairs have 3+ reviews; one of them has no condition named.
     assert len(queries) == 64 and next(iter(queries)) == (
         "Ethinyl estradiol / norethindrone | Birth Control"
     )
-    (case,) = poolsets.drug_cases([next(iter(queries))], cache_dir=tmp_path)
+    (case,) = harness_cases.drug_cases([next(iter(queries))], cache_dir=tmp_path)
     from adagres.pools import datasets
 
     label = {r["id"]: (r["drug"], r["condition"]) for r in datasets.drug_review_rows()}
@@ -81,7 +82,7 @@ def test_drug_queries_mark_the_reviews_of_that_drug_and_condition(tmp_path, fake
         wanted = label[chunk.metadata["doc_id"]] == queries[case.query_id]
         assert chunk.gold is wanted
     assert case.answers == () and len(case.pool) == 60 and case.gold_positions
-    rebuilt = poolsets.rebuild(case.source, cache_dir=tmp_path)
+    rebuilt = harness_cases.rebuild(case.source, cache_dir=tmp_path)
     assert rebuilt.fingerprint == case.pool.fingerprint and rebuilt.gold_ids == case.pool.gold_ids
 
 
@@ -105,7 +106,7 @@ def test_quick_run_end_to_end(tmp_path):
         "min_reviews": 3,
         "tokenizer": "cl100k",
     }
-    rebuilt = poolsets.rebuild(source)
+    rebuilt = harness_cases.rebuild(source)
     assert len(rebuilt) == 60 and sum(c.gold for c in rebuilt.chunks) == fanout[0]["n_gold"]
     text = (tmp_path / "quick" / "report.md").read_text()
     assert text.count("### fanoutqa at 600 tokens") == 1

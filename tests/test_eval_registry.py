@@ -38,9 +38,12 @@ def test_registry_has_every_configuration_and_takes_new_ones(demo):
     ]
     for name in ("topk_same_k", "topk_budget", "mmr", "reference_code", "exact"):
         assert names[name].core == name
-    from adagres.core.variants import VARIANTS
+    from adagres.core.strategies import STRATEGIES
 
-    assert all(n in names or f"variant_{n}" in names for n in VARIANTS)
+    assert all(names[n].core == n for n in STRATEGIES if n != "adagres")
+    from adagres import PRESETS
+
+    assert names["orthogonal"].settings == PRESETS["recommended"].settings
     assert [s.name for s in strategies.resolve(["mmr"])] == ["topk_same_k", "topk_budget", "mmr"]
 
     strategies.register("two_best", module_level_strategy)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from adagres import Settings, SolverError, metrics
-from adagres.eval import harness, poolsets, report, results, strategies
+from adagres.eval import cases as harness_cases
+from adagres.eval import harness, report, results, strategies
 from adagres.eval.aggregate import metric_values
 from adagres.eval.run import ROW_COLUMNS, evaluate_cases
 from adagres.pools.pool import Chunk, Pool
@@ -74,7 +75,7 @@ def test_rows_are_the_metrics_of_the_same_selections(demo, demo_run):
         assert row["tokens_used"] <= row["budget"]
 
 
-def tiny_case() -> poolsets.Case:
+def tiny_case() -> harness_cases.Case:
     """Ten chunks of 20-40 tokens: small enough for the exact solver at any budget."""
     rng = np.random.default_rng(4)
     vectors = rng.normal(size=(11, 16))
@@ -82,7 +83,7 @@ def tiny_case() -> poolsets.Case:
                    for i in range(10))  # fmt: skip
     pool = Pool("q", chunks, raw_embeddings=vectors[:10] + vectors[10],
                 raw_query_embedding=vectors[10], answers=("text 4",))  # fmt: skip
-    return poolsets.Case("tiny", "q0", pool, {})
+    return harness_cases.Case("tiny", "q0", pool, {})
 
 
 def test_exact_is_never_below_a_strategy_with_the_same_settings():
@@ -138,9 +139,9 @@ def test_the_greedy_against_the_optimum_with_the_papers_bound():
 
 
 def test_a_stopped_exact_run_keeps_its_upper_bound_and_bounds_the_ratio():
-    from adagres.core.exact import ExactResult
     from adagres.eval.optimality import GREEDY, optimality_rows
     from adagres.eval.run import Task, evaluate_task
+    from adagres.optimum.exact import ExactResult
 
     stopped = ExactResult((0,), 1.5, 2.5, False, 7, 10.0, 10, 10, 3)
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from adagres.errors import InputError
-from adagres.eval import poolsets, stats
+from adagres.eval import cases as harness_cases
+from adagres.eval import stats
 
 # --------------------------------------------------------------------------- statistics
 
@@ -45,11 +46,11 @@ def test_wins_ties_losses_of_a_hand_case():
 
 def test_sample_ids_split_is_disjoint_seeded_and_limited():
     ids = [f"q{i}" for i in range(100)]
-    dev = poolsets.sample_ids(ids, seed=5, split="dev", held_out=0.7)
-    test = poolsets.sample_ids(ids, seed=5, split="test", held_out=0.7)
+    dev = harness_cases.sample_ids(ids, seed=5, split="dev", held_out=0.7)
+    test = harness_cases.sample_ids(ids, seed=5, split="test", held_out=0.7)
     assert (len(dev), len(test)) == (30, 70)
     assert set(dev).isdisjoint(test) and sorted(dev + test, key=ids.index) == ids
-    assert poolsets.sample_ids(ids, seed=5, split="test", held_out=0.7) == test
-    few = poolsets.sample_ids(ids, seed=5, split="test", held_out=0.7, limit=9)
+    assert harness_cases.sample_ids(ids, seed=5, split="test", held_out=0.7) == test
+    few = harness_cases.sample_ids(ids, seed=5, split="test", held_out=0.7, limit=9)
     assert len(few) == 9 and set(few) <= set(test)
-    assert poolsets.sample_ids(ids, seed=6, split="test", held_out=0.7) != test
+    assert harness_cases.sample_ids(ids, seed=6, split="test", held_out=0.7) != test

@@ -14,11 +14,11 @@ from reference import brute_force_optimum, random_pool, sdp_case
 
 from adagres import InputError, Settings, SolverError, StopReason, prepare, select
 from adagres import baselines as b
-from adagres.core import bounds, exact
 from adagres.core.greedy import Terms, objective_value
 from adagres.core.guarantee import guarantee
-from adagres.core.problem import incumbent
 from adagres.core.selection import resolve_terms, select_prepared
+from adagres.optimum import bounds, exact, gap
+from adagres.optimum.problem import incumbent
 
 
 def random_case(seed: int):
@@ -305,7 +305,7 @@ def test_optimality_gap_report():
     pool = prepare(q, C, tokens)
     settings = Settings(redundancy_floor="pool")
     greedy = select_prepared(pool, 250, settings, trace=False)
-    report = exact.optimality_gap(pool, 250, settings, greedy)
+    report = gap.optimality_gap(pool, 250, settings, greedy)
     terms = resolve_terms(pool, 250, settings)[0]
     best, _ = brute_force_optimum(q, C, list(tokens), 250, terms.lam, tau=terms.tau)
     assert report.proven and report.optimum == pytest.approx(best, abs=1e-7)
@@ -318,7 +318,7 @@ def test_optimality_gap_report():
     assert report.bound_held == (greedy.objective >= paper)
     other = select_prepared(pool, 250, Settings(lam=0.9), trace=False)
     with pytest.raises(InputError, match="selection: made at"):
-        exact.optimality_gap(pool, 250, settings, other)
+        gap.optimality_gap(pool, 250, settings, other)
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -27,3 +27,21 @@ def test_public_api_names():
         assert name in adagres.__all__ and hasattr(adagres, name)
     for name in ("topk_same_k", "topk_budget", "mmr", "exact", "reference_code"):
         assert callable(getattr(adagres.core.baselines, name))
+
+
+def test_the_core_does_not_import_the_exact_solver():
+    """The exact solver is an optional package (adagres.optimum) that registers ``exact``;
+    no module of the core imports it, and every strategy name lives in one registry."""
+    import ast
+    from pathlib import Path
+
+    import adagres
+    from adagres.core.strategies import STRATEGIES
+
+    core = Path(adagres.__file__).parent / "core"
+    for path in core.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert "optimum" not in (node.module or ""), path.name
+    assert STRATEGIES["exact"].family == "optimum"
+    assert STRATEGIES["exact"].fn.__module__ == "adagres.optimum"

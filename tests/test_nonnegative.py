@@ -10,9 +10,9 @@ import pytest
 from reference import random_pool, sdp_case
 
 from adagres import prepare
-from adagres.core import bounds, exact
 from adagres.core.greedy import Terms, objective_value
-from adagres.core.nonnegative import pair_multipliers
+from adagres.optimum import bounds, exact
+from adagres.optimum.nonnegative import pair_multipliers
 
 
 def relaxed_bound(g, w, tokens, budget, pairs):

@@ -18,7 +18,7 @@ import adagres
 from adagres.errors import InputError, PoolError
 from adagres.pools.pool import Chunk, Pool
 from adagres.pools.poolsets import (
-    STRATEGIES,
+    COMPARED,
     PoolSet,
     Unit,
     load_pool_set,
@@ -106,7 +106,7 @@ def test_settings_reach_topk_and_adagres_not_the_preset(jsonl):
     assert [r["adagres_size"] for r in manual] != [r["adagres_size"] for r in default]
     for key in ("topk_size", "recommended_size", "recommended_redundancy"):
         assert [r[key] for r in manual] == [r[key] for r in default]
-    assert set(STRATEGIES) == {"topk", "adagres", "recommended"}
+    assert set(COMPARED) == {"topk", "adagres", "recommended"}
 
 
 def test_a_folder_gives_the_rows_of_the_jsonl(pools, jsonl, tmp_path):

@@ -9,14 +9,12 @@ from reference import random_pool
 import adagres
 from adagres import Settings, objective
 from adagres.core.baselines import run_prepared
-from adagres.core.variants import (
-    VARIANTS,
-    coverage,
-    near_duplicates,
-    orthogonal,
-    orthogonal_pool,
-    run_variant,
-)
+from adagres.core.strategies import STRATEGIES
+from adagres.core.variants import coverage, near_duplicates, orthogonal, orthogonal_pool
+
+VARIANTS = [name for name, entry in STRATEGIES.items() if entry.family == "variant"]
+#: The settings the orthogonal strategy is meant for (the recommended preset's).
+FILL_DERIVED = Settings(policy="fill", formula="derived")
 
 
 def twins_pool(seed: int = 0, n: int = 12, d: int = 16):
@@ -30,7 +28,7 @@ def twins_pool(seed: int = 0, n: int = 12, d: int = 16):
 
 def test_near_duplicates_never_takes_both_twins_while_others_fit():
     pool = twins_pool()
-    s = near_duplicates(pool, 60)  # room for 6 of 12: one of each pair
+    s = near_duplicates(pool, 60, Settings())  # room for 6 of 12: one of each pair
     assert s.size == 6 and s.tokens_used == 60
     assert sorted(i // 2 for i in s.indices) == list(range(6))  # one chunk of every pair
     assert s.strategy == "near_duplicates" and s.params["floor"] == 0.85
@@ -44,7 +42,7 @@ def test_near_duplicates_is_topk_when_no_pair_is_near():
     np.fill_diagonal(sims, 0.0)
     assert sims.max() < 0.85
     topk = run_prepared("topk_budget", pool, 400, Settings())
-    picked = near_duplicates(pool, 400)
+    picked = near_duplicates(pool, 400, Settings())
     assert set(picked.indices) == set(topk.indices)
 
 
@@ -76,7 +74,7 @@ def test_coverage_picks_the_largest_marginal_gain_among_fitting_chunks(seed):
     q, C, tokens = random_pool(rng, n=14, d=8)
     pool = adagres.prepare(np.abs(q), np.abs(C), tokens)  # positive relevance and cosines
     budget = int(rng.integers(100, 500))
-    s = coverage(pool, budget, weight=2.0)
+    s = coverage(pool, budget, Settings(), weight=2.0)
     picks: list[int] = []
     used = 0
     for chosen in s.indices:
@@ -95,7 +93,7 @@ def test_every_variant_keeps_the_budget_and_reports_f_at_its_settings(name):
     rng = np.random.default_rng(11)
     q, C, tokens = random_pool(rng, n=30, d=12)
     pool = adagres.prepare(q, C, tokens)
-    s = run_variant(name, pool, 500, ["t"] * 30)
+    s = run_prepared(name, pool, 500, Settings())
     assert s.strategy == name and s.tokens_used <= 500
     settings = s.settings or Settings()
     tau = None if settings.redundancy_floor is None else s.redundancy_floor
@@ -107,7 +105,7 @@ def test_every_variant_keeps_the_budget_and_reports_f_at_its_settings(name):
 def test_orthogonal_is_the_fill_greedy_on_residual_cosines(seed):
     """A direct re-computation: residuals by hand, gains r_i − λ·Σ s⊥_ij, policy fill."""
     pool = twins_pool(seed=seed)
-    s = orthogonal(pool, 70)
+    s = orthogonal(pool, 70, FILL_DERIVED)
     q = pool.query
     residual = pool.chunks - np.outer(pool.chunks @ q, q)
     residual /= np.linalg.norm(residual, axis=1, keepdims=True)
@@ -122,12 +120,12 @@ def test_orthogonal_is_the_fill_greedy_on_residual_cosines(seed):
     assert list(s.indices) == picks
 
 
-def test_unknown_variant_and_bad_weight_are_named():
+def test_unknown_strategy_and_bad_weight_are_named():
     pool = twins_pool()
-    with pytest.raises(adagres.InputError, match="variant: expected one of"):
-        run_variant("best", pool, 10)
+    with pytest.raises(adagres.InputError, match="strategy: expected one of"):
+        run_prepared("best", pool, 10, Settings())
     with pytest.raises(adagres.InputError, match="weight: must be >= 0"):
-        coverage(pool, 10, weight=-1.0)
+        coverage(pool, 10, Settings(), weight=-1.0)
 
 
 def test_presets_name_a_strategy_and_settings_and_the_cli_takes_them(capsys):

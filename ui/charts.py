@@ -21,6 +21,7 @@ __all__ = [
     "StepFigures",
     "heatmap",
     "marked_map",
+    "overlay",
     "projection_pending",
     "step_figures",
     "step_map",
@@ -104,6 +105,17 @@ def step_map(key: SelectionKey, step: int) -> tuple[Any, str, bool]:
                                 titles=titles, svg=uses_svg(len(pool)))  # fmt: skip
 
     return _step_maps(key, step, method).fill(build), method, pending
+
+
+def overlay(key: SelectionKey, a: Any, b: Any) -> tuple[Any, str, bool]:
+    """Both configurations' picks on the pool map (A only, B only, both), with the
+    projection method and whether UMAP is still being computed."""
+    coordinates, method, pending = projection(key.pool)
+    from adagres import figures
+
+    pool = key.pool.get()
+    figure = figures.overlay_map(coordinates, a, b, ids=pool.ids, texts=pool.texts)
+    return figure, method, pending
 
 
 def marked_map(key: SelectionKey, step: int, chunk: int) -> tuple[Any, str, bool]:

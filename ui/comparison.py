@@ -10,14 +10,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from adagres.core.baselines import STRATEGIES
 from adagres.core.settings import MAX_WEIGHT
+from adagres.core.strategies import STRATEGIES, SWEPT
 from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
 
 from . import compute, pools, state
 from .sidebar import LAM_SLIDER_MAX, manual_start
-from .state import Settings
+from .state import AppSettings
 from .tables import as_percent
 from .text import STRATEGY_HELP, strategy_short
 
@@ -34,7 +34,7 @@ __all__ = [
     "sweep_controls",
 ]
 
-SWEEP_STRATEGIES = ("adagres", "topk_same_k", "topk_budget", "mmr")
+SWEEP_STRATEGIES = SWEPT
 GOLD_METRICS = ("iou", "recall", "precision")
 METRIC_COLUMNS = {
     "size": st.column_config.NumberColumn("chunks"),
@@ -110,7 +110,7 @@ def _metric(raw: str) -> str:
 SWEEP_METRIC = state.Option("sweep", _metric)
 
 
-def _follow_sidebar(settings: Settings) -> None:
+def _follow_sidebar(settings: AppSettings) -> None:
     """Reset A and B to the sidebar's settings when the user changed those since the last
     run here (not when the view was just read from the address, which names A and B)."""
     lam = settings.selector.lam
@@ -126,7 +126,7 @@ def _follow_sidebar(settings: Settings) -> None:
         state.set_option(side_lam, lam)
 
 
-def configurations(settings: Settings, low: int, high: int) -> dict[str, Settings]:
+def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppSettings]:
     """A and B: strategy, budget and λ of each, over the sidebar's other settings.
 
     A follows the sidebar (and B its budget and λ) until the user changes them here; a
@@ -153,7 +153,7 @@ def configurations(settings: Settings, low: int, high: int) -> dict[str, Setting
         with column:
             st.subheader(side.upper())
             choice = state.bind_option(st.selectbox, strategy_option, f"cmp_{side}_strategy",
-                                       "Strategy", options=STRATEGIES, default=defaults[side],
+                                       "Strategy", options=list(STRATEGIES), default=defaults[side],
                                        format_func=strategy_short,
                                        help=STRATEGY_HELP)  # fmt: skip
             budget = state.bind_option(
@@ -203,7 +203,7 @@ def missing_note(pool: Pool) -> str | None:
     return f"This pool has no {' and no '.join(missing)}, so those metrics are not shown."
 
 
-def metrics_frame(pool: Pool, configs: dict[str, Settings], names: list[str]) -> pd.DataFrame:
+def metrics_frame(pool: Pool, configs: dict[str, AppSettings], names: list[str]) -> pd.DataFrame:
     """One row per configuration: its metrics (from the cache)."""
     rows = []
     for name, config in configs.items():

@@ -24,19 +24,18 @@ import streamlit as st
 
 from adagres import Settings as Selector
 from adagres.core import baselines, metrics
-from adagres.core.baselines import EXACT_MAX_CHUNKS, EXACT_MAX_NODES
 from adagres.core.calibration import FORMULAS, Calibration, calibrate_prepared
-from adagres.core.exact import ExactResult
 from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics
 from adagres.core.result import Selection
 from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep_prepared
 from adagres.errors import AdagresError, SolverError
+from adagres.optimum.exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, ExactResult
 from adagres.pools.pool import Pool
 
 from . import pools, progress
 from .cache import Slot
-from .state import Settings
+from .state import AppSettings
 
 __all__ = [
     "EXACT_AUTO_MAX",
@@ -66,7 +65,7 @@ __all__ = [
 ]
 
 #: The exact optimum is computed without asking when at most this many chunks fit the
-#: budget (the branch and bound of ``adagres/core/exact.py`` proved it within 0.08 s on every
+#: budget (the branch and bound of ``adagres/optimum/exact.py`` proved it within 0.08 s on every
 #: 20-chunk slice of the demo pools tried, at 300–1,500 tokens); up to
 #: :data:`EXACT_MAX_CHUNKS`, on a button.
 EXACT_AUTO_MAX = 20
@@ -124,7 +123,7 @@ def pool_key(name: str) -> PoolKey:
     return PoolKey(name, fingerprint(pools.get_pool(name)))
 
 
-def selection_key(settings: Settings) -> SelectionKey:
+def selection_key(settings: AppSettings) -> SelectionKey:
     """The cache key of what ``settings`` select: the one place a key is made from them.
 
     The budget is capped at the pool's total tokens (a larger one buys nothing more; the

@@ -10,14 +10,14 @@ from collections.abc import Mapping
 import streamlit as st
 
 from adagres.core.calibration import FALLBACK_LAM, Calibration
-from adagres.core.exact import ExactResult
 from adagres.core.guarantee import Guarantee
 from adagres.core.result import Selection
+from adagres.optimum.exact import ExactResult
 from adagres.pools.pool import Pool
 
 from . import compute, render, tables
 from .compute import SelectionKey
-from .state import Settings
+from .state import AppSettings
 from .text import count, percent, plain_name
 
 __all__ = ["bound_against_optimum", "formula_variants", "number", "pool_numbers"]
@@ -47,7 +47,7 @@ def number(value: float | None, fmt: str = ".4f") -> str:
     return format(value, fmt)
 
 
-def pool_numbers(pool: Pool, settings: Settings, used: Calibration, greedy: Selection) -> None:
+def pool_numbers(pool: Pool, settings: AppSettings, used: Calibration, greedy: Selection) -> None:
     """L̄, k̄, r̄, ρ̄ and the λ in use, as metrics and filled into their formulas."""
     over = (
         f"the {used.n_chunks} most relevant of N = {len(pool)} chunks"
@@ -79,7 +79,7 @@ def pool_numbers(pool: Pool, settings: Settings, used: Calibration, greedy: Sele
     )
 
 
-def formula_variants(settings: Settings, calibrations: Mapping[str, Calibration]) -> None:
+def formula_variants(settings: AppSettings, calibrations: Mapping[str, Calibration]) -> None:
     """Eq. 7 both ways (paper, derived), with the fallback explained when it applies."""
     used = calibrations[settings.selector.formula]
     if used.fallback is not None:

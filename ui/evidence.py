@@ -4,7 +4,7 @@ pool in the other pages.
 
 Reports live in ``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``, one folder per report
 (``latest`` first). A query's pool is rebuilt from the recipe the report stored for it
-(:func:`adagres.eval.poolsets.rebuild`: the same chunks, embeddings from the disk cache)
+(:func:`adagres.eval.cases.rebuild`: the same chunks, embeddings from the disk cache)
 and registered like any other pool of the server, under ``eval-<12 hex>``.
 """
 
@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres import Settings as Selector
-from adagres.core.baselines import STRATEGIES
+from adagres.core.strategies import STRATEGIES
 from adagres.eval.aggregate import METRIC_LABELS
 from adagres.eval.report import tradeoff_figure
 from adagres.eval.results import read_results, strategy_table
@@ -184,7 +184,7 @@ def open_query(
     """Rebuild the pool of ``query_id``, register it and make it the session's pool with the
     strategy, settings and budget of the report's run; return the pool's key. Raises
     AdagresError when the pool cannot be rebuilt (missing data packages, a moved file)."""
-    from adagres.eval.poolsets import rebuild
+    from adagres.eval.cases import rebuild
 
     record = next(q for q in doc["queries"] if q["corpus"] == corpus and q["query_id"] == query_id)
     pool = rebuild(record["source"])

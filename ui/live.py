@@ -166,7 +166,7 @@ def restore_from_url() -> None:
         state.update(pool=key, step=None, chunk=None, record=False)
 
 
-def current_live_pool(settings: state.Settings) -> Pool | None:
+def current_live_pool(settings: state.AppSettings) -> Pool | None:
     """The current pool if it came from a collection (its ``extra["retrieval"]``), else None."""
     try:
         pool = pools.get_pool(settings.pool) if settings.pool else None

@@ -1,4 +1,4 @@
-"""The app's settings and their query-string form (``Settings.to_params`` / ``from_params``).
+"""The app's settings and their query-string form (``AppSettings.to_params`` / ``from_params``).
 
 Query-string keys: ``preset`` (read once), ``pool``, ``budget``, ``strategy``, ``policy``,
 ``lam`` (``adaptive`` or a number ≥ 0), ``formula``, ``scale``, ``offset``, ``floor``
@@ -11,21 +11,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from adagres import InputError
 from adagres import Settings as Selector
-from adagres.core.baselines import STRATEGIES
 from adagres.core.presets import PRESETS, Preset
+from adagres.core.strategies import STRATEGIES
 
 __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_PRESET",
     "SELECTOR_FIELDS",
+    "AppSettings",
     "Selector",
-    "Settings",
     "url_number",
 ]
 
@@ -40,11 +40,11 @@ SELECTOR_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sele
 
 
 @dataclass(frozen=True)
-class Settings:
+class AppSettings:
     """Everything that decides what the app shows; small values only (hashable, cacheable).
 
     ``pool`` is a pool key (see ``ui.pools``); ``budget`` is in tokens of the pool's
-    tokenizer; ``strategy`` one of :data:`adagres.baselines.STRATEGIES`. ``selector`` says how
+    tokenizer; ``strategy`` one of :data:`adagres.core.strategies.STRATEGIES`. ``selector`` says how
     to select (every strategy gets the same value, so their F compare). Strategy and
     selector default to :data:`DEFAULT_PRESET`. ``step`` is the
     1-based step shown by the replay, None for the last one; ``chunk`` is the chunk id
@@ -67,7 +67,7 @@ class Settings:
         """The field ``name`` of the app settings or of ``selector``."""
         return getattr(self.selector if name in SELECTOR_FIELDS else self, name)
 
-    def replace(self, **changes: Any) -> Settings:
+    def replace(self, **changes: Any) -> AppSettings:
         """A copy with fields of either part changed (``selector`` fields validated)."""
         core = {k: changes.pop(k) for k in list(changes) if k in SELECTOR_FIELDS}
         if core:
@@ -109,8 +109,8 @@ class Settings:
         return params
 
     @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> tuple[Settings, list[str]]:
-        """Settings from a query string, and one message per value that was ignored.
+    def from_params(cls, params: Mapping[str, str]) -> tuple[AppSettings, list[str]]:
+        """AppSettings from a query string, and one message per value that was ignored.
 
         Fields the query string does not name come from its ``preset`` (absent, or not a
         preset's name: :data:`DEFAULT_PRESET`)."""
@@ -188,7 +188,7 @@ def _real(raw: str) -> float:
     return value
 
 
-def _option(raw: str, options: tuple[str, ...]) -> str:
+def _option(raw: str, options: Collection[str]) -> str:
     if raw not in options:
         raise ValueError(f"expected one of {', '.join(options)}")
     return raw

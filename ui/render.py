@@ -25,7 +25,7 @@ from adagres.pools.pool import Pool
 from . import compute, pools, state
 from .compute import PoolKey, SelectionKey
 from .projection_store import projection_ready
-from .state import Settings
+from .state import AppSettings
 from .text import escape_md
 
 __all__ = [
@@ -152,7 +152,7 @@ def error(message: str) -> None:
     st.error(escape_md(message), icon=":material/error:")
 
 
-def current_pool(settings: Settings) -> tuple[Pool, SelectionKey]:
+def current_pool(settings: AppSettings) -> tuple[Pool, SelectionKey]:
     """The pool the settings name and the key of their selection; stops the page quietly
     when no pool is chosen."""
     if not settings.pool:
@@ -160,7 +160,7 @@ def current_pool(settings: Settings) -> tuple[Pool, SelectionKey]:
     return pools.get_pool(settings.pool), compute.selection_key(settings)
 
 
-def pool_and_selection(settings: Settings) -> tuple[Pool, SelectionKey, Selection]:
+def pool_and_selection(settings: AppSettings) -> tuple[Pool, SelectionKey, Selection]:
     """The current pool, the key and the selection under ``settings``; stops the page
     otherwise.
 

@@ -63,7 +63,7 @@ def step_totals(selection: Selection, step: int) -> tuple[int, int, float]:
     return len(picked_after(selection, step)), used, float(gains)
 
 
-def shown_step(settings: state.Settings, selection: Selection) -> int:
+def shown_step(settings: state.AppSettings, selection: Selection) -> int:
     """The 1-based step the replay shows: the settings' step, or the last one."""
     last = len(selection.steps)
     return settings.step if settings.step is not None and settings.step <= last else last
@@ -179,13 +179,13 @@ def step_summary(pool: Pool, selection: Selection, step: int) -> str:
     if record.accepted:
         assert record.winner is not None  # an accepted step has a winner
         what = (
-            f"picked {pool.ids[record.winner]} · gain {record.gain:+.4f} = relevance "
-            f"{record.relevance_term:.4f} − redundancy {record.redundancy_term:.4f} · "
+            f"picked {pool.ids[record.winner]} · score {record.score:+.4f} = relevance "
+            f"{record.score_relevance:.4f} − redundancy {record.score_redundancy:.4f} · "
             f"{record.tokens_left} tokens left"
         )
     else:
         nxt = "" if record.winner is None else (
-            f" (next best: {pool.ids[record.winner]}, gain {record.gain:+.4f})"
+            f" (next best: {pool.ids[record.winner]}, score {record.score:+.4f})"
         )  # fmt: skip
         what = f"stopped: {plain_name(selection.stop_reason)}{nxt}"
     return f"Step {step} of {len(selection.steps)}: {what}"

@@ -6,13 +6,13 @@ import functools
 
 import streamlit as st
 
-from adagres.core.baselines import STRATEGIES
 from adagres.core.presets import PRESETS
 from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
+from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
 from . import compute, corpora, live, nav, pools, progress, render, state
-from .state import Settings
+from .state import AppSettings
 from .text import STRATEGY_HELP, strategy_short
 
 __all__ = ["LAM_SLIDER_MAX", "manual_start", "sidebar"]
@@ -42,7 +42,7 @@ _TOP_N_HELP = (
 )
 
 
-def manual_start(settings: Settings) -> float:
+def manual_start(settings: AppSettings) -> float:
     """Where a manual λ starts: the adaptive λ these settings give now, as the URL writes it."""
     return float(state.url_number(compute.adaptive_lam(compute.selection_key(settings))))
 
@@ -72,7 +72,7 @@ def _top_n_from_mode(mode: str, n_chunks: int) -> int | None:
 _bind_setting = functools.partial(state.bind, reset={"step": None})
 
 
-def sidebar() -> Settings:
+def sidebar() -> AppSettings:
     """Draw the shared controls in the sidebar and return the settings they give.
 
     Stops the page (``st.stop``) with a message when the pool cannot be loaded. The budget
@@ -179,7 +179,7 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
             "a larger pool."
         )
     _preset_controls()
-    _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=STRATEGIES,
+    _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=list(STRATEGIES),
                   format_func=strategy_short, help=STRATEGY_HELP)  # fmt: skip
     _bind_setting(st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES,
                   help=_POLICY_HELP)  # fmt: skip

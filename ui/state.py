@@ -1,9 +1,9 @@
-"""Shared app state: one frozen :class:`Settings` per session, and the address it is in.
+"""Shared app state: one frozen :class:`AppSettings` per session, and the address it is in.
 
 The contract, for every page:
 
 - ``ui.sidebar.sidebar()`` starts the run (:func:`begin_run`), draws the shared controls and
-  returns the current :class:`Settings`. Call it first on every page; call :func:`sync_url`
+  returns the current :class:`AppSettings`. Call it first on every page; call :func:`sync_url`
   last.
 - The address is the source of truth when it changes from outside: on a session's first
   run, and whenever the browser brings another address (Back, Forward, an edited address),
@@ -35,8 +35,8 @@ from .params import (
     DEFAULT_BUDGET,
     DEFAULT_PRESET,
     SELECTOR_FIELDS,
+    AppSettings,
     Selector,
-    Settings,
     url_number,
 )
 from .text import escape_md
@@ -45,9 +45,9 @@ __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_PRESET",
     "SELECTOR_FIELDS",
+    "AppSettings",
     "Option",
     "Selector",
-    "Settings",
     "adopted",
     "begin_run",
     "bind",
@@ -80,9 +80,9 @@ _SPECS: dict[str, Option] = {}  # every Option made, by name (to write their URL
 # --------------------------------------------------------------------------- session
 
 
-def _adopt(params: dict[str, str]) -> Settings:
+def _adopt(params: dict[str, str]) -> AppSettings:
     """Take the view from the address ``params`` (settings now, options when next asked)."""
-    settings, problems = Settings.from_params(params)
+    settings, problems = AppSettings.from_params(params)
     st.session_state[_STATE_KEY] = settings
     st.session_state[_WARNINGS_KEY] = problems
     st.session_state[_START_KEY] = params
@@ -92,7 +92,7 @@ def _adopt(params: dict[str, str]) -> Settings:
     return settings
 
 
-def current() -> Settings:
+def current() -> AppSettings:
     """The session's settings; on the first run of a session, read from the URL."""
     settings = st.session_state.get(_STATE_KEY)
     if settings is None:
@@ -123,7 +123,7 @@ def url_warnings() -> list[str]:
     return list(st.session_state.pop(_WARNINGS_KEY, None) or [])
 
 
-def update(*, record: bool = True, **changes: Any) -> Settings:
+def update(*, record: bool = True, **changes: Any) -> AppSettings:
     """Replace some fields of the session's settings (either part, by name); return them.
     ``record``: the user made this change, so it goes into the address (a history entry)."""
     settings = current().replace(**changes)
@@ -261,7 +261,7 @@ def bind(
 ) -> Any:
     """Draw ``widget`` (e.g. ``st.slider``) bound to the setting ``name``; return its value.
 
-    ``name`` is a field of :class:`Settings` or of its ``selector``. ``to_widget`` /
+    ``name`` is a field of :class:`AppSettings` or of its ``selector``. ``to_widget`` /
     ``from_widget`` convert between the setting and the widget value (for a setting with a
     sentinel such as ``step=None`` meaning "last"). ``reset`` gives other fields to set when
     the user changes this one (e.g. a new pool resets ``chunk``).

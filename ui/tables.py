@@ -227,11 +227,16 @@ def as_percent(frame: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
-    """A chunk's gain at every step it was in play, against the winner's."""
+    """A chunk's score (what the rule maximised) and marginal F gain at every step it was in
+    play, against the winner's."""
     history = verdict.history
     return pd.DataFrame(
         {
             "step": [h.step for h in history],
+            "its score": [round(h.score, 4) for h in history],
+            "winner score": [
+                None if h.winner_score is None else round(h.winner_score, 4) for h in history
+            ],
             "its gain": [round(h.gain, 4) for h in history],
             "fits": [h.eligible for h in history],
             "winner": [None if h.winner is None else pool.ids[h.winner] for h in history],
@@ -243,7 +248,8 @@ def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
 
 
 def sources_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
-    """The selected chunks that made a chunk redundant, with their cosine to it."""
+    """The selected chunks that made a chunk redundant, with their similarity to it as the
+    rule reads it (column "cosine"; the orthogonal strategy's is beyond the query)."""
     return pd.DataFrame(
         {
             "selected chunk": [pool.ids[j] for j, _ in verdict.redundancy_sources],

@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 
 from adagres.core.result import Selection
+from adagres.core.strategies import STRATEGIES
 from adagres.figures.layout import plain_name
 
 __all__ = [
     "STRATEGY_HELP",
-    "STRATEGY_LABELS",
-    "STRATEGY_SHORT",
     "both_in_selection",
     "count",
     "escape_md",
@@ -29,33 +28,8 @@ __all__ = [
 # "&" too: Markdown decodes entities ("&lt;" would show as "<").
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&])")
 
-#: What each strategy is, for prose and help texts (the value, in the URL too, stays the id).
-STRATEGY_LABELS = {
-    "adagres": "adagres (AdaGReS)",
-    "topk_same_k": "topk_same_k (top-k, AdaGReS's k)",
-    "topk_budget": "topk_budget (top-k until the budget)",
-    "mmr": "mmr (maximal marginal relevance)",
-    "exact": "exact (optimum, small pools)",
-    "reference_code": "reference_code (the authors' code)",
-    "orthogonal": "orthogonal (redundancy beyond shared relevance)",
-    "near_duplicates": "near_duplicates (only near-copies penalised)",
-    "coverage": "coverage (budgeted facility location)",
-}
-
-#: The same, short enough for the sidebar's select box (its closed box shows ~26 characters).
-STRATEGY_SHORT = {
-    "adagres": "adagres (AdaGReS)",
-    "topk_same_k": "topk_same_k (AdaGReS's k)",
-    "topk_budget": "topk_budget (fill budget)",
-    "mmr": "mmr (marginal relevance)",
-    "exact": "exact (the optimum)",
-    "reference_code": "reference_code (authors')",
-    "orthogonal": "orthogonal (beyond query)",
-    "near_duplicates": "near_duplicates",
-    "coverage": "coverage (facility loc.)",
-}
 #: The sidebar select box's help: every strategy by its long label.
-STRATEGY_HELP = "\n".join(f"- {label}" for label in STRATEGY_LABELS.values())
+STRATEGY_HELP = "\n".join(f"- {s.long_label}" for s in STRATEGIES.values())
 
 
 def escape_md(text: str) -> str:
@@ -111,12 +85,12 @@ def percent(fraction: float) -> str:
 
 def strategy_label(strategy: str) -> str:
     """What a strategy id is, for prose (the id itself if unknown)."""
-    return STRATEGY_LABELS.get(strategy, strategy)
+    return STRATEGIES[strategy].long_label if strategy in STRATEGIES else strategy
 
 
 def strategy_short(strategy: str) -> str:
     """The select box label of a strategy id (the id itself if unknown)."""
-    return STRATEGY_SHORT.get(strategy, strategy)
+    return STRATEGIES[strategy].short_label if strategy in STRATEGIES else strategy
 
 
 def reference_code_note(selection: Selection) -> str | None:

@@ -14,7 +14,9 @@ products (:class:`~adagres.core.shortlist.Shortlist`).
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -23,9 +25,9 @@ import numpy as np
 from .calibration import Calibration
 from .guard import Duplicate, Guard
 from .prepared import PreparedPool
-from .records import Candidates, Step, StopReason
-from .result import Selection
-from .scores import Fit, Gains, Scores
+from .records import Candidates, Scoring, Step, StopReason, Terms
+from .result import GAIN_SCORING, Selection
+from .scores import Engine, Fit, Gains, Scores, Values
 from .settings import Settings
 from .shortlist import SHORTLIST_MIN_CHUNKS, Shortlist
 
@@ -37,15 +39,24 @@ __all__ = [
     "Terms",
     "finish",
     "objective_value",
+    "scoring_of",
 ]
 
 
-class Terms(NamedTuple):
-    """The numbers F and the gains are evaluated with: λ, α and the floor τ (None: off)."""
+class Records:
+    """What :meth:`Loop.record` keeps of each step until :meth:`Loop.finish` makes its
+    Step: one list per field (appending to lists is the cheapest record on the fast path)."""
 
-    lam: float
-    alpha: float
-    tau: float | None
+    def __init__(self) -> None:
+        self.winner: list[int | None] = []
+        self.accepted: list[bool] = []
+        self.runner_up: list[int | None] = []
+        self.values: list[Values] = []
+        self.used: list[int] = []  # tokens used after the step
+        self.left: list[int] = []  # tokens left when the step was decided
+
+    def __len__(self) -> int:
+        return len(self.winner)
 
 
 class Run(NamedTuple):
@@ -66,14 +77,17 @@ class Rule:
     ``"mmr"``, ``"relevance"`` for top-k). ``budget``: ``"skip"`` (only fitting chunks
     compete, SPEC step 2), ``"stop"`` (the best over all remaining chunks; stop if it does not
     fit: the paper's Algorithm 1 read literally) or ``"ignore"`` (the authors' code).
-    ``stop_nonpositive``: SPEC step 5. ``max_picks``: a fixed k.
+    ``stop_nonpositive``: SPEC step 5. ``max_picks``: a fixed k. ``engine`` (score
+    ``"own"``) makes the engine of a score of its own from the pool, the loop's penalty
+    vector and whether the run is traced.
     """
 
-    score: Literal["gain", "ratio", "mmr", "relevance"]
+    score: Literal["gain", "ratio", "mmr", "relevance", "own"]
     budget: Literal["skip", "stop", "ignore"]
     stop_nonpositive: bool
     max_picks: int | None = None
     lambda_mmr: float = 0.5
+    engine: Callable[[PreparedPool, np.ndarray, bool], Engine] | None = None
 
 
 #: How each AdaGReS policy scores, filters and stops (SPEC.md, "Greedy selection").
@@ -83,6 +97,26 @@ POLICY_RULES = {
     "ratio": Rule(score="ratio", budget="skip", stop_nonpositive=True),
     "fill": Rule(score="gain", budget="skip", stop_nonpositive=False),
 }
+
+
+@functools.lru_cache(maxsize=256)  # made once per run: kept off the fast path's few µs
+def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
+    """The :class:`Scoring` of a greedy rule at the terms it runs with."""
+    competes: Literal["fits", "in_play"] = "in_play" if rule.budget != "skip" else "fits"
+    sources = 3
+    if rule.score == "mmr":
+        relevance = f"{rule.lambda_mmr:g}·relevance"
+        redundancy = f"{1 - rule.lambda_mmr:g}·largest {similarity} to a pick"
+        sources = 1
+    elif rule.score == "relevance":
+        relevance, redundancy, sources = "relevance", "0", 0
+    else:
+        relevance = "α·relevance"
+        above = "" if terms.tau is None else f" above {terms.tau:.2f}"
+        redundancy = f"λ·Σ {similarity}{above} to the picks"
+    fills = rule.score in ("gain", "ratio") and rule.budget == "skip" and not rule.stop_nonpositive
+    return Scoring(relevance, redundancy, similarity, terms.tau, rule.score == "ratio", competes,
+                   rule.stop_nonpositive, fills=fills, sources=sources)  # fmt: skip
 
 
 def frozen(array: np.ndarray) -> np.ndarray:
@@ -124,8 +158,10 @@ class Loop:
         self.fit = Fit(tokens)
         self.check_fit = rule.budget != "ignore"
         self.mask_unfit = rule.budget == "skip"
-        self.engine: Shortlist | Gains | Scores
-        if terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
+        self.engine: Engine
+        if rule.engine is not None:
+            self.engine = rule.engine(pool, self.penalty, trace)
+        elif terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
             self.engine = Shortlist(pool, terms.lam, terms.alpha, rule.score == "ratio",
                                     self.penalty)  # fmt: skip
         elif rule.score == "gain":
@@ -134,7 +170,7 @@ class Loop:
             self.engine = Scores(pool, terms.lam, terms.alpha, terms.tau, rule.score,
                                  rule.lambda_mmr, self.penalty, trace)  # fmt: skip
         self.picks: list[int] = []
-        self.records: list[tuple] = []
+        self.records = Records()
         self.decisions: list[Any] = []  # traced: what each step decided with
         self.used = 0
 
@@ -162,7 +198,7 @@ class Loop:
             return StopReason.POOL_EXHAUSTED if exhausted else StopReason.BUDGET_EXHAUSTED
         if self.max_picks is not None and len(self.picks) >= self.max_picks:
             return StopReason.K_REACHED
-        if self.stop_nonpositive and self.engine.values[1] <= 0:
+        if self.stop_nonpositive and self.engine.values.winner_score <= 0:
             return StopReason.NO_POSITIVE_GAIN
         if self.stop_on_fit and self.tokens[winner] > self.budget - self.used:
             return StopReason.BUDGET_EXHAUSTED
@@ -174,7 +210,13 @@ class Loop:
         if accepted:
             assert winner is not None
             self.used += int(self.tokens[winner])
-        self.records.append((winner, accepted, runner_up, *self.engine.values, self.used, left))
+        records = self.records
+        records.winner.append(winner)
+        records.accepted.append(accepted)
+        records.runner_up.append(runner_up)
+        records.values.append(self.engine.values)
+        records.used.append(self.used)
+        records.left.append(left)
         if self.trace:
             self.decisions.append(self.engine.trace_step())
 
@@ -192,8 +234,8 @@ class Loop:
             return False
         held = getattr(self.engine, "held", None)  # Gains holds the winner out of the argmax
         if held is not None and held[0] == winner:
-            self.engine.gain[winner] = held[1]  # type: ignore[union-attr]
-            self.engine.held = None  # type: ignore[union-attr]
+            self.engine.gain[winner] = held[1]  # type: ignore[attr-defined]
+            self.engine.held = None  # type: ignore[attr-defined]
         self.penalty[winner] = -np.inf
         self.engine.dropped(np.array([winner], dtype=np.intp))
         return True
@@ -212,20 +254,35 @@ class Loop:
         first = len(self.records) - gains.shape[0]  # the first step that gets candidates
         candidates = self.candidates(gains, scores, first)
         budget = self.budget
-        winners = [rec[0] for rec in self.records if rec[0] is not None]
+        score_relevance = self.engine.score_relevance()
+        records = self.records
+        winners = [w for w in records.winner if w is not None]
         looked_up = zip(
-            self.relevance_term[winners].tolist(), self.tokens[winners].tolist(), strict=True
+            self.relevance_term[winners].tolist(),
+            score_relevance[winners].tolist(),
+            self.tokens[winners].tolist(),
+            strict=True,
         )
         steps = []
-        for t, (w, accepted, r, gw, sw, gr, sr, used, _) in enumerate(self.records):
+        for t, (w, accepted, runner_up, values, used) in enumerate(
+            zip(records.winner, records.accepted, records.runner_up, records.values,
+                records.used, strict=True)
+        ):  # fmt: skip
             cand = candidates[t - first] if t >= first else None
             if w is None:
-                steps.append(Step(t + 1, None, False, None, None, None, None, None, None, None,
-                                  None, used, budget - used, cand))  # fmt: skip
+                steps.append(Step(t + 1, None, False, used, budget - used, candidates=cand))
                 continue
-            relevance, tokens = next(looked_up)  # the engines give Python floats
-            steps.append(Step(t + 1, w, accepted, tokens, relevance, relevance - gw, gw, sw, r,
-                              gr, sr, used, budget - used, cand))  # fmt: skip
+            relevance, score_relevance_w, tokens = next(looked_up)  # Python floats
+            gain, score = values.winner_gain, values.winner_score
+            # Positional, in the order Step declares its fields: keywords double the cost of
+            # a Step, made once a step on the fast path (tests/test_truthful_records.py reads
+            # every field back).
+            steps.append(Step(
+                t + 1, w, accepted, used, budget - used,  # number … tokens_left
+                tokens, relevance, relevance - gain, gain, score,  # winner_tokens … score
+                runner_up, values.runner_gain, values.runner_score,  # runner_up …
+                cand, score_relevance_w, score_relevance_w - score,  # candidates, score terms
+            ))  # fmt: skip
         duplicates = tuple(self.guard.dropped) if self.guard is not None else ()
         return Run(self.picks, steps, reason, pick_similarity, duplicates)
 
@@ -250,9 +307,9 @@ class Loop:
             if scores is not None:
                 scores[out] = np.nan
         if self.check_fit and rows == 1:
-            eligible = in_play & (self.tokens <= self.records[-1][-1])
+            eligible = in_play & (self.tokens <= self.records.left[-1])
         elif self.check_fit:
-            left = np.array([rec[-1] for rec in self.records[first:]])
+            left = np.array(self.records.left[first:])
             eligible = in_play & (self.tokens <= left[:, None])
         else:
             eligible = in_play.copy()
@@ -261,11 +318,16 @@ class Loop:
                 eligible[max(0, d.step - first) :, d.chunk] = False
         scores = gains if scores is None else scores
         redundancy = self.relevance_term - gains  # NaN where the gains are
-        for array in (gains, scores, redundancy, eligible, in_play):
+        base = frozen(self.engine.score_relevance())  # shared, never written to
+        arrays = (redundancy, gains, scores, eligible, in_play)
+        for array in arrays:
             frozen(array)
-        # positional: redundancy_term, gain, score, eligible, in_play (iterating an array
-        # yields its row views)
-        return list(map(Candidates, redundancy, gains, scores, eligible, in_play))
+        # iterating an array yields its row views: one Candidates per step
+        return [
+            Candidates(redundancy_term=r, gain=g, score=sc, eligible=e, in_play=p,
+                       score_base=base)
+            for r, g, sc, e, p in zip(*arrays, strict=True)
+        ]  # fmt: skip
 
 
 def objective_value(pool: PreparedPool, picks: list[int] | np.ndarray, terms: Terms) -> float:
@@ -294,6 +356,8 @@ def finish(
     respects_budget: bool = True,
     note: str | None = None,
     params: dict[str, object] | None = None,
+    scoring: Scoring | None = None,
+    penalty_similarity: np.ndarray | None = None,
 ) -> Selection:
     """The frozen :class:`~adagres.Selection` of a run."""
     picks = run.picks
@@ -307,9 +371,7 @@ def finish(
         # F telescopes over the picks: the sum of the marginal gains (tests check it against
         # a direct evaluation of F).
         objective=math.fsum([s.gain for s in run.steps if s.accepted and s.gain is not None]),
-        lam=float(terms.lam),
-        alpha=float(terms.alpha),
-        redundancy_floor=terms.tau,
+        terms=Terms(float(terms.lam), float(terms.alpha), terms.tau),
         calibration=calibration,
         relevance=pool.relevance,
         token_counts=pool.tokens,
@@ -319,5 +381,7 @@ def finish(
         note=note,
         params=dict(params or {}),
         settings=settings,
+        scoring=scoring if scoring is not None else GAIN_SCORING,
+        penalty_similarity=penalty_similarity,
         duplicates=run.duplicates,
     )

@@ -9,9 +9,10 @@ it stopped; each step may carry the per-candidate numbers (:class:`Candidates`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import Any, NamedTuple
+from functools import cached_property
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -20,11 +21,21 @@ from ..errors import InputError
 __all__ = [
     "Candidates",
     "GainAtStep",
+    "Scoring",
     "Step",
     "StopReason",
+    "Terms",
     "Verdict",
     "VerdictKind",
 ]
+
+
+class Terms(NamedTuple):
+    """The numbers F and the gains are evaluated with: λ, α and the floor τ (None: off)."""
+
+    lam: float
+    alpha: float
+    tau: float | None
 
 
 class StopReason(StrEnum):
@@ -48,6 +59,40 @@ class VerdictKind(StrEnum):
     DUPLICATE = "duplicate"  # the near-duplicate guard dropped it (adagres.core.guard)
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """What a strategy's rule maximises at each step, in words: score = relevance − redundancy.
+
+    ``relevance`` and ``redundancy`` name the two terms every record holds (for coverage the
+    redundancy is the coverage a chunk no longer adds because the picks cover it already).
+    ``similarity`` names the number its redundancy reads between a chunk and a pick ("cos",
+    "cos beyond the query"); only similarity above ``floor`` counts (None: all).
+    ``competes``: ``"fits"`` (only chunks that fit the tokens left compete) or
+    ``"in_play"`` (every chunk not yet picked competes: the budget is checked after).
+    ``greedy`` is False where the steps only list a set found otherwise (the optimum).
+    ``fills``: the rule keeps adding after its scores turn ≤ 0 (policy ``fill``).
+    ``sources``: how many picks a verdict names as where the redundancy came from (1 where
+    only the most similar pick counts, 0 where there is no redundancy term).
+    """
+
+    relevance: str
+    redundancy: str
+    similarity: str = "cos"
+    floor: float | None = None
+    per_token: bool = False
+    competes: Literal["fits", "in_play"] = "fits"
+    stops_nonpositive: bool = False
+    greedy: bool = True
+    fills: bool = False
+    sources: int = 3
+
+    @property
+    def formula(self) -> str:
+        """The score as one line: "score = relevance − λ·redundancy beyond the query"."""
+        body = f"{self.relevance} − {self.redundancy}"
+        return f"score = ({body}) / tokens" if self.per_token else f"score = {body}"
+
+
 @dataclass(frozen=True, eq=False)
 class Candidates:
     """Per-chunk numbers at one step, as arrays over the whole pool (length N).
@@ -55,7 +100,12 @@ class Candidates:
     ``in_play`` marks chunks not yet selected; ``eligible`` those that also fit the tokens
     left (for strategies that ignore the budget it equals ``in_play``). ``score`` is what the
     strategy maximised (the gain for AdaGReS, gain per token for ``ratio``, the MMR score,
-    relevance for top-k). Values of chunks not in play are NaN.
+    relevance for top-k, …), the sum of its two terms ``score_relevance − score_redundancy``
+    (named by the selection's :class:`Scoring`); ``score_base`` is the relevance term of
+    every chunk (one vector shared by the steps; the terms are read from it on demand, so
+    a run pays for them only where they are read). ``gain`` and ``redundancy_term`` are the
+    marginal F gain and its redundancy at the shared λ and τ. Values of chunks not in play
+    are NaN.
     """
 
     redundancy_term: np.ndarray
@@ -63,13 +113,14 @@ class Candidates:
     score: np.ndarray
     eligible: np.ndarray
     in_play: np.ndarray
+    score_base: np.ndarray
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Candidates):
             return NotImplemented
         return all(
-            np.array_equal(getattr(self, f), getattr(other, f), equal_nan=True)
-            for f in ("redundancy_term", "gain", "score", "eligible", "in_play")
+            np.array_equal(getattr(self, f.name), getattr(other, f.name), equal_nan=True)
+            for f in fields(Candidates)
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -79,32 +130,51 @@ class Candidates:
         """α·r_i for every chunk (NaN where not in play): gain + redundancy term."""
         return self.gain + self.redundancy_term
 
+    @cached_property
+    def score_relevance(self) -> np.ndarray:
+        """The relevance term of the score (NaN where not in play)."""
+        return frozen_array(np.where(self.in_play, self.score_base, np.nan))
+
+    @cached_property
+    def score_redundancy(self) -> np.ndarray:
+        """The redundancy term of the score: relevance term − score (NaN where not in play)."""
+        return frozen_array(self.score_relevance - self.score)
+
+
+def frozen_array(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
 
 class Step(NamedTuple):
     """One step of a selection: the best candidate, its terms and the tokens around it.
 
     ``accepted`` is False only for the last step, where the run stopped (``winner`` is then
-    the candidate that would have come next, or None if nothing was in play or eligible).
-    ``tokens_used`` and ``tokens_left`` are after the step; ``tokens_available`` is what was
-    left when the step was decided. ``candidates`` holds the per-chunk numbers when the run
-    was traced (and always for the last step). A named tuple: the loop makes one per step,
-    on the fast path too, so it must be cheap.
+    the best candidate left, "next best", or None if nothing was in play or eligible).
+    ``score`` is what the rule maximised, ``score_relevance − score_redundancy``;
+    ``relevance_term``, ``redundancy_term`` and ``gain`` are the marginal F gain at the
+    shared λ and τ. ``tokens_used`` and ``tokens_left`` are after the step;
+    ``tokens_available`` is what was left when the step was decided. ``candidates`` holds
+    the per-chunk numbers when the run was traced (and always for the last step). A named
+    tuple: the loop makes one per step, on the fast path too, so it must be cheap.
     """
 
     number: int
     winner: int | None
     accepted: bool
-    winner_tokens: int | None
-    relevance_term: float | None
-    redundancy_term: float | None
-    gain: float | None
-    score: float | None
-    runner_up: int | None
-    runner_up_gain: float | None
-    runner_up_score: float | None
     tokens_used: int
     tokens_left: int
+    winner_tokens: int | None = None
+    relevance_term: float | None = None
+    redundancy_term: float | None = None
+    gain: float | None = None
+    score: float | None = None
+    runner_up: int | None = None
+    runner_up_gain: float | None = None
+    runner_up_score: float | None = None
     candidates: Candidates | None = None
+    score_relevance: float | None = None
+    score_redundancy: float | None = None
 
     @property
     def tokens_available(self) -> int:
@@ -135,12 +205,19 @@ class GainAtStep:
 class Verdict:
     """Why chunk ``chunk`` was selected or not, with the numbers behind it.
 
-    ``step`` is the step of the pick (selected), the first step at which it no longer fit
-    (did_not_fit), the step of the pick it duplicated (duplicate: ``duplicate_of`` names that
-    pick, with their cosine and shared text) or the last step (the other kinds).
-    ``history`` lists its gain against the winner's at every step it was in play (traced runs
-    only). ``redundancy_sources`` lists the selected chunks that contributed most to its
-    redundancy term, as (chunk, cosine), largest first (traced runs only).
+    ``step`` is the step of the pick (selected), the first step at which the rule would
+    have taken it but it did not fit (did_not_fit), the step where it came closest to the
+    winner (outscored) or the last step (non-positive gain, not in the optimum). ``score``,
+    ``score_relevance`` and ``score_redundancy`` are its score and terms at that step (the
+    selection's ``scoring`` names them); ``winner`` and ``winner_score`` the chunk it lost
+    to there. ``gain``, ``relevance_term`` and ``redundancy_term`` are its marginal F gain
+    and terms at the shared λ and τ. ``history`` lists its gain and score against the
+    winner's at every step it was in play (traced runs only). ``redundancy_sources`` lists
+    the picks made before ``step`` whose similarity (as the rule reads it) made most of its
+    redundancy, as (chunk, similarity), largest first. ``fill_from`` is the step from
+    which a ``fill`` run kept adding chunks whose score was ≤ 0 (None otherwise). A
+    duplicate's ``step`` is the step of the pick it duplicated, ``duplicate_of`` names that
+    pick, with their cosine and shared text.
     """
 
     chunk: int
@@ -155,6 +232,13 @@ class Verdict:
     runner_up_gain: float | None
     history: tuple[GainAtStep, ...]
     redundancy_sources: tuple[tuple[int, float], ...]
+    scoring: Scoring | None = None
+    score: float | None = None
+    score_relevance: float | None = None
+    score_redundancy: float | None = None
+    winner: int | None = None
+    winner_score: float | None = None
+    fill_from: int | None = None
     duplicate_of: int | None = None
     duplicate_cosine: float | None = None
     duplicate_shared_text: float | None = None
@@ -169,14 +253,25 @@ class Verdict:
                 raise InputError(f"ids: has {len(ids)} ids; the summary names chunk {i}")
             return "none" if i is None else repr(ids[i]) if ids is not None else f"#{i}"
 
+        scoring = self.scoring
+        similarity = "cos" if scoring is None else scoring.similarity
+        sources = " and ".join(
+            f"{name(j)} ({similarity} {s:.3f})" for j, s in self.redundancy_sources
+        )
+        repeats = f"; repeats {sources}" if sources else ""
+        rule = "" if scoring is None else f" ({scoring.formula})"
         if self.kind is VerdictKind.SELECTED:
             text = (
                 f"selected at step {self.step}: gain {self.gain:+.4f} = relevance "
                 f"{self.relevance_term:.4f} − redundancy {self.redundancy_term:.4f}"
             )
+            if self.score is not None and self.score != self.gain:
+                text += f"; score {self.score:+.4f}{rule}"
             if self.runner_up is not None:
-                text += f"; runner-up {name(self.runner_up)} ({self.runner_up_gain:+.4f})"
-            return text
+                text += f"; runner-up {name(self.runner_up)}"
+                if self.runner_up_gain is not None:
+                    text += f" ({self.runner_up_gain:+.4f})"
+            return text + repeats + self.fill_note()
         if self.kind is VerdictKind.DUPLICATE:
             shared = self.duplicate_shared_text
             text_part = "" if shared is None else f", shares {shared:.0%} of its word 8-grams"
@@ -186,17 +281,33 @@ class Verdict:
                 "made it ineligible"
             )
         if self.kind is VerdictKind.DID_NOT_FIT:
-            return (
+            text = (
                 f"did not fit at step {self.step}: needs {self.tokens} tokens, "
                 f"{self.tokens_left} were left"
             )
-        sources = ", ".join(f"{name(j)} (cos {s:.3f})" for j, s in self.redundancy_sources)
-        because = f"; most redundant with {sources}" if sources else ""
+            if self.score is not None:
+                text += f"; its score {self.score:+.4f} would have won there{rule}"
+            return text + repeats + self.fill_note()
         if self.kind is VerdictKind.NON_POSITIVE_GAIN:
             return (
                 f"non-positive gain at the stop (step {self.step}): redundancy "
-                f"{self.redundancy_term:.4f} ≥ relevance {self.relevance_term:.4f}{because}"
+                f"{self.score_redundancy:.4f} ≥ relevance {self.score_relevance:.4f}{rule}"
+                f"{repeats}"
             )
         if self.kind is VerdictKind.NOT_IN_OPTIMUM:
             return f"not in the optimal set; adding it would change F by {self.gain:+.4f}"
-        return f"outscored until the stop (step {self.step}): gain {self.gain:+.4f}{because}"
+        if self.winner is None or self.score is None:
+            return f"outscored until the stop (step {self.step}){repeats}" + self.fill_note()
+        return (
+            f"outscored: closest at step {self.step}, score {self.score:+.4f} against "
+            f"{name(self.winner)}'s {self.winner_score:+.4f}{rule}{repeats}" + self.fill_note()
+        )
+
+    def fill_note(self) -> str:
+        """The sentence that says what ``fill`` did after the scores turned non-positive."""
+        if self.fill_from is None:
+            return ""
+        return (
+            f". From step {self.fill_from} every score was ≤ 0 and policy fill kept adding the "
+            "best-scoring chunk that fit, until nothing fit"
+        )

@@ -68,29 +68,49 @@ def replay(
     out = ~in_play
     gain[out] = np.nan
     term[out] = np.nan
+    base = frozen(np.array(relevance_term, dtype=np.float64))  # the gain's relevance term
     for array in (gain, term, eligible, in_play):
         frozen(array)
-    # positional: redundancy_term, gain, score, eligible, in_play (the rows are views)
-    candidates = list(map(Candidates, term, gain, gain, eligible, in_play))
+    # the rows are views; the score a replay records is the marginal gain
+    candidates = [
+        Candidates(redundancy_term=r, gain=g, score=g, eligible=e, in_play=p, score_base=base)
+        for r, g, e, p in zip(term, gain, eligible, in_play, strict=True)
+    ]  # fmt: skip
 
     winner_gain = relevance_term[picks] - lam * winner_redundancy
     looked_up = zip(order, tokens[picks].tolist(), relevance_term[picks].tolist(),
                     winner_gain.tolist(), used[1:].tolist(), strict=True)  # fmt: skip
     steps = []
-    for t, (chunk, size, relevance, gain_w, spent) in enumerate(looked_up):
-        steps.append(Step(t + 1, chunk, True, size, relevance, relevance - gain_w, gain_w, gain_w,
-                          None, None, None, spent, budget - spent,
-                          candidates[t] if trace else None))  # fmt: skip
-    left = np.where(in_play[-1], last_gain, -np.inf)
-    nxt = int(np.argmax(left)) if in_play[-1].any() else None
+    for t, (chunk, size, relevance_w, gain_w, spent) in enumerate(looked_up):
+        steps.append(gain_step(t + 1, chunk, True, size, relevance_w, gain_w, spent, budget,
+                               candidates[t] if trace else None))  # fmt: skip
+    # next best: the eligible chunk with the largest gain (ties: the lowest position)
+    left = np.where(eligible[-1], last_gain, -np.inf)
+    nxt = int(np.argmax(left)) if eligible[-1].any() else None
     spent = int(used[-1])
     if nxt is None:
-        steps.append(Step(k + 1, None, False, None, None, None, None, None, None, None, None,
-                          spent, budget - spent, candidates[-1]))  # fmt: skip
+        steps.append(Step(k + 1, None, False, spent, budget - spent, candidates=candidates[-1]))
     else:
-        relevance_n, gain_n = float(relevance_term[nxt]), float(last_gain[nxt])
-        steps.append(Step(k + 1, nxt, False, int(tokens[nxt]), relevance_n, relevance_n - gain_n,
-                          gain_n, gain_n, None, None, None, spent, budget - spent,
-                          candidates[-1]))  # fmt: skip
+        steps.append(gain_step(k + 1, nxt, False, int(tokens[nxt]), float(relevance_term[nxt]),
+                               float(last_gain[nxt]), spent, budget, candidates[-1]))  # fmt: skip
     pick_similarity = frozen(rows) if trace else None
     return Run(list(order), steps, final_reason, pick_similarity)
+
+
+def gain_step(
+    number: int,
+    winner: int,
+    accepted: bool,
+    tokens: int,
+    relevance: float,
+    gain: float,
+    spent: int,
+    budget: int,
+    candidates: Candidates | None,
+) -> Step:
+    """A replayed step: its score is the marginal gain, relevance minus redundancy."""
+    redundancy = relevance - gain
+    return Step(number, winner, accepted, spent, budget - spent, winner_tokens=tokens,
+                relevance_term=relevance, redundancy_term=redundancy, gain=gain, score=gain,
+                candidates=candidates, score_relevance=relevance,
+                score_redundancy=redundancy)  # fmt: skip

@@ -17,11 +17,14 @@ import numpy as np
 from . import validate as v
 from .calibration import Calibration
 from .guard import Duplicate
-from .records import Step, StopReason, Verdict, VerdictKind
+from .records import Scoring, Step, StopReason, Terms, Verdict, VerdictKind
 from .settings import Settings
-from .verdicts import verdict_kinds, verdict_of
+from .verdicts import Fates, fates, verdict_kinds, verdict_of
 
-__all__ = ["Selection"]
+__all__ = ["GAIN_SCORING", "Selection"]
+
+#: The paper's score: the marginal gain of F.
+GAIN_SCORING = Scoring("α·relevance", "λ·Σ cos to the picks", stops_nonpositive=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,11 +35,14 @@ class Selection:
     final, non-accepted step that shows where and why the run stopped. ``relevance`` (r, cosine
     to the query) and ``token_counts`` are over the whole pool. ``pick_similarity`` (traced
     runs) holds, for each pick in order, its cosine to every chunk of the pool: the rows the
-    redundancy term was built from. ``objective`` is F(S) at ``lam``, ``alpha`` and
-    ``redundancy_floor``; ``settings`` are the settings the run was made with (None for runs
-    outside the public functions). ``duplicates`` lists the chunks the near-duplicate guard
-    made ineligible and the pick each duplicated (:mod:`adagres.core.guard`; empty when the
-    guard is off).
+    redundancy term was built from. ``objective`` is F(S) at ``terms`` (λ, α and τ, also
+    read as ``lam``, ``alpha`` and ``redundancy_floor``); ``settings`` are the settings the
+    run was made with (None for runs outside the public functions). ``scoring`` says what
+    the rule maximised at each step (``step.score`` and its terms); ``penalty_similarity``
+    (traced runs) holds, for each pick, the similarity its redundancy term reads (None:
+    ``pick_similarity``; the orthogonal strategy reads the cosine beyond the query).
+    ``duplicates`` lists the chunks the near-duplicate guard made ineligible and the pick each
+    duplicated (:mod:`adagres.core.guard`; empty when the guard is off).
     """
 
     strategy: str
@@ -46,9 +52,7 @@ class Selection:
     tokens_used: int
     budget: int
     objective: float
-    lam: float
-    alpha: float
-    redundancy_floor: float | None
+    terms: Terms
     calibration: Calibration | None
     relevance: np.ndarray = field(repr=False)
     token_counts: np.ndarray = field(repr=False)
@@ -58,7 +62,31 @@ class Selection:
     note: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     settings: Settings | None = None
+    scoring: Scoring = field(default_factory=lambda: GAIN_SCORING)
+    penalty_similarity: np.ndarray | None = field(default=None, repr=False)
     duplicates: tuple[Duplicate, ...] = ()
+
+    @property
+    def lam(self) -> float:
+        """λ of F and the recorded gains (``terms.lam``)."""
+        return self.terms.lam
+
+    @property
+    def alpha(self) -> float:
+        """α of F and the recorded gains (``terms.alpha``)."""
+        return self.terms.alpha
+
+    @property
+    def redundancy_floor(self) -> float | None:
+        """τ of F and the recorded gains (``terms.tau``; None: off)."""
+        return self.terms.tau
+
+    @property
+    def source_similarity(self) -> np.ndarray | None:
+        """For each pick, the similarity to every chunk that the rule's redundancy reads."""
+        if self.penalty_similarity is not None:
+            return self.penalty_similarity
+        return self.pick_similarity
 
     @property
     def n_chunks(self) -> int:
@@ -97,6 +125,11 @@ class Selection:
         For the kind and step of every chunk alone, :attr:`verdict_kinds` is much cheaper.
         """
         return tuple(verdict_of(self, i) for i in range(self.n_chunks))
+
+    @cached_property
+    def fates(self) -> Fates:
+        """Every chunk's verdict kind and step, read from the record once."""
+        return fates(self)
 
     @cached_property
     def verdict_kinds(self) -> tuple[tuple[VerdictKind, int | None], ...]:

@@ -12,17 +12,87 @@ fast path, so the two paths give bit-identical picks, gains and runner-ups.
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from .prepared import PreparedPool
 
-__all__ = ["NEG", "Fit", "Gains", "Rows", "Scores", "accumulate_rows", "pick_rows"]
+__all__ = [
+    "NEG",
+    "NOTHING",
+    "Engine",
+    "Fit",
+    "Gains",
+    "Rows",
+    "Scores",
+    "Values",
+    "accumulate_rows",
+    "pick_rows",
+    "values_of",
+]
 
 #: (gains, scores or None for "the gains", pick rows or None) of the steps with candidates.
 Rows = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
 
 NEG = -np.inf
+
+
+class Values(NamedTuple):
+    """The winner's and the runner-up's gain and score at one step (None: no such chunk)."""
+
+    winner_gain: Any = None
+    winner_score: Any = None
+    runner_gain: Any = None
+    runner_score: Any = None
+
+
+#: The values of a step with no winner.
+NOTHING = Values()
+
+
+def values_of(winner_gain: Any, winner_score: Any, runner_gain: Any = None,
+              runner_score: Any = None) -> Values:  # fmt: skip
+    """A :class:`Values` made as a plain tuple is (a third of the named constructor's cost,
+    once a step on the fast path)."""
+    return tuple.__new__(Values, (winner_gain, winner_score, runner_gain, runner_score))
+
+
+class Engine(Protocol):
+    """How the greedy loop scores the pool: one engine per kind of score.
+
+    ``values`` holds the numbers of the last :meth:`best`. The loop calls :meth:`dropped`
+    with the chunks that stop fitting, :meth:`best` once a step, :meth:`take` with each
+    pick, :meth:`trace_step` after each step when traced, and :meth:`candidate_rows` once
+    at the end for the record.
+    """
+
+    values: Values
+
+    def best(self) -> tuple[int | None, int | None]:
+        """The competing chunk with the largest score and the runner-up (ties: lowest)."""
+        ...
+
+    def dropped(self, gone: np.ndarray) -> None:
+        """The chunks ``gone`` no longer fit."""
+        ...
+
+    def take(self, winner: int) -> None:
+        """Add ``winner`` to the picks and update every score."""
+        ...
+
+    def trace_step(self) -> Any:
+        """What the record of this step needs (None where it is rebuilt at the end)."""
+        ...
+
+    def candidate_rows(self, steps: list[Any], picks: list[int]) -> Rows:
+        """(gains, scores or None, pick rows or None) of the steps with candidates."""
+        ...
+
+    def score_relevance(self) -> np.ndarray:
+        """The relevance term of the score for every chunk, float64 (the score is this
+        minus the redundancy term)."""
+        ...
 
 
 class Fit:
@@ -76,24 +146,28 @@ class Gains:
         self.bench_index = np.zeros(0, np.intp)
         self.bench_gain = np.zeros(0, dtype)
         self.held: tuple[int, float] | None = None
-        self.values: tuple = (None, None, None, None)
+        self.values = NOTHING
         self.sims: list[np.ndarray] = []
+        self.relevance_term = alpha * pool.relevance
+
+    def score_relevance(self) -> np.ndarray:
+        return self.relevance_term
 
     def best(self) -> tuple[int | None, int | None]:
         gain = self.gain
         winner = int(gain.argmax())
         top = gain.item(winner)  # a Python float: the record needs no conversion
         if top == NEG:
-            self.values = (None, None, None, None)
+            self.values = NOTHING
             return None, None
         gain[winner] = NEG
         self.held = (winner, top)
         second = int(gain.argmax())
         runner = gain.item(second)
         if runner == NEG:
-            self.values = (top, top, None, None)
+            self.values = values_of(top, top)
             return winner, None
-        self.values = (top, top, runner, runner)
+        self.values = values_of(top, top, runner, runner)
         return winner, second
 
     def dropped(self, gone: np.ndarray) -> None:
@@ -190,7 +264,8 @@ class Scores:
         self.lambda_mmr = lambda_mmr
         self.mmr_relevance = lambda_mmr * pool.relevance  # float64, added into the scores
         self.relevance = pool.relevance
-        self.values: tuple = (None, None, None, None)
+        self.relevance_term = alpha * pool.relevance
+        self.values = NOTHING
         self.score_now = self.gain
         self.sims: list[np.ndarray] = []
 
@@ -213,18 +288,28 @@ class Scores:
         winner = int(masked.argmax())
         top = masked[winner]
         if top == NEG:
-            self.values = (None, None, None, None)
+            self.values = NOTHING
             return None, None
         masked[winner] = NEG
         second = int(masked.argmax())
         runner = int(second) if masked[second] > NEG else None
         gain = self.gain
-        self.values = (
+        self.values = values_of(
             gain.item(winner), score.item(winner),
             None if runner is None else gain.item(second),
             None if runner is None else score.item(second),
         )  # fmt: skip
         return winner, runner
+
+    def score_relevance(self) -> np.ndarray:
+        kind = self.kind
+        if kind == "ratio":
+            return self.relevance_term / self.per_token.astype(np.float64)
+        if kind == "mmr":
+            return self.mmr_relevance
+        if kind == "gain":
+            return self.relevance_term
+        return self.relevance
 
     def dropped(self, gone: np.ndarray) -> None:
         """Nothing to do: the gains stay, the penalty (already set) masks the chunks."""

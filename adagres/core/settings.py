@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Literal
 
 from ..errors import InputError
 
-__all__ = ["FORMULAS", "MAX_WEIGHT", "POLICIES", "Formula", "Policy", "Settings"]
+__all__ = ["FORMULAS", "MAX_WEIGHT", "POLICIES", "Formula", "Policy", "RunOptions", "Settings"]
 
 Policy = Literal["skip", "stop", "ratio", "fill"]
 POLICIES: tuple[Policy, ...] = ("skip", "stop", "ratio", "fill")
@@ -181,3 +182,23 @@ class Settings:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Settings))
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What some strategies take beyond the settings (trusted: checked by the public callers).
+
+    ``texts``: the chunk texts (``reference_code`` counts characters). ``k`` and
+    ``reference``: the size of ``topk_same_k`` or the AdaGReS run to take it from.
+    ``enforce_budget``: ``reference_code`` stops at a pick that would overflow the budget.
+    ``max_chunks``, ``time_limit``, ``max_nodes``: the exact solver's limits (None: its
+    defaults).
+    """
+
+    texts: Sequence[str] | None = None
+    k: int | None = None
+    reference: Any = None
+    enforce_budget: bool = True
+    max_chunks: int | None = None
+    time_limit: float | None = None
+    max_nodes: int | None = None

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .prepared import PreparedPool
-from .scores import NEG, Rows, accumulate_rows
+from .scores import NEG, NOTHING, Rows, accumulate_rows, values_of
 
 __all__ = ["SHORTLIST_MIN_CHUNKS", "Shortlist", "shortlist_size"]
 
@@ -58,7 +58,7 @@ class Shortlist:
         self.scaled = np.empty(self.dim, dtype)
         self.picks = 0
         self.size = shortlist_size(self.n)
-        self.values: tuple = (None, None, None, None)
+        self.values = NOTHING
         self.pos = -1
         self.refresh()
 
@@ -109,6 +109,12 @@ class Shortlist:
         self.drift2 = 0.0  # ‖λ·V − λ·V_ref‖², bounded from above
         self.drift_picks = 0
 
+    def score_relevance(self) -> np.ndarray:
+        """α·r_i (per token with the ratio score), float64."""
+        if self.ratio:
+            return self.relevance_term / self.per_token.astype(np.float64)
+        return self.relevance_term
+
     def dropped(self, gone: np.ndarray) -> None:
         """Chunks stopped competing (they no longer fit): mask them in the shortlist."""
         self.pen_in = self.penalty[self.index]
@@ -127,7 +133,7 @@ class Shortlist:
             top = masked[first] if len(masked) else NEG
             if top == NEG:
                 if self.outside == NEG:
-                    self.values = (None, None, None, None)
+                    self.values = NOTHING
                     return None, None
             else:
                 masked[first] = NEG
@@ -137,7 +143,7 @@ class Shortlist:
                     winner = int(self.index[first])
                     runner = None if runner_score == NEG else int(self.index[second])
                     self.pos = first
-                    self.values = (
+                    self.values = values_of(
                         gain.item(first), float(top),
                         None if runner is None else gain.item(second),
                         None if runner is None else float(runner_score),

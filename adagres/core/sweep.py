@@ -14,12 +14,13 @@ import numpy as np
 
 from ..errors import AdagresError, InputError
 from . import validate as v
-from .baselines import STRATEGIES, run_prepared
+from .baselines import run_prepared
 from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
 from .prepared import PreparedPool, prepare
 from .selection import select_prepared
 from .settings import MAX_WEIGHT, Settings
+from .strategies import STRATEGIES, SWEPT
 
 __all__ = [
     "BUDGET_COLUMNS",
@@ -242,7 +243,7 @@ def budget_sweep(
     token_counts: Any,
     budgets: Iterable[int],
     *,
-    strategies: Sequence[str] = ("adagres", "topk_same_k", "topk_budget", "mmr"),
+    strategies: Sequence[str] = SWEPT,
     settings: Settings | None = None,
     texts: Sequence[str] | None = None,
     gold: Iterable[int] | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Collection
 from numbers import Integral, Real
 from typing import Any
 
@@ -228,7 +229,7 @@ def whole(
     return number
 
 
-def choice(value: Any, name: str, options: tuple[str, ...]) -> str:
+def choice(value: Any, name: str, options: Collection[str]) -> str:
     """Return ``value`` if it is one of ``options``; otherwise name them all."""
     if value not in options:
         raise InputError(f"{name}: expected one of {', '.join(map(repr, options))}, got {value!r}")

@@ -3,41 +3,38 @@
 The paper's objective (relevance minus λ times every pairwise cosine) turns its gains
 negative on real pools, so it stops early and loses answers to top-k filling the budget.
 Each variant here changes one thing, says why in its docstring, and returns the same
-:class:`~adagres.Selection` as every other strategy: its steps and F are recorded at the
-λ and τ of the given settings (:func:`~adagres.core.replay.replay`), so numbers compare.
-
-:data:`VARIANTS` maps each name to ``fn(pool, budget, texts) -> Selection``, the form the
-evaluation harness registers; :func:`run_variant` runs one with chosen settings.
+:class:`~adagres.Selection` as every other strategy: each step holds the score the variant
+maximised (``step.score`` and its terms), and its F and marginal gains at the λ and τ of
+the given settings (:func:`rescored`), so numbers compare across strategies.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..errors import InputError
-from .greedy import POLICY_RULES, finish
-from .guard import Duplicate, guard_for
+from .greedy import POLICY_RULES, Rule, Run, finish, scoring_of
+from .guard import Guard, guard_for
 from .prepared import PreparedPool, build
-from .records import StopReason
+from .records import Candidates, Scoring, Step
 from .replay import replay
 from .result import Selection
-from .selection import greedy, resolve_terms, select_prepared
-from .settings import Settings
+from .scores import NEG, NOTHING, Values
+from .selection import greedy, resolve_terms
+from .settings import RunOptions, Settings
 from .validate import normalise_rows
 
 __all__ = [
     "NEAR_DUPLICATE_FLOOR",
-    "STRATEGY_FUNCTIONS",
-    "VARIANTS",
     "coverage",
+    "guard_of",
     "near_duplicates",
     "orthogonal",
     "orthogonal_pool",
-    "run_variant",
+    "rescored",
 ]
 
 #: Cosine above which two chunks count as near-duplicates for :func:`near_duplicates`.
@@ -47,20 +44,15 @@ NEAR_DUPLICATE_FLOOR = 0.85
 NEAR_DUPLICATE_LAM = 5.0
 
 
-def named(selection: Selection, name: str, **params: object) -> Selection:
-    """``selection`` under the variant's name, with its parameters recorded."""
-    return dataclasses.replace(selection, strategy=name, params={**selection.params, **params})
-
-
 def near_duplicates(
     pool: PreparedPool,
     budget: int,
-    settings: Settings | None = None,
+    settings: Settings,
+    trace: bool = True,
+    options: RunOptions | None = None,
     *,
     floor: float = NEAR_DUPLICATE_FLOOR,
     lam: float = NEAR_DUPLICATE_LAM,
-    trace: bool = True,
-    texts: Sequence[str] | None = None,
 ) -> Selection:
     """Penalise only near-duplicates, steeply, and spend the budget (policy ``fill``).
 
@@ -71,36 +63,68 @@ def near_duplicates(
     leaves the rest in relevance order, so the budget buys what top-k would have bought,
     less its duplicates.
     """
-    base = Settings() if settings is None else settings
-    own = base.replace(lam=lam, redundancy_floor=floor, policy="fill")
-    picked = select_prepared(pool, budget, own, trace=False, texts=texts)
-    result = recorded("near_duplicates", pool, budget, picked.indices, picked.stop_reason,
-                      base, trace, floor=floor, lam_near_duplicates=lam)  # fmt: skip
-    return guarded(result, picked.duplicates)
+    own_settings = settings.replace(lam=lam, redundancy_floor=floor, policy="fill")
+    terms, _ = resolve_terms(pool, budget, own_settings)
+    rule = POLICY_RULES["fill"]
+    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
+    return rescored("near_duplicates", pool, budget, own, scoring_of(rule, terms), settings,
+                    trace, floor=floor, lam_near_duplicates=lam)  # fmt: skip
 
 
-def guarded(selection: Selection, duplicates: tuple[Duplicate, ...]) -> Selection:
-    """``selection`` with the near-duplicate guard's record of the run that made its picks."""
-    return dataclasses.replace(selection, duplicates=duplicates) if duplicates else selection
-
-
-def recorded(
+def rescored(
     name: str,
     pool: PreparedPool,
     budget: int,
-    picks: Sequence[int],
-    reason: StopReason,
+    own: Run,
+    scoring: Scoring,
     settings: Settings,
     trace: bool,
+    *,
+    respects_budget: bool = True,
     **params: object,
 ) -> Selection:
-    """A variant's picks recorded at the λ and τ that ``settings`` give AdaGReS, so its F
-    and step gains compare with every other strategy run with those settings."""
+    """A run by a score of its own, recorded with that score and its terms, and with F and
+    the marginal gains at the λ and τ that ``settings`` give AdaGReS (so they compare with
+    every other strategy run with those settings)."""
     terms, calibration = resolve_terms(pool, budget, settings)
-    run = replay(pool, budget, list(picks), terms, trace, reason)
-    result = finish(name, pool, budget, run, terms, calibration=calibration,
-                    settings=settings, policy=settings.policy)  # fmt: skip
-    return named(result, name, **params)
+    shared = replay(pool, budget, own.picks, terms, trace, own.reason)
+    steps = [merged(o, s, terms.alpha * pool.relevance, pool.tokens)
+             for o, s in zip(own.steps, shared.steps, strict=True)]  # fmt: skip
+    run = Run(own.picks, steps, own.reason, shared.pick_similarity, own.duplicates)
+    policy = settings.policy if name != "reference_code" else None
+    return finish(name, pool, budget, run, terms, calibration=calibration, settings=settings,
+                  policy=policy, respects_budget=respects_budget, params=params,
+                  scoring=scoring, penalty_similarity=own.pick_similarity)  # fmt: skip
+
+
+def guard_of(pool: PreparedPool, settings: Settings, options: RunOptions | None) -> Guard | None:
+    """The near-duplicate guard the settings ask for (None when off), with the chunk texts
+    the options carry."""
+    return guard_for(pool, settings.duplicate_guard, None if options is None else options.texts)
+
+
+def merged(own: Step, shared: Step, relevance_term: np.ndarray, tokens: np.ndarray) -> Step:
+    """``own``'s decision and score with the marginal F gains of ``shared`` (same picks).
+
+    The runner-up's F gain is left out (its score is kept): the fast path has no per-step
+    gains to read it from, and both paths must record the same numbers.
+    """
+    c, f = own.candidates, shared.candidates
+    candidates = None
+    if c is not None and f is not None:
+        candidates = Candidates(redundancy_term=f.redundancy_term, gain=f.gain, score=c.score,
+                                eligible=c.eligible, in_play=c.in_play,
+                                score_base=c.score_base)  # fmt: skip
+    w = own.winner
+    if w is None:
+        return own._replace(candidates=candidates)
+    # at the stop, own's next best at the shared terms (the last step always has candidates)
+    gain = shared.gain if own.accepted or f is None else float(f.gain[w])
+    relevance = float(relevance_term[w])
+    redundancy = None if gain is None else relevance - gain
+    return own._replace(winner_tokens=int(tokens[w]), relevance_term=relevance,
+                        redundancy_term=redundancy, gain=gain, runner_up_gain=None,
+                        candidates=candidates)  # fmt: skip
 
 
 #: Each prepared pool's orthogonal pool, while the pool lives: the app reruns the orthogonal
@@ -139,10 +163,9 @@ def orthogonal_of(pool: PreparedPool) -> PreparedPool:
 def orthogonal(
     pool: PreparedPool,
     budget: int,
-    settings: Settings | None = None,
-    *,
+    settings: Settings,
     trace: bool = True,
-    texts: Sequence[str] | None = None,
+    options: RunOptions | None = None,
 ) -> Selection:
     """Redundancy measured on what two chunks share beyond their relevance to the query.
 
@@ -150,26 +173,93 @@ def orthogonal(
     (:func:`orthogonal_pool`); λ and τ are those the settings give on the pool itself (Eq. 7
     with the plain ρ̄: the orthogonal ρ̄ is near 0 or negative on most pools, where Eq. 7
     has no value). Why: two relevant chunks are similar partly because both point at the
-    query; that part is not redundancy. The picks are recorded at the plain cosine, and the
-    near-duplicate guard compares the plain cosine too.
+    query; that part is not redundancy. Each step records that score; F and the marginal
+    gains are at the plain cosine.
     """
-    base = Settings(policy="fill", formula="derived") if settings is None else settings
-    terms, _ = resolve_terms(pool, budget, base)
-    rule = POLICY_RULES[base.policy]
-    guard = guard_for(pool, base.duplicate_guard, texts)
-    picked = greedy(orthogonal_pool(pool), budget, terms, rule, False, guard)
-    result = recorded("orthogonal", pool, budget, picked.picks, picked.reason, base, trace)
-    return guarded(result, picked.duplicates)
+    terms, _ = resolve_terms(pool, budget, settings)
+    rule = POLICY_RULES[settings.policy]
+    # the near-duplicate guard compares the plain cosine (it holds the pool itself)
+    own = greedy(
+        orthogonal_pool(pool), budget, terms, rule, trace, guard_of(pool, settings, options)
+    )
+    scoring = scoring_of(rule, terms, "cos beyond the query")
+    return rescored("orthogonal", pool, budget, own, scoring, settings, trace)
+
+
+class CoverageScores:
+    """The engine of :func:`coverage`: relevance plus the coverage a chunk would add.
+
+    score_i = r_i + weight·Σ_j w_j·max(0, s⁺_ij − covered_j), s⁺ = max(0, s); its redundancy
+    term is the coverage the picks already provide (what it would add alone minus what it
+    adds now). Holds the N×N cosines: meant for retrieved pools.
+    """
+
+    def __init__(self, pool: PreparedPool, weight: float, penalty: np.ndarray,
+                 trace: bool) -> None:  # fmt: skip
+        chunks, relevance = pool.chunks, pool.relevance
+        self.cosines = (chunks @ chunks.T).astype(np.float64)
+        self.sims = np.maximum(self.cosines, 0.0)
+        w = np.maximum(relevance, 0.0)
+        n = pool.n_chunks
+        self.w = w / w.sum() if w.sum() > 0 else np.full(n, 1.0 / max(n, 1))
+        self.weight, self.relevance, self.penalty, self.trace = weight, relevance, penalty, trace
+        self.covered = np.zeros(n)
+        self.score = relevance + weight * (self.sims @ self.w)
+        self.alone = self.score.copy()
+        self.values = NOTHING
+        self.rows: list[np.ndarray] = []
+
+    def score_relevance(self) -> np.ndarray:
+        return self.alone
+
+    def best(self) -> tuple[int | None, int | None]:
+        masked = self.score + self.penalty
+        winner = int(np.argmax(masked))
+        if masked[winner] == NEG:
+            self.values = NOTHING
+            return None, None
+        top = float(masked[winner])
+        masked[winner] = NEG
+        second = int(np.argmax(masked))
+        if masked[second] == NEG:
+            self.values = Values(top, top)
+            return winner, None
+        self.values = Values(top, top, float(masked[second]), float(masked[second]))
+        return winner, second
+
+    def dropped(self, gone: np.ndarray) -> None:
+        """Nothing to do: the penalty (already set) masks the chunks."""
+
+    def take(self, winner: int) -> None:
+        self.penalty[winner] = NEG
+        self.covered = np.maximum(self.covered, self.sims[winner])
+        self.score = self.relevance + self.weight * (
+            np.maximum(self.sims - self.covered, 0.0) @ self.w
+        )
+        if self.trace:
+            self.rows.append(self.cosines[winner])
+
+    def trace_step(self) -> np.ndarray:
+        return self.score.copy()
+
+    def candidate_rows(
+        self, steps: list[np.ndarray], picks: list[int]
+    ) -> tuple[np.ndarray, None, np.ndarray | None]:
+        if not self.trace:
+            return self.score[None].copy(), None, None
+        rows = np.array(self.rows).reshape(len(self.rows), len(self.score))
+        rows.flags.writeable = False
+        return np.array(steps), None, rows
 
 
 def coverage(
     pool: PreparedPool,
     budget: int,
-    settings: Settings | None = None,
+    settings: Settings,
+    trace: bool = True,
+    options: RunOptions | None = None,
     *,
     weight: float = 1.0,
-    trace: bool = True,
-    texts: Sequence[str] | None = None,
 ) -> Selection:
     """Budgeted facility location: relevance plus how well the set covers the pool.
 
@@ -178,81 +268,24 @@ def coverage(
     submodular objective instead of a pairwise penalty. Why: its gains never turn negative,
     so it spends the budget like top-k, while a chunk that repeats a selected one adds no
     coverage and loses to one that covers something new. Greedy by gain among the chunks
-    that fit (ties: lowest position), until nothing fits; O(k·N²) with the N×N cosines, so
-    meant for retrieved pools (hundreds to a few thousand chunks). The near-duplicate guard
-    takes a chunk out of play when it duplicates a pick, as in the greedy loop.
+    that fit (ties: lowest position), until nothing fits or no gain is positive; O(k·N²)
+    with the N×N cosines, so meant for retrieved pools (hundreds to a few thousand chunks).
     """
     if not weight >= 0:
         raise InputError(f"weight: must be >= 0, got {weight!r}")
-    base = Settings() if settings is None else settings
-    guard = guard_for(pool, base.duplicate_guard, texts)
-    chunks, tokens, relevance = pool.chunks, pool.tokens, pool.relevance
-    sims = np.maximum((chunks @ chunks.T).astype(np.float64), 0.0)
-    w = np.maximum(relevance, 0.0)
-    w = w / w.sum() if w.sum() > 0 else np.full(pool.n_chunks, 1.0 / pool.n_chunks)
-    covered = np.zeros(pool.n_chunks)
-    in_play = np.ones(pool.n_chunks, dtype=bool)
-    picks: list[int] = []
-    used = 0
-    while True:
-        fits = in_play & (tokens <= budget - used)
-        if not fits.any():
-            break
-        gain = relevance + weight * (np.maximum(sims - covered, 0.0) @ w)
-        best = int(np.argmax(np.where(fits, gain, -np.inf)))
-        if gain[best] <= 0:
-            break
-        if guard is not None and guard.rejects(best):  # repeats a pick's text
-            in_play[best] = False
-            continue
-        picks.append(best)
-        used += int(tokens[best])
-        in_play[best] = False
-        if guard is not None:
-            in_play[guard.after_pick(best, len(picks), in_play)] = False
-        covered = np.maximum(covered, sims[best])
-    reason = StopReason.POOL_EXHAUSTED if not in_play.any() else StopReason.BUDGET_EXHAUSTED
-    value = float(relevance[picks].sum() + weight * (covered @ w)) if picks else 0.0
-    result = recorded("coverage", pool, budget, picks, reason, base, trace, weight=weight,
-                      coverage_objective=value)  # fmt: skip
-    return guarded(result, tuple(guard.dropped) if guard is not None else ())
+    engine: list[CoverageScores] = []
 
+    def make(p: PreparedPool, penalty: np.ndarray, traced: bool) -> CoverageScores:
+        engine.append(CoverageScores(p, weight, penalty, traced))
+        return engine[0]
 
-Variant = Callable[[PreparedPool, int, Sequence[str]], Selection]
-
-#: Every named strategy beyond the baselines, in the form the evaluation harness takes.
-VARIANTS: dict[str, Variant] = {
-    "paper": lambda pool, budget, texts: named(select_prepared(pool, budget, Settings()), "paper"),
-    "fill_derived_pool_floor": lambda pool, budget, texts: named(
-        select_prepared(
-            pool, budget, Settings(policy="fill", formula="derived", redundancy_floor="pool")
-        ),
-        "fill_derived_pool_floor",
-    ),
-    "near_duplicates": lambda pool, budget, texts: near_duplicates(pool, budget),
-    "orthogonal": lambda pool, budget, texts: orthogonal(pool, budget),
-    "coverage": lambda pool, budget, texts: coverage(pool, budget),
-}
-
-#: The variants that take any settings value, as strategies of :func:`adagres.baselines.run`.
-#: The last argument is the chunk texts or None (the near-duplicate guard's text part).
-STRATEGY_FUNCTIONS: dict[
-    str, Callable[[PreparedPool, int, Settings, bool, Sequence[str] | None], Selection]
-] = {
-    "orthogonal": lambda pool, budget, settings, trace, texts: orthogonal(
-        pool, budget, settings, trace=trace, texts=texts
-    ),
-    "near_duplicates": lambda pool, budget, settings, trace, texts: near_duplicates(
-        pool, budget, settings, trace=trace, texts=texts
-    ),
-    "coverage": lambda pool, budget, settings, trace, texts: coverage(
-        pool, budget, settings, trace=trace, texts=texts
-    ),
-}
-
-
-def run_variant(name: str, pool: PreparedPool, budget: int, texts: Sequence[str] = ()) -> Selection:
-    """Run the variant ``name`` of :data:`VARIANTS`."""
-    if name not in VARIANTS:
-        raise InputError(f"variant: expected one of {', '.join(map(repr, VARIANTS))}, got {name!r}")
-    return VARIANTS[name](pool, budget, texts)
+    rule = Rule(score="own", budget="skip", stop_nonpositive=True, engine=make)
+    terms, _ = resolve_terms(pool, budget, settings)
+    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
+    picks = own.picks
+    made = engine[0]
+    value = float(pool.relevance[picks].sum() + weight * (made.covered @ made.w)) if picks else 0.0
+    scoring = Scoring("relevance + coverage alone", "coverage the picks already give",
+                      stops_nonpositive=True)  # fmt: skip
+    return rescored("coverage", pool, budget, own, scoring, settings, trace, weight=weight,
+                    coverage_objective=value)  # fmt: skip

@@ -2,24 +2,47 @@
 chunk dropped?").
 
 Every function here reads a :class:`~adagres.Selection` and never reruns the algorithm:
-the step record holds all the numbers.
+the step record holds all the numbers, in the terms of the rule that made the selection
+(``selection.scoring``). The kinds, for a chunk that was not selected:
+
+- did not fit: at some step it did not fit the tokens left while the rule would have taken
+  it (its score beat the winner's or, where nothing fitted, it was the best in play of the
+  chunks that fit the whole budget; and
+  was > 0 where the rule stops at a non-positive score), or it is larger than the whole
+  budget; the first such step;
+- non-positive gain: the rule stopped because no score was > 0, and its score was ≤ 0;
+- outscored: otherwise, with the step where it came closest to the winner (where nothing
+  fitted, the best chunk in play), among the steps it competed in; if none, those it was
+  in play and not ahead of the winner;
+- not in the optimum: for the exact solver's set;
+- duplicate: the near-duplicate guard made it ineligible (unless it did not fit before).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from .records import GainAtStep, Step, StopReason, Verdict, VerdictKind
+from .records import Candidates, GainAtStep, Step, StopReason, Verdict, VerdictKind
 
 if TYPE_CHECKING:
     from .result import Selection
 
-__all__ = ["final_kind", "verdict_kinds", "verdict_of"]
+__all__ = ["Fates", "fates", "final_kind", "verdict_kinds", "verdict_of", "would_take"]
 
 
-KIND_INDEX = {kind: i for i, kind in enumerate(VerdictKind)}
+KINDS = list(VerdictKind)
+KIND_INDEX = {kind: i for i, kind in enumerate(KINDS)}
+
+
+class Fates(NamedTuple):
+    """Every chunk's verdict kind (an index into ``VerdictKind``) and step, and the step
+    from which a ``fill`` run kept adding chunks of score ≤ 0 (None if it never did)."""
+
+    kind: np.ndarray
+    step: np.ndarray
+    fill_from: int | None
 
 
 def final_kind(reason: StopReason) -> VerdictKind:
@@ -31,39 +54,138 @@ def final_kind(reason: StopReason) -> VerdictKind:
     return VerdictKind.OUTSCORED
 
 
+def leader(selection: Selection, step: Step, c: Candidates) -> tuple[int | None, float | None]:
+    """The chunk a step measured the others against: its winner, or where nothing could be
+    taken the best-scoring chunk in play that fits the whole budget (ties: the lowest
+    position), with its score."""
+    if step.winner is not None:
+        return step.winner, step.score
+    possible = c.in_play & (selection.token_counts <= selection.budget)
+    if not possible.any():
+        return None, None
+    best = int(np.argmax(np.where(possible, c.score, -np.inf)))
+    return best, float(c.score[best])
+
+
+def would_take(selection: Selection, step: Step, c: Candidates) -> np.ndarray:
+    """The chunks that did not fit at ``step`` although the rule would have taken them: in
+    play, not fitting, and scoring above the step's leader (ties: the lower position) or
+    being it; never at a stop where the rule takes nothing more (k reached, or a score ≤ 0
+    for a rule that stops there). A chunk larger than the whole budget never fits at all:
+    it did not fit from the first step, whatever its score."""
+    # not eligible for want of tokens (a duplicate the guard dropped is ineligible too)
+    unfit = c.in_play & ~c.eligible & (selection.token_counts > step.tokens_available)
+    chunk, score = leader(selection, step, c)
+    beats = np.zeros_like(unfit)
+    if chunk is not None:
+        position = np.arange(len(unfit))
+        beats = (c.score > score) | ((c.score == score) & (position < chunk))
+        beats[chunk] = True
+    if selection.scoring.stops_nonpositive:
+        beats &= c.score > 0
+    if not step.accepted and selection.stop_reason is StopReason.K_REACHED:
+        beats[:] = False
+    never = selection.token_counts > selection.budget
+    return unfit & (beats | never)
+
+
+def fates(selection: Selection) -> Fates:
+    """Every chunk's verdict kind and step, for the whole pool at once (O(k·N))."""
+    steps, n, reason = selection.steps, selection.n_chunks, selection.stop_reason
+    scoring = selection.scoring
+    kind = np.full(n, KIND_INDEX[final_kind(reason)])
+    step = np.full(n, len(steps))
+    if scoring.greedy and reason is not StopReason.OPTIMAL:
+        first = np.zeros(n, dtype=np.int64)  # the first step it would have been taken (0: none)
+        # where it came closest to the winner: among the steps it competed in, else among
+        # those it was in play (and not ahead of the winner)
+        margin, closest = np.full((2, n), np.inf), np.zeros((2, n), dtype=np.int64)
+        for s in steps:
+            c = s.candidates
+            if c is None:
+                continue
+            newly = would_take(selection, s, c) & (first == 0)
+            first[newly] = s.number
+            chunk, score = leader(selection, s, c)
+            if chunk is not None:
+                competing = c.in_play if scoring.competes == "in_play" else c.eligible
+                with np.errstate(invalid="ignore"):
+                    gap = score - c.score  # NaN out of play: never below a margin
+                    behind = c.in_play & (gap >= 0)
+                for row, among in enumerate((competing, behind)):
+                    nearer = among & (gap < margin[row])
+                    nearer[chunk] = False
+                    margin[row, nearer] = gap[nearer]
+                    closest[row, nearer] = s.number
+        closest = np.where(closest[0] > 0, closest[0], closest[1])
+        last = steps[-1].candidates
+        if reason is StopReason.NO_POSITIVE_GAIN and last is not None:
+            with np.errstate(invalid="ignore"):
+                positive = ~(last.score <= 0)
+            kind[positive] = KIND_INDEX[VerdictKind.OUTSCORED]
+        outscored = (kind == KIND_INDEX[VerdictKind.OUTSCORED]) & (closest > 0)
+        step[outscored] = closest[outscored]
+        did = first > 0
+        kind[did] = KIND_INDEX[VerdictKind.DID_NOT_FIT]
+        step[did] = first[did]
+    for d in selection.duplicates:  # dropped by the guard, unless it did not fit before
+        if not (kind[d.chunk] == KIND_INDEX[VerdictKind.DID_NOT_FIT] and step[d.chunk] <= d.step):
+            kind[d.chunk], step[d.chunk] = KIND_INDEX[VerdictKind.DUPLICATE], d.step
+    for number, chunk in enumerate(selection.indices, start=1):
+        kind[chunk], step[chunk] = KIND_INDEX[VerdictKind.SELECTED], number
+    return Fates(kind, step, fill_start(selection))
+
+
+def fill_start(selection: Selection) -> int | None:
+    """The first accepted step of a ``fill`` rule whose score was ≤ 0."""
+    if not selection.scoring.fills:
+        return None
+    for s in selection.steps:
+        if s.accepted and s.score is not None and s.score <= 0:
+            return s.number
+    return None
+
+
 def verdict_of(selection: Selection, i: int) -> Verdict:
     """The verdict of the chunk at pool position ``i``, with its history and sources."""
+    found = selection.fates
+    kind, number = KINDS[int(found.kind[i])], int(found.step[i])
     steps = selection.steps
     tokens = int(selection.token_counts[i])
-    picked = {s.winner: s for s in steps if s.accepted}
     history = history_of(steps, i)
-    if i in picked:
-        s = picked[i]
-        sources = redundancy_sources(selection, i, s.number - 1)
-        return Verdict(i, VerdictKind.SELECTED, s.number, tokens, s.tokens_available,
-                       s.relevance_term, s.redundancy_term, s.gain, s.runner_up,
-                       s.runner_up_gain, history, sources)  # fmt: skip
-    last = steps[-1]
+    s = steps[number - 1]
+    fill_from = found.fill_from
+    if fill_from is not None and number < fill_from:
+        fill_from = None
+    if kind is VerdictKind.SELECTED:
+        sources = redundancy_sources(selection, i, number - 1)
+        return Verdict(i, kind, number, tokens, s.tokens_available, s.relevance_term,
+                       s.redundancy_term, s.gain, s.runner_up, s.runner_up_gain, history,
+                       sources, selection.scoring, s.score, s.score_relevance,
+                       s.score_redundancy, fill_from=fill_from)  # fmt: skip
     relevance_term = float(selection.alpha * selection.relevance[i])
-    duplicate = next((d for d in selection.duplicates if d.chunk == i), None)
-    if selection.respects_budget and selection.stop_reason is not StopReason.OPTIMAL:
-        for s in steps:
-            if duplicate is not None and s.number > duplicate.step:
-                break  # it was a duplicate before it stopped fitting
-            if tokens > s.tokens_available:
-                return Verdict(i, VerdictKind.DID_NOT_FIT, s.number, tokens, s.tokens_available,
-                               relevance_term, None, None, None, None, history, ())  # fmt: skip
-    if duplicate is not None:
-        return Verdict(i, VerdictKind.DUPLICATE, duplicate.step, tokens, None, relevance_term,
-                       None, None, None, None, history, (), duplicate.of, duplicate.cosine,
-                       duplicate.shared_text)  # fmt: skip
-    c = last.candidates
-    gain = float(c.gain[i]) if c is not None else None
-    redundancy_term = float(c.redundancy_term[i]) if c is not None else None
-    kind = final_kind(selection.stop_reason)
-    return Verdict(i, kind, last.number, tokens, last.tokens_available, relevance_term,
-                   redundancy_term, gain, None, None, history,
-                   redundancy_sources(selection, i, len(selection.indices)))  # fmt: skip
+    if kind is VerdictKind.DUPLICATE:
+        d = next(d for d in selection.duplicates if d.chunk == i)
+        return Verdict(i, kind, number, tokens, None, relevance_term, None, None, None, None,
+                       history, (), selection.scoring, duplicate_of=d.of,
+                       duplicate_cosine=d.cosine, duplicate_shared_text=d.shared_text)  # fmt: skip
+    c = s.candidates
+    numbers: tuple[float | None, ...] = (None, None, None, None)
+    if c is not None:
+        numbers = (float(c.gain[i]), float(c.score[i]), float(c.score_relevance[i]),
+                   float(c.score_redundancy[i]))  # fmt: skip
+    gain, score, score_relevance, score_redundancy = numbers
+    redundancy_term = None if gain is None else relevance_term - gain
+    lost_to, lost_to_score = None, None
+    if kind is VerdictKind.OUTSCORED and c is not None:
+        lost_to, lost_to_score = leader(selection, s, c)
+        if lost_to == i:
+            lost_to, lost_to_score = None, None
+    sources = redundancy_sources(selection, i, min(number - 1, selection.size))
+    return Verdict(i, kind, number, tokens, s.tokens_available, relevance_term, redundancy_term,
+                   gain, None, None, history, sources, selection.scoring, score,
+                   score_relevance, score_redundancy, lost_to, lost_to_score,
+                   fill_from)  # fmt: skip
 
 
 def history_of(steps: tuple[Step, ...], i: int) -> tuple[GainAtStep, ...]:
@@ -79,38 +201,21 @@ def history_of(steps: tuple[Step, ...], i: int) -> tuple[GainAtStep, ...]:
     return tuple(rows)
 
 
-def redundancy_sources(
-    selection: Selection, i: int, n_picks: int, top: int = 3
-) -> tuple[tuple[int, float], ...]:
-    """The picks made before the verdict's step that are most similar to chunk i."""
-    if selection.pick_similarity is None or n_picks == 0:
+def redundancy_sources(selection: Selection, i: int, n_picks: int) -> tuple[tuple[int, float], ...]:
+    """The picks made before the verdict's step whose similarity to chunk i (as the rule
+    reads it) is largest and counts (above the floor τ, or above 0)."""
+    rows = selection.source_similarity
+    top = selection.scoring.sources
+    if rows is None or n_picks == 0 or top == 0:
         return ()
-    sims = selection.pick_similarity[:n_picks, i]
+    sims = rows[:n_picks, i]
+    floor = selection.scoring.floor
     order = np.argsort(-sims, kind="stable")[:top]
-    return tuple((selection.indices[k], float(sims[k])) for k in order)
+    counted = [k for k in order if sims[k] > (0.0 if floor is None else max(floor, 0.0))]
+    return tuple((selection.indices[k], float(sims[k])) for k in counted)
 
 
 def verdict_kinds(selection: Selection) -> tuple[tuple[VerdictKind, int | None], ...]:
-    """(kind, step) of every chunk's verdict, computed for the whole pool at once.
-
-    The same kinds and steps as :func:`verdict_of` (a test checks it), without building
-    each chunk's history: O(N log k) array work instead of O(N·k) Python objects.
-    """
-    n = selection.n_chunks
-    kinds = np.full(n, KIND_INDEX[final_kind(selection.stop_reason)])
-    steps = np.full(n, len(selection.steps))
-    if selection.respects_budget and selection.stop_reason is not StopReason.OPTIMAL:
-        # Tokens available only go down over the steps: the first step at which a chunk
-        # no longer fits is a binary search on the negated sequence.
-        available = -np.array([s.tokens_available for s in selection.steps])
-        first = np.searchsorted(available, -selection.token_counts, side="right")
-        unfit = first < len(selection.steps)
-        kinds[unfit] = KIND_INDEX[VerdictKind.DID_NOT_FIT]
-        steps[unfit] = first[unfit] + 1
-    for d in selection.duplicates:  # dropped by the guard, unless it stopped fitting first
-        if not (kinds[d.chunk] == KIND_INDEX[VerdictKind.DID_NOT_FIT] and steps[d.chunk] <= d.step):
-            kinds[d.chunk], steps[d.chunk] = KIND_INDEX[VerdictKind.DUPLICATE], d.step
-    for number, chunk in enumerate(selection.indices, start=1):
-        kinds[chunk], steps[chunk] = KIND_INDEX[VerdictKind.SELECTED], number
-    members = list(VerdictKind)
-    return tuple((members[k], int(t)) for k, t in zip(kinds, steps, strict=True))
+    """(kind, step) of every chunk's verdict, computed for the whole pool at once."""
+    found = selection.fates
+    return tuple((KINDS[k], int(t)) for k, t in zip(found.kind, found.step, strict=True))

@@ -1,8 +1,8 @@
 """The evaluation harness: every strategy on real QA pools, at equal budgets.
 
-``python -m adagres.eval`` (see :mod:`adagres.eval.__main__`) runs pool sets × strategies ×
+``python -m adagres.eval`` (see :mod:`adagres.eval.__main__`) runs sets of cases × strategies ×
 budgets and writes ``reports/<name>/`` (``report.md``, figures, ``results.json``). The
-pieces, bottom up: :mod:`~adagres.eval.poolsets` (the queries and their pools),
+pieces, bottom up: :mod:`~adagres.eval.cases` (the queries and their pools),
 :mod:`~adagres.eval.strategies` (the open registry), :mod:`~adagres.eval.run` (rows of
 metrics, in parallel), :mod:`~adagres.eval.stats` and :mod:`~adagres.eval.aggregate`
 (intervals, paired comparisons, findings), :mod:`~adagres.eval.results` (results.json),

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AdagresError
+from .cases import Chunking
 from .harness import BUDGETS, Config, quick_config, run
-from .poolsets import Chunking
 
 __all__ = ["main", "parser"]
 

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import InputError
 from .aggregate import aggregate as aggregate_rows
 from .aggregate import findings, primary_metric
-from .poolsets import (
+from .cases import (
     NAMED_SETS,
     Case,
     Chunking,
@@ -87,7 +87,7 @@ _DESCRIPTIONS = {
 
 @dataclass(frozen=True)
 class Config:
-    """What one run measures. ``pools``: names of :data:`~adagres.eval.poolsets.NAMED_SETS`
+    """What one run measures. ``pools``: names of :data:`~adagres.eval.cases.NAMED_SETS`
     or paths; ``queries``: at most that many per pool set (a seeded sample of the held-out
     split for the real corpora; None: the whole split); ``split``: ``test`` (held out),
     ``dev`` or ``all``; ``strategies``: names (None: every registered one);

@@ -24,7 +24,7 @@ from ..core.guarantee import guarantee
 from ..core.metrics import answer_found, evaluate
 from ..core.prepared import PreparedPool
 from ..errors import InputError, SolverError
-from .poolsets import Case
+from .cases import Case
 from .strategies import Strategy
 
 __all__ = [

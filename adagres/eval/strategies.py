@@ -9,12 +9,14 @@ Built in:
   policy (``skip``, ``stop``, ``ratio``, ``fill``);
 - ``adagres_lam_0.55`` / ``0.65`` / ``0.7``: fixed λ, the paper's ablation values (policy
   ``skip``);
-- ``topk_same_k`` (k from ``adagres_paper_skip``), ``topk_budget``, ``mmr`` (λ_mmr 0.5),
-  ``reference_code`` and ``exact`` (a :class:`~adagres.SolverError` is recorded as "not
-  solved" by the runner);
-- every entry of ``adagres.core.variants.VARIANTS`` when that module exists, and every
-  preset of ``adagres.core.presets.PRESETS`` (``preset_<name>``) that is not one of the
-  entries above under another name.
+- ``fill_derived_pool_floor``: AdaGReS, derived λ, τ = ρ̄, policy ``fill``;
+- every other strategy of the core's registry (:data:`adagres.core.strategies.STRATEGIES`)
+  under its own name: ``topk_same_k`` (k from ``adagres_paper_skip``), ``topk_budget``,
+  ``mmr`` (λ_mmr 0.5), ``reference_code``, ``exact`` (a :class:`~adagres.SolverError` is
+  recorded as "not solved" by the runner) and the variants, with the default settings
+  (``orthogonal`` with the settings it is meant for, those of the preset that uses it);
+- every preset of :data:`adagres.core.presets.PRESETS` (``preset_<name>``) that is not one
+  of the entries above under another name.
 
 Another engineer's strategy plugs in with :func:`register`. Runs in worker processes
 receive the function itself, so it must pickle: a module-level function or a
@@ -33,8 +35,10 @@ from typing import Any
 
 from ..core.baselines import run_prepared
 from ..core.prepared import PreparedPool
+from ..core.presets import PRESETS
 from ..core.result import Selection
 from ..core.settings import FORMULAS, POLICIES, Settings
+from ..core.strategies import STRATEGIES
 from ..errors import InputError
 
 __all__ = [
@@ -49,7 +53,6 @@ __all__ = [
     "registered",
     "resolve",
     "run_core",
-    "run_variant",
     "unregister",
 ]
 
@@ -104,14 +107,6 @@ def run_core(
 ) -> Selection:
     """``run_prepared(core, ...)`` with the fast path (``trace=False``); picklable by name."""
     return run_prepared(core, pool, budget, settings, texts=texts, trace=False, **options)
-
-
-def run_variant(name: str, pool: PreparedPool, budget: int, texts: Sequence[str]) -> Selection:
-    """The entry ``name`` of ``adagres.core.variants.VARIANTS`` (looked up where it runs, so a
-    worker process needs only the name)."""
-    from ..core.variants import VARIANTS
-
-    return VARIANTS[name](pool, budget, texts)
 
 
 _REGISTRY: dict[str, Strategy] = {}
@@ -199,44 +194,26 @@ def _builtins() -> None:
             "fixed λ",
             f"AdaGReS, fixed λ = {lam:g} (the paper's ablation), policy skip",
         )
-    baselines = {
-        BASELINE_SAME_K: "relevance order, k = the size of adagres_paper_skip's selection",
-        BASELINE_BUDGET: "relevance order, skipping chunks that do not fit, until nothing fits",
-        "mmr": "maximal marginal relevance, λ_mmr = 0.5, until nothing fits",
-        "reference_code": "the authors' released code: k = ⌊T / mean characters⌋ picks",
-    }
-    for name, description in baselines.items():
-        _core_entry(name, name, Settings(), "baseline", description)
     _core_entry(
-        "exact",
-        "exact",
-        Settings(),
-        "baseline",
-        "the best F within the budget (branch and bound), where the solver proves it",
-        max_nodes=EXACT_MAX_NODES,
+        "fill_derived_pool_floor",
+        "adagres",
+        Settings(policy="fill", formula="derived", redundancy_floor="pool"),
+        "variant",
+        "AdaGReS, derived λ, τ = ρ̄ (only similarity above the pool's mean counts), fill",
     )
-
-
-def _variants() -> None:
-    try:
-        from ..core.variants import VARIANTS
-    except ImportError:  # the variants module is optional
-        return
-    for name in VARIANTS:
-        key = name if name not in _REGISTRY else f"variant_{name}"
-        register(
-            key,
-            functools.partial(run_variant, name),
-            family="variant",
-            description=f"adagres.core.variants.VARIANTS[{name!r}]",
-        )
+    used_by_presets = {p.strategy: p.settings for p in PRESETS.values()}
+    for name, entry in STRATEGIES.items():
+        if name == "adagres":
+            continue
+        options: dict[str, Any] = {}
+        if name == "exact":
+            options = {"max_nodes": EXACT_MAX_NODES}
+        settings = used_by_presets.get(name, Settings())
+        family = "baseline" if entry.family == "optimum" else entry.family
+        _core_entry(name, name, settings, family, entry.description, **options)
 
 
 def _presets() -> None:
-    try:
-        from ..core.presets import PRESETS
-    except ImportError:  # the presets module is optional
-        return
     known = {(e.core, e.settings) for e in _REGISTRY.values() if e.core is not None}
     for name, chosen in PRESETS.items():
         if (chosen.strategy, chosen.settings) not in known:
@@ -276,6 +253,5 @@ def _guarded() -> None:
 
 
 _builtins()
-_variants()
 _guarded()
 _presets()

@@ -9,6 +9,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ..core.strategies import STRATEGIES
+
 __all__ = [
     "FONT",
     "HOVER_LABEL",
@@ -50,15 +52,12 @@ PALETTE: dict[str, str] = {
 #: competes with the blue of selected chunks or the orange of the winner.
 GAIN_SCALE = "YlGn"
 
+#: Colours given to the strategies in the registry's order (Okabe–Ito; black for the fifth,
+#: the optimum), so a strategy keeps its colour across figures.
+STRATEGY_PALETTE = ("#0072B2", "#E69F00", "#D55E00", "#009E73", "#000000", "#CC79A7",
+                    "#56B4E9", "#F0E442", "#882255")  # fmt: skip
 #: One colour per strategy, stable across figures.
-STRATEGY_COLORS: dict[str, str] = {
-    "adagres": "#0072B2",
-    "topk_same_k": "#E69F00",
-    "topk_budget": "#D55E00",
-    "mmr": "#009E73",
-    "exact": "#000000",
-    "reference_code": "#CC79A7",
-}
+STRATEGY_COLORS: dict[str, str] = dict(zip(STRATEGIES, STRATEGY_PALETTE, strict=False))
 
 #: A trace's look for points outside a click selection: unchanged. plotly dims them to a
 #: fifth by default, which on a map the pages select from would fade every other chunk.
@@ -78,7 +77,7 @@ _TEMPLATE = go.layout.Template(
         "paper_bgcolor": "white",
         "xaxis": _AXIS,
         "yaxis": _AXIS,
-        "colorway": [*STRATEGY_COLORS.values(), PALETTE["stop"], PALETTE["chunk"]],
+        "colorway": [*STRATEGY_PALETTE[:6], PALETTE["stop"], PALETTE["chunk"]],
     }
 )
 

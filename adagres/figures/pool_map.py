@@ -117,14 +117,16 @@ def map_data(
     ids: Sequence[Any],
     texts: Sequence[str],
     titles: Sequence[str] | None = None,
-    color_by: str = "gain",
+    color_by: str = "score",
 ) -> MapData:
     """Extract what :func:`pool_map` draws at ``step`` from the selection's step record.
 
     ``step`` beyond the last step is the last step (where the run stopped); 0 shows the
     pool before the first pick, valued by the first step's gains. Steps other than the last
-    need a traced selection. ``color_by`` is ``"gain"`` or ``"score"`` (what the strategy
-    maximised; differs from the gain for ``ratio``, MMR and top-k).
+    need a traced selection. ``color_by`` is ``"score"`` (what the strategy maximised, the
+    default) or ``"gain"`` (the marginal F gain at the shared terms; differs from the score
+    for ``ratio``, MMR, top-k and the variants). Each candidate's hover gives its score,
+    the score's two terms and its marginal F gain.
     """
     n = selection.n_chunks
     if projection.chunks.shape[0] != n:
@@ -174,11 +176,21 @@ def map_data(
         in_play[winner] = False
     fits = np.flatnonzero(in_play & cand.eligible)
     unfit_idx = np.flatnonzero(in_play & ~cand.eligible)
-    label = "gain" if color_by == "gain" else "score"
     at = f"step {max(t, 1)}"
+    terms = zip(
+        cand.score[fits].tolist(),
+        cand.score_relevance[fits].tolist(),
+        cand.score_redundancy[fits].tolist(),
+        cand.gain[fits].tolist(),
+        strict=True,
+    )
     candidates = points(
         fits.tolist(),
-        [f"{label} at {at}: {number(float(values[i]))}" for i in fits],
+        [
+            f"score at {at}: {number(sc)} = relevance {rel:.4f} − redundancy {red:.4f}"
+            f"<br>marginal F gain {number(g)}"
+            for sc, rel, red, g in terms
+        ],
         values=tuple(float(values[i]) for i in fits),
     )
     left = selection.steps[max(t, 1) - 1].tokens_available
@@ -251,7 +263,7 @@ def pool_map(
     ids: Sequence[Any],
     texts: Sequence[str],
     titles: Sequence[str] | None = None,
-    color_by: str = "gain",
+    color_by: str = "score",
     selected_color: str = PALETTE["selected"],
     winner_color: str = PALETTE["winner"],
     query_color: str = PALETTE["query"],
@@ -272,7 +284,7 @@ def pool_map(
 
     The query is a star, picks are numbered in pick order (each number on the side away
     from the star; picks are drawn over the star and the ring), the step's winner is
-    ringed, the remaining candidates are coloured by their gain at the step (with a colour bar) and
+    ringed, the remaining candidates are coloured by their score at the step (with a colour bar) and
     chunks that no longer fit are grey crosses. Hover: id, title, tokens, relevance, gain
     and final verdict, then a snippet of the text (escaped, so chunk text is plain text).
     Every chunk's point carries its pool position as ``customdata`` (the query's star has
@@ -309,7 +321,7 @@ def pool_map(
     )
     if data.winner_xy is not None:
         stopped = plain_name(data.stop_reason)
-        ring_name = "winner" if data.winner_accepted else f"next (stopped: {stopped})"
+        ring_name = "winner" if data.winner_accepted else f"next best (stopped: {stopped})"
         fig.add_trace(
             kind(
                 x=[data.winner_xy[0]],

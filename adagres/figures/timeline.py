@@ -1,4 +1,4 @@
-"""Marginal gain per step: the winner, the runner-up and the spread of the candidates."""
+"""The score the rule maximised, per step: the winner, the runner-up and the candidates' spread."""
 
 from __future__ import annotations
 
@@ -18,12 +18,18 @@ MARKER_STEPS = 150
 
 @dataclass(frozen=True)
 class TimelineData:
-    """Per step (1..len(selection.steps)): the winner's and runner-up's gain and the range
-    of the gains of the eligible candidates (None where a step was not traced or nothing was
-    eligible). The last step is where the run stopped (``accepted`` False)."""
+    """Per step (1..len(selection.steps)): the score the rule maximised for the winner and
+    the runner-up, the winner's two terms, and the range of the scores of the chunks that
+    competed (None where a step was not traced or nothing competed); the winner's and
+    runner-up's marginal F gain as recorded. The last step is where the run stopped
+    (``accepted`` False): its winner is the next best chunk, not taken."""
 
     steps: tuple[int, ...]
     winner: tuple[int | None, ...]
+    winner_score: tuple[float | None, ...]
+    winner_relevance: tuple[float | None, ...]
+    winner_redundancy: tuple[float | None, ...]
+    runner_up_score: tuple[float | None, ...]
     winner_gain: tuple[float | None, ...]
     runner_up_gain: tuple[float | None, ...]
     band_min: tuple[float | None, ...]
@@ -31,31 +37,39 @@ class TimelineData:
     accepted: tuple[bool, ...]
     stop_reason: str
     marker: int | None
+    formula: str
 
 
 def timeline_data(selection: Selection, *, step: int | None = None) -> TimelineData:
     """Read the timeline's numbers from the step record (no recomputation)."""
     band_min: list[float | None] = []
     band_max: list[float | None] = []
+    in_play = selection.scoring.competes == "in_play"
     for s in selection.steps:
         c = s.candidates
-        gains = None if c is None else c.gain[c.eligible]
-        if gains is None or gains.size == 0:
+        scores = None if c is None else c.score[c.in_play if in_play else c.eligible]
+        if scores is None or scores.size == 0:
             band_min.append(None)
             band_max.append(None)
         else:
-            band_min.append(float(np.min(gains)))
-            band_max.append(float(np.max(gains)))
+            band_min.append(float(np.min(scores)))
+            band_max.append(float(np.max(scores)))
+    steps = selection.steps
     return TimelineData(
-        steps=tuple(s.number for s in selection.steps),
-        winner=tuple(s.winner for s in selection.steps),
-        winner_gain=tuple(s.gain for s in selection.steps),
-        runner_up_gain=tuple(s.runner_up_gain for s in selection.steps),
+        steps=tuple(s.number for s in steps),
+        winner=tuple(s.winner for s in steps),
+        winner_score=tuple(s.score for s in steps),
+        winner_relevance=tuple(s.score_relevance for s in steps),
+        winner_redundancy=tuple(s.score_redundancy for s in steps),
+        runner_up_score=tuple(s.runner_up_score for s in steps),
+        winner_gain=tuple(s.gain for s in steps),
+        runner_up_gain=tuple(s.runner_up_gain for s in steps),
         band_min=tuple(band_min),
         band_max=tuple(band_max),
-        accepted=tuple(s.accepted for s in selection.steps),
+        accepted=tuple(s.accepted for s in steps),
         stop_reason=selection.stop_reason.value,
-        marker=None if step is None else max(1, min(int(step), len(selection.steps))),
+        marker=None if step is None else max(1, min(int(step), len(steps))),
+        formula=selection.scoring.formula,
     )
 
 
@@ -66,12 +80,13 @@ def gain_timeline(
     winner_color: str = PALETTE["selected"],
     runner_up_color: str = PALETTE["runner_up"],
     band_color: str = PALETTE["band"],
-    title: str | None = "Marginal gain per step",
+    title: str | None = "Score per step",
     height: int | None = 380,
 ) -> go.Figure:
-    """The winner's gain per step (line), the runner-up's (dashed), the min–max band of the
-    eligible candidates' gains, a zero line, the stop annotated at the last step and a
-    vertical marker at ``step``."""
+    """The score the rule maximised, per step: the winner's (line, hover: its two terms and
+    its marginal F gain), the runner-up's (dashed), the min–max band of the competing
+    chunks' scores, a zero line, the next best chunk at the stop (not taken) and a vertical
+    marker at ``step``."""
     data = timeline_data(selection, step=step)
     fig = go.Figure()
     x = list(data.steps)
@@ -99,53 +114,61 @@ def gain_timeline(
             fill="tonexty",
             fillcolor=band_color,
             line={"width": 0},
-            hovertemplate="min gain %{y:+.4f}<extra></extra>",
+            hovertemplate="min score %{y:+.4f}<extra></extra>",
         )
     )
     accepted = [k for k, a in enumerate(data.accepted) if a]
+    terms = [
+        [data.winner_relevance[k], data.winner_redundancy[k], data.winner_gain[k]] for k in accepted
+    ]
     fig.add_trace(
         go.Scatter(
             x=[x[k] for k in accepted],
-            y=[data.winner_gain[k] for k in accepted],
+            y=[data.winner_score[k] for k in accepted],
+            customdata=terms,
             mode=lines,
             name="winner",
             line={"color": winner_color, "width": 2},
-            hovertemplate="step %{x}: winner gain %{y:+.4f}<extra></extra>",
+            hovertemplate=(
+                "step %{x}: winner score %{y:+.4f} = relevance %{customdata[0]:.4f} − "
+                "redundancy %{customdata[1]:.4f}<br>marginal F gain %{customdata[2]:+.4f}"
+                "<extra></extra>"
+            ),
         )
     )
     fig.add_trace(
         go.Scatter(
             x=x,
-            y=nan_list(data.runner_up_gain),
+            y=nan_list(data.runner_up_score),
             mode=lines,
             name="runner-up",
             line={"color": runner_up_color, "dash": "dash"},
             marker={"size": 5},
-            hovertemplate="step %{x}: runner-up gain %{y:+.4f}<extra></extra>",
+            hovertemplate="step %{x}: runner-up score %{y:+.4f}<extra></extra>",
         )
     )
     last = len(x) - 1
-    last_gain = data.winner_gain[last]
-    if last_gain is not None:
+    last_score = data.winner_score[last]
+    if last_score is not None:
         fig.add_trace(
             go.Scatter(
                 x=[x[last]],
-                y=[last_gain],
+                y=[last_score],
                 mode="markers",
-                name="not taken (stop)",
+                name="next best (not taken)",
                 marker={
                     "color": PALETTE["stop"],
                     "size": 11,
                     "symbol": "circle-open",
                     "line": {"width": 2},
                 },
-                hovertemplate="step %{x}: best gain %{y:+.4f}, not taken<extra></extra>",
+                hovertemplate="step %{x}: next best score %{y:+.4f}, not taken<extra></extra>",
             )
         )
     fig.add_hline(y=0.0, line={"color": PALETTE["zero"], "width": 1})
     fig.add_annotation(
         x=x[last],
-        y=0.0 if last_gain is None else last_gain,
+        y=0.0 if last_score is None else last_score,
         text=f"stop: {plain_name(data.stop_reason)}",
         showarrow=True,
         arrowhead=2,
@@ -157,5 +180,5 @@ def gain_timeline(
         fig.add_vline(x=data.marker, line={"color": PALETTE["winner"], "dash": "dot", "width": 2})
     apply_layout(fig, title=title, height=height)
     fig.update_xaxes(title="step", dtick=1 if len(x) <= 30 else None)
-    fig.update_yaxes(title="marginal gain")
+    fig.update_yaxes(title=data.formula)
     return fig

@@ -19,7 +19,8 @@ __all__ = ["VerdictData", "verdict_data", "verdict_figure"]
 
 @dataclass(frozen=True)
 class VerdictData:
-    """A chunk's gain per step it was in play, the winners' gains, and its verdict.
+    """A chunk's score per step it was in play (what the rule maximised), the winners'
+    scores, its marginal F gains, and its verdict.
 
     ``eligible`` says whether it fitted at each step. ``event_step`` is the step of the
     verdict (pick, first did-not-fit or stop) and ``event`` a short label for it.
@@ -30,6 +31,8 @@ class VerdictData:
     steps: tuple[int, ...]
     gain: tuple[float, ...]
     winner_gain: tuple[float | None, ...]
+    score: tuple[float, ...]
+    winner_score: tuple[float | None, ...]
     eligible: tuple[bool, ...]
     event_step: int | None
     event: str
@@ -47,8 +50,8 @@ def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> Ver
     event = {
         "selected": f"selected at step {verdict.step}",
         "did_not_fit": f"did not fit: {verdict.tokens} tokens, {verdict.tokens_left} left",
-        "outscored": f"stop ({plain_name(selection.stop_reason)})",
-        "non_positive_gain": "stop: gain ≤ 0",
+        "outscored": f"closest to the winner (stop: {plain_name(selection.stop_reason)})",
+        "non_positive_gain": "stop: score ≤ 0",
         "not_in_optimum": "not in the optimum",
         "duplicate": f"duplicate of the pick at step {verdict.step}",
     }[kind]
@@ -58,6 +61,8 @@ def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> Ver
         steps=tuple(g.step for g in h),
         gain=tuple(g.gain for g in h),
         winner_gain=tuple(g.winner_gain for g in h),
+        score=tuple(g.score for g in h),
+        winner_score=tuple(g.winner_score for g in h),
         eligible=tuple(g.eligible for g in h),
         event_step=verdict.step,
         event=event,
@@ -75,7 +80,7 @@ def verdict_figure(
     title: str | None = None,
     height: int | None = 360,
 ) -> go.Figure:
-    """The chunk's gain (steps where it did not fit drawn hollow) against the winner's gain
+    """The chunk's score (steps where it did not fit drawn hollow) against the winner's score
     at every step it was in play, a zero line, and a marker at its pick, first did-not-fit
     step or the stop."""
     data = verdict_data(selection, chunk, ids=ids)
@@ -85,17 +90,17 @@ def verdict_figure(
     fig.add_trace(
         go.Scatter(
             x=steps,
-            y=np.asarray(data.winner_gain, dtype=np.float64),
+            y=np.asarray(data.winner_score, dtype=np.float64),
             mode="lines+markers",
             name="winner of the step",
             line={"color": winner_color},
-            hovertemplate="step %{x}: winner gain %{y:+.4f}<extra></extra>",
+            hovertemplate="step %{x}: winner score %{y:+.4f}<extra></extra>",
         )
     )
     fig.add_trace(
         go.Scatter(
             x=steps,
-            y=np.asarray(data.gain, dtype=np.float64),
+            y=np.asarray(data.score, dtype=np.float64),
             mode="lines+markers",
             name=f"{escape(ids[data.chunk])}",
             line={"color": chunk_color},
@@ -105,7 +110,7 @@ def verdict_figure(
                 ).astype(object),
                 "size": 9,
             },
-            hovertemplate="step %{x}: gain %{y:+.4f}<extra></extra>",
+            hovertemplate="step %{x}: score %{y:+.4f}<extra></extra>",
         )
     )
     fig.add_hline(y=0.0, line={"color": PALETTE["zero"], "width": 1})

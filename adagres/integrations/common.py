@@ -6,7 +6,7 @@ ids, metadata, in rank order), calls :func:`select`, and hands back the document
 :data:`GAIN_KEY`) added to a copy of its metadata.
 
 - :func:`options` resolves an adapter's arguments into one :class:`Options` value: the token
-  budget, a strategy of :data:`adagres.core.baselines.STRATEGIES` with its
+  budget, a strategy of :data:`adagres.core.strategies.STRATEGIES` with its
   :class:`~adagres.Settings` (default: the ``"recommended"`` preset's strategy and settings;
   ``preset=`` chooses another preset, ``strategy=`` and ``settings=`` each replace one of
   the two), the tokenizer (a name of :data:`adagres.pools.tokens.TOKENIZERS` or a callable
@@ -121,7 +121,7 @@ def options(
     """Validate an adapter's arguments into one :class:`Options` value.
 
     ``preset`` (a name of :data:`adagres.PRESETS`) gives the strategy and the settings;
-    ``strategy`` (a name of ``baselines.STRATEGIES``) and ``settings`` replace either one.
+    ``strategy`` (a name of ``strategies.STRATEGIES``) and ``settings`` replace either one.
     ``record_to`` must name a ``.jsonl`` (or ``.ndjson``) file.
     """
     chosen = find_preset(preset)

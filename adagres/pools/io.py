@@ -44,7 +44,7 @@ This module is the public face; the layers under it, bottom up:
   UTF-8 text;
 - :mod:`~adagres.pools.fields`: one chunk, field by field, and where each one came from;
 - :mod:`~adagres.pools.frameworks`: LangChain / LlamaIndex / Haystack shapes to chunks;
-- :mod:`~adagres.pools.validate`: a whole pool dict to a :class:`~adagres.pools.pool.Pool`;
+- :mod:`~adagres.pools.assembly`: a whole pool dict to a :class:`~adagres.pools.pool.Pool`;
 - :mod:`~adagres.pools.jsonfile` (``.json``, ``.jsonl``, and saving) and
   :mod:`~adagres.pools.tables` (``.csv``, ``.parquet``): the readers;
 - :mod:`~adagres.pools.retrieval`: :func:`pool_from_retrieval`, :func:`dump_retrieval`.
@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from adagres.errors import PoolError, one_line
+from adagres.pools.assembly import MAX_CHUNKS, build_pool, pool_from_dict
 from adagres.pools.fields import RawPool
 from adagres.pools.files import FORMATS, MAX_BYTES, decode_text, detect_format, read_source
 from adagres.pools.jsonfile import (
@@ -70,7 +71,6 @@ from adagres.pools.limits import DEFAULT_LIMITS, Limits, too_many_chunks
 from adagres.pools.pool import Pool
 from adagres.pools.retrieval import dump_retrieval, pool_from_retrieval
 from adagres.pools.tables import csv_rows, parquet_rows, table_pools
-from adagres.pools.validate import MAX_CHUNKS, build_pool, pool_from_dict
 
 __all__ = [
     "DEFAULT_LIMITS",

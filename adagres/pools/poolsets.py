@@ -42,7 +42,7 @@ from adagres.pools.pool import Pool
 from adagres.pools.poolset_files import PoolSet, Unit, load_pool_set, load_unit, spec_fields
 
 __all__ = [
-    "STRATEGIES",
+    "COMPARED",
     "PoolSet",
     "Unit",
     "load_pool_set",
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: Column prefix -> (strategy, settings or None for the caller's) of every summary row.
-STRATEGIES: dict[str, tuple[str, Settings | None]] = {
+COMPARED: dict[str, tuple[str, Settings | None]] = {
     "topk": ("topk_budget", None),
     "adagres": ("adagres", None),
     "recommended": (PRESETS["recommended"].strategy, PRESETS["recommended"].settings),
@@ -93,7 +93,7 @@ def summarize_pool(pool: Pool, settings: Settings, budget: int) -> dict[str, Any
         "answers": len(pool.answers),
     }
     picks = {}
-    for prefix, (strategy, fixed) in STRATEGIES.items():
+    for prefix, (strategy, fixed) in COMPARED.items():
         chosen = fixed or settings
         selection = run_prepared(strategy, prepared, budget, chosen, texts=pool.texts, trace=False)
         metrics = evaluate(
@@ -204,7 +204,7 @@ def summarize(
 
     Keys: ``query_id`` (0-based), ``unit`` and ``position`` (where :func:`load_unit` finds its
     pool), ``label``, ``query``, ``chunks``, ``pool_tokens``, ``gold`` and ``answers``
-    (how many), ``lambda`` (AdaGReS's λ), and for each prefix of :data:`STRATEGIES`
+    (how many), ``lambda`` (AdaGReS's λ), and for each prefix of :data:`COMPARED`
     (``topk``, ``adagres``, ``recommended``): ``_size``, ``_tokens``, ``_redundancy`` (mean
     pairwise cosine of the picks), ``_recall`` (gold recall, None without gold) and
     ``_answer`` (an answer string found, None without answers); ``dropped`` (chunks top-k

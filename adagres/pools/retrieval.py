@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from adagres.errors import PoolError, one_line
+from adagres.pools.assembly import pool_from_dict
 from adagres.pools.frameworks import object_to_dict
 from adagres.pools.jsonfile import save_pool
 from adagres.pools.pool import Pool
-from adagres.pools.validate import pool_from_dict
 from adagres.pools.values import string_list_problem
 
 __all__ = ["dump_retrieval", "pool_from_retrieval"]

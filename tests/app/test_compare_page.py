@@ -110,6 +110,13 @@ def test_compare_metrics_equal_evaluate(data_dir, pool_name, preset):
     assert set(diff.loc[diff["in"] == "B only", "id"]) == b_ids - a_ids
     assert set(diff.loc[diff["in"] == "both", "id"]) == a_ids & b_ids
     assert metric(at, "in both") == str(len(a_ids & b_ids))
+    # One map overlays both: each layer holds exactly its chunks (customdata: positions).
+    overlay = next(f for f in figures(at) if any(t["name"].startswith("both") for t in f["data"]))
+    layers = {t["name"].split(" (")[0]: {pool.ids[i] for i in t["customdata"]}
+              for t in overlay["data"] if t["name"] != "query"}  # fmt: skip
+    assert layers["A only"] == a_ids - b_ids and layers["B only"] == b_ids - a_ids
+    assert layers["both"] == a_ids & b_ids
+    assert layers["picked by neither"] == set(pool.ids) - a_ids - b_ids
 
 
 def test_compare_smaller_budget_and_other_settings_in_b(data_dir):

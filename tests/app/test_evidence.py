@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from adagres.eval import harness, poolsets
+from adagres.eval import cases as harness_cases
+from adagres.eval import harness
 from adagres.eval.report import tradeoff_figure, write_report
 from adagres.eval.results import read_results
 from ui import evidence as ui_evidence
@@ -27,7 +28,7 @@ def reports(tmp_path_factory):
     config = harness.Config(
         pools=("demo",), budgets=(300, 900), workers=1, resamples=300, exact_queries=0
     )
-    document = harness.run(config, cases=poolsets.demo_cases(ROOT / "data"), command="test")
+    document = harness.run(config, cases=harness_cases.demo_cases(ROOT / "data"), command="test")
     write_report(document, folder / "latest", png=False)
     return folder
 
@@ -102,7 +103,7 @@ def test_a_query_opens_its_pool_with_the_same_settings(evidence):
     assert settings.pool.startswith("eval-") and settings.budget == 900
     assert settings.strategy == "adagres"
     assert (settings.selector.formula, settings.selector.policy) == ("derived", "fill")
-    expected = poolsets.path_cases(ROOT / "data" / "open_domain_scattered.json")[0].pool
+    expected = harness_cases.path_cases(ROOT / "data" / "open_domain_scattered.json")[0].pool
 
     # The other pages open that pool with those settings from the URL the app writes.
     app = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -121,7 +122,9 @@ def test_a_report_command_naming_files_shows_as_text(tmp_path, monkeypatch):
     config = harness.Config(pools=("demo",), budgets=(300,), workers=1, resamples=50,
                             exact_queries=0, strategies=("mmr",))  # fmt: skip
     command = "python -m adagres.eval --pools **runs**_[x](y).jsonl"
-    document = harness.run(config, cases=poolsets.demo_cases(ROOT / "data")[:1], command=command)
+    document = harness.run(
+        config, cases=harness_cases.demo_cases(ROOT / "data")[:1], command=command
+    )
     write_report(document, tmp_path / "latest", png=False)
     monkeypatch.setenv("ADAGRES_REPORTS_DIR", str(tmp_path))
     at = AppTest.from_file(f"../../{EVIDENCE}", default_timeout=TIMEOUT)

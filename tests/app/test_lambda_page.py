@@ -159,11 +159,10 @@ def test_exact_on_a_button_for_mid_sized_problems(data_dir):
 
 def test_a_stopped_search_shows_what_it_proved(data_dir, monkeypatch):
     # The solver's node limit at 1 and no enumeration: it stops after the root node.
-    from adagres.core import baselines as core_baselines
-    from adagres.core import exact
+    from adagres.optimum import exact
 
-    real = core_baselines.solve_exact
-    monkeypatch.setattr(core_baselines, "solve_exact",
+    real = exact.solve_exact
+    monkeypatch.setattr(exact, "solve_exact",
                         lambda pool, budget, terms, max_chunks, _nodes, _limit: real(
                             pool, budget, terms, max_chunks, 1, None, max_sets=0))  # fmt: skip
     pool = pool_of(data_dir, "medium")

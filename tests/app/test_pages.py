@@ -9,7 +9,7 @@ from apptest_support import APP, POOL_PAGE, SELECTION, WHY, metric, no_error, pa
 from streamlit.testing.v1 import AppTest
 from synthetic import INJECTION
 
-from adagres import baselines
+from adagres.optimum.exact import EXACT_MAX_CHUNKS
 from adagres.pools.io import load_pool
 
 # --------------------------------------------------------------------------- shell
@@ -161,7 +161,7 @@ def test_a_refused_selection_is_cached_not_solved_again(pools_dir, monkeypatch):
     monkeypatch.setattr(compute.baselines, "run_prepared", counting_run)
     compute.clear()
     at = page(SELECTION, pool="large", strategy="exact", budget="20000")
-    refusal = f"limits: {baselines.EXACT_MAX_CHUNKS} chunks"
+    refusal = f"limits: {EXACT_MAX_CHUNKS} chunks"
     assert any(refusal in e.value.replace("\\", "") for e in at.error)
     at.run()
     assert any(refusal in e.value.replace("\\", "") for e in at.error)

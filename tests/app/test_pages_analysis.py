@@ -29,7 +29,7 @@ from apptest_support import (
 )
 from synthetic import INJECTION
 
-from adagres.core.baselines import EXACT_MAX_CHUNKS
+from adagres.optimum.exact import EXACT_MAX_CHUNKS
 
 pytestmark = pytest.mark.usefixtures("data_dir")
 TITLES = {SIMILARITY: "Similarity", LAMBDA: "λ derivation", COMPARE: "Compare"}

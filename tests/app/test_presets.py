@@ -121,7 +121,7 @@ def test_the_preset_parameter_opens_a_preset_and_named_fields_replace_its_own(da
 
 def test_what_a_url_does_not_name_comes_from_the_recommended_preset():
     """The rule of ``ui.state``: named fields as named, the rest from the preset."""
-    from ui.state import Settings as AppSettings
+    from ui.state import AppSettings
 
     full = {"pool": "p", "budget": "700", "strategy": "adagres", "policy": "skip",
             "lam": "adaptive", "formula": "paper", "scale": "1", "offset": "0",

@@ -74,9 +74,13 @@ def test_url_settings_reach_the_core_unchanged(pools_dir, strategy):
     )
     assert expected.calibration.top_n == 40 and expected.redundancy_floor == 0.2
     assert context_ids(at) == [pool.ids[i] for i in expected.indices]
-    # F is the sum of the accepted step gains; the timeline draws each of them.
+    # The timeline draws the score each step maximised (for mmr its own score, not the
+    # gain); its hover carries the marginal F gains, whose sum is F.
     timeline = figures(at)[2]  # map, budget bar, timeline
-    gains = array(trace(timeline, "winner")["y"])
+    winner = trace(timeline, "winner")
+    accepted = [st for st in expected.steps if st.accepted]
+    assert array(winner["y"]).tolist() == [st.score for st in accepted]
+    gains = [row[2] for row in winner["customdata"]]
     assert math.fsum(gains) == pytest.approx(expected.objective, rel=1e-12)
     assert metric(at, "F(S)") == f"{expected.objective:.4f}"
     assert metric(at, "λ") == f"{expected.lam:.4f}"

@@ -67,3 +67,32 @@ def test_why_map_points_name_their_chunks(pools_dir):
     assert clicked_position([{"curve_number": 2, "point_index": 0, "customdata": 17}]) == 17
     assert clicked_position([{"curve_number": 0, "customdata": [5]}]) == 5
     assert clicked_position([{"curve_number": 4, "point_index": 0}]) is None  # the query
+
+
+def test_why_dropped_names_what_blog_02_repeats_under_the_default_preset(data_dir):
+    """The default view: the recommended preset on the biomedical demo pool at 1,000 tokens.
+    blog-02, a near-copy of earlier picks, gets a verdict in the rule's own terms that names
+    the picks it repeats (brute force: the picks made before its step with the largest
+    cosine beyond the query)."""
+    from adagres.core.baselines import run_prepared
+    from adagres.core.presets import PRESETS
+
+    at = page(WHY, pool="biomedical_redundant", budget="1000", chunk="blog-02")
+    no_error(at)
+    pool = load_pool(data_dir / "biomedical_redundant.json")
+    summary = at.text[0].value
+    assert summary.startswith("blog-02: ") and "repeats" in summary
+    assert "cos beyond the query" in summary
+    chosen = PRESETS["recommended"]
+    s = run_prepared(chosen.strategy, pool.prepared, 1000, chosen.settings)
+    v = s.verdict(pool.ids.index("blog-02"))
+    q = pool.prepared.query.astype(np.float64)
+    unit = pool.prepared.chunks.astype(np.float64)
+    residual = unit - np.outer(unit @ q, q)
+    residual /= np.linalg.norm(residual, axis=1, keepdims=True)
+    before_step = list(s.indices[: v.step - 1])
+    beyond = residual[before_step] @ residual[pool.ids.index("blog-02")]
+    most = pool.ids[before_step[int(np.argmax(beyond))]]
+    assert f"repeats {most!r}" in summary
+    sources = next(df.value for df in at.dataframe if "selected chunk" in df.value.columns)
+    assert sources["selected chunk"].iloc[0] == most

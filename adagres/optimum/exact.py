@@ -9,9 +9,9 @@ one chunk in or out at a time, taking the open node with the largest bound and d
 it. A node (a set S in, a set U open) is cut off when an upper bound on its completions is
 no better than the incumbent: :func:`split_bound` (cheap) first, then :func:`convex_bound`
 (a concave relaxation over the knapsack polytope with the weights W − N, N ≥ 0 the pair
-multipliers of :func:`~adagres.core.nonnegative.pair_multipliers`, and the per-chunk
+multipliers of :func:`~adagres.optimum.nonnegative.pair_multipliers`, and the per-chunk
 diagonal of :func:`diagonal`: together the doubly non-negative bound). When few sets fit
-the budget, :func:`~adagres.core.enumeration.enumerate_best` visits them all instead. The
+the budget, :func:`~adagres.optimum.enumeration.enumerate_best` visits them all instead. The
 search stops at a work limit (``max_nodes``, deterministic: the same answer on a busy and
 an idle machine); a wall clock (``time_limit``) applies only when asked for. When a limit
 stops it, the largest bound still open bounds the optimum: the result carries the proven
@@ -25,29 +25,25 @@ import heapq
 import math
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import InputError, SolverError
+from ..core.greedy import POLICY_RULES, Rule, Terms, objective_value
+from ..core.prepared import PreparedPool
+from ..core.selection import greedy
+from ..errors import SolverError
 from .bounds import ABS_TOL, convex_bound, count_fit, diagonal, rounded, shift, split_bound
 from .enumeration import ENUMERATE_MAX_SETS, enumerate_best
-from .greedy import POLICY_RULES, Rule, Terms, objective_value
-from .guarantee import guarantee
 from .nonnegative import pair_multipliers
-from .prepared import PreparedPool
 from .problem import Problem, incumbent, local_search, reduce
-from .result import Selection
-from .selection import greedy, resolve_terms
-from .settings import Settings
 
 __all__ = [
     "EXACT_MAX_CHUNKS",
     "EXACT_MAX_NODES",
     "ExactResult",
-    "GapReport",
     "Problem",
     "local_search",
-    "optimality_gap",
     "reduce",
     "solve",
     "solve_exact",
@@ -82,7 +78,7 @@ class ExactResult:
     n_fit: int
     n_candidates: int
     k_max: int
-    #: True when every feasible set was visited (:mod:`~adagres.core.enumeration`);
+    #: True when every feasible set was visited (:mod:`~adagres.optimum.enumeration`);
     #: ``nodes`` is then the number of sets.
     enumerated: bool = False
 
@@ -100,9 +96,31 @@ def relative(gap: float, of: float) -> float:
     return 0.0 if gap == 0 else (gap / abs(of) if of != 0 else math.inf)
 
 
-#: A search node: S, U, gains on U, F(S), tokens left, warm start, d on U, |U| at d, bound.
-Node = tuple[tuple[int, ...], np.ndarray, np.ndarray, float, int, "np.ndarray | None",
-             np.ndarray, int, float]  # fmt: skip
+class Node(NamedTuple):
+    """A search node: the chunks in S, the open chunks U, their gains, F(S), the tokens
+    left, the relaxation's warm start, the diagonal shift d on U, |U| when d was set, and
+    an upper bound on F over the node's subtree."""
+
+    chosen: tuple[int, ...]
+    open_chunks: np.ndarray
+    gain: np.ndarray
+    value: float
+    left: int
+    warm: np.ndarray | None
+    shift: np.ndarray
+    n_shift: int
+    bound: float
+
+
+class Search(NamedTuple):
+    """What :func:`search` leaves: the best set, its F, a proven upper bound on the
+    optimum, the nodes bounded, and whether it finished (not stopped by a limit)."""
+
+    best: list[int]
+    value: float
+    upper_bound: float
+    nodes: int
+    finished: bool
 
 
 def search(
@@ -112,7 +130,7 @@ def search(
     deadline: float,
     rel_gap: float,
     max_nodes: int | None = None,
-) -> tuple[list[int], float, float, int, bool]:
+) -> Search:
     """Branch and bound from the incumbent ``start`` (F = ``value``), best bound first.
 
     A node is (S in, U open, gains g_i = a_i − Σ_{j∈S} w_ij on U, F(S), tokens left, warm
@@ -144,8 +162,9 @@ def search(
     # The step is 1/lipschitz; a floor keeps it finite when Q ≈ 0 (then the bound is exact).
     lipschitz = (max(float(np.linalg.eigvalsh(relaxed_w + np.diag(d0))[-1]), 1e-3)
                  if len(w) else 1.0)  # fmt: skip
-    root: Node = ((), np.arange(len(w)), p.relevance_term.copy(), 0.0, p.budget, None, d0,
-                  len(w), math.inf)  # fmt: skip
+    root = Node(chosen=(), open_chunks=np.arange(len(w)), gain=p.relevance_term.copy(),
+                value=0.0, left=p.budget, warm=None, shift=d0, n_shift=len(w),
+                bound=math.inf)  # fmt: skip
     heap: list[tuple[float, int, Node]] = []  # nodes by decreasing bound, then by age
     dive: Node | None = root
     best, nodes = list(start), 0
@@ -154,11 +173,12 @@ def search(
         # The root is always bounded; a node limit stops a rerun at the same node.
         out_of_nodes = max_nodes is not None and nodes >= max_nodes
         if nodes and (out_of_nodes or time.perf_counter() > deadline):
-            open_bounds = [-b for b, _, _ in heap] + ([dive[-1]] if dive is not None else [])
-            return best, value, max(value + slack(value), *open_bounds), nodes, False
+            open_bounds = [-b for b, _, _ in heap] + ([dive.bound] if dive is not None else [])
+            return Search(best, value, max(value + slack(value), *open_bounds), nodes, False)
         if dive is None:
             dive = heapq.heappop(heap)[2]
-        chosen, open_, gain, f, left, warm, d, n_shift, parent = dive
+        chosen, open_, gain, f = dive.chosen, dive.open_chunks, dive.gain, dive.value
+        left, warm, d, n_shift, parent = dive.left, dive.warm, dive.shift, dive.n_shift, dive.bound
         dive = None
         tol = max(ABS_TOL, rel_gap * abs(value))
         if parent <= value + tol:
@@ -209,16 +229,18 @@ def search(
         fits = tok[rest] <= left - tok[i]
         inside = rest[fits]
         # A child's completions are among its parent's: its bound is at most the parent's.
-        take: Node = ((*chosen, i), inside, rest_gain[fits] - w[i, inside], f + float(gain[j]),
-                      left - int(tok[i]), rest_x[fits], rest_d[fits], n_shift,
-                      min(parent, f + float(with_[j])))  # fmt: skip
-        skip: Node = (chosen, rest, rest_gain, f, left, rest_x, rest_d, n_shift,
-                      min(parent, f + float(without[j])))  # fmt: skip
+        take = Node(chosen=(*chosen, i), open_chunks=inside, gain=rest_gain[fits] - w[i, inside],
+                    value=f + float(gain[j]), left=left - int(tok[i]), warm=rest_x[fits],
+                    shift=rest_d[fits], n_shift=n_shift,
+                    bound=min(parent, f + float(with_[j])))  # fmt: skip
+        skip = Node(chosen=chosen, open_chunks=rest, gain=rest_gain, value=f, left=left,
+                    warm=rest_x, shift=rest_d, n_shift=n_shift,
+                    bound=min(parent, f + float(without[j])))  # fmt: skip
         # Dive into the child the relaxation prefers; the other waits in the heap.
         dive, other = (take, skip) if forced[j] or x[j] >= 0.5 else (skip, take)
         if not forced[j]:
-            heapq.heappush(heap, (-other[-1], nodes, other))
-    return best, value, value + slack(value), nodes, True
+            heapq.heappush(heap, (-other.bound, nodes, other))
+    return Search(best, value, value + slack(value), nodes, True)
 
 
 def reshift(q: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -300,7 +322,7 @@ def refusal(budget: int, n_fit: int, n: int, k: int, max_chunks: int) -> str:
         f"exact: {n_fit} chunks fit the budget of {budget} tokens; {n} of them are candidates "
         f"and up to {k} fit together (limits: {max_chunks} chunks, the size whose search "
         f"steps stay cheap enough for {EXACT_MAX_NODES:,} nodes in seconds). Use a "
-        "smaller pool or budget, or raise max_chunks of adagres.core.exact.solve."
+        "smaller pool or budget, or raise max_chunks of adagres.optimum.exact.solve."
     )
 
 
@@ -330,57 +352,3 @@ def solve_exact(
             result=r,
         )
     return list(r.indices)
-
-
-@dataclass(frozen=True)
-class GapReport:
-    """The greedy's real gap. ``optimum``: the best F found; ``upper_bound``: a proven bound
-    on the optimum (equal when ``proven``), so the true gap is in [absolute_gap, upper_bound
-    − greedy]; ``relative_gap`` = absolute_gap / |optimum|; ``paper_bound``: (1 − 1/e)·OPT −
-    k·ε/e at OPT = ``optimum`` (:func:`adagres.guarantee`)."""
-
-    optimum: float
-    upper_bound: float
-    greedy: float
-    absolute_gap: float
-    relative_gap: float
-    proven: bool
-    seconds: float
-    paper_bound: float
-    #: Search nodes bounded, or feasible sets visited when ``enumerated``.
-    nodes: int = 0
-    enumerated: bool = False
-
-    @property
-    def bound_held(self) -> bool:
-        return self.greedy >= self.paper_bound
-
-
-def optimality_gap(
-    pool: PreparedPool,
-    budget: int,
-    settings: Settings,
-    selection: Selection,
-    *,
-    max_nodes: int | None = EXACT_MAX_NODES,
-    time_limit: float | None = None,
-    rel_gap: float = 0.0,
-) -> GapReport:
-    """How far ``selection`` (run on ``pool`` at ``budget`` with ``settings``) is from the
-    optimum at the same λ, α and τ; a search stopped by its node (or time) limit gives ``proven``
-    False (with ``rel_gap`` > 0, ``proven`` means within that share, as in :func:`solve`).
-    Refusals raise :class:`SolverError`; a selection made at other terms InputError.
-    """
-    terms = resolve_terms(pool, budget, settings)[0]
-    mine = (selection.lam, selection.alpha, selection.redundancy_floor, selection.budget)
-    if mine != (terms.lam, terms.alpha, terms.tau, budget):
-        raise InputError(
-            f"selection: made at λ, α, τ, budget = {mine}; the settings give "
-            f"{(terms.lam, terms.alpha, terms.tau, budget)}"
-        )
-    r = solve(pool, budget, terms, max_nodes=max_nodes, time_limit=time_limit, rel_gap=rel_gap)
-    greedy_f = selection.objective
-    paper = guarantee(pool.chunks, pool.tokens, budget, terms.lam).bound(r.objective)
-    return GapReport(r.objective, r.upper_bound, greedy_f, r.objective - greedy_f,
-                     relative(r.objective - greedy_f, r.objective), r.proven, r.seconds,
-                     paper, r.nodes, r.enumerated)  # fmt: skip

@@ -1,6 +1,6 @@
-"""The pool sets the harness measures: real QA pools, the demo pools, or a user's pool files.
+"""The cases the harness measures: real QA pools, the demo pools, or a user's pool files.
 
-A pool set is a list of :class:`Case`: one query, its pool (embedded, token counts, gold
+The harness measures a list of :class:`Case`: one query, its pool (embedded, token counts, gold
 chunks marked, answers) and ``source``, a small JSON recipe from which :func:`rebuild`
 makes the very same pool again (the app opens a query of a report through it).
 

@@ -3,7 +3,7 @@
 :func:`reduce` turns a pool, a budget and the terms into a :class:`Problem`: the chunks an
 optimum may need, a_i = α·r_i, the pair weights W and the tokens. :func:`local_search` and
 :func:`incumbent` find good sets of it, which the branch and bound of
-:mod:`adagres.core.exact` has to beat: the better the incumbent, the more nodes it cuts.
+:mod:`adagres.optimum.exact` has to beat: the better the incumbent, the more nodes it cuts.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.greedy import Terms
+from ..core.prepared import PreparedPool
 from .bounds import ABS_TOL, count_fit, max_gain
-from .greedy import Terms
-from .prepared import PreparedPool
 
 __all__ = ["INCUMBENT_KICKS", "Problem", "incumbent", "local_search", "reduce"]
 

@@ -1,4 +1,4 @@
-"""Upper bounds for the exact solver's branch and bound (:mod:`adagres.core.exact`).
+"""Upper bounds for the exact solver's branch and bound (:mod:`adagres.optimum.exact`).
 
 Each function bounds max_{T⊆U, ℓ(T)≤b} Σ_{i∈T} g_i − Σ_{i<j∈T} w_ij, the best completion
 of a node whose open chunks are U, from above; each docstring says why the bound holds. A

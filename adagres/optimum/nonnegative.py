@@ -4,7 +4,7 @@ For binary x, x_i·x_j ≥ 0, so for any symmetric N ≥ 0 with a zero diagonal
 
     F(x) = a·x − ½·xᵀWx ≤ a·x − ½·xᵀ(W − N)x,
 
-and the concave relaxation of :func:`adagres.core.bounds.convex_bound` may use W − N in
+and the concave relaxation of :func:`adagres.optimum.bounds.convex_bound` may use W − N in
 place of W: a bound for every N ≥ 0 and every diagonal d with W − N + D ⪰ 0. N lowers the
 diagonal that W needs to be made concave, and that diagonal is what lets a relaxed point
 spread over many chunks at fractional values; the best pair of (N, d) is the dual of the
@@ -17,8 +17,8 @@ to 1.5 %, where a general conic solver needs 70 s for the same relaxation
 alternately projected onto the semidefinite cone and onto {Y₀₀ = 1, diag X = x, x in the
 knapsack set, X ≥ 0}; its scaled dual U gives the semidefinite multiplier S = ρU − G, whose
 off-diagonal part below W is N. ADMM only has to come close: the bound is checked by
-whoever uses N (:func:`adagres.core.bounds.diagonal` makes W − N + D ⪰ 0 by construction,
-and :func:`~adagres.core.bounds.convex_bound` is valid at any point).
+whoever uses N (:func:`adagres.optimum.bounds.diagonal` makes W − N + D ⪰ 0 by construction,
+and :func:`~adagres.optimum.bounds.convex_bound` is valid at any point).
 """
 
 from __future__ import annotations

@@ -1,0 +1,99 @@
+"""The classic baselines on the same pool, budget and settings: top-k, MMR, the authors' code.
+
+Each is a strategy function of the registry (:mod:`adagres.core.strategies`):
+``fn(pool, budget, settings, trace, options) -> Selection``, recorded at the λ, α and τ that
+the settings give AdaGReS (:func:`~adagres.core.selection.resolve_terms`) so F and the step
+gains compare across strategies, while ``step.score`` holds what each rule maximised.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from .calibration import FALLBACK_LAM
+from .greedy import Rule, Terms, finish, scoring_of
+from .prepared import PreparedPool
+from .records import Scoring
+from .result import Selection
+from .selection import greedy, resolve_terms, select_prepared
+from .settings import RunOptions, Settings
+from .variants import guard_of, rescored
+
+__all__ = ["mmr", "reference_code", "reference_lam", "topk_budget", "topk_same_k"]
+
+
+def ranked(
+    name: str, pool: PreparedPool, budget: int, settings: Settings, trace: bool, rule: Rule,
+    options: RunOptions, **params: object,
+) -> Selection:  # fmt: skip
+    """A greedy run of ``rule``, whose gains are F's at the settings' terms."""
+    terms, calibration = resolve_terms(pool, budget, settings)
+    run = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
+    return finish(name, pool, budget, run, terms, calibration=calibration, settings=settings,
+                  params=params, scoring=scoring_of(rule, terms))  # fmt: skip
+
+
+def topk_budget(
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+) -> Selection:
+    """Chunks in relevance order, skipping any that does not fit, until nothing fits."""
+    rule = Rule(score="relevance", budget="skip", stop_nonpositive=False)
+    return ranked("topk_budget", pool, budget, settings, trace, rule, options)
+
+
+def topk_same_k(
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+) -> Selection:
+    """The ``k`` most relevant chunks that fit; k defaults to the AdaGReS selection's size."""
+    k = options.k
+    if k is None:
+        reference = options.reference
+        if reference is None:
+            reference = select_prepared(pool, budget, settings, trace=False, texts=options.texts)
+        k = reference.size
+    rule = Rule(score="relevance", budget="skip", stop_nonpositive=False, max_picks=k)
+    return ranked("topk_same_k", pool, budget, settings, trace, rule, options, k=k)
+
+
+def mmr(
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+) -> Selection:
+    """Maximal marginal relevance under the budget: λ_mmr·r_i − (1 − λ_mmr)·max_{j∈S} s_ij."""
+    rule = Rule(score="mmr", budget="skip", stop_nonpositive=False,
+                lambda_mmr=settings.lambda_mmr)  # fmt: skip
+    return ranked("mmr", pool, budget, settings, trace, rule, options,
+                  lambda_mmr=settings.lambda_mmr)  # fmt: skip
+
+
+def reference_code(
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+) -> Selection:
+    """What the authors' released code does: k = max(1, ⌊T / mean character length⌋) picks
+    by the gain at their β, with no gain check (and, unless ``enforce_budget`` is False, a
+    stop at the first pick that would overflow the budget)."""
+    texts = options.texts
+    if texts is None:
+        raise InputError("reference_code: needs the chunk texts (it counts characters)")
+    terms, _ = resolve_terms(pool, budget, settings)
+    mean_chars = float(np.mean([len(t) for t in texts]))
+    k = max(1, int(budget // mean_chars)) if mean_chars > 0 else 1
+    beta = reference_lam(pool, k, settings.alpha) if settings.lam == "adaptive" else terms.lam
+    rule = Rule(score="gain", budget="stop" if options.enforce_budget else "ignore",
+                stop_nonpositive=False, max_picks=k)  # fmt: skip
+    own_terms = Terms(beta, settings.alpha, None)
+    own = greedy(pool, budget, own_terms, rule, trace, guard_of(pool, settings, options))
+    scoring = scoring_of(rule, own_terms)
+    scoring = Scoring(scoring.relevance, scoring.redundancy.replace("λ", "β"), "cos", None,
+                      False, scoring.competes, False)  # fmt: skip
+    return rescored("reference_code", pool, budget, own, scoring, settings, trace,
+                    respects_budget=options.enforce_budget, k=k, mean_chars=mean_chars,
+                    beta=beta)  # fmt: skip
+
+
+def reference_lam(pool: PreparedPool, k: int, alpha: float) -> float:
+    """β as the authors' code computes it: integer k, fallback 0.01 only when ρ̄ == 0 or k <= 1."""
+    rho = pool.mean_similarity if pool.n_chunks >= 2 else 0.0
+    if rho == 0 or k <= 1:
+        return FALLBACK_LAM
+    return float(alpha * pool.relevance.mean() / (((k - 1) / 2) * rho))

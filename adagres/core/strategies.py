@@ -1,0 +1,164 @@
+"""Every strategy by name: the one registry the library, the CLI, the evaluation, the presets
+and the app read.
+
+A :class:`Strategy` holds a strategy's name, its family, a one-line description, the
+statement of its score and the function that runs it,
+``fn(pool, budget, settings, trace, options) -> Selection``. Adding a strategy is adding an
+entry here (or calling :func:`register` from an optional package: :mod:`adagres.optimum`
+registers ``exact``).
+
+>>> STRATEGIES["orthogonal"].score
+'α·relevance − λ·Σ cos beyond the query to the picks'
+>>> [name for name, s in STRATEGIES.items() if s.family == "baseline"][:2]
+['topk_same_k', 'topk_budget']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from ..errors import InputError
+from . import classic, variants
+from .prepared import PreparedPool
+from .result import Selection
+from .selection import select_prepared
+from .settings import RunOptions, Settings
+
+__all__ = ["STRATEGIES", "SWEPT", "Strategy", "StrategyFn", "register", "strategy"]
+
+StrategyFn = Callable[[PreparedPool, int, Settings, bool, RunOptions], Selection]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One strategy: ``fn(pool, budget, settings, trace, options)`` returns its Selection.
+
+    ``score`` states in one line what the rule maximises at each step (the record's
+    ``step.score``, its two terms named by ``Selection.scoring``). ``family`` groups the
+    strategies: ``"adagres"``, ``"baseline"``, ``"variant"`` or ``"optimum"``. ``label``
+    and ``short`` say what it is in words (prose, select boxes); ``in_sweeps`` puts it in
+    the sweeps' default comparison.
+    """
+
+    name: str
+    family: str
+    description: str
+    score: str
+    fn: StrategyFn
+    label: str
+    short: str = ""
+    in_sweeps: bool = False
+
+    @property
+    def long_label(self) -> str:
+        """The name and what it is, for prose: "mmr (maximal marginal relevance)"."""
+        return f"{self.name} ({self.label})"
+
+    @property
+    def short_label(self) -> str:
+        """The name and a word or two, for a select box: "mmr (marginal relevance)"."""
+        return f"{self.name} ({self.short})" if self.short else self.name
+
+    def run(
+        self,
+        pool: PreparedPool,
+        budget: int,
+        settings: Settings,
+        *,
+        trace: bool = True,
+        options: RunOptions | None = None,
+    ) -> Selection:
+        """Run on a prepared pool (inputs trusted)."""
+        return self.fn(pool, budget, settings, trace, options or RunOptions())
+
+
+def adagres(
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+) -> Selection:
+    """The paper's method with the settings' policy (:func:`adagres.select`)."""
+    return select_prepared(pool, budget, settings, trace=trace, texts=options.texts)
+
+
+class Registry(Mapping[str, Strategy]):
+    """The strategies by name, in the order they were registered (read-only but for
+    :func:`register`)."""
+
+    def __init__(self, *entries: Strategy) -> None:
+        self.entries = {e.name: e for e in entries}
+
+    def __getitem__(self, name: str) -> Strategy:
+        return self.entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"STRATEGIES({', '.join(self.entries)})"
+
+
+def entry(
+    name: str, family: str, fn: StrategyFn, description: str, score: str, label: str,
+    short: str = "", *, in_sweeps: bool = False,
+) -> Strategy:  # fmt: skip
+    return Strategy(name, family, description, score, fn, label, short, in_sweeps)
+
+
+#: Every strategy by name, as the CLI, the app and the evaluation offer them.
+STRATEGIES = Registry(
+    entry("adagres", "adagres", adagres, "AdaGReS, the paper's method",
+          "α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
+          "AdaGReS", "AdaGReS", in_sweeps=True),
+    entry("topk_same_k", "baseline", classic.topk_same_k,
+          "relevance order, k = the AdaGReS selection's size", "relevance",
+          "top-k, AdaGReS's k", "AdaGReS's k", in_sweeps=True),
+    entry("topk_budget", "baseline", classic.topk_budget,
+          "relevance order, skipping chunks that do not fit, until nothing fits", "relevance",
+          "top-k until the budget", "fill budget", in_sweeps=True),
+    entry("mmr", "baseline", classic.mmr, "maximal marginal relevance, until nothing fits",
+          "λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
+          "maximal marginal relevance", "marginal relevance", in_sweeps=True),
+    entry("reference_code", "baseline", classic.reference_code,
+          "the authors' released code: k = ⌊T / mean characters⌋ picks",
+          "α·relevance − β·Σ cos to the picks (their β, k picks)",
+          "the authors' code", "authors'"),
+    entry("orthogonal", "variant", variants.orthogonal,
+          "redundancy beyond shared relevance to the query",
+          "α·relevance − λ·Σ cos beyond the query to the picks",
+          "redundancy beyond shared relevance", "beyond query"),
+    entry("near_duplicates", "variant", variants.near_duplicates,
+          "only near-copies penalised, steeply; fills the budget",
+          "α·relevance − 5·Σ (cos − 0.85)⁺ to the picks", "only near-copies penalised"),
+    entry("coverage", "variant", variants.coverage,
+          "budgeted facility location: relevance plus coverage",
+          "relevance + coverage it adds (its coverage alone − what the picks cover already)",
+          "budgeted facility location", "facility loc."),
+)  # fmt: skip
+
+#: The strategies a sweep compares by default (cheap, and needing no texts).
+SWEPT: tuple[str, ...] = tuple(name for name, s in STRATEGIES.items() if s.in_sweeps)
+
+
+def register(entry: Strategy, *, before: str | None = None) -> None:
+    """Add ``entry`` (an optional package's strategy), at the end or just ``before`` the
+    strategy of that name (the order the CLI, the app and the colours follow); a name taken
+    already is refused."""
+    entries = STRATEGIES.entries
+    if entry.name in entries:
+        raise InputError(f"strategy {entry.name!r} is registered already")
+    items = list(entries.items())
+    at = [name for name, _ in items].index(before) if before in entries else len(items)
+    items.insert(at, (entry.name, entry))
+    entries.clear()
+    entries.update(items)
+
+
+def strategy(name: str) -> Strategy:
+    """The strategy ``name`` (an :class:`InputError` names the known ones)."""
+    if name not in STRATEGIES:
+        raise InputError(f"strategy: expected one of {', '.join(map(repr, STRATEGIES))}, "
+                         f"got {name!r}")  # fmt: skip
+    return STRATEGIES[name]
