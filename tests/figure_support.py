@@ -7,6 +7,9 @@ from typing import Any
 import numpy as np
 from reference import typed_array
 
+import adagres
+from adagres.figures.projection import project
+
 
 def decoded(value: Any) -> Any:
     """``value`` with plotly's typed arrays ({"dtype", "bdata"[, "shape"]}, base64, which
@@ -35,3 +38,29 @@ def trace(fig: Any, name: str) -> dict[str, Any]:
     matches = [t for t in as_dict(fig)["data"] if t.get("name") == name]
     assert len(matches) == 1, name
     return matches[0]
+
+
+def figure_pool(n: int, budget: int) -> dict[str, Any]:
+    """The figure tests' pool: 40 chunks around five topics with two near-twins, a run
+    that spends the budget (λ = 0.2) and one that stops on a non-positive gain."""
+    rng = np.random.default_rng(11)
+    d = 16
+    common = rng.normal(size=d)
+    centers = common + rng.normal(size=(5, d))
+    C = centers[rng.integers(0, 5, n)] + 0.45 * rng.normal(size=(n, d))
+    C[3] = C[2] + 0.01 * rng.normal(size=d)  # near-twins
+    C = C / np.linalg.norm(C, axis=1, keepdims=True)
+    q = centers[1] / np.linalg.norm(centers[1])
+    tokens = rng.integers(20, 160, n)
+    ids = [f"c{i}<i>" for i in range(n)]
+    texts = [f"chunk {i}: <script>alert({i})</script> & more text " * 4 for i in range(n)]
+    selection = adagres.select(q, C, tokens, budget, lam=0.2)  # runs until the budget is out
+    adaptive = adagres.select(q, C, tokens, budget)  # stops on a non-positive gain
+    return {"q": q, "C": C, "tokens": tokens, "ids": ids, "texts": texts, "s": selection,
+            "adaptive": adaptive, "proj": project(C, q, method="pca")}  # fmt: skip
+
+
+def strip_own_markup(text: str) -> str:
+    for tag in ("<b>", "</b>", "<br>"):
+        text = text.replace(tag, "")
+    return text
