@@ -29,7 +29,7 @@ HOSTILE_SCALARS = st.sampled_from(
      10**400, -(10**400), Fraction(10**400, 3), 2**63, np.array([0.3]), np.array([1.0, 2.0]),
      np.array("skip"), np.array(["fill"]), "800", 1.5]
 )  # fmt: skip
-STRATEGIES = ("adagres", "topk_same_k", "topk_budget", "mmr", "exact", "reference_code")
+STRATEGIES = tuple(baselines.STRATEGIES)  # every registered strategy, the variants too
 SETTINGS = ("lam", "alpha", "scale", "offset", "lam_max", "redundancy_floor",
             "calibration_top_n", "lambda_mmr", "policy", "formula")  # fmt: skip
 
