@@ -59,7 +59,8 @@ with ask_row[0]:
                       default="", placeholder="embedded offline by the pool's model")  # fmt: skip
 question_text = asking.asked()
 with ask_row[1]:
-    st.button("Back to the original query", key="pool_ask_clear", on_click=asking.clear,
+    st.button("Original query", key="pool_ask_clear", on_click=asking.clear,
+              help="Back to the pool's own query: clears the new question.",
               disabled=not question_text)  # fmt: skip
 values, numeric = explorer.color_values(pool, selection, color_by)
 found = explorer.matches(pool, found_text)

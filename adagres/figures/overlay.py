@@ -52,7 +52,7 @@ def overlay_map(
     ids: Sequence[Any],
     texts: Sequence[str],
     names: tuple[str, str] = ("A", "B"),
-    title: str | None = "Picks of A and B on the pool map",
+    title: str | None = "A and B on the map",
     height: int | None = 460,
 ) -> go.Figure:
     """Both configurations' picks on the pool's 2-D map: A only, B only, both (and the
@@ -103,6 +103,10 @@ def overlay_map(
         )
     fig.update_traces(unselected=UNDIMMED)
     apply_layout(fig, title=title, height=height)
+    # Drawn in half a page's width beside its table: a mode bar of three buttons leaves the
+    # title clear (the full bar covered it at a 1024 px window).
+    fig.update_layout(modebar={"remove": ["zoomIn2d", "zoomOut2d", "autoScale2d", "lasso2d",
+                                          "select2d", "toImage"]})  # fmt: skip
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
     return fig

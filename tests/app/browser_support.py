@@ -171,10 +171,17 @@ def watch(page: Any) -> Watch:
 RUNS = """() => Math.max(0, ...[...document.querySelectorAll('style')]
     .map(s => (s.textContent.match(/adagres-run (\\d+)/) || [0, 0])[1]).map(Number))"""
 #: A settled page: a run newer than ``after`` has finished, no script runs (the status
-#: widget is gone) and nothing of an earlier run is left stale.
+#: widget is gone), nothing of an earlier run is left stale, no element still waits for its
+#: code (Streamlit draws a skeleton meanwhile) and every table in view has drawn its grid.
 SETTLED = """(after) => (RUNS)() > after
     && !document.querySelector('[data-testid="stStatusWidget"]')
-    && !document.querySelector('[data-stale="true"]')""".replace("RUNS", RUNS)
+    && !document.querySelector('[data-stale="true"]')
+    && !document.querySelector('[data-testid="stSkeleton"]')
+    && [...document.querySelectorAll('[data-testid="stDataFrame"]')]
+        .every(t => { const r = t.getBoundingClientRect();  // out of view: drawn on scroll
+            return !t.checkVisibility({visibilityProperty: true})  // a closed expander's
+                || r.bottom <= 0 || r.top >= innerHeight
+                || t.querySelector('thead th'); })""".replace("RUNS", RUNS)
 
 
 def runs(page: Any) -> int:

@@ -124,14 +124,17 @@ def check_nothing_ran(page, where: str) -> None:
 def table_rows(page, *headings: str) -> list[dict[str, str]]:
     """The rows of the ``st.dataframe`` whose first columns have these headings (from its
     "Download as CSV": the grid itself is drawn on a canvas)."""
-    index = page.evaluate(
-        """(headings) => [...document.querySelectorAll('[data-testid="stDataFrame"]')]
-            .findIndex(t => headings.every((h, k) =>
-                (t.querySelectorAll('thead th')[k] || {}).textContent === h))""",
-        list(headings),
-    )
+    tables = page.locator("[data-testid='stDataFrame']")
+    index = -1
+    for k in range(tables.count()):  # a grid draws its header once it is in view
+        tables.nth(k).scroll_into_view_if_needed()
+        tables.nth(k).locator("thead th").first.wait_for(state="attached", timeout=30_000)
+        first = tables.nth(k).locator("thead th").all_text_contents()[: len(headings)]
+        if first == list(headings):
+            index = k
+            break
     assert index >= 0, f"no table with columns {headings}"
-    table = page.locator("[data-testid='stDataFrame']").nth(index)
+    table = tables.nth(index)
     table.scroll_into_view_if_needed()
     table.hover()
     with page.expect_download(timeout=30_000) as download:
