@@ -73,14 +73,9 @@ _COLLECT: contextvars.ContextVar[list[common.Selected[Document]] | None] = conte
 )
 
 
-class PackagedMiniLM(Serializable, Embeddings):
-    """The packaged all-MiniLM-L6-v2 as LangChain ``Embeddings`` (384-d unit vectors).
-
-    Runs offline from the installed wheel; every text's vector is cached on disk, so the
-    same text always gives the same bits (the store's and the adapter's vectors agree).
-    """
-
-    model_name: str = DEFAULT_MODEL
+class _InNamespace(Serializable):
+    """Serialisable by LangChain's ``dumpd`` under this project's namespace (``load`` needs
+    ``valid_namespaces=["adagres"]``)."""
 
     @classmethod
     def is_lc_serializable(cls) -> bool:
@@ -89,6 +84,16 @@ class PackagedMiniLM(Serializable, Embeddings):
     @classmethod
     def get_lc_namespace(cls) -> list[str]:
         return NAMESPACE
+
+
+class PackagedMiniLM(_InNamespace, Embeddings):
+    """The packaged all-MiniLM-L6-v2 as LangChain ``Embeddings`` (384-d unit vectors).
+
+    Runs offline from the installed wheel; every text's vector is cached on disk, so the
+    same text always gives the same bits (the store's and the adapter's vectors agree).
+    """
+
+    model_name: str = DEFAULT_MODEL
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """One vector per text."""
@@ -100,16 +105,8 @@ class PackagedMiniLM(Serializable, Embeddings):
         return vector
 
 
-class _Saved(OptionFields, Serializable):
+class _Saved(OptionFields, _InNamespace):
     """LangChain serialisation of the options: saved as JSON values, the tokenizer by name."""
-
-    @classmethod
-    def is_lc_serializable(cls) -> bool:
-        return True
-
-    @classmethod
-    def get_lc_namespace(cls) -> list[str]:
-        return NAMESPACE
 
     @property
     def lc_attributes(self) -> dict[str, Any]:
