@@ -91,13 +91,20 @@ def scroll_to(anchor: str, nonce: object) -> None:
     """Scroll the page so that the element with id ``anchor`` (a header's anchor) is at the
     top of the view. ``nonce`` changes whenever it should scroll again (e.g. per click): the
     script runs when its text changes. The script is this module's own, with ``anchor``
-    and ``nonce`` as JSON literals; no user text reaches it."""
+    and ``nonce`` as JSON literals; no user text reaches it.
+
+    It scrolls twice (the charts above may still grow in the first moments) and holds
+    ``data-scrolling`` on the document's root until the second scroll, so that anything
+    that scrolls after it (a test, a tour) can wait for the page to rest."""
     script = (
         "<script>(() => {"
         f"const id = {json.dumps(str(anchor))}; const nonce = {json.dumps(str(nonce))};"
+        "const root = document.documentElement; root.dataset.scrolling = nonce;"
         "const go = () => document.getElementById(id)"
         "?.scrollIntoView({behavior: 'instant', block: 'start'});"
-        "setTimeout(go, 50); setTimeout(go, 400); void nonce;"
+        "setTimeout(go, 50);"
+        "setTimeout(() => { go(); if (root.dataset.scrolling === nonce) "
+        "delete root.dataset.scrolling; }, 400);"
         "})();</script>"
     )
     st.html(script, unsafe_allow_javascript=True)

@@ -177,6 +177,7 @@ SETTLED = """(after) => (RUNS)() > after
     && !document.querySelector('[data-testid="stStatusWidget"]')
     && !document.querySelector('[data-stale="true"]')
     && !document.querySelector('[data-testid="stSkeleton"]')
+    && !document.documentElement.dataset.scrolling  // the app's scroll to an anchor is done
     && [...document.querySelectorAll('[data-testid="stDataFrame"]')]
         .every(t => { const r = t.getBoundingClientRect();  // out of view: drawn on scroll
             return !t.checkVisibility({visibilityProperty: true})  // a closed expander's
@@ -275,7 +276,10 @@ def click_chunk(page: Any, position: int) -> None:
         .scrollIntoView({block: 'center', behavior: 'instant'})""")
     settle_layout(page)
     x, y = page.evaluate(POINT_OF, position)
-    page.mouse.move(x, y)
+    # Off the chart first, then onto the point in steps: a move to where the pointer
+    # already rests (the same point clicked again) sends no hover to plotly.
+    page.mouse.move(1, 1)
+    page.mouse.move(x, y, steps=4)
     # plotly takes a click on the point its hover found: wait for the hover label.
     page.locator(".hoverlayer .hovertext").first.wait_for(timeout=30_000)
     page.mouse.click(x, y)
