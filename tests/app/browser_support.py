@@ -290,3 +290,23 @@ def in_view(page: Any, element_id: str) -> bool:
     script = """(id) => { const e = document.getElementById(id); if (!e) return false;
         const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }"""
     return bool(page.evaluate(script, element_id))
+
+
+def table_after(page: Any, element: str) -> Any:
+    """The first ``st.dataframe`` after the element that ``element`` (an XPath) finds."""
+    return page.locator(f"xpath={element}/following::div[@data-testid='stDataFrame'][1]")
+
+
+def table_csv(page: Any, table: Any) -> list[dict[str, str]]:
+    """The rows of the ``st.dataframe`` that the locator ``table`` finds, from its
+    "Download as CSV" (the grid itself is drawn on a canvas)."""
+    import csv
+    import io
+
+    table.scroll_into_view_if_needed()
+    table.locator("thead th").first.wait_for(state="attached", timeout=30_000)
+    table.hover()
+    with page.expect_download(timeout=30_000) as download:
+        table.get_by_role("button", name="Download as CSV").click()
+    text = Path(download.value.path()).read_text(encoding="utf-8-sig")
+    return list(csv.DictReader(io.StringIO(text, newline="")))

@@ -1,0 +1,119 @@
+"""In Chromium: a box dragged on the Pool page's map lists the chunks inside it with their
+verdicts and puts them in the address."""
+
+from __future__ import annotations
+
+import pytest
+from browser_support import (
+    chromium,
+    rerun,
+    server,
+    settle_layout,
+    table_after,
+    table_csv,
+    wait_for_app,
+)
+
+pytestmark = pytest.mark.browser
+
+#: The explorer map's selectable points in screen coordinates, from plotly's own figure
+#: data (``_fullData``): every trace that carries pool positions, with its name.
+MAP_POINTS = """() => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')]
+      .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso');
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();
+  const out = [];
+  for (const t of gd._fullData) {
+    if (!t.customdata) continue;
+    [...t.customdata].forEach((position, k) => out.push({
+      name: t.name, position: position,
+      x: r.left + xa._offset + xa.l2p(t.x[k]), y: r.top + ya._offset + ya.l2p(t.y[k])}));
+  }
+  return out;
+}"""
+
+
+#: Where the Pool page's tables start: the chosen chunks', and the whole pool's.
+CHOSEN = "//*[@data-testid='stText'][starts-with(., 'Chosen on the map:')]"
+CHUNKS = "//h3[starts-with(normalize-space(.), 'Chunks')]"
+
+
+@pytest.fixture(scope="module")
+def app_url(pools_dir, tmp_path_factory):
+    with server(tmp_path_factory.mktemp("logs"), ADAGRES_DATA_DIR=str(pools_dir)) as running:
+        yield running.url
+
+
+def new_tab(browser):
+    """A tab whose tables' "Download as CSV" saves through a link (no file picker), which
+    Playwright sees as a download."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    context.add_init_script("window.showSaveFilePicker = undefined;")
+    return context.new_page()
+
+
+def widest_gap(values: list[float], low: float, high: float) -> tuple[float, float]:
+    """The middle of the widest gap between neighbouring ``values`` (sorted) whose lower
+    end lies in the ``low``–``high`` share of them, and the gap's width."""
+    ordered = sorted(values)
+    first, last = int(low * len(ordered)), int(high * len(ordered))
+    k = max(range(first, last), key=lambda i: ordered[i + 1] - ordered[i])
+    return (ordered[k] + ordered[k + 1]) / 2, ordered[k + 1] - ordered[k]
+
+
+def test_a_box_dragged_on_the_map_lists_its_chunks_and_travels_in_the_address(app_url):
+    with chromium() as browser:
+        page = new_tab(browser)
+        page.goto(f"{app_url}/pool?pool=medium&budget=1500")
+        wait_for_app(page)
+        assert "picked=" not in page.url
+        page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+            .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso')
+            .scrollIntoView({block: 'center', behavior: 'instant'})""")
+        settle_layout(page)
+        points = page.evaluate(MAP_POINTS)
+        # The box's edges run through the widest gaps between points (none sits on an
+        # edge): its left and top in the first third of the points, its right and bottom
+        # in the second.
+        xs, ys = [p["x"] for p in points], [p["y"] for p in points]
+        (left, gap_l), (right, gap_r) = widest_gap(xs, 0.15, 0.45), widest_gap(xs, 0.55, 0.85)
+        (top, gap_t), (bottom, gap_b) = widest_gap(ys, 0.15, 0.45), widest_gap(ys, 0.55, 0.85)
+        assert min(gap_l, gap_r, gap_t, gap_b) > 2, "no clear gap for the box's edges"
+        inside = [p for p in points if left < p["x"] < right and top < p["y"] < bottom]
+        expected = sorted({p["position"] for p in inside})
+        verdict_of = {p["position"]: p["name"].removeprefix("verdict: ") for p in inside
+                      if p["name"].startswith("verdict: ")}  # fmt: skip
+        assert 0 < len(expected) < len({p["position"] for p in points})
+        assert set(verdict_of) == set(expected)  # every chunk has its verdict's colour
+
+        # The map's drag mode is the lasso: a path around the box's four corners.
+        with rerun(page):
+            page.mouse.move(left, top)
+            page.mouse.down()
+            for x, y in ((right, top), (right, bottom), (left, bottom), (left, top)):
+                page.mouse.move(x, y, steps=8)
+            page.mouse.up()
+            page.wait_for_function("() => location.search.includes('picked=')", timeout=60_000)
+        picked = page.evaluate("() => new URLSearchParams(location.search).get('picked')")
+        assert [int(v) for v in picked.split(",")] == expected
+
+        def listed() -> list[dict[str, str]]:
+            caption = page.get_by_text("Chosen on the map:", exact=False).inner_text()
+            assert caption.startswith(f"Chosen on the map: {len(expected)} chunk"), caption
+            return table_csv(page, table_after(page, CHOSEN))
+
+        rows = listed()
+        assert [int(row["position"]) for row in rows] == expected
+        assert {int(row["position"]): row["verdict"] for row in rows} == verdict_of
+        everything = {row["id"]: row for row in table_csv(page, table_after(page, CHUNKS))}
+        assert all(everything[row["id"]] == row for row in rows)  # the chunks' own rows
+
+        # The address restores the same table in a fresh page.
+        address = page.url
+        again = new_tab(browser)
+        again.goto(address)
+        wait_for_app(again)
+        page.close()
+        page = again
+        assert listed() == rows
+
