@@ -1,5 +1,6 @@
 """In Chromium: a box dragged on the Pool page's map lists the chunks inside it with their
-verdicts and puts them in the address."""
+verdicts and puts them in the address, and a click on a row of the Pool sets table opens
+that query's pool and moves the Query box to it."""
 
 from __future__ import annotations
 
@@ -117,3 +118,35 @@ def test_a_box_dragged_on_the_map_lists_its_chunks_and_travels_in_the_address(ap
         page = again
         assert listed() == rows
 
+
+def test_a_click_on_a_pool_sets_row_opens_its_pool_and_moves_the_query_box(app_url):
+    with chromium() as browser:
+        page = new_tab(browser)
+        page.goto(f"{app_url}/pool_sets?pool=tiny")
+        wait_for_app(page)
+        query_box = page.locator(".st-key-ps_query input[role='combobox']")
+        table = table_after(
+            page, "//*[@data-testid='stCaptionContainer'][contains(., 'Click a row')]"
+        )
+        rows = table_csv(page, table)
+        first = query_box.input_value()
+        assert first == f"#{rows[0]['#']} · {rows[0]['query'][:90]}"
+        k = 2  # not the row the Query box shows
+        row = rows[k]
+        table.scroll_into_view_if_needed()
+        box = table.bounding_box()
+        before = page.url
+        with rerun(page):
+            page.mouse.click(box["x"] + 18, box["y"] + 35 * (k + 1) + 17)  # row k's checkbox
+            page.wait_for_function("(u) => location.href !== u", arg=before, timeout=60_000)
+        assert query_box.input_value() == f"#{row['#']} · {row['query'][:90]}"
+        pool = page.evaluate("() => new URLSearchParams(location.search).get('pool')")
+        assert pool.startswith("poolset-")
+        # The pool opened in every page: the Pool page shows its chunks.
+        with rerun(page):
+            page.locator('[data-testid="stSidebar"]').get_by_role(
+                "link", name="Pool", exact=True
+            ).click()
+            page.wait_for_url("**/pool?**", timeout=60_000)
+        assert f"pool={pool}" in page.url
+        assert len(table_csv(page, table_after(page, CHUNKS))) == int(row["chunks"])

@@ -237,3 +237,33 @@ def test_one_bad_line_refuses_the_set_naming_file_line_and_problem(pools_dir, sh
         "set.jsonl, line 4: each line of a pool set must be a pool "
         '{"query": ..., "chunks": [...]}, got a list'
     )
+
+
+def _pick_row(path: str, shown: list, index: int) -> None:
+    """A page run in which the table reports a click on row ``index`` (what the browser
+    sends; AppTest cannot click a table row) and the table's callback runs."""
+    from types import SimpleNamespace
+
+    import streamlit as st
+
+    from ui import poolsets as ps
+    from ui.sidebar import sidebar
+
+    sidebar()
+    st.session_state["ps_table"] = SimpleNamespace(selection=SimpleNamespace(rows=[index]))
+    ps.pick_from_table(ps.open_set(path), shown)()
+
+
+def test_a_row_click_opens_its_pool_and_moves_the_query_box(pools_dir):
+    set_ = poolsets.load_pool_set(pools_dir)
+    shown = poolsets.summarize(set_, SIDEBAR, BUDGET, workers=1)
+    at = AppTest.from_function(_pick_row, args=(str(pools_dir), shown, 2),
+                               default_timeout=TIMEOUT)  # fmt: skip
+    at.query_params["pool"] = "tiny"
+    at.run()
+    no_error(at)
+    row = shown[2]
+    assert at.session_state["ps_query"] == row["query_id"] != shown[0]["query_id"]
+    key = at.session_state["settings"].pool
+    expected = poolsets.load_unit(set_.units[row["unit"]])[row["position"]]
+    assert key.startswith("poolset-") and pools.registered(key) == expected
