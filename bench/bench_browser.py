@@ -6,7 +6,8 @@ drives Debian's Chromium with Playwright and reports medians and maxima of:
 * control change → settled, on every page, at 88 (the biomedical demo pool), 200 and
   2,000 chunks: the budget's "+" button and the λ slider in the sidebar, and the page's
   own controls where it has them (Selection's replay step, Similarity's threshold);
-* page switch → settled (a click in the sidebar's page list);
+* page switch → settled (a click in the sidebar's page list), and the browser's Back to
+  the page before and Forward again (one history entry each way);
 * cold launch → first chart, and → the UMAP map replacing PCA (with real UMAP).
 
 "Settled" is :func:`browser_driver.settle`'s, timed from just before the action. The
@@ -17,6 +18,7 @@ server runs with one BLAS thread
     .venv/bin/python bench/bench_browser.py --quick    # fewer repeats, no BLAS comparison
     .venv/bin/python bench/bench_browser.py --json out.json
     .venv/bin/python bench/bench_browser.py --one-thread --pool p2000 --no-cold --json out.json
+    .venv/bin/python bench/bench_browser.py --one-thread --cold 3   # three cold launches each
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ def measure_pages(url: str, pool: str, repeats: int, log: Any) -> dict[str, list
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         open_page(page, f"{url}/?pool={pool}&budget=1500&lam=0.2")
         nav = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]')
+        nav.first.wait_for(timeout=60_000)  # the page list can show after the run has ended
         links = []
         for i in range(nav.count()):  # the label is the link's last line (after its icon)
             label = nav.nth(i).inner_text().strip().splitlines()[-1]
@@ -99,7 +102,18 @@ def measure_pages(url: str, pool: str, repeats: int, log: Any) -> dict[str, list
             )
             times.setdefault("page switch", []).append(switch)
             times.setdefault("page switch [script run]", []).append(RUNS[-1])
-            log(f"    {pool} {label}: page switch {switch:.2f} s")
+            # The browser's Back to the page before, and Forward to this one again: one
+            # history entry each way.
+            back = settle(page, page.go_back, name=f"{pool} {label}: Back", retry=False)
+            times.setdefault("Back", []).append(back)
+            times.setdefault("Back [script run]", []).append(RUNS[-1])
+            forward = settle(page, page.go_forward, name=f"{pool} {label}: Forward", retry=False)
+            times.setdefault("Forward", []).append(forward)
+            times.setdefault("Forward [script run]", []).append(RUNS[-1])
+            log(
+                f"    {pool} {label}: page switch {switch:.2f} s, Back {back:.2f} s, "
+                f"Forward {forward:.2f} s"
+            )
             for name, move in interactions(page, label).items():
                 for _ in range(repeats):
                     seconds = settle(page, move, name=f"{pool} {label}: {name}")
@@ -212,7 +226,8 @@ def report(result: dict[str, Any]) -> list[str]:
             s = summary(values)
             run = summary(times.get(f"{name} [script run]", []))["median"]
             worst = max(worst, s["max"])
-            target = LIMITS["page switch"] if name == "page switch" else TARGETS.get(n)
+            switch = name in ("page switch", "Back", "Forward")  # a page comes back
+            target = LIMITS["page switch"] if switch else TARGETS.get(n)
             verdict = "" if target is None else ("ok" if s["median"] <= target else "SLOW")
             timeouts = f"  ({s['timeouts']} timed out)" if s["timeouts"] else ""
             lines.append(f"    {name:38s} {s['median']:6.2f} {s['max']:6.2f}   {run:6.2f}  "
@@ -225,8 +240,14 @@ def report(result: dict[str, Any]) -> list[str]:
     for key in ("first chart", "umap"):
         values = [c[key] for c in result["cold"]]
         if values:
-            lines.append(f"  cold launch → {key}: median {statistics.median(values):.1f} s, "
-                         f"max {max(values):.1f} s (limit {LIMITS[key]:g} s)")  # fmt: skip
+            median = statistics.median(values)
+            verdict = "ok" if median <= LIMITS[key] else "SLOW"
+            lines.append(f"  cold launch → {key}: median {median:.1f} s, max {max(values):.1f} s"
+                         f" (limit {LIMITS[key]:g} s, n={len(values)})  {verdict}")  # fmt: skip
+    loads = [c["first chart"] - c["server up"] for c in result["cold"]]
+    if loads:
+        lines.append(f"  of which page load → first chart (server answering): median "
+                     f"{statistics.median(loads):.1f} s, max {max(loads):.1f} s")  # fmt: skip
     seen = result.get("cold_seen", [])
     for key in ("first chart", "umap"):
         values = [c[key] for c in seen]
@@ -261,9 +282,10 @@ def main(argv: list[str] | None = None) -> int:
         help="measure the pages on this pool only (repeatable; default: all)",
     )
     parser.add_argument("--no-cold", action="store_true", help="skip the cold launches")
+    parser.add_argument("--cold", type=int, help="cold launches of each kind (default 2; 1 quick)")
     args = parser.parse_args(argv)
     repeats, cold = (2, 1) if args.quick else (3, 2)
-    cold = 0 if args.no_cold else cold
+    cold = 0 if args.no_cold else (cold if args.cold is None else args.cold)
     configs: tuple[int | None, ...] = (1,) if args.quick or args.one_thread else (1, None)
     data = write_pools(Path(tempfile.mkdtemp(prefix="adagres-browser-")))
     results = []

@@ -28,6 +28,7 @@ from browser_support import (  # noqa: E402
     free_port,
     wait_until_up,
 )
+from browser_support import RUNS as APP_RUNS  # noqa: E402
 from playwright.sync_api import Page  # noqa: E402
 
 __all__ = ["CHROMIUM", "FLAGS", "RETRIED", "ROOT", "RUNS", "Server", "free_port", "open_page",
@@ -43,11 +44,13 @@ RECORDER = """() => {
     .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
 }"""
 # Resolves with the time the page settled after t0 (see the module docstring).
-SETTLED = """([t0, timeout, needRun, startBy]) => new Promise((resolve) => {
+SETTLED = """([t0, timeout, needRun, startBy, runs0]) => new Promise((resolve) => {
   // A run that was going at t0 counts: the action joins it (its state may never flip).
   const before = window.__states.filter(([t]) => t < t0).pop();
   const busy = before && before[1] !== 'notRunning';
-  const ran = () => !needRun || busy
+  // A short run can start and end within one frame, so that the run state never flips:
+  // the app's own count of finished runs (app.py writes it last) tells that it ran.
+  const ran = () => !needRun || busy || (APP_RUNS)() > runs0
       || window.__states.some(([t, s]) => t >= t0 && s !== 'notRunning');
   const drawn = () => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
       .every((el) => el.querySelector('.main-svg'));
@@ -70,7 +73,7 @@ SETTLED = """([t0, timeout, needRun, startBy]) => new Promise((resolve) => {
     }
   };
   tick();
-})"""
+})""".replace("APP_RUNS", APP_RUNS)
 
 
 class Server:
@@ -110,22 +113,28 @@ RUNS: list[float] = []
 RETRIED: list[str] = []
 
 
-def settle(page: Page, action: Any, timeout_ms: float = 20_000, name: str = "") -> float:
+def settle(
+    page: Page, action: Any, timeout_ms: float = 20_000, name: str = "", retry: bool = True
+) -> float:
     """Seconds from just before ``action()`` until the page has settled (-1: timed out).
 
     An action after which no script run begins within 3 s while the page is idle did not
     reach the app (a click on an element being replaced): it is taken once more, timed
-    from then, and named in :data:`RETRIED`. The script's own run (running → notRunning)
-    is appended to :data:`RUNS`.
+    from then, and named in :data:`RETRIED`. ``retry=False`` (the browser's Back and
+    Forward, which taken twice would move two entries): never taken again, its run may
+    begin any time before ``timeout_ms``. The script's own run (running → notRunning) is
+    appended to :data:`RUNS`.
     """
-    for attempt in range(2):
+    start_by = 3_000 if retry else timeout_ms
+    for attempt in range(2 if retry else 1):
         page.evaluate(RECORDER)
+        runs0 = page.evaluate(APP_RUNS)
         t0 = page.evaluate("() => performance.now()")
         action()
-        done, started, ended = page.evaluate(SETTLED, [t0, timeout_ms, True, 3_000])
+        done, started, ended = page.evaluate(SETTLED, [t0, timeout_ms, True, start_by, runs0])
         if done != -2:
             break
-        if attempt == 0:
+        if attempt == 0 and retry:
             RETRIED.append(name)
     done = -1.0 if done < 0 else done
     RUNS.append(-1.0 if done < 0 else max(0.0, ended - started) / 1000)
@@ -133,11 +142,15 @@ def settle(page: Page, action: Any, timeout_ms: float = 20_000, name: str = "") 
 
 
 def open_page(page: Page, url: str) -> None:
+    """Open ``url`` and wait until the app's first run has ended (its run counter, which
+    ``app.py`` writes last: the run state reads ``notRunning`` before the first run has
+    begun, when the sidebar's page list is not drawn yet) and the page has settled."""
     page.goto(url)
+    page.wait_for_function(f"() => ({APP_RUNS})() > 0", timeout=120_000)
     page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
                            timeout=120_000)  # fmt: skip
     page.evaluate(RECORDER)
-    page.evaluate(SETTLED, [0, 120_000, False, 0])
+    page.evaluate(SETTLED, [0, 120_000, False, 0, 0])
 
 
 def slider(page: Page, where: str, index: int = 0) -> Any:
