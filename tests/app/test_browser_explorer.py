@@ -88,6 +88,7 @@ def test_a_box_dragged_on_the_map_lists_its_chunks_and_travels_in_the_address(ap
         assert set(verdict_of) == set(expected)  # every chunk has its verdict's colour
 
         # The map's drag mode is the lasso: a path around the box's four corners.
+        entries = page.evaluate("history.length")
         with rerun(page):
             page.mouse.move(left, top)
             page.mouse.down()
@@ -97,6 +98,7 @@ def test_a_box_dragged_on_the_map_lists_its_chunks_and_travels_in_the_address(ap
             page.wait_for_function("() => location.search.includes('picked=')", timeout=60_000)
         picked = page.evaluate("() => new URLSearchParams(location.search).get('picked')")
         assert [int(v) for v in picked.split(",")] == expected
+        assert page.evaluate("history.length") == entries + 1  # one action, one entry
 
         def listed() -> list[dict[str, str]]:
             caption = page.get_by_text("Chosen on the map:", exact=False).inner_text()
@@ -109,8 +111,14 @@ def test_a_box_dragged_on_the_map_lists_its_chunks_and_travels_in_the_address(ap
         everything = {row["id"]: row for row in table_csv(page, table_after(page, CHUNKS))}
         assert all(everything[row["id"]] == row for row in rows)  # the chunks' own rows
 
-        # The address restores the same table in a fresh page.
+        # Back returns to the map with nothing chosen; the address restores the same table
+        # in a fresh page.
         address = page.url
+        with rerun(page):
+            page.go_back()
+        assert "picked=" not in page.url
+        assert page.get_by_text("Chosen on the map:", exact=False).count() == 0
+        assert page.get_by_text("Lasso or box chunks on the map", exact=False).count() == 1
         again = new_tab(browser)
         again.goto(address)
         wait_for_app(again)
