@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -289,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     configs: tuple[int | None, ...] = (1,) if args.quick or args.one_thread else (1, None)
     data = write_pools(Path(tempfile.mkdtemp(prefix="adagres-browser-")))
     results = []
+    load_before = os.getloadavg()[0]  # other work on the machine slows every number
     before = probe()
     try:
         for threads in configs:
@@ -300,10 +302,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(data, ignore_errors=True)
     after = probe()
+    load_after = os.getloadavg()[0]
     for result in results:
         result["machine_probe_us"] = {"before": round(before, 2), "after": round(after, 2)}
+        result["load_average_1min"] = {"before": load_before, "after": load_after}
     print(f"\nmachine probe (a 1,000-step Python loop): {before:.1f} µs before, {after:.1f} µs "
-          "after (smaller is faster)")  # fmt: skip
+          f"after (smaller is faster); load average {load_before:.2f} before, "
+          f"{load_after:.2f} after")  # fmt: skip
     for result in results:
         print("\n".join(report(result)))
     args.json.write_text(json.dumps(results, indent=1) + "\n")
