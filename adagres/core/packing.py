@@ -29,7 +29,7 @@ The record keeps each merge (:class:`Merge`) and the final passages (:class:`Pas
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -37,18 +37,19 @@ import numpy as np
 from .guard import Duplicate
 from .overlaps import Spans
 
-__all__ = ["Merge", "Packer", "Passage", "packer_for", "stitch"]
+__all__ = ["Merge", "Packer", "Passage", "context_after", "packer_for", "stitch"]
 
 
 class Passage(NamedTuple):
     """One stretch of the context: ``chunks`` (pool positions in text order) stitched into
     ``text``; ``tokens`` is what the budget paid, ``separate_tokens`` what the chunks cost
-    apart (Σ ℓ)."""
+    apart (Σ ℓ); ``spans`` each chunk's (start, end) characters in ``text``."""
 
     chunks: tuple[int, ...]
     text: str
     tokens: int
     separate_tokens: int
+    spans: tuple[tuple[int, int], ...] = ()
 
     @property
     def saved(self) -> int:
@@ -166,7 +167,7 @@ class Packer:
             elif plan.inside is not None:
                 gone.append(j)
                 cosine = float(self.similarities(plan.inside)[j])
-                self.contained.append(Duplicate(j, plan.inside, step, cosine, 1.0))
+                self.contained.append(Duplicate(j, plan.inside, step, cosine, 1.0, inside=True))
                 continue
             else:
                 self.plans[j] = plan
@@ -245,8 +246,56 @@ class Packer:
         for p in order:
             o = self.passages[p]
             apart = int(sum(int(self.tokens[m]) for m in o.members))
-            passages.append(Passage(o.members, o.text, o.tokens, apart))
+            spans = []
+            for m in o.members:
+                at = int(self.start[m]) - o.start
+                spans.append((at, min(len(o.text), at + len(self.texts[m]))))
+            passages.append(Passage(o.members, o.text, o.tokens, apart, tuple(spans)))
         return tuple(passages), tuple(self.merges)
+
+
+def context_after(
+    picks: tuple[int, ...],
+    charged: list[int],
+    passages: tuple[Passage, ...],
+    merges: tuple[Merge, ...],
+    step: int,
+    texts: Sequence[str],
+) -> list[tuple[tuple[int, ...], str, int]]:
+    """The context after the first ``step`` picks: (chunks, text, tokens paid) per passage,
+    in the order of each passage's first pick. ``charged`` is what each pick was charged.
+
+    Without passages every pick is its own. With them, the picks so far that merges had
+    joined by then form one passage each, whose text is the stretch of the final passage
+    they cover (joined picks overlap, so the stretch has no gap).
+    """
+    so_far = picks[:step]
+    if not passages:
+        return [((i,), texts[i], charged[n]) for n, i in enumerate(so_far)]
+    group = {i: i for i in so_far}  # union of the picks joined by step ``step``
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for merge in merges:
+        if merge.step <= step:
+            for j in merge.joined:
+                group[root(j)] = root(merge.chunk)
+    where = {m: (p, k) for p in passages for k, m in enumerate(p.chunks)}
+    order: dict[int, list[int]] = {}
+    for i in so_far:
+        order.setdefault(root(i), []).append(i)
+    paid = dict(zip(so_far, charged, strict=False))
+    out = []
+    for members in order.values():
+        passage = where[members[0]][0]
+        spans = [passage.spans[where[m][1]] for m in members]
+        text = passage.text[min(a for a, _ in spans) : max(b for _, b in spans)]
+        in_text_order = tuple(sorted(members, key=lambda m: where[m][1]))
+        out.append((in_text_order, text, sum(paid[m] for m in members)))
+    return out
 
 
 def packer_for(

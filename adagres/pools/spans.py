@@ -72,9 +72,9 @@ def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
             _whole(extra.get("start_char_idx", meta.get("start_char_idx"))),
         ),
     ]
-    for tag, (source, at) in zip(("doc", "langchain", "llamaindex"), found, strict=True):
-        if source is not None and at is not None:
-            return (tag, source), at
+    for tag, (key, at) in zip(("doc", "langchain", "llamaindex"), found, strict=True):
+        if key is not None and at is not None:
+            return (tag, key), at
     return None, None
 
 
