@@ -184,8 +184,8 @@ def test_the_verdict_says_in_words_where_recommended_ties_and_where_it_loses():
     assert verdict(document, "qa") == (
         "On qa at 600 tokens, recommended finds as many answers as top-k (0.75 vs 0.75) with "
         "about a quarter of its repeated text (2.0 % vs 8.0 % of the words); it finds fewer "
-        "at 300 tokens (0.60 vs 0.65); at 600 tokens paper (-5.0 pt) and mmr (-1.0 pt) find "
-        "fewer answers than top-k."
+        "answers than top-k at 300 tokens (0.60 vs 0.65); at 600 tokens paper (-5.0 pt) and "
+        "mmr (-1.0 pt) find fewer answers than top-k."
     )
     assert verdict(document, "reviews") == (
         "On reviews at 600 tokens, recommended finds more gold chunks than top-k (0.42 vs "
@@ -275,3 +275,23 @@ def test_the_report_leads_with_the_summary_and_folds_the_rest(tmp_path):
     assert "adagres_lam_0.7 on reviews: a paragraph." in paragraphs
     assert "adagres_lam_0.7 on reviews: a paragraph." not in text[: text.index(paragraphs)]
     assert (tmp_path / "r" / "frontier_qa.html").is_file()
+
+
+def test_a_report_from_before_repeated_text_still_reads():
+    """Older reports stored no repeated text and no setting the presets gained since (None
+    there): the presets are still found, the sentence says what is missing, the figure is
+    empty rather than wrong."""
+    document = _document()
+    for entry in document["aggregates"]:
+        del entry["metrics"]["repeated_text"]
+    for info in document["strategies"].values():
+        if info["settings"]:
+            info["settings"] = {k: v for k, v in info["settings"].items() if v is not None}
+    assert compared(document) == COMPARED
+    assert verdict(document, "reviews") == (
+        "On reviews at 600 tokens, recommended finds more gold chunks than top-k (0.42 vs "
+        "0.40); this report has no repeated-text numbers; no other compared strategy finds "
+        "fewer gold chunks than top-k at 600 tokens."
+    )
+    assert frontier_points(document, "qa") == []
+    assert summary_rows(document)[0]["qa"] == {"recall": 0.75, "delta": 0.0, "repeated": None}

@@ -56,17 +56,24 @@ _FRACTIONS = (
 
 def preset_entry(document: Mapping[str, Any], preset: str) -> str | None:
     """The run's strategy that is preset ``preset`` (registered with its strategy and
-    settings), or None when the run did not measure it."""
+    settings; settings left unset count as absent), or None when the run did not measure
+    it."""
     from ..core.presets import PRESETS
 
     chosen = PRESETS.get(preset)
     if chosen is None:
         return None
-    wanted = (chosen.strategy, chosen.settings.as_dict())
+    wanted = (chosen.strategy, _set(chosen.settings.as_dict()))
     for name, info in document.get("strategies", {}).items():
-        if (info.get("core"), info.get("settings")) == wanted:
+        if (info.get("core"), _set(info.get("settings"))) == wanted:
             return str(name)
     return None
+
+
+def _set(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Settings without the unset (None) ones: a report written before a setting existed
+    stored none for it, and means the same."""
+    return None if settings is None else {k: v for k, v in settings.items() if v is not None}
 
 
 def _entries(document: Mapping[str, Any]) -> dict[tuple[str, int, str], Mapping[str, Any]]:
@@ -229,7 +236,13 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     budget = mid_budget(document)
     primary = document["corpora"][corpus]["primary"]
     things = "answers" if primary == "answer_recall" else "gold chunks"
-    points = {(p["strategy"], p["budget"]): p for p in frontier_points(document, corpus)}
+    # Every measured recall, repeated text or not (a report from before the metric).
+    points = {
+        (s, b): {"x": _mean(e, "repeated_text"), "y": _mean(e, e["primary"]),
+                 "delta": e.get("delta", {}).get(e["primary"], {}).get("mean")}
+        for (c, b, s), e in _entries(document).items()
+        if c == corpus and _mean(e, e["primary"]) is not None
+    }  # fmt: skip
     mine, top = points.get((main, budget)), points.get((BASELINE_BUDGET, budget))
     name = role(document, main, short=True)
     if mine is None or top is None or mine["delta"] is None:
@@ -238,7 +251,12 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     than = "as" if found == "as many" else "than"
     text = (
         f"On {corpus} at {budget} tokens, {name} finds {found} {things} {than} top-k "
-        f"({mine['y']:.2f} vs {top['y']:.2f}) {_repeated(mine['x'], top['x'])}"
+        f"({mine['y']:.2f} vs {top['y']:.2f})"
+        + (
+            "; this report has no repeated-text numbers"
+            if mine["x"] is None or top["x"] is None
+            else " " + _repeated(mine["x"], top["x"])
+        )
     )
     fewer = [
         (b, p, points[(BASELINE_BUDGET, b)])
@@ -247,9 +265,8 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
         and (BASELINE_BUDGET, b) in points
     ]  # fmt: skip
     if fewer:
-        text += "; it finds fewer at " + ", ".join(
-            f"{b} tokens ({p['y']:.2f} vs {t['y']:.2f})" for b, p, t in fewer
-        )
+        listed = _and([f"{b} tokens ({p['y']:.2f} vs {t['y']:.2f})" for b, p, t in fewer])
+        text += f"; it finds fewer {things} than top-k at {listed}"
     losers = [
         (role(document, s, short=True), points[(s, budget)]["delta"])
         for s in challengers
@@ -259,10 +276,14 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
         and points[(s, budget)]["delta"] < -SLACK
     ]
     if losers:
-        named = [f"{n} ({100 * d:+.1f} pt)" for n, d in losers]
-        listed = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
+        listed = _and([f"{n} ({100 * d:+.1f} pt)" for n, d in losers])
         verb = "finds" if len(losers) == 1 else "find"
         text += f"; at {budget} tokens {listed} {verb} fewer {things} than top-k"
     else:
         text += f"; no other compared strategy finds fewer {things} than top-k at {budget} tokens"
     return text + "."
+
+
+def _and(parts: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
