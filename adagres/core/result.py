@@ -17,6 +17,7 @@ import numpy as np
 from . import validate as v
 from .calibration import Calibration
 from .guard import Duplicate
+from .packing import Merge, Passage
 from .records import Scoring, Step, StopReason, Terms, Verdict, VerdictKind
 from .settings import Settings
 from .verdicts import Fates, fates, verdict_kinds, verdict_of
@@ -42,7 +43,11 @@ class Selection:
     (traced runs) holds, for each pick, the similarity its redundancy term reads (None:
     ``pick_similarity``; the orthogonal strategy reads the cosine beyond the query).
     ``duplicates`` lists the chunks the near-duplicate guard made ineligible and the pick each
-    duplicated (:mod:`adagres.core.guard`; empty when the guard is off).
+    duplicated (:mod:`adagres.core.guard`; empty when the guard is off), and the chunks
+    whose text lay whole inside a passage (packing). ``passages`` is the context as
+    overlap-aware packing stitched it (:mod:`adagres.core.packing`; empty when packing is
+    off or nothing overlaps: then every pick is its own passage) and ``merges`` each step
+    that joined a pick to earlier ones; ``tokens_used`` is then what the passages cost.
     """
 
     strategy: str
@@ -65,6 +70,8 @@ class Selection:
     scoring: Scoring = field(default_factory=lambda: GAIN_SCORING)
     penalty_similarity: np.ndarray | None = field(default=None, repr=False)
     duplicates: tuple[Duplicate, ...] = ()
+    passages: tuple[Passage, ...] = ()
+    merges: tuple[Merge, ...] = ()
 
     @property
     def lam(self) -> float:
@@ -102,6 +109,18 @@ class Selection:
     def budget_use(self) -> float:
         """Tokens used / budget (0 for a zero budget)."""
         return self.tokens_used / self.budget if self.budget else 0.0
+
+    @property
+    def tokens_saved(self) -> int:
+        """Tokens overlap-aware packing saved: Σ ℓ of the picks − tokens used (0 without)."""
+        return sum(p.saved for p in self.passages)
+
+    def context(self, texts: Any) -> list[tuple[tuple[int, ...], str]]:
+        """The context in order: (pool positions, text) of each passage, or of each pick
+        when nothing was stitched. ``texts`` are the pool's chunk texts."""
+        if self.passages:
+            return [(p.chunks, p.text) for p in self.passages]
+        return [((i,), texts[i]) for i in self.indices]
 
     @property
     def positive_steps(self) -> int:
@@ -208,6 +227,25 @@ class Selection:
             "settings": None if self.settings is None else self.settings.as_dict(),
             "calibration": None if self.calibration is None else asdict(self.calibration),
             "steps": [step_dict(s) for s in self.steps],
+            "passages": [
+                {
+                    "chunks": [name(i) for i in p.chunks],
+                    "tokens": p.tokens,
+                    "separate_tokens": p.separate_tokens,
+                    "text": p.text,
+                }
+                for p in self.passages
+            ],
+            "merges": [
+                {
+                    "step": m.step,
+                    "chunk": name(m.chunk),
+                    "joined": [name(i) for i in m.joined],
+                    "tokens": m.tokens,
+                    "saved": m.saved,
+                }
+                for m in self.merges
+            ],
             "duplicates": [
                 {
                     "chunk": name(d.chunk),
