@@ -278,15 +278,17 @@ def test_the_report_leads_with_the_summary_and_folds_the_rest(tmp_path):
 
 
 def test_a_report_from_before_repeated_text_still_reads():
-    """Older reports stored no repeated text and no setting the presets gained since (None
-    there): the presets are still found, the sentence says what is missing, the figure is
-    empty rather than wrong."""
+    """Older reports stored no repeated text and no value for the settings added since (at
+    their default in the presets found): the presets are still found, the sentence says
+    what is missing, the figure is empty rather than wrong."""
     document = _document()
     for entry in document["aggregates"]:
         del entry["metrics"]["repeated_text"]
     for info in document["strategies"].values():
-        if info["settings"]:
-            info["settings"] = {k: v for k, v in info["settings"].items() if v is not None}
+        if info["settings"]:  # stored before the guard and packing existed
+            info["settings"].pop("packing", None)
+            if info["settings"].get("duplicate_guard", 0) is None:
+                info["settings"].pop("duplicate_guard")
     assert compared(document) == COMPARED
     assert verdict(document, "reviews") == (
         "On reviews at 600 tokens, recommended finds more gold chunks than top-k (0.42 vs "

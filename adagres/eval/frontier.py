@@ -56,8 +56,8 @@ _FRACTIONS = (
 
 def preset_entry(document: Mapping[str, Any], preset: str) -> str | None:
     """The run's strategy that is preset ``preset`` (registered with its strategy and
-    settings; settings left unset count as absent), or None when the run did not measure
-    it."""
+    settings; a setting the report has no value for counts as its default), or None when
+    the run did not measure it."""
     from ..core.presets import PRESETS
 
     chosen = PRESETS.get(preset)
@@ -71,9 +71,14 @@ def preset_entry(document: Mapping[str, Any], preset: str) -> str | None:
 
 
 def _set(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Settings without the unset (None) ones: a report written before a setting existed
-    stored none for it, and means the same."""
-    return None if settings is None else {k: v for k, v in settings.items() if v is not None}
+    """Settings without those at their default: a report written before a setting existed
+    stored no value for it, and ran with what is now its default."""
+    if settings is None:
+        return None
+    from ..core.settings import Settings
+
+    default = Settings().as_dict()
+    return {k: v for k, v in settings.items() if k not in default or v != default[k]}
 
 
 def _entries(document: Mapping[str, Any]) -> dict[tuple[str, int, str], Mapping[str, Any]]:
