@@ -37,6 +37,7 @@ from ..core.settings import Settings
 from ..errors import InputError
 from ..pools.tokens import DEFAULT_TOKENIZER
 from . import common
+from .passages import Placed, Places, joined_id, whole
 from .tracing import SPAN_NAME
 
 __all__ = ["AdagresSelector"]
@@ -101,11 +102,15 @@ class AdagresSelector:
             ids=tuple(doc.id for doc in documents),
             metadata=tuple(doc.meta for doc in documents),
             scores=tuple(doc.score for doc in documents),
+            places=_places(documents),
         )
         with tracing.tracer.trace(SPAN_NAME) as span:
             selection = common.select(self._options, retrieved, framework=FRAMEWORK)
             values = common.report(self._options, retrieved, selection)
             span.set_tags(values)
+        placed = common.returned(selection, retrieved)
+        if placed is not None:
+            return common.Selected([_passage(documents, p) for p in placed], selection)
         chosen = [
             dataclasses.replace(documents[i], meta={**documents[i].meta, **extra})
             for i, extra in common.picks(selection)
@@ -123,3 +128,31 @@ class AdagresSelector:
         params["settings"] = common.settings_from(params.get("settings"))
         selector: AdagresSelector = default_from_dict(cls, {**data, "init_parameters": params})
         return selector
+
+
+def _places(documents: list[Document]) -> Places:
+    """Each document's source (``meta["source_id"]``) and offset (``meta["split_idx_start"]``),
+    as ``DocumentSplitter`` writes them."""
+    sources: list[str | None] = []
+    starts: list[int | None] = []
+    for doc in documents:
+        source, at = doc.meta.get("source_id"), whole(doc.meta.get("split_idx_start"))
+        known = isinstance(source, str) and at is not None
+        sources.append(source if known else None)
+        starts.append(at if known else None)
+    return Places(tuple(d.content or "" for d in documents), tuple(sources), tuple(starts))
+
+
+def _passage(documents: list[Document], placed: Placed) -> Document:
+    """The document returned for one passage (see :mod:`adagres.integrations.passages`)."""
+    first = documents[placed.first]
+    meta = {**first.meta, **placed.extra}
+    if not placed.stitched:
+        return dataclasses.replace(first, meta=meta)
+    scores = [documents[i].score for i in placed.chunks if documents[i].score is not None]
+    return Document(
+        id=joined_id([documents[i].id for i in placed.chunks]) or "",
+        content=placed.text,
+        meta=meta,
+        score=max(scores) if scores else None,
+    )

@@ -10,14 +10,13 @@ near-duplicates and the ranks decide the first picks).
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from adagres.core import baselines
 from adagres.core.overlaps import Spans
 from adagres.core.prepared import prepare
 from adagres.core.presets import PRESETS
 from adagres.core.result import Selection
-from adagres.core.settings import Settings
 from adagres.pools.spans import TokenCounter
 from adagres.pools.tokens import count_tokens
 
@@ -63,21 +62,17 @@ def core(
     starts: Sequence[int | None],
     ranks: Sequence[int],
     budget: int,
-    settings: Settings = RECOMMENDED.settings,
+    *,
+    tokens: Sequence[int] | None = None,
+    count: Callable[[str], int] | None = None,
 ) -> Selection:
-    """``baselines.run_prepared`` on the pool the adapter was handed, with spans made here."""
-    spans = Spans(tuple(texts), tuple(sources), tuple(starts), TokenCounter("words"))
-    pool = prepare(QUERY_VECTOR, [vector(r) for r in ranks], count_tokens(list(texts), "words"))
+    """``baselines.run_prepared`` on the pool the adapter was handed, with spans made here
+    (``tokens``: the pool's counts, default the words of ``texts``; ``count``: how a
+    stitched text is counted, default its words)."""
+    spans = Spans(tuple(texts), tuple(sources), tuple(starts), count or TokenCounter("words"))
+    tokens = count_tokens(list(texts), "words") if tokens is None else tokens
+    pool = prepare(QUERY_VECTOR, [vector(r) for r in ranks], tokens)
     return baselines.run_prepared(
-        RECOMMENDED.strategy, pool.with_spans(spans), budget, settings, texts=list(texts)
-    )
-
-
-def check_stitched(want: Selection, budget: int, union: str) -> None:
-    """The core stitched the two windows (positions 0 and 1) into one passage that fills
-    the budget, paying for the shared words once."""
-    assert want.indices == (0, 1)
-    (passage,) = want.passages
-    assert passage.chunks == (0, 1) and passage.text.rstrip() == union.rstrip()
-    assert want.tokens_used == passage.tokens == budget
-    assert want.tokens_saved == passage.separate_tokens - budget > 0
+        RECOMMENDED.strategy, pool.with_spans(spans), budget, RECOMMENDED.settings,
+        texts=list(texts),
+    )  # fmt: skip

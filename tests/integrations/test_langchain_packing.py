@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_text_splitters import RecursiveCharacterTextSplitter
@@ -25,6 +26,16 @@ class Table(Embeddings):
         return QUERY_VECTOR
 
 
+class Events(BaseCallbackHandler):
+    """The custom events a run sends (what LangSmith and any handler see)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict]] = []
+
+    def on_custom_event(self, name, data, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        self.events.append((name, data))
+
+
 def pool(add_start_index: bool) -> list[Document]:
     """The first two windows of DOC (splitter order), then unrelated notes."""
     splitter = RecursiveCharacterTextSplitter(chunk_size=120, chunk_overlap=50,
@@ -42,7 +53,8 @@ def test_two_overlapping_windows_are_one_document_paid_for_once(add_start_index)
     union, budget = union_budget((starts[0], texts[0]), (starts[1], texts[1]))
     embeddings = Table({text: vector(rank) for rank, text in enumerate(texts)})
     adapter = AdagresCompressor(budget=budget, embeddings=embeddings, tokenizer="words")
-    got = adapter.select(documents, QUERY)
+    handler = Events()
+    got = adapter.select(documents, QUERY, callbacks=[handler])
 
     (doc,) = got.documents
     assert doc.page_content == union and doc.id == "d0+d1"
@@ -56,6 +68,10 @@ def test_two_overlapping_windows_are_one_document_paid_for_once(add_start_index)
     want = core(texts, sources, offsets, range(len(texts)), budget)
     assert got.selection is not None and got.selection.indices == want.indices == (0, 1)
     assert got.selection.passages == want.passages and got.selection.tokens_used == budget
+    [(name, values)] = handler.events
+    saved = words(texts[0]) + words(texts[1]) - budget
+    assert name == "adagres.selection" and saved > 0
+    assert (values["adagres.merges"], values["adagres.tokens_saved"]) == (1, saved)
 
     apart = adapter.model_copy(update={"settings": PRESETS["recommended"].settings.replace(
         packing=False)}).select(documents, QUERY)  # fmt: skip

@@ -73,6 +73,8 @@ def reported(want: Selection, pool_ids: list[str], preset: str) -> dict[str, Any
         "adagres.picked_ids": picked,
         "adagres.dropped_ids": [i for i in pool_ids if i not in picked],
         "adagres.tokenizer": "cl100k",
+        "adagres.merges": len(want.merges),
+        "adagres.tokens_saved": want.tokens_saved,
     }
 
 
