@@ -16,7 +16,12 @@
 
 The record of a run: each selected document comes back as a copy whose metadata adds
 ``adagres_step`` (1 = picked first) and ``adagres_gain`` (its marginal gain when picked);
-documents keep their id and every metadata key. Nothing is kept on the adapter, so one
+documents keep their id and every metadata key. Documents that overlap in their source
+(``metadata["start_index"]`` of a splitter with ``add_start_index=True`` in
+``metadata["source"]``, and ``metadata["page"]`` where present; else the text they share
+at their edges) are stitched when packing is on and come back as one document per
+passage (:mod:`adagres.integrations.passages`: ``adagres_chunks``, ``adagres_tokens``).
+Nothing is kept on the adapter, so one
 instance serves concurrent queries: ``select(documents, query)`` /
 ``select_for(query)`` return the full :class:`~adagres.Selection` beside the documents,
 and ``record_to`` appends the pool and the selection to a pool-set file the app opens.

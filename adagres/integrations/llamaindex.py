@@ -16,7 +16,12 @@ vector is the one the retriever left in the ``QueryBundle``, else ``embed_model`
 Tokens are counted on the text a response synthesizer sends (``MetadataMode.LLM``: the
 node's text with its metadata lines); that is also the text a recorded pool holds. Each
 selected node comes back as a copy whose metadata adds ``adagres_step`` and
-``adagres_gain`` (kept out of the LLM and embedding text), with its retriever score;
+``adagres_gain`` (kept out of the LLM and embedding text), with its retriever score.
+Nodes that overlap in their source document (``start_char_idx`` in ``ref_doc_id``; else
+the text they share at their edges) are stitched when packing is on, counted with the
+first node's metadata lines, and come back as one node per passage
+(:mod:`adagres.integrations.passages`: ``adagres_chunks``, ``adagres_tokens``, also kept
+out of the LLM and embedding text);
 nothing is kept on the postprocessor (``select(nodes, query_bundle)`` returns the full
 :class:`~adagres.Selection`). Options are those of
 :func:`adagres.integrations.common.options`.
