@@ -275,7 +275,7 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
         texts = checked_texts(retrieved.texts, pool.n_chunks)
         places = retrieved.places
         if places is None:
-            places = Places(texts, (None,) * len(texts), (None,) * len(texts))
+            places = Places(tuple(texts), (None,) * len(texts), (None,) * len(texts))
         pool = pool.with_spans(spans_for(places, chosen.tokenizer))
         selection = baselines.run_prepared(
             chosen.strategy, pool, chosen.budget, chosen.settings, texts=texts, trace=False

@@ -153,7 +153,7 @@ def _passage(documents: list[Document], placed: Placed) -> Document:
     meta = {**first.meta, **placed.extra}
     if not placed.stitched:
         return dataclasses.replace(first, meta=meta)
-    scores = [documents[i].score for i in placed.chunks if documents[i].score is not None]
+    scores = [s for s in (documents[i].score for i in placed.chunks) if s is not None]
     return Document(
         id=joined_id([documents[i].id for i in placed.chunks]) or "",
         content=placed.text,

@@ -292,7 +292,7 @@ def _passage(nodes: Sequence[NodeWithScore], placed: Placed) -> NodeWithScore:
     if not placed.stitched:
         return _annotated(first, placed.extra)
     start = getattr(first.node, "start_char_idx", None)
-    scores = [nodes[i].score for i in placed.chunks if nodes[i].score is not None]
+    scores = [s for s in (nodes[i].score for i in placed.chunks) if s is not None]
     update: dict[str, Any] = {
         "text": placed.text,
         "embedding": None,
