@@ -8,7 +8,7 @@
 - :class:`AdagresRetriever` is a ``BaseRetriever`` that wraps any retriever. Over a
   vector-store retriever it embeds the query once and searches the store with that vector;
   documents are read from the stores behind the retriever (``InMemoryVectorStore``,
-  ``langchain_milvus.Milvus``, any store with ``vectors_for``: see
+  ``langchain_milvus.Milvus``, Chroma, FAISS, any store with ``vectors_for``: see
   :mod:`adagres.integrations.langchain_vectors`, also through an ``EnsembleRetriever``);
   only what no store holds is embedded with ``embeddings`` (default: the store's own).
 - :class:`PackagedMiniLM` is an ``Embeddings`` over the installed all-MiniLM-L6-v2

@@ -9,9 +9,9 @@ import pytest
 from adapter_checks import BUDGET, TOP_K, check_picks, expected
 from langchain_classic.retrievers import EnsembleRetriever
 from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_milvus import Milvus
+from lc_checks import Counting, chunk_ids, documents_of, want_for
 from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, TextNode
@@ -22,33 +22,6 @@ from adagres.integrations.langchain_vectors import stored_vectors
 from adagres.integrations.llamaindex import AdagresPostprocessor, PackagedMiniLMEmbedding
 
 pytestmark = pytest.mark.model
-
-
-class Counting(Embeddings):
-    """The packaged MiniLM, counting query calls and embedded documents."""
-
-    def __init__(self) -> None:
-        self.queries = 0
-        self.documents = 0
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.documents += len(texts)
-        return embed_texts(texts).tolist() if texts else []
-
-    def embed_query(self, text: str) -> list[float]:
-        self.queries += 1
-        vector: list[float] = embed_texts([text])[0].tolist()
-        return vector
-
-    def reset(self) -> None:
-        self.queries = self.documents = 0
-
-
-def documents_of(demo) -> list[Document]:
-    return [
-        Document(page_content=text, metadata=meta, id=doc_id)
-        for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -73,17 +46,6 @@ def milvus(demo, model, tmp_path_factory) -> Milvus:
     )  # fmt: skip
     store.add_documents(documents_of(demo), ids=demo.ids)
     return store
-
-
-def chunk_ids(documents: list[Document]) -> list[str]:
-    return [doc.metadata["chunk"] for doc in documents]
-
-
-def want_for(documents: list[Document], query: str):
-    """The library's selection on the packaged model's vectors of these documents (the
-    same bits as any store holds: the model's float32 values, cached)."""
-    texts = [doc.page_content for doc in documents]
-    return expected(embed_texts([query])[0], embed_texts(texts), texts)
 
 
 @pytest.mark.parametrize("name", ["memory", "milvus"])
