@@ -29,7 +29,8 @@ def ranked(
 ) -> Selection:  # fmt: skip
     """A greedy run of ``rule``, whose gains are F's at the settings' terms."""
     terms, calibration = resolve_terms(pool, budget, settings)
-    run = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
+    run = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options),
+                 settings.packing)  # fmt: skip
     return finish(name, pool, budget, run, terms, calibration=calibration, settings=settings,
                   params=params, scoring=scoring_of(rule, terms))  # fmt: skip
 

@@ -18,16 +18,18 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 
 from .calibration import Calibration
-from .guard import Duplicate, Guard
+from .guard import Guard
+from .packing import Packer
 from .prepared import PreparedPool
 from .records import Candidates, Scoring, Step, StopReason, Terms
 from .result import GAIN_SCORING, Selection
-from .scores import Engine, Fit, Gains, Scores, Values
+from .runs import Records, Run
+from .scores import Engine, Fit, Gains, PackedFit, Scores
 from .settings import Settings
 from .shortlist import SHORTLIST_MIN_CHUNKS, Shortlist
 
@@ -41,32 +43,6 @@ __all__ = [
     "objective_value",
     "scoring_of",
 ]
-
-
-class Records:
-    """What :meth:`Loop.record` keeps of each step until :meth:`Loop.finish` makes its
-    Step: one list per field (appending to lists is the cheapest record on the fast path)."""
-
-    def __init__(self) -> None:
-        self.winner: list[int | None] = []
-        self.accepted: list[bool] = []
-        self.runner_up: list[int | None] = []
-        self.values: list[Values] = []
-        self.used: list[int] = []  # tokens used after the step
-        self.left: list[int] = []  # tokens left when the step was decided
-
-    def __len__(self) -> int:
-        return len(self.winner)
-
-
-class Run(NamedTuple):
-    """What one run of a loop leaves: the picks, the step records, why it stopped."""
-
-    picks: list[int]
-    steps: list[Step]
-    reason: StopReason
-    pick_similarity: np.ndarray | None
-    duplicates: tuple[Duplicate, ...] = ()  # what the near-duplicate guard dropped
 
 
 @dataclass(frozen=True)
@@ -146,16 +122,19 @@ class Loop:
         rule: Rule,
         trace: bool,
         guard: Guard | None = None,
+        packer: Packer | None = None,
     ) -> None:
         chunks, tokens, n = pool.chunks, pool.tokens, pool.n_chunks
-        self.guard = guard
+        self.guard, self.packer = guard, packer
         self.pool, self.budget, self.rule, self.trace, self.terms = pool, budget, rule, trace, terms
         self.tokens = tokens
         self.max_picks, self.stop_nonpositive = rule.max_picks, rule.stop_nonpositive
         self.stop_on_fit = rule.budget == "stop"
         self.relevance_term = terms.alpha * pool.relevance
         self.penalty = np.zeros(n, chunks.dtype)
-        self.fit = Fit(tokens)
+        # what a pick costs now: ℓ, or with packing only the tokens it adds (it may fall)
+        self.cost = tokens if packer is None else packer.cost
+        self.fit: Fit | PackedFit = Fit(tokens) if packer is None else PackedFit(packer.cost)
         self.check_fit = rule.budget != "ignore"
         self.mask_unfit = rule.budget == "skip"
         self.engine: Engine
@@ -194,23 +173,26 @@ class Loop:
         """SPEC steps 3 and 5 (and a fixed k, and the ``stop`` policy's fit check)."""
         if winner is None:
             out = len(self.guard.dropped) if self.guard is not None else 0
+            out += len(self.packer.contained) if self.packer is not None else 0
             exhausted = len(self.picks) + out == self.pool.n_chunks
             return StopReason.POOL_EXHAUSTED if exhausted else StopReason.BUDGET_EXHAUSTED
         if self.max_picks is not None and len(self.picks) >= self.max_picks:
             return StopReason.K_REACHED
         if self.stop_nonpositive and self.engine.values.winner_score <= 0:
             return StopReason.NO_POSITIVE_GAIN
-        if self.stop_on_fit and self.tokens[winner] > self.budget - self.used:
+        if self.stop_on_fit and self.cost[winner] > self.budget - self.used:
             return StopReason.BUDGET_EXHAUSTED
         return None
 
     def record(self, winner: int | None, runner_up: int | None, accepted: bool) -> None:
         """Record the step (its Step is made in :meth:`finish`)."""
         left = self.budget - self.used
+        records = self.records
         if accepted:
             assert winner is not None
-            self.used += int(self.tokens[winner])
-        records = self.records
+            charge = int(self.cost[winner])
+            self.used += charge
+            records.charged.append(charge)
         records.winner.append(winner)
         records.accepted.append(accepted)
         records.runner_up.append(runner_up)
@@ -226,6 +208,11 @@ class Loop:
         self.engine.take(winner)
         if self.guard is not None:
             self.drop_duplicates(winner)
+        if self.packer is not None:  # stitch it with the picks it overlaps; re-cost the rest
+            gone = self.packer.take(winner, len(self.picks), self.penalty == 0)
+            if len(gone):
+                self.penalty[gone] = -np.inf
+                self.engine.dropped(gone)
 
     def rejects(self, winner: int) -> bool:
         """The near-duplicate guard's text check of the chunk about to win: if it repeats a
@@ -257,10 +244,11 @@ class Loop:
         score_relevance = self.engine.score_relevance()
         records = self.records
         winners = [w for w in records.winner if w is not None]
+        charged = records.charged + [int(self.cost[w]) for w in winners[len(records.charged) :]]
         looked_up = zip(
             self.relevance_term[winners].tolist(),
             score_relevance[winners].tolist(),
-            self.tokens[winners].tolist(),
+            charged,
             strict=True,
         )
         steps = []
@@ -284,7 +272,21 @@ class Loop:
                 cand, score_relevance_w, score_relevance_w - score,  # candidates, score terms
             ))  # fmt: skip
         duplicates = tuple(self.guard.dropped) if self.guard is not None else ()
-        return Run(self.picks, steps, reason, pick_similarity, duplicates)
+        if self.packer is None:
+            return Run(self.picks, steps, reason, pick_similarity, duplicates)
+        passages, merges = self.packer.result()
+        duplicates += tuple(self.packer.contained)
+        return Run(self.picks, steps, reason, pick_similarity, duplicates, self.used,
+                   passages, merges)  # fmt: skip
+
+    def cost_rows(self, first: int, rows: int) -> np.ndarray:
+        """What each chunk cost at steps ``first``… (one row a step; ℓ without packing)."""
+        if self.packer is None or not self.packer.changes:
+            return self.tokens
+        costs = np.repeat(self.tokens[None, :], rows, axis=0)
+        for step, chunk, cost in self.packer.changes:  # in effect from the next step
+            costs[max(0, step - first) :, chunk] = cost
+        return costs
 
     def candidates(
         self, gains: np.ndarray, scores: np.ndarray | None, first: int
@@ -307,15 +309,16 @@ class Loop:
             if scores is not None:
                 scores[out] = np.nan
         if self.check_fit and rows == 1:
-            eligible = in_play & (self.tokens <= self.records.left[-1])
+            eligible = in_play & (self.cost <= self.records.left[-1])
         elif self.check_fit:
             left = np.array(self.records.left[first:])
-            eligible = in_play & (self.tokens <= left[:, None])
+            eligible = in_play & (self.cost_rows(first, rows) <= left[:, None])
         else:
             eligible = in_play.copy()
-        if self.guard is not None:  # a duplicate is ineligible from the step after its pick
-            for d in self.guard.dropped:
-                eligible[max(0, d.step - first) :, d.chunk] = False
+        dropped = [] if self.guard is None else list(self.guard.dropped)
+        dropped += [] if self.packer is None else self.packer.contained
+        for d in dropped:  # a duplicate is ineligible from the step after its pick
+            eligible[max(0, d.step - first) :, d.chunk] = False
         scores = gains if scores is None else scores
         redundancy = self.relevance_term - gains  # NaN where the gains are
         base = frozen(self.engine.score_relevance())  # shared, never written to
@@ -366,7 +369,11 @@ def finish(
         indices=tuple(picks),
         steps=tuple(run.steps),
         stop_reason=run.reason,
-        tokens_used=int(pool.tokens[picks].sum()) if picks else 0,
+        tokens_used=run.tokens_used
+        if run.tokens_used is not None
+        else int(pool.tokens[picks].sum())
+        if picks
+        else 0,
         budget=budget,
         # F telescopes over the picks: the sum of the marginal gains (tests check it against
         # a direct evaluation of F).
@@ -384,4 +391,6 @@ def finish(
         scoring=scoring if scoring is not None else GAIN_SCORING,
         penalty_similarity=penalty_similarity,
         duplicates=run.duplicates,
+        passages=run.passages,
+        merges=run.merges,
     )

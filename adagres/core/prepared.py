@@ -14,13 +14,16 @@ and are the same numbers whichever function reads them.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from . import validate as v
+from .overlaps import Spans
 
 __all__ = [
     "PRODUCT_MEMO_BYTES",
@@ -52,7 +55,8 @@ class PreparedPool:
     ``chunks`` (N, d) unit rows, float32 or float64 as given; ``query`` (d,) unit float64;
     ``tokens`` (N,) int64 >= 0; ``relevance`` (N,) float64, r_i = q·c_i (signed cosine).
     ``column_sum`` is Σ_i c_i and ``squares`` Σ_i ‖c_i‖² (both float64), from which ρ̄
-    follows exactly in O(d).
+    follows exactly in O(d). ``spans`` (optional) places the chunks in their sources, for
+    overlap-aware packing (:mod:`adagres.core.packing`; :meth:`with_spans`).
     """
 
     chunks: np.ndarray
@@ -61,6 +65,15 @@ class PreparedPool:
     relevance: np.ndarray
     column_sum: np.ndarray
     squares: float
+    spans: Spans | None = None
+
+    def with_spans(self, spans: Spans | None) -> PreparedPool:
+        """The same pool with ``spans`` (their texts must be the pool's, one per chunk)."""
+        if spans is not None and len(spans.texts) != self.n_chunks:
+            raise InputError(
+                f"spans: {len(spans.texts)} texts for a pool of {self.n_chunks} chunks"
+            )
+        return dataclasses.replace(self, spans=spans)
 
     @property
     def n_chunks(self) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 from . import validate as v
 from .calibration import Calibration
 from .guard import Duplicate
+from .packing import Merge, Passage, context_after
 from .records import Scoring, Step, StopReason, Terms, Verdict, VerdictKind
 from .settings import Settings
 from .verdicts import Fates, fates, verdict_kinds, verdict_of
@@ -42,7 +43,11 @@ class Selection:
     (traced runs) holds, for each pick, the similarity its redundancy term reads (None:
     ``pick_similarity``; the orthogonal strategy reads the cosine beyond the query).
     ``duplicates`` lists the chunks the near-duplicate guard made ineligible and the pick each
-    duplicated (:mod:`adagres.core.guard`; empty when the guard is off).
+    duplicated (:mod:`adagres.core.guard`; empty when the guard is off), and the chunks
+    whose text lay whole inside a passage (packing). ``passages`` is the context as
+    overlap-aware packing stitched it (:mod:`adagres.core.packing`; empty when packing is
+    off or nothing overlaps: then every pick is its own passage) and ``merges`` each step
+    that joined a pick to earlier ones; ``tokens_used`` is then what the passages cost.
     """
 
     strategy: str
@@ -65,6 +70,8 @@ class Selection:
     scoring: Scoring = field(default_factory=lambda: GAIN_SCORING)
     penalty_similarity: np.ndarray | None = field(default=None, repr=False)
     duplicates: tuple[Duplicate, ...] = ()
+    passages: tuple[Passage, ...] = ()
+    merges: tuple[Merge, ...] = ()
 
     @property
     def lam(self) -> float:
@@ -102,6 +109,22 @@ class Selection:
     def budget_use(self) -> float:
         """Tokens used / budget (0 for a zero budget)."""
         return self.tokens_used / self.budget if self.budget else 0.0
+
+    @property
+    def tokens_saved(self) -> int:
+        """Tokens overlap-aware packing saved: Σ ℓ of the picks − tokens used (0 without)."""
+        return sum(p.saved for p in self.passages)
+
+    def context(
+        self, texts: Any, step: int | None = None
+    ) -> list[tuple[tuple[int, ...], str, int]]:
+        """The context after ``step`` picks (None: all), in order: (pool positions, text,
+        tokens paid) of each passage, or of each pick when nothing was stitched (overlap-aware
+        packing, :func:`adagres.core.packing.context_after`). ``texts``: the chunk texts."""
+        k = self.size if step is None else max(0, min(int(step), self.size))
+        charged = [int(s.winner_tokens if s.winner_tokens is not None else self.token_counts[i])
+                   for s, i in zip(self.steps, self.indices, strict=False)]  # fmt: skip
+        return context_after(self.indices, charged, self.passages, self.merges, k, texts)
 
     @property
     def positive_steps(self) -> int:
@@ -208,6 +231,25 @@ class Selection:
             "settings": None if self.settings is None else self.settings.as_dict(),
             "calibration": None if self.calibration is None else asdict(self.calibration),
             "steps": [step_dict(s) for s in self.steps],
+            "passages": [
+                {
+                    "chunks": [name(i) for i in p.chunks],
+                    "tokens": p.tokens,
+                    "separate_tokens": p.separate_tokens,
+                    "text": p.text,
+                }
+                for p in self.passages
+            ],
+            "merges": [
+                {
+                    "step": m.step,
+                    "chunk": name(m.chunk),
+                    "joined": [name(i) for i in m.joined],
+                    "tokens": m.tokens,
+                    "saved": m.saved,
+                }
+                for m in self.merges
+            ],
             "duplicates": [
                 {
                     "chunk": name(d.chunk),
@@ -215,6 +257,7 @@ class Selection:
                     "step": d.step,
                     "cosine": d.cosine,
                     "shared_text": d.shared_text,
+                    "inside_passage": d.inside,
                 }
                 for d in self.duplicates
             ],

@@ -120,6 +120,23 @@ class Fit:
         return gone
 
 
+class PackedFit:
+    """Which chunks still fit when packing lets a chunk's cost fall (O(N) a step)."""
+
+    def __init__(self, cost: np.ndarray) -> None:
+        self.cost = cost
+        self.gone = np.zeros(len(cost), dtype=bool)
+        self.largest = int(cost.max()) if len(cost) else 0
+
+    def shrink(self, left: int) -> np.ndarray:
+        """The chunks that stop fitting now that ``left`` tokens are left."""
+        gone = np.flatnonzero(~self.gone & (self.cost > left))
+        self.gone[gone] = True
+        rest = self.cost[~self.gone]
+        self.largest = int(rest.max()) if rest.size else -1
+        return gone
+
+
 class Gains:
     """AdaGReS's gain, kept in place for every chunk and updated with one product per pick.
 

@@ -25,6 +25,7 @@ from . import validate as v
 from .calibration import Calibration, calibrate_prepared
 from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value, scoring_of
 from .guard import Guard, guard_for
+from .packing import packer_for
 from .prepared import PreparedPool, prepare
 from .replay import replay
 from .result import Selection
@@ -48,15 +49,19 @@ def greedy(
     rule: Rule,
     trace: bool,
     guard: Guard | None = None,
+    packing: bool = False,
 ) -> Run:
     """SPEC.md, "Greedy selection under the budget", for every greedy strategy.
 
     AdaGReS scores by the gain (``rule.score == "gain"``); the baselines swap the score
     (relevance, MMR, gain per token) and the stop rule, never the steps. With a near-duplicate
     ``guard`` (:mod:`adagres.core.guard`), step 6 also makes the chunks that duplicate the
-    pick ineligible, as step 2 does for those that no longer fit.
+    pick ineligible, as step 2 does for those that no longer fit. With ``packing`` (and a pool
+    whose chunks overlap, :mod:`adagres.core.packing`), a pick is charged only the tokens
+    it adds to the passages already taken, so costs ℓ_i may fall from step to step.
     """
-    loop = Loop(pool, budget, terms, rule, trace, guard)  # 1. used = 0, S = ∅, R = 0
+    packer = packer_for(pool.spans, packing, pool.tokens, pool.similarities)
+    loop = Loop(pool, budget, terms, rule, trace, guard, packer)  # 1. used = 0, S = ∅, R = 0
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)
         winner, runner_up = loop.best()  # 4. the largest score; ties: lowest position
@@ -107,7 +112,7 @@ def select_prepared(
     terms, calibration = resolve_terms(pool, budget, settings)
     rule = POLICY_RULES[settings.policy]
     guard = guard_for(pool, settings.duplicate_guard, texts)
-    run = greedy(pool, budget, terms, rule, trace, guard)
+    run = greedy(pool, budget, terms, rule, trace, guard, settings.packing)
     result = finish("adagres", pool, budget, run, terms, calibration=calibration,
                     settings=settings, policy=settings.policy,
                     scoring=scoring_of(rule, terms))  # fmt: skip

@@ -94,6 +94,10 @@ class Settings:
       strategy (:mod:`adagres.core.guard`): a chunk with cosine ≥ ``cosine`` to a pick, or
       sharing ≥ ``shared_text`` of its word 8-grams with it, is never selected with it.
       Either part None turns that part off; None (the default) turns the guard off.
+    - ``packing``: overlap-aware packing (:mod:`adagres.core.packing`): picks that overlap
+      in their source are stitched into one passage and the budget pays only for the
+      tokens each adds. It needs a pool that places its chunks (``PreparedPool.spans``);
+      without overlapping chunks it changes nothing. Off by default.
     """
 
     lam: float | Literal["adaptive"] = "adaptive"
@@ -107,6 +111,7 @@ class Settings:
     calibration_top_n: int | None = None
     lambda_mmr: float = 0.5
     duplicate_guard: tuple[float | None, float | None] | None = None
+    packing: bool = False
 
     def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
@@ -147,6 +152,8 @@ class Settings:
             raise InputError(f"lambda_mmr: must be in [0, 1], got {self.lambda_mmr!r}")
         put("lambda_mmr", lambda_mmr)
         put("duplicate_guard", _guard(self.duplicate_guard))
+        if not isinstance(self.packing, bool):
+            raise InputError(f"packing: expected True or False, got {self.packing!r:.60}")
 
     @property
     def adaptive(self) -> bool:

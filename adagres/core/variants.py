@@ -66,7 +66,8 @@ def near_duplicates(
     own_settings = settings.replace(lam=lam, redundancy_floor=floor, policy="fill")
     terms, _ = resolve_terms(pool, budget, own_settings)
     rule = POLICY_RULES["fill"]
-    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
+    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options),
+                 settings.packing)  # fmt: skip
     return rescored("near_duplicates", pool, budget, own, scoring_of(rule, terms), settings,
                     trace, floor=floor, lam_near_duplicates=lam)  # fmt: skip
 
@@ -90,7 +91,7 @@ def rescored(
     shared = replay(pool, budget, own.picks, terms, trace, own.reason)
     steps = [merged(o, s, terms.alpha * pool.relevance, pool.tokens)
              for o, s in zip(own.steps, shared.steps, strict=True)]  # fmt: skip
-    run = Run(own.picks, steps, own.reason, shared.pick_similarity, own.duplicates)
+    run = own._replace(steps=steps, pick_similarity=shared.pick_similarity)
     policy = settings.policy if name != "reference_code" else None
     return finish(name, pool, budget, run, terms, calibration=calibration, settings=settings,
                   policy=policy, respects_budget=respects_budget, params=params,
@@ -122,7 +123,8 @@ def merged(own: Step, shared: Step, relevance_term: np.ndarray, tokens: np.ndarr
     gain = shared.gain if own.accepted or f is None else float(f.gain[w])
     relevance = float(relevance_term[w])
     redundancy = None if gain is None else relevance - gain
-    return own._replace(winner_tokens=int(tokens[w]), relevance_term=relevance,
+    charged = int(tokens[w]) if own.winner_tokens is None else own.winner_tokens  # packing
+    return own._replace(winner_tokens=charged, relevance_term=relevance,
                         redundancy_term=redundancy, gain=gain, runner_up_gain=None,
                         candidates=candidates)  # fmt: skip
 
@@ -157,7 +159,7 @@ def orthogonal_of(pool: PreparedPool) -> PreparedPool:
     residual[flat] = pool.chunks[flat]
     residual = normalise_rows(residual)
     prepared = build(residual, pool.query, np.asarray(pool.tokens))
-    return dataclasses.replace(prepared, relevance=pool.relevance)
+    return dataclasses.replace(prepared, relevance=pool.relevance, spans=pool.spans)
 
 
 def orthogonal(
@@ -180,7 +182,13 @@ def orthogonal(
     rule = POLICY_RULES[settings.policy]
     # the near-duplicate guard compares the plain cosine (it holds the pool itself)
     own = greedy(
-        orthogonal_pool(pool), budget, terms, rule, trace, guard_of(pool, settings, options)
+        orthogonal_pool(pool),
+        budget,
+        terms,
+        rule,
+        trace,
+        guard_of(pool, settings, options),
+        settings.packing,
     )
     scoring = scoring_of(rule, terms, "cos beyond the query")
     return rescored("orthogonal", pool, budget, own, scoring, settings, trace)
@@ -281,7 +289,8 @@ def coverage(
 
     rule = Rule(score="own", budget="skip", stop_nonpositive=True, engine=make)
     terms, _ = resolve_terms(pool, budget, settings)
-    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options))
+    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options),
+                 settings.packing)  # fmt: skip
     picks = own.picks
     made = engine[0]
     value = float(pool.relevance[picks].sum() + weight * (made.covered @ made.w)) if picks else 0.0

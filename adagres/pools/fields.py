@@ -331,6 +331,13 @@ def parse_chunk(
             check_string(value, ctx, key, limits=limits, index=index, chunk=chunk_id)
         strings[key] = value
     metadata = optional_field(item, "metadata", dict, "an object", ctx, index, chunk_id)
+    offset = item.get("offset")  # where the text starts in its source (packing reads it)
+    if offset is not None and (type(offset) is not int or offset < 0):
+        raise ctx.fail(
+            f"must be a whole number of characters >= 0, "
+            f"got {one_line(repr(offset), max_chars=40)}",
+            index=index, chunk=chunk_id, field="offset",
+        )  # fmt: skip
     extra = {k: v for k, v in item.items() if k not in CHUNK_FIELDS}
     if (metadata or extra) and not ctx.plain:  # as the chunk (level 3) of a saved file
         kept = {"metadata": metadata, **extra} if metadata else extra

@@ -220,7 +220,9 @@ class Pool:
 
     @cached_property
     def prepared(self) -> PreparedPool:
-        """The pool as the core takes it (:func:`adagres.prepare`), made once per pool.
+        """The pool as the core takes it (:func:`adagres.prepare`), made once per pool, with
+        the chunks' places in their sources for overlap-aware packing
+        (:mod:`adagres.pools.spans`; found only when a packing run first needs them).
 
         Raises :class:`PoolError` while the pool has no embeddings or no token counts.
         """
@@ -229,7 +231,10 @@ class Pool:
                    ("token counts", self.token_counts)) if value is None]  # fmt: skip
         if missing:
             raise PoolError(f"{self._where()}the pool has no {' and no '.join(missing)} yet")
-        return prepare(self.query_embedding, self.embeddings, self.token_counts)
+        from adagres.pools.spans import spans_of  # (it reads Chunk, defined here)
+
+        prepared = prepare(self.query_embedding, self.embeddings, self.token_counts)
+        return prepared.with_spans(spans_of(self.chunks, self.tokenizer))
 
     @property
     def dimension(self) -> int | None:

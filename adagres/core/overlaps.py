@@ -1,0 +1,190 @@
+"""Where chunks overlap in their sources: the input of overlap-aware packing.
+
+A pool's chunks are often windows of the same document that share text (a splitter's
+overlap). :class:`Spans` places each chunk it can in a coordinate system of characters:
+chunk i covers ``[start[i], start[i] + len(text_i))`` of source ``source[i]`` (-1: placed
+nowhere, it never merges). Two placements exist:
+
+- **offsets**, given by the pool: a source key and the character offset of the chunk's
+  text in it (corpus mode, the Milvus collections ``index_documents`` writes, LangChain's
+  ``start_index``, LlamaIndex's ``start_char_idx``, the pool format's ``offset``; the pool
+  layer reads them, :mod:`adagres.pools.spans`);
+- **shared edges**, found from the texts alone for the chunks without offsets: chunk b
+  starts inside chunk a when b's first :data:`ANCHOR_WORDS` words occur in a and a's text
+  from there on is where b begins (a's trailing white space aside), or b lies whole inside
+  a. Chained windows become one virtual source; an edge that contradicts the placement
+  already made is left out.
+
+Placement says only where a chunk would sit; whether two chunks really merge is decided
+when they are stitched (:mod:`adagres.core.packing`), which checks that their texts agree
+on the shared characters. Finding edges costs one pass over the words of the pool and a
+string comparison per candidate pair; it is done once per pool, when packing first needs it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["ANCHOR_WORDS", "Layout", "Spans", "edge_placements"]
+
+#: Words at the start of a chunk that must recur in another chunk for a shared edge: eight
+#: words in a row rarely recur by chance (the same n as the repeated-text metric).
+ANCHOR_WORDS = 8
+
+_WORD = re.compile(r"\S+")
+
+
+class Layout(NamedTuple):
+    """Placements: ``source`` (N,) int64 (-1: none), ``start`` (N,) int64 characters,
+    ``origin`` per chunk ("offset", "edge" or None), and for each placed chunk the chunks
+    whose ranges intersect its own in the same source (``neighbours``)."""
+
+    source: np.ndarray
+    start: np.ndarray
+    origin: tuple[str | None, ...]
+    neighbours: dict[int, tuple[int, ...]]
+
+
+@dataclass(frozen=True, eq=False)
+class Spans:
+    """The chunk texts, the offsets the pool gave (None where it gave none), and how to count
+    the tokens of a stitched passage (None: estimated, :mod:`adagres.core.packing`).
+
+    ``sources[i]`` is any hashable key of chunk i's document and ``starts[i]`` the character
+    offset of its text there; a chunk with either None is placed by its shared edges.
+
+    >>> spans = Spans(("one two three four", "three four five six"), (None, None), (None, None))
+    >>> spans.layout.neighbours  # no eight shared words: nothing placed
+    {}
+    >>> spans = Spans(("a b", "b c"), ("d", "d"), (0, 2))
+    >>> spans.layout.start.tolist(), spans.layout.neighbours
+    ([0, 2], {0: (1,), 1: (0,)})
+    """
+
+    texts: tuple[str, ...]
+    sources: tuple[Hashable | None, ...]
+    starts: tuple[int | None, ...]
+    count_tokens: Callable[[str], int] | None = None
+
+    @cached_property
+    def layout(self) -> Layout:
+        n = len(self.texts)
+        source = np.full(n, -1, dtype=np.int64)
+        start = np.zeros(n, dtype=np.int64)
+        origin: list[str | None] = [None] * n
+        keys: dict[Hashable, int] = {}
+        loose = []
+        for i, (key, offset) in enumerate(zip(self.sources, self.starts, strict=True)):
+            if key is None or offset is None:
+                loose.append(i)
+                continue
+            source[i] = keys.setdefault(key, len(keys))
+            start[i], origin[i] = offset, "offset"
+        for i, group, offset in edge_placements(self.texts, loose):
+            source[i], start[i], origin[i] = len(keys) + group, offset, "edge"
+        return Layout(source, start, tuple(origin), _neighbours(self.texts, source, start))
+
+    @property
+    def any_overlap(self) -> bool:
+        """Whether any two chunks share characters of a source."""
+        return bool(self.layout.neighbours)
+
+
+def _neighbours(
+    texts: Sequence[str], source: np.ndarray, start: np.ndarray
+) -> dict[int, tuple[int, ...]]:
+    """For each placed chunk, the chunks of its source whose ranges intersect its own."""
+    found: dict[int, list[int]] = defaultdict(list)
+    placed = np.flatnonzero(source >= 0)
+    ends = start + np.array([len(t) for t in texts], dtype=np.int64)
+    order = placed[np.lexsort((start[placed], source[placed]))]
+    for k, a in enumerate(order.tolist()):
+        for b in order[k + 1 :].tolist():  # sorted by start: stop at the first that begins after a
+            if source[b] != source[a] or start[b] >= ends[a]:
+                break
+            found[a].append(b)
+            found[b].append(a)
+    return {i: tuple(sorted(found[i])) for i in sorted(found)}
+
+
+def edge_placements(texts: Sequence[str], members: Sequence[int]) -> list[tuple[int, int, int]]:
+    """(chunk, group, start) for the chunks of ``members`` that share an edge with another.
+
+    Each group is a chain of windows; starts are relative to the group's earliest chunk
+    (which starts at 0).
+
+    >>> a = "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10"
+    >>> b = "w3 w4 w5 w6 w7 w8 w9 w10 w11 w12"
+    >>> edge_placements([a, b], [0, 1])
+    [(0, 0, 0), (1, 0, 6)]
+    """
+    if len(members) < 2:
+        return []
+    spans = {i: [(m.start(), m.group()) for m in _WORD.finditer(texts[i])] for i in members}
+    anchors: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i in members:
+        if len(spans[i]) >= ANCHOR_WORDS:
+            anchors[tuple(w for _, w in spans[i][:ANCHOR_WORDS])].append(i)
+    if not anchors:
+        return []
+    firsts = {key[0] for key in anchors}
+    edges: dict[int, list[tuple[int, int]]] = defaultdict(list)  # a -> [(b, offset of b in a)]
+    for a in members:
+        words = spans[a]
+        text = texts[a]
+        for p in range(len(words) - ANCHOR_WORDS + 1):
+            if words[p][1] not in firsts:
+                continue
+            key = tuple(w for _, w in words[p : p + ANCHOR_WORDS])
+            for b in anchors.get(key, ()):
+                at = words[p][0]
+                if b != a and _continues(text, at, texts[b]):
+                    edges[a].append((b, at))
+    return _place(members, edges)
+
+
+def _continues(text: str, at: int, other: str) -> bool:
+    """Whether ``other`` begins at character ``at`` of ``text`` (lies inside it from there,
+    or starts with the rest of it, trailing white space aside)."""
+    if text.startswith(other, at):
+        return True
+    rest = text[at:].rstrip()
+    return len(other) > len(rest) and other.startswith(rest)
+
+
+def _place(
+    members: Sequence[int], edges: dict[int, list[tuple[int, int]]]
+) -> list[tuple[int, int, int]]:
+    """Chains of edges as groups with consistent starts (breadth first; an edge that would
+    place a chunk a second time elsewhere is left out)."""
+    linked: dict[int, list[tuple[int, int]]] = defaultdict(list)  # both directions
+    for a, found in edges.items():
+        for b, offset in found:
+            linked[a].append((b, offset))
+            linked[b].append((a, -offset))
+    placed: dict[int, tuple[int, int]] = {}
+    out: list[tuple[int, int, int]] = []
+    group = 0
+    for root in members:
+        if root in placed or root not in linked:
+            continue
+        placed[root] = (group, 0)
+        queue, found_group = [root], [root]
+        while queue:
+            a = queue.pop()
+            for b, offset in linked[a]:
+                if b not in placed:
+                    placed[b] = (group, placed[a][1] + offset)
+                    queue.append(b)
+                    found_group.append(b)
+        low = min(placed[i][1] for i in found_group)
+        out.extend((i, group, placed[i][1] - low) for i in sorted(found_group))
+        group += 1
+    return out

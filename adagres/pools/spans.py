@@ -1,0 +1,101 @@
+"""Where a pool's chunks sit in their sources, read from the fields pipelines leave.
+
+Overlap-aware packing (:mod:`adagres.core.packing`) stitches picks that overlap in their
+source. This module reads each chunk's source key and character offset, in this order:
+
+1. the pool format's ``offset`` field (characters from the start of the source) with the
+   chunk's ``source`` (else its ``title``) as the source;
+2. ``metadata.doc_id`` with ``metadata.start``: corpus mode and the Milvus collections
+   ``index_documents`` writes;
+3. LangChain's ``metadata.start_index`` (text splitters with ``add_start_index=True``) with
+   ``metadata.source``;
+4. LlamaIndex's ``start_char_idx`` (a node's own key, kept by the pool readers) with the
+   node's source document (``relationships``) or ``metadata.file_name``.
+
+A chunk with none of them is placed by the text it shares with other chunks at its edges
+(:mod:`adagres.core.overlaps`). The tokens of a stitched passage are counted with the
+pool's tokenizer when the pool names one (``pool.tokenizer``); a pool whose counts came
+without a tokenizer (``"given"``) gets the estimate the packing module states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from adagres.core.overlaps import Spans
+from adagres.pools.pool import Chunk
+
+__all__ = ["TokenCounter", "placement", "spans_of"]
+
+#: Tokenizer names a stitched passage can be counted with (adagres.pools.tokens).
+_COUNTABLE = ("cl100k", "o200k", "minilm", "words")
+
+
+class TokenCounter:
+    """Count one text's tokens with a named tokenizer (picklable: the name is its state)."""
+
+    def __init__(self, tokenizer: str) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, text: str) -> int:
+        from adagres.pools.tokens import count_tokens
+
+        return int(count_tokens([text], self.tokenizer)[0])
+
+    def __repr__(self) -> str:
+        return f"TokenCounter({self.tokenizer!r})"
+
+
+def _whole(value: Any) -> int | None:
+    return value if type(value) is int and value >= 0 else None
+
+
+def _key(value: Any) -> Hashable | None:
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
+    """(source key, character offset) of a chunk from its fields, or (None, None)."""
+    meta = chunk.metadata or {}
+    extra = chunk.extra
+    offset = _whole(extra.get("offset"))
+    if offset is not None:
+        source = chunk.source if chunk.source is not None else chunk.title
+        if source is not None:
+            return ("source", source), offset
+    found = [
+        (_key(meta.get("doc_id")), _whole(meta.get("start"))),
+        (_key(meta.get("source")), _whole(meta.get("start_index"))),
+        (
+            _llamaindex_source(chunk),
+            _whole(extra.get("start_char_idx", meta.get("start_char_idx"))),
+        ),
+    ]
+    for tag, (key, at) in zip(("doc", "langchain", "llamaindex"), found, strict=True):
+        if key is not None and at is not None:
+            return (tag, key), at
+    return None, None
+
+
+def _llamaindex_source(chunk: Chunk) -> Hashable | None:
+    relationships = chunk.extra.get("relationships")
+    if isinstance(relationships, dict):
+        for key in ("1", "SOURCE", "source"):  # NodeRelationship.SOURCE serialises as "1"
+            ref = relationships.get(key)
+            if isinstance(ref, dict) and _key(ref.get("node_id")) is not None:
+                return _key(ref["node_id"])
+    meta = chunk.metadata or {}
+    return _key(meta.get("file_name")) or _key(meta.get("doc_id"))
+
+
+def spans_of(chunks: tuple[Chunk, ...], tokenizer: str | None) -> Spans:
+    """The spans of a pool's chunks, counting stitched text with ``tokenizer`` if named."""
+    places = [placement(c) for c in chunks]
+    counter = TokenCounter(tokenizer) if tokenizer in _COUNTABLE else None
+    return Spans(
+        tuple(c.text for c in chunks),
+        tuple(source for source, _ in places),
+        tuple(at for _, at in places),
+        counter,
+    )
