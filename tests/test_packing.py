@@ -213,3 +213,20 @@ def test_the_context_bar_and_metrics_read_the_passages():
     texts = pool.texts
     assert evaluate(packed, pool.prepared, texts=texts).repeated_text == 0.0
     assert evaluate(apart, pool.prepared, texts=texts).repeated_text == pytest.approx(40 / 300)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_shared_edges_place_windows_where_their_offsets_do(seed):
+    rng = np.random.default_rng(seed)
+    words = [f"v{i}" for i in rng.integers(0, 300, size=900)]  # repeats: collisions happen
+    starts = np.concatenate([[0], np.cumsum(rng.integers(10, 40, size=25))])
+    sizes = rng.integers(45, 90, size=len(starts))
+    offsets = np.concatenate([[0], np.cumsum([len(w) + 1 for w in words])])
+    texts = tuple(" ".join(words[s : s + z]) for s, z in zip(starts, sizes, strict=True))
+    given = Spans(texts, ("doc",) * len(texts), tuple(int(offsets[s]) for s in starts))
+    found = Spans(texts, (None,) * len(texts), (None,) * len(texts))
+    assert found.layout.origin == ("edge",) * len(texts)  # every window shares ≥ 8 words
+    assert (found.layout.start - found.layout.start[0]).tolist() == (
+        given.layout.start - given.layout.start[0]
+    ).tolist()
+    assert found.layout.neighbours == given.layout.neighbours

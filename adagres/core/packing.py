@@ -128,6 +128,7 @@ class Packer:
         self.merges: list[Merge] = []
         self.contained: list[Duplicate] = []
         self.changes: list[tuple[int, int, int]] = []  # (record index from which, chunk, cost)
+        self.stale = np.zeros(len(tokens), dtype=bool)  # cost only an upper bound till counted
         self.next_id = 0
 
     def take(self, chunk: int, step: int, competing: np.ndarray) -> np.ndarray:
@@ -155,27 +156,46 @@ class Packer:
         return self.recost(passage, step, competing)
 
     def recost(self, passage: _Open, step: int, competing: np.ndarray) -> np.ndarray:
+        """The chunks next to ``passage`` still competing: those inside it are out (returned);
+        the others' costs become upper bounds, counted again only when a decision needs
+        them (:meth:`exact`): most never come near the budget's edge or the top."""
         near = {j for m in passage.members for j in self.neighbours.get(m, ())}
         gone = []
         for j in sorted(near - self.passage_of.keys()):
             if not competing[j]:
                 continue
-            plan = self.plan(j)
-            if plan is None:
-                self.plans.pop(j, None)
-                cost = int(self.tokens[j])
-            elif plan.inside is not None:
+            holder = self.inside(j)
+            if holder is not None:
                 gone.append(j)
-                cosine = float(self.similarities(plan.inside)[j])
-                self.contained.append(Duplicate(j, plan.inside, step, cosine, 1.0, inside=True))
-                continue
+                cosine = float(self.similarities(holder)[j])
+                self.contained.append(Duplicate(j, holder, step, cosine, 1.0, inside=True))
             else:
-                self.plans[j] = plan
-                cost = plan.charge
-            if cost != self.cost[j]:
-                self.cost[j] = cost
-                self.changes.append((step, j, cost))
+                self.stale[j] = True
+                self.plans.pop(j, None)
         return np.array(gone, dtype=np.intp)
+
+    def inside(self, chunk: int) -> int | None:
+        """The pick whose passage holds ``chunk``'s whole text (None if none does)."""
+        start, text = int(self.start[chunk]), self.texts[chunk]
+        for p in {self.passage_of[m] for m in self.neighbours[chunk] if m in self.passage_of}:
+            passage = self.passages[p]
+            if start >= passage.start and self.join(passage, start, text) == passage.text:
+                return self.holder(passage, chunk)
+        return None
+
+    def exact(self, chunk: int) -> int:
+        """What ``chunk`` costs now, counted if its cost was only a bound (a change takes
+        effect from the step being decided: the number of picks so far)."""
+        if self.stale[chunk]:
+            self.stale[chunk] = False
+            plan = self.plan(chunk)
+            cost = int(self.tokens[chunk]) if plan is None else plan.charge
+            if plan is not None:
+                self.plans[chunk] = plan
+            if cost != self.cost[chunk]:
+                self.cost[chunk] = cost
+                self.changes.append((len(self.passage_of), chunk, cost))
+        return int(self.cost[chunk])
 
     def plan(self, chunk: int) -> _Plan | None:
         """What taking ``chunk`` now would do (None: it would be a passage of its own)."""
