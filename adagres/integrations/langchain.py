@@ -71,8 +71,8 @@ from ..errors import InputError
 from ..pools.embed import DEFAULT_MODEL, embed_texts
 from . import common, tracing
 from .fields import OptionFields
+from .langchain_passages import passage, places
 from .langchain_vectors import search_by_vector, searches_by_vector, stored_vectors, stores_of
-from .passages import Placed, Places, joined_id, whole
 
 __all__ = ["NAMESPACE", "AdagresCompressor", "AdagresRetriever", "PackagedMiniLM", "QueryCache"]
 
@@ -346,7 +346,7 @@ def _select(
         ids=tuple(doc.id for doc in documents),
         metadata=tuple(doc.metadata for doc in documents),
         embedding_model=_model_name(embeddings),
-        places=_places(documents),
+        places=places(documents),
     )
     chosen = adapter.options()
     made: list[Any] = []
@@ -371,38 +371,12 @@ def _select(
     selection = made[0]
     placed = common.returned(selection, retrieved)
     if placed is not None:
-        return common.Selected([_passage(documents, p) for p in placed], selection)
+        return common.Selected([passage(documents, p) for p in placed], selection)
     picked = [
         documents[i].model_copy(update={"metadata": {**documents[i].metadata, **extra}})
         for i, extra in common.picks(selection)
     ]
     return common.Selected(picked, selection)
-
-
-def _places(documents: Sequence[Document]) -> Places:
-    """Each document's source (``metadata["source"]``, with ``"page"`` where a loader split
-    by page) and offset (``metadata["start_index"]``, a splitter's ``add_start_index``)."""
-    sources: list[Any] = []
-    starts: list[int | None] = []
-    for doc in documents:
-        meta = doc.metadata or {}
-        source, page = meta.get("source"), meta.get("page")
-        at = whole(meta.get("start_index"))
-        known = isinstance(source, str) and at is not None
-        sources.append((FRAMEWORK, source, page if isinstance(page, int | str) else None)
-                       if known else None)  # fmt: skip
-        starts.append(at if known else None)
-    return Places(tuple(d.page_content for d in documents), tuple(sources), tuple(starts))
-
-
-def _passage(documents: Sequence[Document], placed: Placed) -> Document:
-    """The document returned for one passage (see :mod:`adagres.integrations.passages`)."""
-    first = documents[placed.first]
-    update: dict[str, Any] = {"metadata": {**first.metadata, **placed.extra}}
-    if placed.stitched:
-        update["page_content"] = placed.text
-        update["id"] = joined_id([documents[i].id for i in placed.chunks])
-    return first.model_copy(update=update)
 
 
 def _model_name(embeddings: Any) -> str | None:
