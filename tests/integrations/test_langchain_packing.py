@@ -7,10 +7,21 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_text_splitters import RecursiveCharacterTextSplitter
-from packing_checks import DOC, NOTES, QUERY, QUERY_VECTOR, core, union_budget, vector, words
+from packing_checks import (
+    DOC,
+    NOTES,
+    QUERY,
+    QUERY_VECTOR,
+    RECOMMENDED,
+    core,
+    union_budget,
+    vector,
+    words,
+)
 
-from adagres.core.presets import PRESETS
+from adagres.core import baselines
 from adagres.integrations.langchain import AdagresCompressor
+from adagres.pools.io import load_pools
 
 
 class Table(Embeddings):
@@ -46,13 +57,15 @@ def pool(add_start_index: bool) -> list[Document]:
 
 
 @pytest.mark.parametrize("add_start_index", [True, False], ids=["start_index", "shared-edges"])
-def test_two_overlapping_windows_are_one_document_paid_for_once(add_start_index):
+def test_two_overlapping_windows_are_one_document_paid_for_once(add_start_index, tmp_path):
     documents = pool(add_start_index)
     texts = [d.page_content for d in documents]
     starts = [DOC.index(text) for text in texts[:2]]
     union, budget = union_budget((starts[0], texts[0]), (starts[1], texts[1]))
     embeddings = Table({text: vector(rank) for rank, text in enumerate(texts)})
-    adapter = AdagresCompressor(budget=budget, embeddings=embeddings, tokenizer="words")
+    record = tmp_path / "runs.jsonl"
+    adapter = AdagresCompressor(budget=budget, embeddings=embeddings, tokenizer="words",
+                                record_to=record)  # fmt: skip
     handler = Events()
     got = adapter.select(documents, QUERY, callbacks=[handler])
 
@@ -68,13 +81,19 @@ def test_two_overlapping_windows_are_one_document_paid_for_once(add_start_index)
     want = core(texts, sources, offsets, range(len(texts)), budget)
     assert got.selection is not None and got.selection.indices == want.indices == (0, 1)
     assert got.selection.passages == want.passages and got.selection.tokens_used == budget
+    # the recorded pool places its chunks alike: the app selects the same passage again
+    [saved_pool] = load_pools(record)
+    assert saved_pool.extra["selection"]["passages"] == [["d0", "d1"]]
+    again = baselines.run_prepared(RECOMMENDED.strategy, saved_pool.prepared, budget,
+                                   RECOMMENDED.settings, texts=list(saved_pool.texts))  # fmt: skip
+    assert again.indices == (0, 1) and again.passages == want.passages
     [(name, values)] = handler.events
     saved = words(texts[0]) + words(texts[1]) - budget
     assert name == "adagres.selection" and saved > 0
     assert (values["adagres.merges"], values["adagres.tokens_saved"]) == (1, saved)
 
-    apart = adapter.model_copy(update={"settings": PRESETS["recommended"].settings.replace(
-        packing=False)}).select(documents, QUERY)  # fmt: skip
+    apart = adapter.model_copy(update={"settings": RECOMMENDED.settings.replace(packing=False),
+                                       "record_to": None}).select(documents, QUERY)  # fmt: skip
     ids = [d.id for d in apart.documents]
     assert ids[0] == "d0" and "d1" not in ids  # apart, the second window does not fit
     assert all("adagres_chunks" not in d.metadata for d in apart.documents)
