@@ -13,10 +13,20 @@ from haystack import Document, Pipeline
 from haystack.components.preprocessors import DocumentSplitter
 from haystack.components.retrievers.in_memory import InMemoryEmbeddingRetriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
-from packing_checks import DOC, NOTES, QUERY_VECTOR, core, union_budget, vector, words
+from packing_checks import (
+    DOC,
+    NOTES,
+    QUERY_VECTOR,
+    RECOMMENDED,
+    core,
+    union_budget,
+    vector,
+    words,
+)
 
-from adagres.core.presets import PRESETS
+from adagres.core import baselines
 from adagres.integrations.haystack import AdagresSelector
+from adagres.pools.io import load_pools
 
 
 def documents(offsets: bool) -> list[Document]:
@@ -45,7 +55,7 @@ def retrieved(docs: list[Document], selector: AdagresSelector) -> list[Document]
 
 
 @pytest.mark.parametrize("offsets", [True, False], ids=["split_idx_start", "shared-edges"])
-def test_two_overlapping_splits_are_one_document_paid_for_once(offsets):
+def test_two_overlapping_splits_are_one_document_paid_for_once(offsets, tmp_path):
     docs = documents(offsets)
     texts = [d.content or "" for d in docs]
     union, budget = union_budget((DOC.index(texts[0]), texts[0]), (DOC.index(texts[1]), texts[1]))
@@ -59,14 +69,25 @@ def test_two_overlapping_splits_are_one_document_paid_for_once(offsets):
         assert doc.meta["split_idx_start"] == 0 and doc.meta["source_id"] == docs[0].meta[
             "source_id"]  # fmt: skip
 
-    got = AdagresSelector(budget, tokenizer="words").select(docs, QUERY_VECTOR)
+    record = tmp_path / "runs.jsonl"
+    got = AdagresSelector(budget, tokenizer="words", record_to=record).select(
+        docs, QUERY_VECTOR, "which words?"
+    )
     sources = [d.meta.get("source_id") for d in docs]
     starts = [d.meta.get("split_idx_start") for d in docs]
     want = core(texts, sources, starts, range(len(docs)), budget)
     assert got.selection is not None and got.selection.indices == want.indices == (0, 1)
     assert got.selection.passages == want.passages and got.selection.tokens_used == budget
+    # the recorded pool places its documents alike: the app selects the same passage again
+    [saved] = load_pools(record)
+    assert saved.extra["selection"]["passages"] == [[docs[0].id, docs[1].id]]
+    if offsets:
+        assert saved.prepared.spans.layout.origin[:2] == ("offset", "offset")
+    again = baselines.run_prepared(RECOMMENDED.strategy, saved.prepared, budget,
+                                   RECOMMENDED.settings, texts=list(saved.texts))  # fmt: skip
+    assert again.indices == (0, 1) and again.passages == want.passages
 
-    settings = PRESETS["recommended"].settings.replace(packing=False)
+    settings = RECOMMENDED.settings.replace(packing=False)
     apart = retrieved(docs, AdagresSelector(budget, tokenizer="words", settings=settings))
     ids = [d.id for d in apart]
     assert ids[0] == docs[0].id and docs[1].id not in ids  # apart, the second does not fit
