@@ -65,6 +65,19 @@ def test_overlapping_picks_are_one_passage_paid_for_once(windows_dir):
     assert metric(at, "Tokens used") == f"280 / {BUDGET}"
     assert metric(at, "Tokens merged") == "120"
     bar = next(f for f in figures(at) if any(t.get("name") == "picks" for t in f["data"]))
+    at4 = page(SELECTION, pool="windows", budget=str(BUDGET), strategy="topk_budget", pack="on",
+               step="4")  # fmt: skip
+    sentence = next(t.value for t in at4.text if t.value.startswith("Step 4 of"))
+    assert sentence.startswith("Step 4 of 5: picked d#3 · ")
+    assert sentence.endswith(
+        "· 50 tokens left · overlaps d#0, d#1, d#2: one passage, charged 60 of its 100 tokens"
+    )
+    assert context_ids(at4) == ["d#0 + d#1 + d#2 + d#3"]
+    at2 = page(SELECTION, pool="windows", budget=str(BUDGET), strategy="topk_budget", pack="on",
+               step="2")  # fmt: skip
+    assert context_ids(at2) == ["d#0 + d#1"]  # the passage as it was after step 2
+    assert frame(at2, "order")["tokens"].tolist() == [160]
+    assert frame(at2, "order")["text"].tolist() == [" ".join(f"w{i}" for i in range(160))]
     assert "120 overlapping tokens paid once" in bar["layout"]["title"]["text"].replace("<br>", " ")
 
 
