@@ -78,7 +78,7 @@ def settings_from_args(args: argparse.Namespace) -> tuple[str, Any]:
 
     base = preset(args.preset) if args.preset is not None else None
     fields = ("lam", "alpha", "policy", "formula", "scale", "offset", "lam_max",
-              "redundancy_floor", "calibration_top_n", "lambda_mmr")  # fmt: skip
+              "redundancy_floor", "calibration_top_n", "lambda_mmr", "packing")  # fmt: skip
     overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
     settings = Settings.of(None if base is None else base.settings, **overrides)
     strategy = getattr(args, "strategy", None) or (base.strategy if base else "adagres")
@@ -113,6 +113,11 @@ def _parser() -> argparse.ArgumentParser:
         help="redundancy floor τ: a cosine, 'pool' (ρ̄) or 'off' (default)",
     )  # fmt: skip
     sel.add_argument("--lambda-mmr", type=float, default=given, help="MMR's relevance weight")
+    sel.add_argument(
+        "--packing", action=argparse.BooleanOptionalAction, default=given,
+        help="stitch picks that overlap in their source and pay for their tokens once "
+        "(default: off; on in the recommended preset)",
+    )  # fmt: skip
     sel.add_argument(
         "--calibration-top-n", type=int, default=given,
         help="take the adaptive-λ statistics over the N most relevant chunks (default: all)",
@@ -225,11 +230,10 @@ def _ready(pool: Any, tokenizer: str) -> Any:
 def _select(args: argparse.Namespace) -> dict[str, Any]:
     from .core import baselines
     from .core.metrics import evaluate
-    from .core.prepared import prepare
 
     strategy, settings = settings_from_args(args)  # validated before the pool is loaded
     pool = _ready(_load(args), args.tokenizer)
-    prepared = prepare(pool.query_embedding, pool.embeddings, pool.token_counts)
+    prepared = pool.prepared  # with the chunks' places in their sources (packing)
     # Trace only what is printed: per-candidate records cost O(k·N) memory and time.
     selection = baselines.run_prepared(
         strategy, prepared, args.budget, settings, texts=pool.texts, trace=args.explain
@@ -277,8 +281,14 @@ def _print_selection(out: dict[str, Any]) -> None:
             f"{step['number']:>4}  {str(step['winner'])[:24]:<24} {step['winner_tokens']:>6} "
             f"{step['gain']:>+9.4f} {step['relevance_term']:>9.4f} {step['redundancy_term']:>9.4f}"
         )
+    for merge in out["merges"]:
+        joined = ", ".join(map(str, merge["joined"]))
+        _say(f"merge   step {merge['step']}: {merge['chunk']} joined {joined} in one passage "
+             f"(charged {merge['tokens']} tokens, {merge['saved']} saved)")  # fmt: skip
     _say()
-    _say(f"tokens  {out['tokens_used']} of {out['budget']} ({out['budget_use']:.0%})")
+    saved = sum(p["separate_tokens"] - p["tokens"] for p in out["passages"])
+    _say(f"tokens  {out['tokens_used']} of {out['budget']} ({out['budget_use']:.0%})"
+         + (f"; overlapping picks merged: {saved} tokens saved" if saved else ""))  # fmt: skip
     _say(f"stop    {out['stop_reason']}")
     _say(f"F       {_num(out['objective'])} at λ = {_num(out['lam'])}")
     if cal is not None:

@@ -39,12 +39,16 @@ def draw_header(step: int) -> None:
             ("Repeated text", f"{100 * (measured.repeated_text or 0.0):.1f}%"),
             ("Near-duplicate pairs", measured.near_duplicates),
             ("Duplicates dropped", len(selection.duplicates)),
+            ("Tokens merged", selection.tokens_saved),
         ],
         help={
             "Repeated text": "Share of the context's words (lower-cased) that lie in a word "
             "8-gram already earlier in the context, chunks in pick order.",
             "Duplicates dropped": "Chunks the near-duplicate guard made ineligible because they "
-            "duplicate a pick (see Why dropped).",
+            "duplicate a pick, or whose text lies inside a passage already taken (see Why "
+            "dropped).",
+            "Tokens merged": "Tokens that picks overlapping in their source share, paid for "
+            "once (Pay once for overlapping text, in the sidebar).",
         },
     )
     if step < last:
@@ -84,19 +88,26 @@ def draw_step(step: int) -> None:
     render.chart(budget_figure, "sel_budget")
     render.chart(timeline, "sel_timeline")
     picked = picked_after(selection, step)
-    st.subheader(f"Context after step {step}: {count(len(picked), 'chunk')}")
-    render.table(tables.context_frame(pool, picked), "sel_context",
+    context = tables.context_frame(pool, selection, step)
+    stitched = "" if len(context) == len(picked) else f" in {count(len(context), 'passage')}"
+    st.subheader(f"Context after step {step}: {count(len(picked), 'chunk')}{stitched}")
+    if stitched:
+        st.caption(
+            "Chunks that overlap in their source are one passage (ids joined by +), "
+            "paid for once: the tokens are what each passage added to the budget."
+        )
+    render.table(context, "sel_context",
                  {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
     # Drawn only once opened: the code block makes the browser load Streamlit's syntax
     # highlighter, about 0.3 s of its main thread before the page's first chart otherwise.
     plain_text = st.expander("Context as plain text", key="sel_plain_text", on_change="rerun")
     if plain_text.open:
-        plain_text.code("\n\n".join(pool.texts[i] for i in picked), language=None,
+        plain_text.code(tables.context_text(pool, selection, step), language=None,
                         wrap_lines=True)  # fmt: skip
-    draw_downloads(step, picked)
+    draw_downloads(step)
 
 
-def draw_downloads(step: int, picked: tuple[int, ...]) -> None:
+def draw_downloads(step: int) -> None:
     """The selection with its step record, and the context after the step shown."""
     downloads = st.columns(2)
     downloads[0].download_button(
@@ -112,7 +123,7 @@ def draw_downloads(step: int, picked: tuple[int, ...]) -> None:
     whole = step >= len(selection.steps)
     downloads[1].download_button(
         "Download context (text)" if whole else f"Download context after step {step} (text)",
-        data="\n\n".join(pool.texts[i] for i in picked),
+        data=tables.context_text(pool, selection, step),
         file_name=f"context-{settings.pool}-{settings.budget}{'' if whole else f'-step{step}'}.txt",
         mime="text/plain",
         key="sel_download_text",

@@ -3,12 +3,14 @@
 import streamlit as st
 
 from adagres.errors import AdagresError
+from adagres.eval.frontier import mid_budget
 from adagres.eval.results import corpus_summary
 from ui import evidence, render, state
 from ui.sidebar import sidebar
 
 NUMBER = st.column_config.NumberColumn(format="%.3f")
 PERCENT = st.column_config.NumberColumn(format="percent")
+DELTA = st.column_config.NumberColumn(format="%+.3f")
 
 # ---- controls
 sidebar()
@@ -29,6 +31,40 @@ st.caption(  # the command names the user's pool files: text, not Markdown
         f"{stamp['config']['seed']} · budgets in {stamp['tokens']}"
     )
 )
+
+# ---- the lead: a sentence per corpus, the compared strategies across corpora, the targets
+st.subheader("Summary: recall against repeated text")
+for line in evidence.verdicts(doc):  # names come from the report's file: text, not Markdown
+    st.markdown("- " + render.escape_md(line))
+lead = evidence.summary_frame(doc)
+st.dataframe(
+    lead,
+    key="ev_summary",
+    hide_index=True,
+    column_config={
+        label: PERCENT if label.endswith("repeated text") else DELTA if "Δ" in label else NUMBER
+        for label in lead.columns
+        if label != "strategy"
+    },
+)
+st.caption(
+    f"At {mid_budget(doc)} tokens. Recall: the corpus's primary metric (gold recall where it "
+    "has no answer strings); Δ: its paired mean difference with topk_budget over the same "
+    "queries; repeated text: share of the context's words in a word 8-gram already earlier "
+    "in it. Every other strategy is in the tables below."
+)
+st.subheader("Targets of the recommended preset")
+targets = evidence.targets_frame(doc)
+if targets.empty:
+    st.caption("This report did not measure the recommended preset.")
+else:
+    st.dataframe(targets, key="ev_targets", hide_index=True)
+    st.caption(
+        "Each against topk_budget on the same queries. –: the target does not apply there "
+        "(top-k repeats under 1 % of its words, or under 3 % for more answers)."
+    )
+
+# ---- one corpus: its frontier, then what folds away
 corpora = list(doc["corpora"])
 left, right = st.columns(2)
 corpus = left.selectbox("Corpus", corpora, key="ev_corpus")
@@ -37,36 +73,24 @@ budget = right.selectbox("Budget (tokens)", budgets, key="ev_budget")
 info = doc["corpora"][corpus]
 st.text(info["description"])
 st.caption(render.escape_md(corpus_summary(info)))
+st.subheader(f"{corpus}: recall against repeated text")
+render.chart(evidence.frontier(name, corpus), "ev_frontier")
 
-# ---- the lead: repeated text against recall, per corpus, and the preset's targets
-st.subheader("Summary: recall against repeated text")
-st.caption(
-    "Repeated text: share of the selection's words in a word 8-gram already earlier in the "
-    "context. Δ recall: the corpus's primary metric minus topk_budget's, in points."
-)
-lead, verdicts = evidence.summary(doc)
-st.dataframe(lead, key="ev_summary", hide_index=True)
-with st.expander("Verdicts and the targets each compared strategy misses"):
-    for line in verdicts:
-        st.text(line)
-
-# ---- figure and table from results.json
-st.subheader("Recall against redundancy")
-render.chart(evidence.tradeoff(name, corpus), "ev_tradeoff")
-st.subheader(f"Every strategy at {budget} tokens")
-table = evidence.table_frame(doc, corpus, budget)
-formats = {label: NUMBER for label in table.columns if table[label].dtype.kind == "f"}
-formats["budget use"] = PERCENT
-st.dataframe(table, key="ev_table", hide_index=True, column_config=formats)
-st.caption(
-    "Primary metric with its 95 % bootstrap interval over queries; Δ: paired mean difference "
-    "with topk_budget; W/T/L: queries above / equal to / below the baseline."
-)
-
-st.subheader("Where each strategy loses or ties")
-for finding in doc["findings"]:
-    if finding["corpus"] == corpus:
-        st.text(finding["text"])
+with st.expander(f"Every strategy on {corpus} at {budget} tokens"):
+    table = evidence.table_frame(doc, corpus, budget)
+    formats = {label: NUMBER for label in table.columns if table[label].dtype.kind == "f"}
+    formats["budget use"] = PERCENT
+    st.dataframe(table, key="ev_table", hide_index=True, column_config=formats)
+    st.caption(
+        "Primary metric with its 95 % bootstrap interval over queries; Δ: paired mean "
+        "difference with topk_budget; W/T/L: queries above / equal to / below the baseline."
+    )
+with st.expander(f"{corpus}: recall against mean pairwise cosine, per budget"):
+    render.chart(evidence.tradeoff(name, corpus), "ev_tradeoff")
+with st.expander("Where each strategy loses or ties"):
+    for finding in doc["findings"]:
+        if finding["corpus"] == corpus:
+            st.text(finding["text"])
 
 # ---- per query, and the way to its pool
 st.subheader("Per query")

@@ -109,12 +109,12 @@ def test_quick_run_end_to_end(tmp_path):
     rebuilt = harness_cases.rebuild(source)
     assert len(rebuilt) == 60 and sum(c.gold for c in rebuilt.chunks) == fanout[0]["n_gold"]
     text = (tmp_path / "quick" / "report.md").read_text()
-    assert text.count("### fanoutqa at 600 tokens") == 1
+    assert text.count("**fanoutqa at 600 tokens**") == 1  # folded with the other tables
     section = text.split("## Where each strategy loses or ties")[1].split("## Notes")[0]
     lines = [line for line in section.splitlines() if line.startswith("- ")]
     assert len(lines) == 2 * (len(document["strategies"]) - 1)  # all but topk_budget, 2 corpora
     for name in document["strategies"]:
         if name != "topk_budget":
             assert sum(line.split()[1].rstrip(":") == name for line in lines) == 2, name
-    png = tmp_path / "quick" / "tradeoff_fanoutqa.png"
+    png = tmp_path / "quick" / "frontier_fanoutqa.png"
     assert png.is_file() or "PNG figures not written" in text

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adagres.eval.targets import passes, summary_markdown, target_failures
+from adagres.eval.targets import passes, target_checks, target_failures, targets_table
 
 
 def entry(corpus: str, budget: int, strategy: str, *, recall: float, repeated: float,
@@ -52,13 +52,35 @@ def test_each_missed_target_is_named_with_where_and_the_numbers() -> None:
     assert not passes(DOC, "bad")
 
 
-def test_the_summary_has_one_row_per_corpus_and_budget_and_a_verdict_per_corpus() -> None:
-    text = "\n".join(summary_markdown(DOC, ["good", "bad"]))
-    assert "| windows | 300 | 16.0 % | 50.0 % | 2.0 %, +3.0 pt | 5.0 %, +0.0 pt |" in text
-    assert "| qa | 300 | 2.0 % | 60.0 % | 0.4 %, -0.4 pt | 0.4 %, -1.0 pt |" in text
-    assert ("- **windows**: good repeats 14.0 points less of its text than top-k on average, "
-            "and finds +3.0 pt more at 300 tokens, never fewer.") in text  # fmt: skip
-    assert "- **qa**: good repeats 1.6 points less" in text
-    assert "and finds as many answers (within 0.5 pt)" in text
-    assert "good meets every target on every corpus and budget of this run." in text
-    assert "Targets bad misses:" in text
+def test_every_target_is_checked_where_it_applies() -> None:
+    """A target that depends on top-k's repeated text does not apply where top-k repeats too
+    little: qa's top-k repeats 2 %, under the 3 % of "more answers"."""
+    checks = {(c["corpus"], c["target"]): c["holds"] for c in target_checks(DOC, "good")}
+    assert checks == {
+        ("windows", "near_duplicates"): True,
+        ("windows", "repeated_text"): True,
+        ("windows", "recall"): True,
+        ("windows", "more_answers"): True,
+        ("qa", "near_duplicates"): True,
+        ("qa", "repeated_text"): True,
+        ("qa", "recall"): True,
+        ("qa", "more_answers"): None,
+    }
+    assert targets_table(DOC, "bad") == [
+        {
+            "corpus": "windows",
+            "budget": "300",
+            "no near-duplicate pair": "fails: 0.50 pairs per selection",
+            "≤ 1/4 of top-k's repeated text": "fails: 5.0 % against top-k's 16.0 %",
+            "recall ≥ top-k − 0.5 pt": "holds",
+            "more answers where top-k repeats ≥ 3 %": "fails: +0.0 pt with top-k repeating 16.0 %",
+        },
+        {
+            "corpus": "qa",
+            "budget": "300",
+            "no near-duplicate pair": "holds",
+            "≤ 1/4 of top-k's repeated text": "holds",
+            "recall ≥ top-k − 0.5 pt": "fails: -1.0 pt (answer recall)",
+            "more answers where top-k repeats ≥ 3 %": "–",
+        },
+    ]

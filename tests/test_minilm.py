@@ -9,6 +9,7 @@ Tolerance: cosine ≥ 0.99999 to sentence-transformers' vector of the same text 
 from __future__ import annotations
 
 import json
+import math
 import struct
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 
 from adagres.errors import PoolError
-from adagres.pools.minilm import packaged_folder, packaged_model, read_safetensors
+from adagres.pools.minilm import gelu, packaged_folder, packaged_model, read_safetensors
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 COSINE = 0.99999
@@ -78,6 +79,32 @@ def test_vectors_do_not_depend_on_the_batch():
     np.testing.assert_allclose(together[0], alone[0], rtol=0, atol=1e-6)
     np.testing.assert_allclose(together[0], together[2], rtol=0, atol=1e-6)
     assert model.encode([]).shape == (0, 384)
+
+
+def test_gelu_is_the_exact_gelu_within_half_a_float32_step():
+    """Against erf in float64 (SciPy) on a dense grid and far out: each value within half a
+    float32 step of the exact GELU, plus 5e-8 (the tail below x = -4√2 is set to 0)."""
+    from scipy.special import erf
+
+    far = [-1e30, -50.0, -5.6568, 50.0, 1e30, 0.0]
+    x = np.concatenate([np.linspace(-12, 12, 480_001), far]).astype(np.float32)
+    x64 = x.astype(np.float64)
+    exact = x64 * 0.5 * (1.0 + erf(x64 / math.sqrt(2.0)))
+    step = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    ours = gelu(x.copy())
+    assert ours.dtype == np.float32
+    assert np.all(np.abs(ours - exact) <= 0.5 * step + 5e-8)
+
+
+def test_gelu_works_in_place_on_contiguous_float32_only():
+    x = np.linspace(-3, 3, 7, dtype=np.float32)
+    want = gelu(x.copy())
+    assert gelu(x) is x and np.array_equal(x, want)
+    wide = np.repeat(np.linspace(-3, 3, 7, dtype=np.float32), 2)
+    strided = gelu(wide[::2])  # a view with a stride: computed on a copy
+    assert np.array_equal(strided, want) and np.array_equal(wide[::2], np.linspace(-3, 3, 7))
+    assert np.array_equal(gelu(np.linspace(-3, 3, 7)), want)  # float64 in, float32 out
+    assert gelu(np.zeros((0, 4), dtype=np.float32)).shape == (0, 4)
 
 
 def test_default_embedding_path_imports_no_torch(tmp_path):

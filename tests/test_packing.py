@@ -13,12 +13,14 @@ import numpy as np
 import pytest
 
 from adagres import Settings
+from adagres.core.metrics import evaluate
 from adagres.core.overlaps import Spans, edge_placements
 from adagres.core.packing import stitch
 from adagres.core.prepared import prepare
 from adagres.core.records import VerdictKind
 from adagres.core.selection import select_prepared
 from adagres.errors import PoolError
+from adagres.figures.budget_bar import budget_bar_data
 from adagres.pools.corpus import chunk_documents
 from adagres.pools.io import load_pool
 from adagres.pools.pool import Chunk, Pool
@@ -135,6 +137,7 @@ def test_a_chunk_inside_a_passage_is_a_duplicate_of_the_pick_that_holds_it():
     verdict = packed.verdict(1)
     assert verdict.kind is VerdictKind.DUPLICATE and verdict.duplicate_of == 0
     assert verdict.duplicate_shared_text == 1.0
+    assert "its text lies inside the passage of 'long'" in verdict.summary(pool.ids)
     apart = select_prepared(pool.prepared, 1000, Settings(lam=0.0))
     assert apart.indices == (0, 1, 2)  # without packing the copy is paid for again
 
@@ -187,3 +190,43 @@ def test_prepared_pools_without_spans_select_as_before():
     p = prepare([1.0, 0.0], [[1.0, 0.0], [0.9, 0.1]], [5, 5])
     s = select_prepared(p, 10, Settings(lam=0.0, packing=True))
     assert s.indices == (0, 1) and s.tokens_used == 10 and s.passages == ()
+
+
+def test_the_context_bar_and_metrics_read_the_passages():
+    chunks = chunk_documents({"d": DOC}, size=100, overlap=40, tokenizer="words")
+    pool = windows_pool(chunks, [0, 3, 1])  # 0, then 3 (apart), then 1 joins 0
+    packed = select_prepared(pool.prepared, 260, Settings(lam=0.0, packing=True))
+    assert packed.indices == (0, 3, 1) and packed.tokens_used == 260
+    after_2 = packed.context(pool.texts, 2)
+    assert [(c, paid) for c, _, paid in after_2] == [((0,), 100), ((3,), 100)]
+    assert after_2[0][1] == chunks[0].text and after_2[1][1] == chunks[3].text
+    whole = packed.context(pool.texts)
+    assert [(c, paid) for c, _, paid in whole] == [((0, 1), 160), ((3,), 100)]
+    start, end = source_range(chunks, (0, 1))
+    assert whole[0][1] == DOC[start:end]
+    bar = budget_bar_data(packed, ids=pool.ids)
+    assert [(s.chunk, s.tokens, s.saved) for s in bar.segments] == [(0, 100, 0), (3, 100, 0),
+                                                                    (1, 60, 40)]  # fmt: skip
+    assert bar.used == packed.tokens_used and bar.remaining == 0
+    apart = select_prepared(pool.prepared, 300, Settings(lam=0.0))  # the same three, unpacked
+    assert apart.indices == (0, 3, 1)
+    texts = pool.texts
+    assert evaluate(packed, pool.prepared, texts=texts).repeated_text == 0.0
+    assert evaluate(apart, pool.prepared, texts=texts).repeated_text == pytest.approx(40 / 300)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_shared_edges_place_windows_where_their_offsets_do(seed):
+    rng = np.random.default_rng(seed)
+    words = [f"v{i}" for i in rng.integers(0, 300, size=900)]  # repeats: collisions happen
+    starts = np.concatenate([[0], np.cumsum(rng.integers(10, 40, size=25))])
+    sizes = rng.integers(45, 90, size=len(starts))
+    offsets = np.concatenate([[0], np.cumsum([len(w) + 1 for w in words])])
+    texts = tuple(" ".join(words[s : s + z]) for s, z in zip(starts, sizes, strict=True))
+    given = Spans(texts, ("doc",) * len(texts), tuple(int(offsets[s]) for s in starts))
+    found = Spans(texts, (None,) * len(texts), (None,) * len(texts))
+    assert found.layout.origin == ("edge",) * len(texts)  # every window shares ≥ 8 words
+    assert (found.layout.start - found.layout.start[0]).tolist() == (
+        given.layout.start - given.layout.start[0]
+    ).tolist()
+    assert found.layout.neighbours == given.layout.neighbours

@@ -21,9 +21,10 @@ import streamlit as st
 from adagres import Settings as Selector
 from adagres.core.strategies import STRATEGIES
 from adagres.eval.aggregate import METRIC_LABELS
-from adagres.eval.report import tradeoff_figure
-from adagres.eval.results import read_results, strategy_table
-from adagres.eval.targets import compared_strategies, summary_markdown
+from adagres.eval.charts import frontier_figure, tradeoff_figure
+from adagres.eval.frontier import compared, preset_entry, summary_rows, verdict
+from adagres.eval.results import primary_label, read_results, strategy_table
+from adagres.eval.targets import targets_table
 
 from . import pools, state
 
@@ -31,26 +32,45 @@ __all__ = [
     "TABLE_LABELS",
     "app_settings",
     "document",
+    "frontier",
     "open_query",
     "query_frame",
     "report_names",
     "reports_dir",
-    "summary",
+    "summary_frame",
     "table_frame",
+    "targets_frame",
     "tradeoff",
+    "verdicts",
 ]
 
 
-def summary(doc: Mapping[str, Any]) -> tuple[pd.DataFrame, list[str]]:
-    """The report's lead (:func:`adagres.eval.targets.summary_markdown`) as the page shows it:
-    the table as a frame and the verdicts and missed targets as plain lines (the names in
-    them come from the report's file, so they are never read as Markdown)."""
-    lines = summary_markdown(doc, compared_strategies(doc))
-    rows = [[cell.strip() for cell in line.strip("|").split(" | ")]
-            for line in lines if line.startswith("|") and not line.startswith("|---")]  # fmt: skip
-    frame = pd.DataFrame(rows[1:], columns=rows[0]) if rows else pd.DataFrame()
-    text = [line.replace("**", "") for line in lines if line and not line.startswith("|")]
-    return frame, text
+def verdicts(doc: Mapping[str, Any]) -> list[str]:
+    """One sentence per corpus in plain words (:func:`adagres.eval.frontier.verdict`)."""
+    return [verdict(doc, corpus) for corpus in doc["corpora"]]
+
+
+def summary_frame(doc: Mapping[str, Any]) -> pd.DataFrame:
+    """The report's summary table (:func:`adagres.eval.frontier.summary_rows`): a row per
+    compared strategy, per corpus its recall, the paired Δ with top-k and its repeated text
+    at the mid budget (shares, not percent)."""
+    out = []
+    for row in summary_rows(doc):
+        record: dict[str, Any] = {"strategy": row["label"]}
+        for corpus in doc["corpora"]:
+            label = primary_label(doc, corpus)
+            record[f"{corpus}: {label}"] = row[corpus]["recall"]
+            record[f"{corpus}: Δ vs top-k"] = row[corpus]["delta"]
+            record[f"{corpus}: repeated text"] = row[corpus]["repeated"]
+        out.append(record)
+    return pd.DataFrame(out)
+
+
+def targets_frame(doc: Mapping[str, Any]) -> pd.DataFrame:
+    """Which target of the recommended preset holds or fails on which corpus and budget
+    (:func:`adagres.eval.targets.targets_table`); empty when the run did not measure it."""
+    name = preset_entry(doc, "recommended")
+    return pd.DataFrame(targets_table(doc, name) if name else [])
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +120,13 @@ def _load(path: str, modified: float) -> dict[str, Any]:
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _tradeoff(path: str, modified: float, corpus: str) -> Any:
-    return tradeoff_figure(_load(path, modified), corpus)
+    doc = _load(path, modified)
+    return tradeoff_figure(doc, corpus, strategies=compared(doc))
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _frontier(path: str, modified: float, corpus: str) -> Any:
+    return frontier_figure(_load(path, modified), corpus)
 
 
 def _stamped(name: str) -> tuple[str, float]:
@@ -116,9 +142,15 @@ def document(name: str) -> dict[str, Any]:
 
 
 def tradeoff(name: str, corpus: str) -> Any:
-    """The recall–redundancy figure of ``corpus`` in report ``name``, built once per report
-    file (50–90 ms at 23 strategies), not at every rerun the sidebar causes."""
+    """The recall–mean-cosine figure of ``corpus`` in report ``name`` (the compared
+    strategies), built once per report file, not at every rerun the sidebar causes."""
     return _tradeoff(*_stamped(name), corpus)
+
+
+def frontier(name: str, corpus: str) -> Any:
+    """The recall–repeated-text frontier of ``corpus`` in report ``name``
+    (:func:`adagres.eval.charts.frontier_figure`), built once per report file."""
+    return _frontier(*_stamped(name), corpus)
 
 
 def table_frame(doc: Mapping[str, Any], corpus: str, budget: int) -> pd.DataFrame:

@@ -79,12 +79,13 @@ class AppSettings:
         """Every query-string key of the settings: those :meth:`to_params` may write, and
         ``preset``, which :meth:`from_params` reads."""
         return frozenset({"preset", "pool", "budget", "strategy", "policy", "lam", "formula",
-                          "scale", "offset", "floor", "guard", "topn", "step",
+                          "scale", "offset", "floor", "guard", "pack", "topn", "step",
                           "chunk"})  # fmt: skip
 
     def to_params(self) -> dict[str, str]:
         """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set;
-        ``guard`` when it is not the default preset's, which a URL without it gets)."""
+        ``guard`` and ``pack`` when they are not the default preset's, which a URL without
+        them gets)."""
         s = self.selector
         floor = s.redundancy_floor
         params = {
@@ -100,6 +101,8 @@ class AppSettings:
         }
         if s.duplicate_guard != DEFAULT_PRESET.settings.duplicate_guard:  # else implied
             params["guard"] = _guard_text(s.duplicate_guard)
+        if s.packing != DEFAULT_PRESET.settings.packing:
+            params["pack"] = "on" if s.packing else "off"
         if s.calibration_top_n is not None:
             params["topn"] = str(s.calibration_top_n)
         if self.step is not None:
@@ -144,6 +147,7 @@ class AppSettings:
         take("lam", lambda s: "adaptive" if s == "adaptive" else _real(s))
         take("floor", _floor, "redundancy_floor")
         take("guard", _guard, "duplicate_guard")
+        take("pack", lambda s: _option(s, ("on", "off")) == "on", "packing")
         take("topn", lambda s: _integer(s, minimum=2), "calibration_top_n")
         take("step", lambda s: _integer(s, minimum=1))
         take("chunk", _text)

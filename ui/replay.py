@@ -183,6 +183,13 @@ def step_summary(pool: Pool, selection: Selection, step: int) -> str:
             f"{record.score_relevance:.4f} − redundancy {record.score_redundancy:.4f} · "
             f"{record.tokens_left} tokens left"
         )
+        merge = next((m for m in selection.merges if m.step == step), None)
+        if merge is not None:  # overlap-aware packing joined it to earlier picks
+            joined = ", ".join(pool.ids[i] for i in merge.joined)
+            what += (
+                f" · overlaps {joined}: one passage, charged {merge.tokens} of its "
+                f"{merge.tokens + merge.saved} tokens"
+            )
     else:
         nxt = "" if record.winner is None else (
             f" (next best: {pool.ids[record.winner]}, score {record.score:+.4f})"

@@ -157,6 +157,14 @@ def _apply_preset(name: str) -> None:
     state.update(strategy=chosen.strategy, selector=chosen.settings, step=None, chunk=None)
 
 
+_PACKING_HELP = (
+    "Picks that overlap in their source (windows of one document) are stitched into one "
+    "passage, and the budget pays only for the tokens each adds. Chunks are placed by the "
+    "offsets the pool carries, or by eight or more words they share at their edges. On in "
+    "the recommended preset, off in the paper's."
+)
+
+
 def _selection_controls(n_chunks: int, low: int, high: int) -> None:
     """Budget, strategy and the fields of the core's settings (λ, policy, formula, τ, N)."""
     budget = state.current().budget
@@ -183,6 +191,8 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
                   format_func=strategy_short, help=STRATEGY_HELP)  # fmt: skip
     _bind_setting(st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES,
                   help=_POLICY_HELP)  # fmt: skip
+    _bind_setting(st.toggle, "packing", "sb_packing", "Pay once for overlapping text",
+                  help=_PACKING_HELP)  # fmt: skip
     _bind_setting(
         st.radio,
         "lam",

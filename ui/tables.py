@@ -26,6 +26,7 @@ __all__ = [
     "SNIPPET_CHARS",
     "as_percent",
     "context_frame",
+    "context_text",
     "difference_frame",
     "duplicate_groups_frame",
     "exact_sets_frame",
@@ -82,18 +83,25 @@ def duplicate_groups_frame(frame: pd.DataFrame, groups: Sequence[Sequence[int]])
     return rows
 
 
-def context_frame(pool: Pool, indices: tuple[int, ...]) -> pd.DataFrame:
-    """The selected chunks in pick order, with token counts and the running total."""
-    tokens = np.asarray(pool.token_counts)[list(indices)] if indices else np.zeros(0, int)
+def context_frame(pool: Pool, selection: Selection, step: int) -> pd.DataFrame:
+    """The context after ``step`` picks in pick order, one row a passage: its chunks (more
+    than one where overlap-aware packing stitched them), the tokens paid and the total."""
+    passages = selection.context(pool.texts, step)
+    tokens = np.array([paid for _, _, paid in passages], dtype=np.int64)
     return pd.DataFrame(
         {
-            "order": np.arange(1, len(indices) + 1),
-            "id": [pool.ids[i] for i in indices],
+            "order": np.arange(1, len(passages) + 1),
+            "id": [" + ".join(pool.ids[i] for i in chunks) for chunks, _, _ in passages],
             "tokens": tokens,
             "total": np.cumsum(tokens),
-            "text": [pool.texts[i] for i in indices],
+            "text": [text for _, text, _ in passages],
         }
     )
+
+
+def context_text(pool: Pool, selection: Selection, step: int) -> str:
+    """The context after ``step`` picks as plain text: its passages, a blank line apart."""
+    return "\n\n".join(text for _, text, _ in selection.context(pool.texts, step))
 
 
 # --------------------------------------------------------------------------- similarity

@@ -134,7 +134,9 @@ class Loop:
         self.penalty = np.zeros(n, chunks.dtype)
         # what a pick costs now: ℓ, or with packing only the tokens it adds (it may fall)
         self.cost = tokens if packer is None else packer.cost
-        self.fit: Fit | PackedFit = Fit(tokens) if packer is None else PackedFit(packer.cost)
+        self.fit: Fit | PackedFit = (
+            Fit(tokens) if packer is None else PackedFit(packer.cost, packer.stale, packer.exact)
+        )
         self.check_fit = rule.budget != "ignore"
         self.mask_unfit = rule.budget == "skip"
         self.engine: Engine
@@ -180,7 +182,7 @@ class Loop:
             return StopReason.K_REACHED
         if self.stop_nonpositive and self.engine.values.winner_score <= 0:
             return StopReason.NO_POSITIVE_GAIN
-        if self.stop_on_fit and self.cost[winner] > self.budget - self.used:
+        if self.stop_on_fit and self.charge(winner) > self.budget - self.used:
             return StopReason.BUDGET_EXHAUSTED
         return None
 
@@ -190,7 +192,7 @@ class Loop:
         records = self.records
         if accepted:
             assert winner is not None
-            charge = int(self.cost[winner])
+            charge = self.charge(winner)
             self.used += charge
             records.charged.append(charge)
         records.winner.append(winner)
@@ -202,17 +204,18 @@ class Loop:
         if self.trace:
             self.decisions.append(self.engine.trace_step())
 
+    def charge(self, chunk: int) -> int:
+        """What taking ``chunk`` now costs: ℓ, or with packing the tokens it adds."""
+        return int(self.tokens[chunk]) if self.packer is None else self.packer.exact(chunk)
+
     def take(self, winner: int) -> None:
         """SPEC step 6: add the winner; R += C·c_w (for AdaGReS with τ off: V += c_w)."""
         self.picks.append(winner)
         self.engine.take(winner)
-        if self.guard is not None:
-            self.drop_duplicates(winner)
-        if self.packer is not None:  # stitch it with the picks it overlaps; re-cost the rest
-            gone = self.packer.take(winner, len(self.picks), self.penalty == 0)
-            if len(gone):
-                self.penalty[gone] = -np.inf
-                self.engine.dropped(gone)
+        if self.guard is not None:  # chunks that duplicate the pick stop being eligible
+            self.drop(self.guard.after_pick(winner, len(self.picks), self.penalty == 0))
+        if self.packer is not None:  # stitch it with the picks it overlaps: those inside go
+            self.drop(self.packer.take(winner, len(self.picks), self.penalty == 0))
 
     def rejects(self, winner: int) -> bool:
         """The near-duplicate guard's text check of the chunk about to win: if it repeats a
@@ -223,15 +226,12 @@ class Loop:
         if held is not None and held[0] == winner:
             self.engine.gain[winner] = held[1]  # type: ignore[attr-defined]
             self.engine.held = None  # type: ignore[attr-defined]
-        self.penalty[winner] = -np.inf
-        self.engine.dropped(np.array([winner], dtype=np.intp))
+        self.drop(np.array([winner], dtype=np.intp))
         return True
 
-    def drop_duplicates(self, winner: int) -> None:
-        """The near-duplicate guard: chunks still competing that duplicate the winner stop
-        being eligible, for good (:mod:`adagres.core.guard`)."""
-        assert self.guard is not None
-        gone = self.guard.after_pick(winner, len(self.picks), self.penalty == 0)
+    def drop(self, gone: np.ndarray) -> None:
+        """The chunks ``gone`` stop being eligible, for good (a duplicate of a pick, or a
+        chunk inside a passage already taken)."""
         if len(gone):
             self.penalty[gone] = -np.inf
             self.engine.dropped(gone)
@@ -244,7 +244,7 @@ class Loop:
         score_relevance = self.engine.score_relevance()
         records = self.records
         winners = [w for w in records.winner if w is not None]
-        charged = records.charged + [int(self.cost[w]) for w in winners[len(records.charged) :]]
+        charged = records.charged + [self.charge(w) for w in winners[len(records.charged) :]]
         looked_up = zip(
             self.relevance_term[winners].tolist(),
             score_relevance[winners].tolist(),

@@ -36,7 +36,8 @@ class Duplicate(NamedTuple):
     """A chunk the guard made ineligible: at step ``step`` it duplicated the pick ``of``.
 
     ``cosine`` is the plain cosine of the two chunks; ``shared_text`` the share of word
-    8-grams they have in common (None without texts).
+    8-grams they have in common (None without texts). ``inside``: not the guard but
+    overlap-aware packing dropped it, its text lying inside the passage of ``of``.
     """
 
     chunk: int
@@ -44,6 +45,7 @@ class Duplicate(NamedTuple):
     step: int
     cosine: float
     shared_text: float | None
+    inside: bool = False
 
 
 class Guard:

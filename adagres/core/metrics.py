@@ -225,7 +225,8 @@ def evaluate(
     with ``texts`` give whether any answer occurs in the selected text. Redundancy is the mean
     and max cosine over pairs inside the selection (0 with fewer than two chunks);
     ``repeated_text`` (with ``texts``) is the share of the selected words that repeat a word
-    8-gram already in the context (:func:`repeated_text`, picks in pick order).
+    8-gram already in the context (:func:`repeated_text`, picks in pick order; where
+    overlap-aware packing stitched picks, the context is its passages, each once).
 
     >>> import numpy as np
     >>> from adagres import select
@@ -271,7 +272,7 @@ def evaluate(
             raise InputError("answers: expected a list of answer strings")
         if texts is None:
             raise InputError("answers: checking answers needs the chunk texts (texts=...)")
-        found = answer_found(answers, "\n".join(texts[i] for i in picks))
+        found = answer_found(answers, "\n".join(text for _, text, _ in selection.context(texts)))
     return Metrics(
         strategy=selection.strategy,
         size=len(picks),
@@ -288,5 +289,7 @@ def evaluate(
         recall=recall,
         precision=precision,
         answer_found=found,
-        repeated_text=None if texts is None else repeated_text([texts[i] for i in picks]),
+        repeated_text=None
+        if texts is None
+        else repeated_text([text for _, text, _ in selection.context(texts)]),
     )

@@ -28,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
@@ -103,11 +104,13 @@ def _neighbours(
     """For each placed chunk, the chunks of its source whose ranges intersect its own."""
     found: dict[int, list[int]] = defaultdict(list)
     placed = np.flatnonzero(source >= 0)
-    ends = start + np.array([len(t) for t in texts], dtype=np.int64)
-    order = placed[np.lexsort((start[placed], source[placed]))]
-    for k, a in enumerate(order.tolist()):
-        for b in order[k + 1 :].tolist():  # sorted by start: stop at the first that begins after a
-            if source[b] != source[a] or start[b] >= ends[a]:
+    ends = (start + np.array([len(t) for t in texts], dtype=np.int64)).tolist()
+    order = placed[np.lexsort((start[placed], source[placed]))].tolist()
+    src, begin = source.tolist(), start.tolist()
+    for k, a in enumerate(order):
+        for j in range(k + 1, len(order)):  # sorted by start: stop at the first after a
+            b = order[j]
+            if src[b] != src[a] or begin[b] >= ends[a]:
                 break
             found[a].append(b)
             found[b].append(a)
@@ -127,27 +130,49 @@ def edge_placements(texts: Sequence[str], members: Sequence[int]) -> list[tuple[
     """
     if len(members) < 2:
         return []
-    spans = {i: [(m.start(), m.group()) for m in _WORD.finditer(texts[i])] for i in members}
-    anchors: dict[tuple[str, ...], list[int]] = defaultdict(list)
-    for i in members:
-        if len(spans[i]) >= ANCHOR_WORDS:
-            anchors[tuple(w for _, w in spans[i][:ANCHOR_WORDS])].append(i)
-    if not anchors:
+    words = {i: texts[i].split() for i in members}  # the runs of non-space: \S+
+    lengths = np.array([len(words[i]) for i in members], dtype=np.int64)
+    total = int(lengths.sum())
+    valid = total - ANCHOR_WORDS + 1
+    if valid <= 0:
         return []
-    firsts = {key[0] for key in anchors}
+    # one int64 per word (Python's string hash; equal words, equal hashes), then a rolling
+    # hash of the eight words from each position (wrapping arithmetic; checked on the words)
+    flat = np.fromiter(map(hash, chain.from_iterable(words[i] for i in members)), np.int64, total)
+    grams = np.zeros(valid, dtype=np.uint64)
+    for k in range(ANCHOR_WORDS):
+        grams = grams * np.uint64(1_000_003) + flat[k : k + valid].view(np.uint64)
+    first = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    index = np.arange(valid)
+    chunk_of = np.searchsorted(first, index, "right") - 1
+    whole = index + ANCHOR_WORDS <= (first + lengths)[chunk_of]  # the eight words in one chunk
+    anchors: dict[int, list[int]] = defaultdict(list)  # hash of a chunk's first words -> chunks
+    for k, i in enumerate(members):
+        if lengths[k] >= ANCHOR_WORDS:
+            anchors[int(grams[first[k]])].append(i)
+    keys = np.fromiter(anchors, dtype=np.uint64, count=len(anchors))
+    hits = np.flatnonzero(whole & np.isin(grams, keys))
     edges: dict[int, list[tuple[int, int]]] = defaultdict(list)  # a -> [(b, offset of b in a)]
-    for a in members:
-        words = spans[a]
+    for hit, k in zip(hits.tolist(), chunk_of[hits].tolist(), strict=True):
+        a, p = members[k], hit - int(first[k])
         text = texts[a]
-        for p in range(len(words) - ANCHOR_WORDS + 1):
-            if words[p][1] not in firsts:
-                continue
-            key = tuple(w for _, w in words[p : p + ANCHOR_WORDS])
-            for b in anchors.get(key, ()):
-                at = words[p][0]
-                if b != a and _continues(text, at, texts[b]):
-                    edges[a].append((b, at))
+        for b in anchors[int(grams[hit])]:
+            if b == a or words[a][p : p + ANCHOR_WORDS] != words[b][:ANCHOR_WORDS]:
+                continue  # itself, or a hash collision
+            # b's first eight words as written, found in a from where word p can begin
+            lead = texts[b][: _end_of_words(texts[b], ANCHOR_WORDS)]
+            at = text.find(lead, sum(map(len, words[a][:p])) + p)
+            if at >= 0 and _continues(text, at, texts[b]):
+                edges[a].append((b, at))
     return _place(members, edges)
+
+
+def _end_of_words(text: str, count: int) -> int:
+    """The character just after the ``count``-th run of non-space of ``text``."""
+    end = 0
+    for _, found in zip(range(count), _WORD.finditer(text), strict=False):
+        end = found.end()
+    return end
 
 
 def _continues(text: str, at: int, other: str) -> bool:

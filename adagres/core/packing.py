@@ -29,7 +29,7 @@ The record keeps each merge (:class:`Merge`) and the final passages (:class:`Pas
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -37,18 +37,19 @@ import numpy as np
 from .guard import Duplicate
 from .overlaps import Spans
 
-__all__ = ["Merge", "Packer", "Passage", "packer_for", "stitch"]
+__all__ = ["Merge", "Packer", "Passage", "context_after", "packer_for", "stitch"]
 
 
 class Passage(NamedTuple):
     """One stretch of the context: ``chunks`` (pool positions in text order) stitched into
     ``text``; ``tokens`` is what the budget paid, ``separate_tokens`` what the chunks cost
-    apart (Σ ℓ)."""
+    apart (Σ ℓ); ``spans`` each chunk's (start, end) characters in ``text``."""
 
     chunks: tuple[int, ...]
     text: str
     tokens: int
     separate_tokens: int
+    spans: tuple[tuple[int, int], ...] = ()
 
     @property
     def saved(self) -> int:
@@ -127,6 +128,7 @@ class Packer:
         self.merges: list[Merge] = []
         self.contained: list[Duplicate] = []
         self.changes: list[tuple[int, int, int]] = []  # (record index from which, chunk, cost)
+        self.stale = np.zeros(len(tokens), dtype=bool)  # cost only an upper bound till counted
         self.next_id = 0
 
     def take(self, chunk: int, step: int, competing: np.ndarray) -> np.ndarray:
@@ -154,27 +156,46 @@ class Packer:
         return self.recost(passage, step, competing)
 
     def recost(self, passage: _Open, step: int, competing: np.ndarray) -> np.ndarray:
+        """The chunks next to ``passage`` still competing: those inside it are out (returned);
+        the others' costs become upper bounds, counted again only when a decision needs
+        them (:meth:`exact`): most never come near the budget's edge or the top."""
         near = {j for m in passage.members for j in self.neighbours.get(m, ())}
         gone = []
         for j in sorted(near - self.passage_of.keys()):
             if not competing[j]:
                 continue
-            plan = self.plan(j)
-            if plan is None:
-                self.plans.pop(j, None)
-                cost = int(self.tokens[j])
-            elif plan.inside is not None:
+            holder = self.inside(j)
+            if holder is not None:
                 gone.append(j)
-                cosine = float(self.similarities(plan.inside)[j])
-                self.contained.append(Duplicate(j, plan.inside, step, cosine, 1.0))
-                continue
+                cosine = float(self.similarities(holder)[j])
+                self.contained.append(Duplicate(j, holder, step, cosine, 1.0, inside=True))
             else:
-                self.plans[j] = plan
-                cost = plan.charge
-            if cost != self.cost[j]:
-                self.cost[j] = cost
-                self.changes.append((step, j, cost))
+                self.stale[j] = True
+                self.plans.pop(j, None)
         return np.array(gone, dtype=np.intp)
+
+    def inside(self, chunk: int) -> int | None:
+        """The pick whose passage holds ``chunk``'s whole text (None if none does)."""
+        start, text = int(self.start[chunk]), self.texts[chunk]
+        for p in {self.passage_of[m] for m in self.neighbours[chunk] if m in self.passage_of}:
+            passage = self.passages[p]
+            if start >= passage.start and self.join(passage, start, text) == passage.text:
+                return self.holder(passage, chunk)
+        return None
+
+    def exact(self, chunk: int) -> int:
+        """What ``chunk`` costs now, counted if its cost was only a bound (a change takes
+        effect from the step being decided: the number of picks so far)."""
+        if self.stale[chunk]:
+            self.stale[chunk] = False
+            plan = self.plan(chunk)
+            cost = int(self.tokens[chunk]) if plan is None else plan.charge
+            if plan is not None:
+                self.plans[chunk] = plan
+            if cost != self.cost[chunk]:
+                self.cost[chunk] = cost
+                self.changes.append((len(self.passage_of), chunk, cost))
+        return int(self.cost[chunk])
 
     def plan(self, chunk: int) -> _Plan | None:
         """What taking ``chunk`` now would do (None: it would be a passage of its own)."""
@@ -245,8 +266,56 @@ class Packer:
         for p in order:
             o = self.passages[p]
             apart = int(sum(int(self.tokens[m]) for m in o.members))
-            passages.append(Passage(o.members, o.text, o.tokens, apart))
+            spans = []
+            for m in o.members:
+                at = int(self.start[m]) - o.start
+                spans.append((at, min(len(o.text), at + len(self.texts[m]))))
+            passages.append(Passage(o.members, o.text, o.tokens, apart, tuple(spans)))
         return tuple(passages), tuple(self.merges)
+
+
+def context_after(
+    picks: tuple[int, ...],
+    charged: list[int],
+    passages: tuple[Passage, ...],
+    merges: tuple[Merge, ...],
+    step: int,
+    texts: Sequence[str],
+) -> list[tuple[tuple[int, ...], str, int]]:
+    """The context after the first ``step`` picks: (chunks, text, tokens paid) per passage,
+    in the order of each passage's first pick. ``charged`` is what each pick was charged.
+
+    Without passages every pick is its own. With them, the picks so far that merges had
+    joined by then form one passage each, whose text is the stretch of the final passage
+    they cover (joined picks overlap, so the stretch has no gap).
+    """
+    so_far = picks[:step]
+    if not passages:
+        return [((i,), texts[i], charged[n]) for n, i in enumerate(so_far)]
+    group = {i: i for i in so_far}  # union of the picks joined by step ``step``
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for merge in merges:
+        if merge.step <= step:
+            for j in merge.joined:
+                group[root(j)] = root(merge.chunk)
+    where = {m: (p, k) for p in passages for k, m in enumerate(p.chunks)}
+    order: dict[int, list[int]] = {}
+    for i in so_far:
+        order.setdefault(root(i), []).append(i)
+    paid = dict(zip(so_far, charged, strict=False))
+    out = []
+    for members in order.values():
+        passage = where[members[0]][0]
+        spans = [passage.spans[where[m][1]] for m in members]
+        text = passage.text[min(a for a, _ in spans) : max(b for _, b in spans)]
+        in_text_order = tuple(sorted(members, key=lambda m: where[m][1]))
+        out.append((in_text_order, text, sum(paid[m] for m in members)))
+    return out
 
 
 def packer_for(

@@ -7,8 +7,9 @@ Evidence section of the README and ``reports/latest``): redundancy measured on w
 chunks share beyond their relevance to the query (:func:`adagres.core.variants.orthogonal`),
 λ from Eq. 7 in the form Eqs. 5–6 give (``derived``), and policy ``fill``, so the budget is
 spent like top-k's while repeats are pushed out; its near-duplicate guard
-(:data:`RECOMMENDED_GUARD`) never selects two near-duplicates together. ``"paper"`` has no
-guard.
+(:data:`RECOMMENDED_GUARD`) never selects two near-duplicates together, and overlap-aware
+packing (:mod:`adagres.core.packing`) stitches picks that overlap in their source and
+charges only the tokens each adds. ``"paper"`` has neither.
 
 >>> PRESETS["recommended"].strategy, PRESETS["recommended"].settings.policy
 ('orthogonal', 'fill')
@@ -59,9 +60,9 @@ PRESETS: dict[str, Preset] = {
     "recommended": Preset(
         "recommended",
         "orthogonal",
-        Settings(policy="fill", formula="derived", duplicate_guard=RECOMMENDED_GUARD),
+        Settings(policy="fill", formula="derived", duplicate_guard=RECOMMENDED_GUARD, packing=True),
         "redundancy beyond shared relevance to the query, derived λ, fill the budget, "
-        "never two near-duplicates",
+        "never two near-duplicates, overlapping chunks paid for once",
         "No candidate met every target of the evaluation (make eval-dev: FanOutQA, windows "
         "overlapping by half, drug reviews; 25 queries each at 300 and 600 tokens). This one "
         "has no near-duplicate pair, but keeps 2.5–5.0 % repeated text where top-k repeats "

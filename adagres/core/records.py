@@ -242,6 +242,7 @@ class Verdict:
     duplicate_of: int | None = None
     duplicate_cosine: float | None = None
     duplicate_shared_text: float | None = None
+    duplicate_inside: bool = False  # its text lies inside a passage (packing), not the guard
 
     def summary(self, ids: Any = None) -> str:
         """One sentence with the numbers; ``ids`` maps pool positions to chunk ids."""
@@ -273,6 +274,12 @@ class Verdict:
                     text += f" ({self.runner_up_gain:+.4f})"
             return text + repeats + self.fill_note()
         if self.kind is VerdictKind.DUPLICATE:
+            if self.duplicate_inside:
+                return (
+                    f"its text lies inside the passage of {name(self.duplicate_of)} (picked at "
+                    f"step {self.step}): taking it would add no text, so overlap-aware packing "
+                    "made it ineligible"
+                )
             shared = self.duplicate_shared_text
             text_part = "" if shared is None else f", shares {shared:.0%} of its word 8-grams"
             return (

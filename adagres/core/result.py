@@ -17,7 +17,7 @@ import numpy as np
 from . import validate as v
 from .calibration import Calibration
 from .guard import Duplicate
-from .packing import Merge, Passage
+from .packing import Merge, Passage, context_after
 from .records import Scoring, Step, StopReason, Terms, Verdict, VerdictKind
 from .settings import Settings
 from .verdicts import Fates, fates, verdict_kinds, verdict_of
@@ -115,12 +115,16 @@ class Selection:
         """Tokens overlap-aware packing saved: Σ ℓ of the picks − tokens used (0 without)."""
         return sum(p.saved for p in self.passages)
 
-    def context(self, texts: Any) -> list[tuple[tuple[int, ...], str]]:
-        """The context in order: (pool positions, text) of each passage, or of each pick
-        when nothing was stitched. ``texts`` are the pool's chunk texts."""
-        if self.passages:
-            return [(p.chunks, p.text) for p in self.passages]
-        return [((i,), texts[i]) for i in self.indices]
+    def context(
+        self, texts: Any, step: int | None = None
+    ) -> list[tuple[tuple[int, ...], str, int]]:
+        """The context after ``step`` picks (None: all), in order: (pool positions, text,
+        tokens paid) of each passage, or of each pick when nothing was stitched (overlap-aware
+        packing, :func:`adagres.core.packing.context_after`). ``texts``: the chunk texts."""
+        k = self.size if step is None else max(0, min(int(step), self.size))
+        charged = [int(s.winner_tokens if s.winner_tokens is not None else self.token_counts[i])
+                   for s, i in zip(self.steps, self.indices, strict=False)]  # fmt: skip
+        return context_after(self.indices, charged, self.passages, self.merges, k, texts)
 
     @property
     def positive_steps(self) -> int:
@@ -253,6 +257,7 @@ class Selection:
                     "step": d.step,
                     "cosine": d.cosine,
                     "shared_text": d.shared_text,
+                    "inside_passage": d.inside,
                 }
                 for d in self.duplicates
             ],

@@ -11,6 +11,7 @@ fast path, so the two paths give bit-identical picks, gains and runner-ups.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any, NamedTuple, Protocol
 
@@ -121,16 +122,23 @@ class Fit:
 
 
 class PackedFit:
-    """Which chunks still fit when packing lets a chunk's cost fall (O(N) a step)."""
+    """Which chunks still fit when packing lets a chunk's cost fall (O(N) a step).
 
-    def __init__(self, cost: np.ndarray) -> None:
-        self.cost = cost
+    ``cost`` may hold upper bounds (``stale``: packing counts a stitched passage only when a
+    decision needs it), so a stale chunk over the tokens left is counted (``exact(i)``)
+    before it is dropped."""
+
+    def __init__(self, cost: np.ndarray, stale: np.ndarray, exact: Callable[[int], int]) -> None:
+        self.cost, self.stale, self.exact = cost, stale, exact
         self.gone = np.zeros(len(cost), dtype=bool)
         self.largest = int(cost.max()) if len(cost) else 0
 
     def shrink(self, left: int) -> np.ndarray:
         """The chunks that stop fitting now that ``left`` tokens are left."""
-        gone = np.flatnonzero(~self.gone & (self.cost > left))
+        over = ~self.gone & (self.cost > left)
+        for i in np.flatnonzero(over & self.stale).tolist():  # a bound: count it first
+            over[i] = self.exact(i) > left
+        gone = np.flatnonzero(over)
         self.gone[gone] = True
         rest = self.cost[~self.gone]
         self.largest = int(rest.max()) if rest.size else -1

@@ -168,7 +168,8 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
         d = next(d for d in selection.duplicates if d.chunk == i)
         return Verdict(i, kind, number, tokens, None, relevance_term, None, None, None, None,
                        history, (), selection.scoring, duplicate_of=d.of,
-                       duplicate_cosine=d.cosine, duplicate_shared_text=d.shared_text)  # fmt: skip
+                       duplicate_cosine=d.cosine, duplicate_shared_text=d.shared_text,
+                       duplicate_inside=d.inside)  # fmt: skip
     c = s.candidates
     numbers: tuple[float | None, ...] = (None, None, None, None)
     if c is not None:

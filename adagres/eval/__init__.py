@@ -6,8 +6,10 @@ pieces, bottom up: :mod:`~adagres.eval.cases` (the queries and their pools),
 :mod:`~adagres.eval.strategies` (the open registry), :mod:`~adagres.eval.run` (rows of
 metrics, in parallel), :mod:`~adagres.eval.stats` and :mod:`~adagres.eval.aggregate`
 (intervals, paired comparisons, findings), :mod:`~adagres.eval.results` (results.json),
-:mod:`~adagres.eval.harness` (one run) and :mod:`~adagres.eval.report` (the only plotly
-importer).
+:mod:`~adagres.eval.harness` (one run), :mod:`~adagres.eval.frontier` and
+:mod:`~adagres.eval.targets` (what the report leads with: the compared strategies, the
+sentence per corpus, the preset's targets), :mod:`~adagres.eval.charts` and
+:mod:`~adagres.eval.report` (the only plotly importers).
 """
 
 from . import strategies

@@ -1,15 +1,20 @@
-"""The report of a run: ``report.md``, one trade-off figure per corpus (HTML, and PNG where
-plotly's kaleido finds a Chromium) and ``results.json``.
+"""The report of a run: ``report.md``, the figures per corpus (HTML, and PNG where plotly's
+kaleido finds a Chromium) and ``results.json``.
 
-The only module of the harness that imports plotly. The HTML figures load plotly.js from
-one shared local copy, ``plotly.min.js`` beside the report folders (written from the
-installed plotly), so they open offline and the report stays small. Figures are drawn from
-plain points (:func:`tradeoff_points`), which tests check exactly.
+``report.md`` leads with what a reader compares (:mod:`adagres.eval.frontier`): one
+sentence per corpus, one table across corpora at the mid budget, the targets of the
+recommended preset, and per corpus the recall–repeated-text frontier
+(:func:`adagres.eval.charts.frontier_figure`). The full tables per budget, the recall
+against mean pairwise cosine figure and the paragraphs per strategy fold away in
+``<details>`` blocks.
+
+The HTML figures load plotly.js from one shared local copy, ``plotly.min.js`` beside the
+report folders (written from the installed plotly), so they open offline and the report
+stays small.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,161 +22,90 @@ from typing import Any
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
-from plotly.subplots import make_subplots
 
-from ..figures.layout import apply_layout, panel_vline
 from .aggregate import METRIC_LABELS, interval_text
+from .charts import frontier_figure, tradeoff_figure, tradeoff_points
+from .frontier import compared, mid_budget, preset_entry, role, summary_rows, verdict
 from .optimality import optimality_markdown
 from .results import corpus_summary, primary_label, strategy_table, write_results
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
-from .strategies import BASELINE_BUDGET
-from .targets import TARGETS, compared_strategies, summary_markdown
+from .targets import TARGETS, target_failures, targets_table
 
-__all__ = ["PLOTLY_JS", "tradeoff_figure", "tradeoff_points", "write_report"]
+__all__ = [
+    "PLOTLY_JS",
+    "lead_markdown",
+    "targets_markdown",
+    "tradeoff_figure",
+    "tradeoff_points",
+    "write_report",
+]
 
 #: File name of the shared plotly.js copy, one folder above each report.
 PLOTLY_JS = "plotly.min.js"
-_FAMILY_SYMBOLS = {
-    "adagres": "circle",
-    "fixed λ": "diamond",
-    "baseline": "square",
-    "variant": "star",
-    "preset": "star-diamond",
-    "custom": "triangle-up",
-}
 
 
-def tradeoff_points(document: Mapping[str, Any], corpus: str) -> list[dict[str, Any]]:
-    """One point per (strategy, budget) of ``corpus``: ``x`` = mean pairwise cosine of the
-    selection minus topk_budget's (paired mean over queries), ``y`` = the primary metric's
-    mean, ``y_low``/``y_high`` its bootstrap interval, ``n`` the queries it is measured on
-    and ``n_all`` those of topk_budget (fewer for a strategy that was not solved or not run
-    on every query)."""
-    full = {(e["corpus"], e["budget"]): e["metrics"][e["primary"]]["n"]
-            for e in document["aggregates"] if e["strategy"] == BASELINE_BUDGET}  # fmt: skip
-    points = []
-    for entry in document["aggregates"]:
-        if entry["corpus"] != corpus:
-            continue
-        y = entry["metrics"][entry["primary"]]
-        x = entry["delta"]["redundancy_mean"]["mean"]
-        if y["mean"] is None or x is None:
-            continue
-        points.append(
-            {
-                "strategy": entry["strategy"],
-                "family": document["strategies"].get(entry["strategy"], {}).get("family", "custom"),
-                "budget": entry["budget"],
-                "x": x,
-                "y": y["mean"],
-                "y_low": y["low"],
-                "y_high": y["high"],
-                "n": y["n"],
-                "n_all": full.get((corpus, entry["budget"]), y["n"]),
-            }
-        )
-    return points
+def lead_markdown(document: Mapping[str, Any]) -> list[str]:
+    """The summary the report leads with: a sentence per corpus, then the compared
+    strategies across corpora at the mid budget (recall, paired Δ with top-k, repeated
+    text), the numbers of :func:`adagres.eval.frontier.summary_rows`."""
+    budget = mid_budget(document)
+    corpora = list(document["corpora"])
+    out = [
+        "## Summary: recall against repeated text",
+        "",
+        *[f"- {verdict(document, corpus)}" for corpus in corpora],
+        "",
+        f"The compared strategies at {budget} tokens. Recall: the corpus's primary metric "
+        "(answer recall; gold recall where the corpus has no answer strings); Δ: its paired "
+        "mean difference with top-k (topk_budget) over the same queries, in points; repeated "
+        "text: share of the context's words that repeat a word 8-gram already in it. Every "
+        "other strategy is in the tables of each corpus.",
+        "",
+    ]
+    head, rule = "| strategy |", "|---|"
+    for corpus in corpora:
+        head += f" {corpus}: {primary_label(document, corpus)} | Δ vs top-k | repeated text |"
+        rule += "---:|---:|---:|"
+    out += [head, rule]
+    for row in summary_rows(document, budget):
+        cells = [
+            f"{_num(row[c]['recall'])} | {_pt(row[c]['delta'])} | {_share(row[c]['repeated'])}"
+            for c in corpora
+        ]
+        out.append(f"| {row['label']} | " + " | ".join(cells) + " |")
+    return [*out, ""]
 
 
-def tradeoff_figure(
-    document: Mapping[str, Any], corpus: str, *, panel_height: int = 380
-) -> go.Figure:
-    """The recall–redundancy trade-off of ``corpus``: one panel per budget (two per row),
-    one marker per strategy (x: Δ mean pairwise cosine vs topk_budget, paired over queries;
-    y: the primary metric with its 95 % CI). Markers: the strategy's family; an open marker
-    is measured on fewer queries than topk_budget (see the hover)."""
-    points = tradeoff_points(document, corpus)
-    budgets = sorted({p["budget"] for p in points})
-    label = primary_label(document, corpus)
-    columns = min(2, max(len(budgets), 1))
-    rows = max(1, math.ceil(len(budgets) / columns))
-    figure = make_subplots(
-        rows=rows,
-        cols=columns,
-        shared_yaxes=True,
-        subplot_titles=[f"{b} tokens" for b in budgets],
-        horizontal_spacing=0.04,
-        vertical_spacing=0.12,
+def targets_markdown(document: Mapping[str, Any]) -> list[str]:
+    """The targets of the recommended preset as one small table: which holds or fails on
+    which corpus and budget (``–``: the target does not apply there)."""
+    name = preset_entry(document, "recommended")
+    out = ["## Targets of the recommended preset", ""]
+    if name is None:
+        return [*out, "This run did not measure the recommended preset.", ""]
+    out += [
+        f"Each against top-k on the same queries: {'; '.join(TARGETS.values())}. "
+        f"Measured on {role(document, name)}.",
+        "",
+    ]
+    rows = targets_table(document, name)
+    if rows:
+        columns = list(rows[0])
+        out += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        out += ["| " + " | ".join(r.get(c, "–") for c in columns) + " |" for r in rows]
+        out.append("")
+    misses = len(target_failures(document, name))
+    out.append(
+        f"{role(document, name)} misses {misses} target(s) of this run."
+        if misses
+        else f"{role(document, name)} meets every target on every corpus and budget of this run."
     )
-    strategies = list(dict.fromkeys(p["strategy"] for p in points))
-    colour = {name: _PALETTE[i % len(_PALETTE)] for i, name in enumerate(strategies)}
-    # Traces name their panel's axes (x, x2, …: make_subplots numbers them row by row) and
-    # go in with one call, the x = 0 lines with the layout: add_trace(row=, col=) and
-    # add_vline looked the panel up per call (0.1–0.19 s for 23 strategies at 4 budgets).
-    traces, lines = [], []
-    for position, budget in enumerate(budgets):
-        where = {"row": position // columns + 1, "col": position % columns + 1}
-        axis = "" if position == 0 else str(position + 1)
-        for p in (p for p in points if p["budget"] == budget):
-            traces.append(
-                go.Scatter(
-                    x=[p["x"]],
-                    y=[p["y"]],
-                    xaxis=f"x{axis}",
-                    yaxis=f"y{axis}",
-                    mode="markers",
-                    name=p["strategy"],
-                    legendgroup=p["strategy"],
-                    showlegend=position == 0,
-                    marker={
-                        "color": colour[p["strategy"]],
-                        "size": 10,
-                        "opacity": 0.85,
-                        "symbol": _FAMILY_SYMBOLS.get(p["family"], "circle")
-                        + ("-open" if p["n"] < p["n_all"] else ""),
-                    },
-                    error_y={
-                        "type": "data",
-                        "symmetric": False,
-                        "array": [p["y_high"] - p["y"]],
-                        "arrayminus": [p["y"] - p["y_low"]],
-                        "thickness": 1,
-                        "width": 3,
-                    },
-                    hovertemplate=f"{p['strategy']} · {budget} tokens · {p['n']} of "
-                    f"{p['n_all']} queries<br>Δ cosine %{{x:+.3f}}"
-                    f"<br>{label} %{{y:.3f}}<extra></extra>",
-                )
-            )
-        lines.append(panel_vline(0, position + 1, {"color": "#999", "width": 1, "dash": "dot"}))
-        if position >= len(budgets) - columns:  # the bottom row names the axis
-            figure.update_xaxes(title_text="Δ mean cosine vs topk_budget", **where)
-        if where["col"] == 1:
-            figure.update_yaxes(title_text=label, **where)
-    figure.add_traces(traces)
-    figure.update_layout(shapes=lines, legend={"font": {"size": 10}, "tracegroupgap": 0})
-    # The shared look: the title below the mode bar's row, the legend (one entry per
-    # strategy, several rows at 1024 px) under the panels, where it pushes them up.
-    title = f"{corpus}: {label} (95 % CI) against redundancy"
-    return apply_layout(figure, title=title, height=max(panel_height * rows + 280, 700))
+    return [*out, ""]
 
 
-_PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-    "#393b79",
-    "#e7ba52",
-    "#637939",
-    "#843c39",
-    "#7b4173",
-    "#3182bd",
-    "#e6550d",
-    "#31a354",
-    "#756bb1",
-    "#636363",
-    "#6baed6",
-    "#fd8d3c",
-    "#74c476",
-    "#9e9ac8",
-)
+def _details(summary: str, body: Sequence[str]) -> list[str]:
+    """A folded block: GitHub and most viewers render the Markdown inside it."""
+    return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>", ""]
 
 
 def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> list[str]:
@@ -203,6 +137,11 @@ def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> li
     return lines
 
 
+def _pt(value: float | None) -> str:
+    """A difference of two shares in points, signed."""
+    return "–" if value is None else f"{100 * value:+.1f} pt"
+
+
 def _share(value: float | None) -> str:
     """A share in percent with one decimal (repeated text is often a few percent)."""
     return "–" if value is None else f"{100 * value:.1f} %"
@@ -221,6 +160,8 @@ def _num(
 def _markdown(
     document: Mapping[str, Any], figures: Mapping[str, Sequence[str]], notes: Sequence[str]
 ) -> str:
+    """``figures``: per corpus the frontier's files (PNG first, when written), then the
+    cosine figure's."""
     stamp = document["stamp"]
     config = stamp["config"]
     out = [
@@ -240,30 +181,11 @@ def _markdown(
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in stamp["versions"].items() if v) + ".",
         "",
-        "## How to read the numbers",
-        "",
-        "- **answer recall** (answer-in-context, first): share of queries whose selected text "
-        "holds a gold answer string (lower case, punctuation and articles removed, whole "
-        "words), over the queries whose *pool* holds one; **gold recall**, **IoU** (the "
-        "paper's metric): against the gold chunks, over queries with a gold chunk in the pool.",
-        "- **mean cos**: mean pairwise cosine inside the selection; **Δ cos**: its paired "
-        "difference with topk_budget (negative = less redundant); **near-dup pairs**: pairs "
-        "with cosine ≥ 0.9; **budget use**: tokens used / budget.",
-        "- Intervals: 95 % percentile bootstrap over queries. **W/T/L**: queries where the "
-        "strategy is above / equal to / below the baseline on the primary metric.",
-        "- Every strategy runs on the same pool and budget; none may exceed the budget.",
-        "- **repeated text**: share of the selection's words (lower-cased word tokens, chunks "
-        "in pick order) that lie in a word 8-gram already earlier in the context: what the "
-        "reader pays for twice.",
-        "",
-        "## Summary: recall against repeated text",
-        "",
-        "Targets of the recommended preset, each against topk_budget: "
-        + "; ".join(TARGETS.values())
-        + ". Δ recall: the corpus's primary metric minus top-k's, in points.",
-        "",
-        *summary_markdown(document, compared_strategies(document)),
+        *lead_markdown(document),
+        *targets_markdown(document),
+        *_details("How to read the numbers", _READING),
     ]
+    names = ", ".join(role(document, s) for s in compared(document))
     for corpus, info in document["corpora"].items():
         out += [
             f"## {corpus}",
@@ -275,38 +197,63 @@ def _markdown(
             f"{info['mean_similarity']:.3f} per pool. Primary metric: "
             f"{METRIC_LABELS[info['primary']]}.",
             "",
+            f"- {verdict(document, corpus)}",
+            "",
         ]
-        for budget in config["budgets"]:
+        files = list(figures.get(corpus, ()))
+        frontier = [f for f in files if f.startswith("frontier_")]
+        cosine = [f for f in files if not f.startswith("frontier_")]
+        for path in frontier:
             out += [
-                f"### {corpus} at {budget} tokens",
-                "",
-                *_table_markdown(document, corpus, budget),
-                "",
-            ]
-        for path in figures.get(corpus, ()):
-            out += [
-                f"![{corpus} trade-off]({path})"
+                f"![{corpus}: recall against repeated text]({path})"
                 if path.endswith(".png")
-                else f"Interactive figure: [{path}]({path})",
+                else f"Interactive figure ({names}): [{path}]({path})",
                 "",
             ]
+        tables: list[str] = []
+        for budget in config["budgets"]:
+            tables += [f"**{corpus} at {budget} tokens**", "",
+                       *_table_markdown(document, corpus, budget), ""]  # fmt: skip
+        tables += [f"Recall against mean pairwise cosine, one panel per budget: [{f}]({f})"
+                   for f in cosine]  # fmt: skip
+        out += _details(
+            f"Every strategy on {corpus} at each budget ({len(config['budgets'])} tables)",
+            tables,
+        )
     if any(r["strategy"] == "exact" for r in document["rows"]):
         out += optimality_markdown(document)
-    out += [
-        "## Where each strategy loses or ties",
-        "",
+    paragraphs = [
         "Against topk_budget on each corpus's primary metric: *loses* where the paired 95 % "
         "interval of the difference lies below zero, *wins* where it lies above, *ties* "
         "where it contains zero (numbers: mean difference, interval, W/T/L).",
         "",
     ]
     for corpus in document["corpora"]:
-        out += [f"### {corpus}", ""]
-        out += [f"- {f['text']}" for f in document["findings"] if f["corpus"] == corpus]
-        out.append("")
+        paragraphs += [f"**{corpus}**", ""]
+        paragraphs += [f"- {f['text']}" for f in document["findings"] if f["corpus"] == corpus]
+        paragraphs.append("")
+    out += ["## Where each strategy loses or ties", ""]
+    out += _details("One paragraph per strategy and corpus", paragraphs)
     if notes:
         out += ["## Notes", "", *[f"- {note}" for note in notes], ""]
     return "\n".join(out)
+
+
+_READING = [
+    "- **answer recall** (answer-in-context, first): share of queries whose selected text "
+    "holds a gold answer string (lower case, punctuation and articles removed, whole "
+    "words), over the queries whose *pool* holds one; **gold recall**, **IoU** (the "
+    "paper's metric): against the gold chunks, over queries with a gold chunk in the pool.",
+    "- **repeated text**: share of the selection's words (lower-cased word tokens, chunks "
+    "in pick order) that lie in a word 8-gram already earlier in the context: what the "
+    "reader pays for twice.",
+    "- **mean cos**: mean pairwise cosine inside the selection; **Δ cos**: its paired "
+    "difference with topk_budget (negative = less redundant); **near-dup pairs**: pairs "
+    "with cosine ≥ 0.9; **budget use**: tokens used / budget.",
+    "- Intervals: 95 % percentile bootstrap over queries. **W/T/L**: queries where the "
+    "strategy is above / equal to / below the baseline on the primary metric.",
+    "- Every strategy runs on the same pool and budget; none may exceed the budget.",
+]
 
 
 def _write_plotly_js(root: Path) -> None:
@@ -329,11 +276,16 @@ def write_report(
     )
     notes: list[str] = []
     figures: dict[str, list[str]] = {}
-    drawn = {corpus: tradeoff_figure(document, corpus) for corpus in document["corpora"]}
+    shown = compared(document)
+    drawn = {corpus: frontier_figure(document, corpus, shown) for corpus in document["corpora"]}
     for corpus, figure in drawn.items():
-        name = f"tradeoff_{corpus}.html"
+        name = f"frontier_{corpus}.html"
         figure.write_html(out / name, include_plotlyjs=f"../{PLOTLY_JS}", full_html=True)
-        figures[corpus] = [name]
+        cosine = f"tradeoff_{corpus}.html"
+        tradeoff_figure(document, corpus, strategies=shown).write_html(
+            out / cosine, include_plotlyjs=f"../{PLOTLY_JS}", full_html=True
+        )
+        figures[corpus] = [name, cosine]
     if png:
         notes += _write_pngs(drawn, out, figures)
     else:
@@ -374,13 +326,13 @@ def _write_pngs(
 ) -> list[str]:
     import plotly.io as pio
 
-    names = {corpus: f"tradeoff_{corpus}.png" for corpus in drawn}
+    names = {corpus: f"frontier_{corpus}.png" for corpus in drawn}
     try:
         figures_ = list(drawn.values())
         pio.write_images(
             figures_,
             [out / names[c] for c in drawn],
-            width=1300,
+            width=1000,
             height=[int(f.layout.height) for f in figures_],
         )
     except Exception as error:  # kaleido or its browser missing: the HTML figures remain

@@ -9,18 +9,26 @@ at each corpus and budget of the run):
    gold recall where the corpus has no answer strings);
 4. **more answers than top-k** wherever top-k repeats ≥ 3 % of its words.
 
-:func:`target_failures` says which target fails where; :func:`summary_markdown` is the table
-and the one-sentence verdicts the report leads with.
+:func:`target_checks` checks each target at each corpus and budget; :func:`target_failures`
+says which fails where, in words; :func:`targets_table` is the small table the report and
+the Evidence page show.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from .strategies import BASELINE_BUDGET
 
-__all__ = ["TARGETS", "compared_strategies", "passes", "summary_markdown", "target_failures"]
+__all__ = [
+    "TARGETS",
+    "TARGET_COLUMNS",
+    "passes",
+    "target_checks",
+    "target_failures",
+    "targets_table",
+]
 
 #: The targets by key, as the report names them.
 TARGETS = {
@@ -28,6 +36,13 @@ TARGETS = {
     "repeated_text": "≤ 1/4 of top-k's repeated text where top-k repeats ≥ 1 %",
     "recall": "recall never > 0.5 pt below top-k",
     "more_answers": "more answers than top-k where top-k repeats ≥ 3 %",
+}
+#: Column names of :func:`targets_table`, by target.
+TARGET_COLUMNS = {
+    "near_duplicates": "no near-duplicate pair",
+    "repeated_text": "≤ 1/4 of top-k's repeated text",
+    "recall": "recall ≥ top-k − 0.5 pt",
+    "more_answers": "more answers where top-k repeats ≥ 3 %",
 }
 REPEATS, REPEATS_A_LOT, QUARTER, SLACK = 0.01, 0.03, 0.25, 0.005
 
@@ -41,44 +56,65 @@ def _mean(entry: Mapping[str, Any], metric: str) -> float | None:
     return None if value is None else float(value)
 
 
+def target_checks(document: Mapping[str, Any], strategy: str) -> list[dict[str, Any]]:
+    """Every target at every corpus and budget where ``strategy`` and top-k both ran, in
+    the order of the run: one dict per check with ``target`` (a key of :data:`TARGETS`),
+    ``corpus``, ``budget``, ``holds`` (True, False, or None where the target does not apply:
+    top-k repeats too little text there, or a number is missing) and ``detail`` (the
+    numbers, in words)."""
+    entries = _entries(document)
+    out: list[dict[str, Any]] = []
+    for (corpus, budget, name), entry in entries.items():
+        base = entries.get((corpus, budget, BASELINE_BUDGET))
+        if name == strategy and base is not None:
+            out += [
+                {"target": t, "corpus": corpus, "budget": budget, "holds": h, "detail": d}
+                for t, h, d in _checks(entry, base)
+            ]
+    return out
+
+
+def _checks(
+    entry: Mapping[str, Any], base: Mapping[str, Any]
+) -> list[tuple[str, bool | None, str]]:
+    """(target, holds, detail) of one corpus and budget, in the order of :data:`TARGETS`."""
+    out: list[tuple[str, bool | None, str]] = []
+    pairs = _mean(entry, "near_duplicates")
+    if pairs is None:
+        out.append(("near_duplicates", None, "not measured"))
+    else:
+        out.append(("near_duplicates", not pairs, f"{pairs:.2f} pairs per selection"))
+    mine, theirs = _mean(entry, "repeated_text"), _mean(base, "repeated_text")
+    if theirs is None or mine is None:
+        out.append(("repeated_text", None, "not measured"))
+    elif theirs < REPEATS:
+        out.append(("repeated_text", None, f"top-k repeats {100 * theirs:.1f} %"))
+    else:
+        detail = f"{100 * mine:.1f} % against top-k's {100 * theirs:.1f} %"
+        out.append(("repeated_text", mine <= QUARTER * theirs, detail))
+    primary = entry["primary"]
+    got, want = _mean(entry, primary), _mean(base, primary)
+    if got is None or want is None:
+        return [*out, ("recall", None, "not measured"), ("more_answers", None, "not measured")]
+    delta = f"{100 * (got - want):+.1f} pt"
+    out.append(("recall", got >= want - SLACK, f"{delta} ({primary.replace('_', ' ')})"))
+    if theirs is None or theirs < REPEATS_A_LOT:
+        repeats = "not measured" if theirs is None else f"{100 * theirs:.1f} %"
+        out.append(("more_answers", None, f"top-k repeats {repeats}"))
+    else:
+        detail = f"{delta} with top-k repeating {100 * theirs:.1f} %"
+        out.append(("more_answers", got > want, detail))
+    return out
+
+
 def target_failures(document: Mapping[str, Any], strategy: str) -> list[str]:
     """One line per (target, corpus, budget) where ``strategy`` misses a target, with the
     numbers; empty when it meets every target everywhere it ran."""
-    entries = _entries(document)
-    out = []
-    for (corpus, budget, name), entry in entries.items():
-        base = entries.get((corpus, budget, BASELINE_BUDGET))
-        if name != strategy or base is None:
-            continue
-        where = f"{corpus} at {budget}"
-        pairs = _mean(entry, "near_duplicates")
-        if pairs:
-            out.append(f"{TARGETS['near_duplicates']}: {where}, {pairs:.2f} pairs per selection")
-        mine, theirs = _mean(entry, "repeated_text"), _mean(base, "repeated_text")
-        if (
-            theirs is not None
-            and mine is not None
-            and theirs >= REPEATS
-            and mine > QUARTER * theirs
-        ):
-            out.append(
-                f"{TARGETS['repeated_text']}: {where}, {100 * mine:.1f} % against top-k's "
-                f"{100 * theirs:.1f} %"
-            )
-        primary = entry["primary"]
-        got, want = _mean(entry, primary), _mean(base, primary)
-        if got is not None and want is not None:
-            if got < want - SLACK:
-                out.append(
-                    f"{TARGETS['recall']}: {where}, {100 * (got - want):+.1f} pt "
-                    f"({primary.replace('_', ' ')})"
-                )
-            if theirs is not None and theirs >= REPEATS_A_LOT and not got > want:
-                out.append(
-                    f"{TARGETS['more_answers']}: {where}, {100 * (got - want):+.1f} pt with "
-                    f"top-k repeating {100 * theirs:.1f} %"
-                )
-    return out
+    return [
+        f"{TARGETS[c['target']]}: {c['corpus']} at {c['budget']}, {c['detail']}"
+        for c in target_checks(document, strategy)
+        if c["holds"] is False
+    ]
 
 
 def passes(document: Mapping[str, Any], strategy: str) -> bool:
@@ -86,78 +122,14 @@ def passes(document: Mapping[str, Any], strategy: str) -> bool:
     return not target_failures(document, strategy)
 
 
-def summary_markdown(document: Mapping[str, Any], compared: Sequence[str]) -> list[str]:
-    """The table the report leads with: per corpus and budget, top-k's repeated text and, for
-    each of ``compared``, its repeated text and primary-metric difference with top-k; then
-    one sentence per corpus in plain words and the targets each compared strategy misses."""
-    entries = _entries(document)
-    names = [s for s in compared if any(k[2] == s for k in entries)]
-    head = "| corpus | budget | top-k repeated text | top-k recall | " + " | ".join(
-        f"{s}: repeated text, Δ recall" for s in names
-    )
-    lines = [head + " |", "|" + "---|" * (4 + len(names))]
-    verdicts: dict[str, list[tuple[float, float, int]]] = {}
-    for (corpus, budget, name), base in entries.items():
-        if name != BASELINE_BUDGET:
-            continue
-        primary = base["primary"]
-        top_rep, top_rec = _mean(base, "repeated_text"), _mean(base, primary)
-        cells = []
-        for s in names:
-            e = entries.get((corpus, budget, s))
-            rep = None if e is None else _mean(e, "repeated_text")
-            rec = None if e is None else _mean(e, primary)
-            delta = None if rec is None or top_rec is None else rec - top_rec
-            cells.append(f"{_pct(rep)}, {_pt(delta)}")
-            if s == names[0] and delta is not None and rep is not None and top_rep is not None:
-                verdicts.setdefault(corpus, []).append((top_rep - rep, delta, budget))
-        lines.append(
-            f"| {corpus} | {budget} | {_pct(top_rep)} | {_pct(top_rec)} | "
-            + " | ".join(cells)
-            + " |"
-        )
-    out = [*lines, ""]
-    if names:
-        for corpus, rows in verdicts.items():
-            saved = sum(r[0] for r in rows) / len(rows)
-            worst = min(rows, key=lambda r: r[1])
-            best = max(rows, key=lambda r: r[1])
-            if worst[1] < -SLACK:
-                tail = f"but it finds {_pt(worst[1])} answers at {worst[2]} tokens"
-            elif best[1] > SLACK:
-                tail = f"and finds {_pt(best[1])} more at {best[2]} tokens, never fewer"
-            else:
-                tail = "and finds as many answers (within 0.5 pt)"
-            out.append(
-                f"- **{corpus}**: {names[0]} repeats {100 * saved:.1f} points less of its "
-                f"text than top-k on average, {tail}."
-            )
-        out.append("")
-        for s in names:
-            misses = target_failures(document, s)
-            if misses:
-                out += [f"Targets {s} misses:", "", *[f"- {m}" for m in misses], ""]
-            else:
-                out += [f"{s} meets every target on every corpus and budget of this run.", ""]
-    return out
-
-
-def compared_strategies(document: Mapping[str, Any]) -> list[str]:
-    """The strategies a reader compares with top-k: the run's entry of the ``recommended``
-    preset (the strategy registered with its settings), then the paper's method."""
-    from ..core.presets import PRESETS
-
-    chosen = PRESETS["recommended"]
-    wanted = (chosen.strategy, chosen.settings.as_dict())
-    strategies = document.get("strategies", {})
-    out = [name for name, info in strategies.items()
-           if (info.get("core"), info.get("settings")) == wanted][:1]  # fmt: skip
-    return out + [name for name in ("paper",) if name in strategies]
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f} %"
-
-
-def _pt(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:+.1f} pt"
+def targets_table(document: Mapping[str, Any], strategy: str) -> list[dict[str, str]]:
+    """The targets of ``strategy`` as one small table: a row per corpus and budget, a column
+    per target (named as in :data:`TARGET_COLUMNS`) saying ``holds``, ``fails: numbers``
+    or ``–`` where the target does not apply there."""
+    rows: dict[tuple[str, int], dict[str, str]] = {}
+    for c in target_checks(document, strategy):
+        key = (c["corpus"], c["budget"])
+        row = rows.setdefault(key, {"corpus": c["corpus"], "budget": str(c["budget"])})
+        cell = {True: "holds", False: f"fails: {c['detail']}", None: "–"}[c["holds"]]
+        row[TARGET_COLUMNS[c["target"]]] = cell
+    return list(rows.values())

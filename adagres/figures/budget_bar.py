@@ -35,12 +35,14 @@ LABEL_FIT_WIDTH = 640
 
 @dataclass(frozen=True)
 class BarSegment:
-    """One pick: its number in pick order, pool position, id label and tokens."""
+    """One pick: its number in pick order, pool position, id label and the tokens it was
+    charged; ``saved``: the tokens overlap-aware packing did not charge (ℓ − charged)."""
 
     pick: int
     chunk: int
     label: str
     tokens: int
+    saved: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,15 +58,18 @@ class BarData:
 def budget_bar_data(
     selection: Selection, *, ids: Sequence[Any], step: int | None = None
 ) -> BarData:
-    """The picks up to ``step`` (all picks when None) with their token counts."""
+    """The picks up to ``step`` (all picks when None) with the tokens each was charged (its
+    token count, or with overlap-aware packing what it added to the context)."""
     check_length(ids, "ids", selection.n_chunks)
     k = selection.size if step is None else max(0, min(int(step), selection.size))
-    segments = tuple(
-        BarSegment(n, i, escape(ids[i]), int(selection.token_counts[i]))
-        for n, i in enumerate(selection.indices[:k], start=1)
-    )
+    segments = []
+    for n, i in enumerate(selection.indices[:k], start=1):
+        ell = int(selection.token_counts[i])
+        charged = selection.steps[n - 1].winner_tokens
+        charged = ell if charged is None else int(charged)
+        segments.append(BarSegment(n, i, escape(ids[i]), charged, ell - charged))
     used = sum(s.tokens for s in segments)
-    return BarData(segments, used, max(0, selection.budget - used), selection.budget)
+    return BarData(tuple(segments), used, max(0, selection.budget - used), selection.budget)
 
 
 def fitted_label(pick: int, chunk_id: Any, width: float) -> str:
@@ -126,7 +131,11 @@ def budget_bar(
                 "color": [color if s.pick % 2 else alt_color for s in data.segments],
                 "line": {"color": "white", "width": 1},
             },
-            hovertext=[f"pick {s.pick}: {s.label}<br>{s.tokens} tokens" for s in data.segments],
+            hovertext=[
+                f"pick {s.pick}: {s.label}<br>{s.tokens} tokens"
+                + (f" ({s.saved} shared with earlier picks, paid once)" if s.saved else "")
+                for s in data.segments
+            ],
             hoverinfo="text",
         )
     )
@@ -150,9 +159,11 @@ def budget_bar(
         )
     )
     if title is None:
+        saved = sum(s.saved for s in data.segments)
         title = (
             f"{data.used} of {data.budget} tokens used by {len(data.segments)} "
             f"chunk{'s' if len(data.segments) != 1 else ''}"
+            + (f" · {saved} overlapping tokens paid once" if saved else "")
         )
     apply_layout(fig, title=title, height=height)
     # Labels that do not fit their segment at a readable size are hidden, not shrunk to a

@@ -8,6 +8,7 @@
 Each module imports its framework when it is imported, so only the module a pipeline uses
 needs its framework installed (``pip install adagres-explorer[langchain]`` and so on);
 this package and :mod:`adagres.integrations.common` import none. Every adapter selects with
-exactly :func:`adagres.core.baselines.run` on the embeddings, token counts and settings it
-was handed (see :mod:`adagres.integrations.common`).
+exactly :func:`adagres.core.baselines.run_prepared` on the embeddings, token counts and
+settings it was handed, the documents placed in their sources for overlap-aware packing
+(see :mod:`adagres.integrations.common` and :mod:`adagres.integrations.passages`).
 """

@@ -11,8 +11,12 @@ ids, metadata, in rank order), calls :func:`select`, and hands back the document
   ``preset=`` chooses another preset, ``strategy=`` and ``settings=`` each replace one of
   the two), the tokenizer (a name of :data:`adagres.pools.tokens.TOKENIZERS` or a callable
   text → int) and ``record_to``.
-- :func:`select` is exactly ``baselines.run(strategy, query_embedding, embeddings, tokens,
-  budget, settings=settings, texts=texts)`` (untraced: the same picks, fewer arrays).
+- :func:`select` is exactly ``baselines.run_prepared(strategy, prepare(query_embedding,
+  embeddings, tokens).with_spans(spans), budget, settings, texts=texts)`` (untraced: the
+  same picks, fewer arrays), where the spans place the documents in their sources for
+  overlap-aware packing (:mod:`adagres.integrations.passages`); without overlapping
+  documents, or with packing off, that is ``baselines.run``.
+- :func:`returned` gives the passages to hand back when the selection stitched any.
 - With ``record_to``, :func:`select` appends the pool and the selection as one line of a
   pool-set JSONL file (:func:`adagres.pools.io.pool_from_retrieval`), which
   :func:`adagres.pools.io.load_pools` and the app open. The selection is kept under the
@@ -47,6 +51,8 @@ import numpy as np
 
 from ..core import baselines
 from ..core import validate as v
+from ..core.metrics import checked_texts
+from ..core.prepared import prepare
 from ..core.presets import preset as find_preset
 from ..core.result import Selection
 from ..core.settings import Settings
@@ -55,6 +61,7 @@ from ..pools.io import pool_from_retrieval
 from ..pools.pool import GIVEN, Pool
 from ..pools.tokens import DEFAULT_TOKENIZER, TOKENIZERS, count_tokens
 from . import tracing
+from .passages import Placed, Places, passages, spans_for
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -71,6 +78,7 @@ __all__ = [
     "picks",
     "record",
     "report",
+    "returned",
     "saved",
     "select",
     "settings_from",
@@ -218,7 +226,9 @@ class Retrieved:
 
     ``texts`` are what the budget counts; ``embeddings`` (N, d) and ``query_embedding`` (d,)
     are used as given (any scale: the core normalises). ``ids``, ``metadata`` and ``scores``
-    go into the record only.
+    go into the record only. ``places`` say where the documents sit in their sources
+    (:class:`~adagres.integrations.passages.Places`; None: each is placed by the text it
+    shares at its edges).
     """
 
     query: str
@@ -229,6 +239,11 @@ class Retrieved:
     metadata: tuple[Mapping[str, Any] | None, ...]
     scores: tuple[float | None, ...] | None = None
     embedding_model: str | None = None
+    places: Places | None = None
+
+    def stitched_texts(self) -> tuple[str, ...]:
+        """The texts overlap-aware packing stitches (the places', else ``texts``)."""
+        return self.texts if self.places is None else self.places.texts
 
     def record_ids(self) -> list[str]:
         """The framework's ids when every document has a distinct one, else ``c0, c1, ...``."""
@@ -249,16 +264,22 @@ class Selected(Generic[D]):
 
 
 def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selection:
-    """Count tokens, select with ``baselines.run`` and, with ``record_to``, record the run.
+    """Count tokens, select with ``baselines.run_prepared`` on the pool with its spans and,
+    with ``record_to``, record the run.
 
     With ``opentelemetry-api`` installed, the selection runs in an ``adagres.selection``
     span that carries :func:`report`'s values."""
     with tracing.otel_span(framework) as span:
         tokens = count(retrieved.texts, chosen.tokenizer)
-        selection = baselines.run(
-            chosen.strategy, retrieved.query_embedding, retrieved.embeddings, tokens,
-            chosen.budget, settings=chosen.settings, texts=retrieved.texts, trace=False,
-        )  # fmt: skip
+        pool = prepare(retrieved.query_embedding, retrieved.embeddings, tokens)
+        texts = checked_texts(retrieved.texts, pool.n_chunks)
+        places = retrieved.places
+        if places is None:
+            places = Places(tuple(texts), (None,) * len(texts), (None,) * len(texts))
+        pool = pool.with_spans(spans_for(places, chosen.tokenizer))
+        selection = baselines.run_prepared(
+            chosen.strategy, pool, chosen.budget, chosen.settings, texts=texts, trace=False
+        )
         tracing.set_on(span, report(chosen, retrieved, selection))
     if chosen.record_to is not None:
         record(chosen.record_to, retrieved, tokens, selection, chosen, framework=framework)
@@ -271,6 +292,14 @@ def report(chosen: Options, retrieved: Retrieved, selection: Selection) -> dict[
     return tracing.attributes(
         selection, retrieved.record_ids(), preset=chosen.preset, tokenizer=chosen.tokenizer_name
     )
+
+
+def returned(selection: Selection, retrieved: Retrieved) -> list[Placed] | None:
+    """The passages an adapter returns, in context order, each with the metadata to add
+    (:func:`adagres.integrations.passages.passages`), or None when nothing was stitched:
+    then the adapter returns the picks (:func:`picks`) as they are."""
+    texts = retrieved.stitched_texts()
+    return passages(selection, texts, retrieved.record_ids(), picks(selection))
 
 
 def picks(selection: Selection) -> list[tuple[int, dict[str, Any]]]:
@@ -323,6 +352,9 @@ def record(
         "lam": selection.lam,
         "stop_reason": selection.stop_reason.value,
     }
+    if selection.passages:
+        summary["passages"] = [[ids[i] for i in p.chunks] for p in selection.passages]
+        summary["tokens_saved"] = selection.tokens_saved
     pool = dataclasses.replace(pool, extra={**pool.extra, RECORD_KEY: summary})
     line = json.dumps(pool.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -6,8 +6,12 @@ within ``budget`` tokens, in pick order. It uses each document's stored vector a
 so the retriever must return them: ``InMemoryEmbeddingRetriever(store, top_k=30,
 return_embedding=True)`` (a document without an embedding is an error that says so).
 Tokens are counted on ``content``. Each selected document comes back as a copy whose
-``meta`` adds ``adagres_step`` and ``adagres_gain``, with its id, score and embedding;
-nothing is kept on the component. ``query`` (optional) names the pool in a ``record_to``
+``meta`` adds ``adagres_step`` and ``adagres_gain``, with its id, score and embedding.
+Documents that overlap in their source (``DocumentSplitter``'s ``meta["split_idx_start"]``
+in ``meta["source_id"]``; else the text they share at their edges) are stitched when
+packing is on and come back as one document per passage
+(:mod:`adagres.integrations.passages`: ``adagres_chunks``, ``adagres_tokens``). Nothing is
+kept on the component. ``query`` (optional) names the pool in a ``record_to``
 file, where it is required. Options are those of
 :func:`adagres.integrations.common.options`.
 
@@ -37,6 +41,7 @@ from ..core.settings import Settings
 from ..errors import InputError
 from ..pools.tokens import DEFAULT_TOKENIZER
 from . import common
+from .passages import Placed, Places, joined_id, whole
 from .tracing import SPAN_NAME
 
 __all__ = ["AdagresSelector"]
@@ -101,11 +106,15 @@ class AdagresSelector:
             ids=tuple(doc.id for doc in documents),
             metadata=tuple(doc.meta for doc in documents),
             scores=tuple(doc.score for doc in documents),
+            places=_places(documents),
         )
         with tracing.tracer.trace(SPAN_NAME) as span:
             selection = common.select(self._options, retrieved, framework=FRAMEWORK)
             values = common.report(self._options, retrieved, selection)
             span.set_tags(values)
+        placed = common.returned(selection, retrieved)
+        if placed is not None:
+            return common.Selected([_passage(documents, p) for p in placed], selection)
         chosen = [
             dataclasses.replace(documents[i], meta={**documents[i].meta, **extra})
             for i, extra in common.picks(selection)
@@ -123,3 +132,31 @@ class AdagresSelector:
         params["settings"] = common.settings_from(params.get("settings"))
         selector: AdagresSelector = default_from_dict(cls, {**data, "init_parameters": params})
         return selector
+
+
+def _places(documents: list[Document]) -> Places:
+    """Each document's source (``meta["source_id"]``) and offset (``meta["split_idx_start"]``),
+    as ``DocumentSplitter`` writes them."""
+    sources: list[str | None] = []
+    starts: list[int | None] = []
+    for doc in documents:
+        source, at = doc.meta.get("source_id"), whole(doc.meta.get("split_idx_start"))
+        known = isinstance(source, str) and at is not None
+        sources.append(source if known else None)
+        starts.append(at if known else None)
+    return Places(tuple(d.content or "" for d in documents), tuple(sources), tuple(starts))
+
+
+def _passage(documents: list[Document], placed: Placed) -> Document:
+    """The document returned for one passage (see :mod:`adagres.integrations.passages`)."""
+    first = documents[placed.first]
+    meta = {**first.meta, **placed.extra}
+    if not placed.stitched:
+        return dataclasses.replace(first, meta=meta)
+    scores = [s for s in (documents[i].score for i in placed.chunks) if s is not None]
+    return Document(
+        id=joined_id([documents[i].id for i in placed.chunks]) or "",
+        content=placed.text,
+        meta=meta,
+        score=max(scores) if scores else None,
+    )

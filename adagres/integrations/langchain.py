@@ -1,22 +1,31 @@
-"""AdaGReS in LangChain: a document compressor, a retriever wrapper, an offline embedding.
+"""AdaGReS in LangChain: a document compressor, a retriever wrapper, offline embeddings.
 
 - :class:`AdagresCompressor` is a ``BaseDocumentCompressor``: put it in
   ``langchain_classic.retrievers.ContextualCompressionRetriever`` (or call
   ``compress_documents``). A compressor is handed documents and the query only, so it
   embeds both with its ``embeddings``; use the model the store was built with, and the
-  vectors are the store's (:class:`PackagedMiniLM` reads them from its disk cache).
+  vectors are the store's (:class:`PackagedMiniLM` reads them from its disk cache). Given
+  the store (``vector_store=``) it reads the documents' vectors from it; wrap the model in
+  :class:`QueryCache` and give that one object to the store and the compressor, and the
+  query is embedded once (the store's search embeds it, the compressor finds it kept).
 - :class:`AdagresRetriever` is a ``BaseRetriever`` that wraps any retriever. Over a
   vector-store retriever it embeds the query once and searches the store with that vector;
   documents are read from the stores behind the retriever (``InMemoryVectorStore``,
-  ``langchain_milvus.Milvus``, any store with ``vectors_for``: see
+  ``langchain_milvus.Milvus``, Chroma, FAISS, any store with ``vectors_for``: see
   :mod:`adagres.integrations.langchain_vectors`, also through an ``EnsembleRetriever``);
   only what no store holds is embedded with ``embeddings`` (default: the store's own).
 - :class:`PackagedMiniLM` is an ``Embeddings`` over the installed all-MiniLM-L6-v2
   (:func:`adagres.pools.embed.embed_texts`): offline, cached on disk.
+- :class:`QueryCache` wraps any ``Embeddings`` and keeps its last queries' vectors by text.
 
 The record of a run: each selected document comes back as a copy whose metadata adds
 ``adagres_step`` (1 = picked first) and ``adagres_gain`` (its marginal gain when picked);
-documents keep their id and every metadata key. Nothing is kept on the adapter, so one
+documents keep their id and every metadata key. Documents that overlap in their source
+(``metadata["start_index"]`` of a splitter with ``add_start_index=True`` in
+``metadata["source"]``, and ``metadata["page"]`` where present; else the text they share
+at their edges) are stitched when packing is on and come back as one document per
+passage (:mod:`adagres.integrations.passages`: ``adagres_chunks``, ``adagres_tokens``).
+Nothing is kept on the adapter, so one
 instance serves concurrent queries: ``select(documents, query)`` /
 ``select_for(query)`` return the full :class:`~adagres.Selection` beside the documents,
 and ``record_to`` appends the pool and the selection to a pool-set file the app opens.
@@ -29,10 +38,11 @@ compression retriever's) run, its metadata the options, its outputs
 :func:`adagres.integrations.tracing.attributes`, which it also sends as the custom event
 ``adagres.selection``: any callback handler (LangSmith's too) sees them.
 
-Serialisation: the three classes are LangChain-serialisable under the namespace
+Serialisation: the four classes are LangChain-serialisable under the namespace
 ``["adagres", "integrations", "langchain"]``; ``load`` takes them with
 ``valid_namespaces=["adagres"]`` and ``allowed_objects`` naming them. Neither a vector
-store nor a base retriever is saved: pass them again after loading.
+store nor a base retriever is saved (nor the queries a :class:`QueryCache` kept): pass
+them again after loading.
 """
 
 from __future__ import annotations
@@ -42,6 +52,8 @@ from .extras import langchain as _framework  # noqa: F401  (or MissingExtra, nam
 # isort: split
 
 import contextvars
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -53,15 +65,16 @@ from langchain_core.load.serializable import Serializable
 from langchain_core.retrievers import BaseRetriever, RetrieverLike
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.vectorstores import VectorStore
-from pydantic import ConfigDict, Field, InstanceOf
+from pydantic import ConfigDict, Field, InstanceOf, PrivateAttr
 
 from ..errors import InputError
 from ..pools.embed import DEFAULT_MODEL, embed_texts
 from . import common, tracing
 from .fields import OptionFields
+from .langchain_passages import passage, places
 from .langchain_vectors import search_by_vector, searches_by_vector, stored_vectors, stores_of
 
-__all__ = ["NAMESPACE", "AdagresCompressor", "AdagresRetriever", "PackagedMiniLM"]
+__all__ = ["NAMESPACE", "AdagresCompressor", "AdagresRetriever", "PackagedMiniLM", "QueryCache"]
 
 FRAMEWORK = "langchain"
 #: The LangChain namespace of the adapters (``load`` needs ``valid_namespaces=["adagres"]``).
@@ -105,6 +118,47 @@ class PackagedMiniLM(_InNamespace, Embeddings):
         return vector
 
 
+class QueryCache(_InNamespace, Embeddings):
+    """``embeddings`` that keep the vectors of the last ``size`` queries, by their text.
+
+    Give one object to the store and to an :class:`AdagresCompressor`: in a
+    ``ContextualCompressionRetriever`` the store embeds the query, and the compressor then
+    finds its vector here instead of embedding it again. Documents pass straight through.
+    Safe to share between threads (two threads asking for the same new query at once may
+    each embed it).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    embeddings: InstanceOf[Embeddings]
+    size: int = Field(default=32, gt=0)
+    _vectors: OrderedDict[str, list[float]] = PrivateAttr(default_factory=OrderedDict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def model_name(self) -> str | None:
+        """The wrapped model's name, where it has one."""
+        return _model_name(self.embeddings)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """The wrapped model's vectors (not kept)."""
+        return self.embeddings.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        """The query's vector: kept from an earlier call with the same text, else embedded."""
+        with self._lock:
+            kept = self._vectors.get(text)
+            if kept is not None:
+                self._vectors.move_to_end(text)
+                return list(kept)
+        vector = list(self.embeddings.embed_query(text))
+        with self._lock:
+            self._vectors[text] = vector
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        return list(vector)
+
+
 class _Saved(OptionFields, _InNamespace):
     """LangChain serialisation of the options: saved as JSON values, the tokenizer by name."""
 
@@ -123,7 +177,8 @@ class AdagresCompressor(_Saved, BaseDocumentCompressor):
 
     ``embeddings`` embeds the query and the documents that ``vector_store`` (optional: the
     store the base retriever searches) does not hold. Use it as the ``base_compressor`` of
-    a ``ContextualCompressionRetriever``.
+    a ``ContextualCompressionRetriever``; with one :class:`QueryCache` as the store's and
+    the compressor's ``embeddings``, a query is embedded once.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -291,6 +346,7 @@ def _select(
         ids=tuple(doc.id for doc in documents),
         metadata=tuple(doc.metadata for doc in documents),
         embedding_model=_model_name(embeddings),
+        places=places(documents),
     )
     chosen = adapter.options()
     made: list[Any] = []
@@ -313,6 +369,9 @@ def _select(
         {"query": query, "documents": len(documents)}, config
     )
     selection = made[0]
+    placed = common.returned(selection, retrieved)
+    if placed is not None:
+        return common.Selected([passage(documents, p) for p in placed], selection)
     picked = [
         documents[i].model_copy(update={"metadata": {**documents[i].metadata, **extra}})
         for i, extra in common.picks(selection)

@@ -5,6 +5,13 @@ A store gives the vectors it holds for retrieved documents when it is
 - an ``InMemoryVectorStore`` (by ``Document.id``);
 - a ``langchain_milvus.Milvus`` store (by its primary key, which its documents carry in
   their metadata; one query per call, ``output_fields`` the vector field);
+- a ``langchain_chroma.Chroma`` store (by ``Document.id``; one ``get`` per call with
+  ``include=["embeddings"]``);
+- a ``langchain_community`` ``FAISS`` store (by ``Document.id``, through
+  ``index_to_docstore_id``; ``index.reconstruct`` per document): the vectors its index keeps,
+  normalised where the store was built with ``normalize_L2=True`` and approximate where the
+  index compresses them (PQ, scalar quantisers); an index that cannot reconstruct (an IVF
+  index without a direct map) holds none;
 - any store with a method ``vectors_for(documents) -> list[list[float] | None]`` (the
   :class:`VectorSource` protocol: ``None`` for a document it does not hold).
 
@@ -17,6 +24,7 @@ a vector-store retriever's search with a query vector computed once (``similarit
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -96,8 +104,13 @@ def _read(store: Any, documents: list[Document]) -> list[Vector | None]:
     if isinstance(store, InMemoryVectorStore):
         rows = [store.store.get(doc.id) if doc.id else None for doc in documents]
         return [None if row is None else row["vector"] for row in rows]
-    if type(store).__module__.startswith("langchain_milvus"):
+    module = type(store).__module__
+    if module.startswith("langchain_milvus"):
         return _milvus(store, documents)
+    if module.startswith("langchain_chroma"):
+        return _chroma(store, documents)
+    if module.startswith("langchain_community.vectorstores.faiss"):
+        return _faiss(store, documents)
     return [None] * len(documents)
 
 
@@ -119,3 +132,51 @@ def _milvus(store: Any, documents: list[Document]) -> list[Vector | None]:
     )
     by_key = {row[primary]: row[vector_field] for row in rows}
     return [None if key is None else by_key.get(key) for key in keys]
+
+
+def _chroma(store: Any, documents: list[Document]) -> list[Vector | None]:
+    """A Chroma store's vectors by id (Chroma returns the rows it holds, in its own order)."""
+    wanted = list(dict.fromkeys(doc.id for doc in documents if doc.id))
+    if not wanted:
+        return [None] * len(documents)
+    rows = store.get(ids=wanted, include=["embeddings"])
+    by_id = dict(zip(rows["ids"], rows["embeddings"], strict=True))
+    return [by_id.get(doc.id) if doc.id else None for doc in documents]
+
+
+# A FAISS store's docstore id -> index position, kept per store with the mapping it was read
+# from and its length: an add or a merge lengthens ``index_to_docstore_id``, a delete
+# replaces it, and then the table is read again (each position found is checked as well).
+_POSITIONS: weakref.WeakKeyDictionary[Any, tuple[dict[int, str], int, dict[str, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _faiss(store: Any, documents: list[Document]) -> list[Vector | None]:
+    """A FAISS store's vectors, reconstructed from its index at each document's position."""
+    positions = _faiss_positions(store, documents)
+    vectors: list[Vector | None] = []
+    for position in positions:
+        if position is None:
+            vectors.append(None)
+            continue
+        try:
+            vectors.append(store.index.reconstruct(position))
+        except RuntimeError:  # an index that keeps no vectors to give back (IVF, no direct map)
+            return [None] * len(documents)
+    return vectors
+
+
+def _faiss_positions(store: Any, documents: list[Document]) -> list[int | None]:
+    current: dict[int, str] = store.index_to_docstore_id
+    known = _POSITIONS.get(store)
+    if known is not None and known[0] is current and known[1] == len(current):
+        positions = [known[2].get(doc.id) if doc.id else None for doc in documents]
+        if all(
+            p is None or current.get(p) == doc.id
+            for p, doc in zip(positions, documents, strict=True)
+        ):
+            return positions
+    table = {doc_id: int(position) for position, doc_id in current.items()}
+    _POSITIONS[store] = (current, len(current), table)
+    return [table.get(doc.id) if doc.id else None for doc in documents]

@@ -16,7 +16,12 @@ vector is the one the retriever left in the ``QueryBundle``, else ``embed_model`
 Tokens are counted on the text a response synthesizer sends (``MetadataMode.LLM``: the
 node's text with its metadata lines); that is also the text a recorded pool holds. Each
 selected node comes back as a copy whose metadata adds ``adagres_step`` and
-``adagres_gain`` (kept out of the LLM and embedding text), with its retriever score;
+``adagres_gain`` (kept out of the LLM and embedding text), with its retriever score.
+Nodes that overlap in their source document (``start_char_idx`` in ``ref_doc_id``; else
+the text they share at their edges) are stitched when packing is on, counted with the
+first node's metadata lines, and come back as one node per passage
+(:mod:`adagres.integrations.passages`: ``adagres_chunks``, ``adagres_tokens``, also kept
+out of the LLM and embedding text);
 nothing is kept on the postprocessor (``select(nodes, query_bundle)`` returns the full
 :class:`~adagres.Selection`). Options are those of
 :func:`adagres.integrations.common.options`.
@@ -45,7 +50,7 @@ from llama_index.core.embeddings.loading import load_embed_model
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
-from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
 from pydantic import ConfigDict, Field
 
@@ -53,11 +58,12 @@ from ..errors import InputError
 from ..pools.embed import DEFAULT_MODEL, embed_texts
 from . import common
 from .fields import OptionFields
+from .passages import CHUNKS_KEY, TOKENS_KEY, Placed, Places, joined_id, whole
 
 __all__ = ["AdagresPostprocessor", "AdagresSelectionEvent", "PackagedMiniLMEmbedding"]
 
 FRAMEWORK = "llamaindex"
-_RECORD_KEYS = [common.STEP_KEY, common.GAIN_KEY]
+_RECORD_KEYS = [common.STEP_KEY, common.GAIN_KEY, CHUNKS_KEY, TOKENS_KEY]
 dispatcher = get_dispatcher(__name__)
 
 
@@ -156,6 +162,7 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
             metadata=tuple(n.node.metadata for n in nodes),
             scores=tuple(n.score for n in nodes),
             embedding_model=None if self.embed_model is None else self.embed_model.model_name,
+            places=_places(nodes),
         )
         chosen_options = self.options()
         selection = common.select(chosen_options, retrieved, framework=FRAMEWORK)
@@ -174,6 +181,9 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
                 attributes=values,
             )
         )
+        placed = common.returned(selection, retrieved)
+        if placed is not None:
+            return common.Selected([_passage(nodes, p) for p in placed], selection)
         chosen = [_annotated(nodes[i], extra) for i, extra in common.picks(selection)]
         return common.Selected(chosen, selection)
 
@@ -233,14 +243,63 @@ def _stored(vector_store: Any, node_ids: list[str]) -> dict[str, Any]:
     return {node.node_id: node.embedding for node in found if node.embedding is not None}
 
 
-def _annotated(item: NodeWithScore, extra: dict[str, Any]) -> NodeWithScore:
-    """A copy of the node with the step record in its metadata, out of its LLM/embed text."""
+def _annotated(item: NodeWithScore, extra: dict[str, Any], **update: Any) -> NodeWithScore:
+    """A copy of the node with the step record in its metadata, out of its LLM/embed text
+    (``update``: more fields to replace, and ``score``)."""
     node = item.node
+    score = update.pop("score", item.score)
     copy = node.model_copy(
         update={
             "metadata": {**node.metadata, **extra},
             "excluded_llm_metadata_keys": [*node.excluded_llm_metadata_keys, *_RECORD_KEYS],
             "excluded_embed_metadata_keys": [*node.excluded_embed_metadata_keys, *_RECORD_KEYS],
+            **update,
         }
     )
-    return NodeWithScore(node=copy, score=item.score)
+    return NodeWithScore(node=copy, score=score)
+
+
+def _places(nodes: Sequence[NodeWithScore]) -> Places:
+    """Each node's text, source document (``ref_doc_id``: its source relationship) and offset
+    in it (``start_char_idx``, set by LlamaIndex's node parsers). The tokens of a passage are
+    counted on the text a response synthesizer would send: the passage in its first node's
+    place, with that node's metadata lines (``MetadataMode.LLM``)."""
+    sources: list[Any] = []
+    starts: list[int | None] = []
+    for item in nodes:
+        node = item.node
+        source, at = node.ref_doc_id, whole(getattr(node, "start_char_idx", None))
+        known = isinstance(source, str) and at is not None and isinstance(node, TextNode)
+        sources.append((FRAMEWORK, source) if known else None)
+        starts.append(at if known else None)
+    texts = tuple(n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes)
+
+    def render(first: int, text: str) -> str:
+        node = nodes[first].node
+        if not isinstance(node, TextNode):
+            return text
+        rendered: str = node.model_copy(update={"text": text}).get_content(MetadataMode.LLM)
+        return rendered
+
+    return Places(texts, tuple(sources), tuple(starts), render)
+
+
+def _passage(nodes: Sequence[NodeWithScore], placed: Placed) -> NodeWithScore:
+    """The node returned for one passage (see :mod:`adagres.integrations.passages`): a
+    stitched one is its first node with the passage's text, its character range and no
+    embedding."""
+    first = nodes[placed.first]
+    if not placed.stitched:
+        return _annotated(first, placed.extra)
+    start = getattr(first.node, "start_char_idx", None)
+    scores = [s for s in (nodes[i].score for i in placed.chunks) if s is not None]
+    update: dict[str, Any] = {
+        "text": placed.text,
+        "embedding": None,
+        "score": max(scores) if scores else None,
+        "end_char_idx": None if start is None else start + len(placed.text),
+    }
+    node_id = joined_id([nodes[i].node.node_id for i in placed.chunks])
+    if node_id is not None:
+        update["id_"] = node_id
+    return _annotated(first, placed.extra, **update)

@@ -2,7 +2,9 @@
 
 :func:`attributes` turns one selection into flat ``adagres.*`` values (strings, numbers and
 lists of strings, which every tracer can store): the strategy and preset, the budget and
-the tokens used, λ, the stop reason, the picked and the dropped ids. Each adapter hands
+the tokens used, λ, the stop reason, the picked and the dropped ids, and what
+overlap-aware packing did: the merges it made (``adagres.merges``, 0 without packing) and
+the tokens they saved (``adagres.tokens_saved``). Each adapter hands
 them to its framework's tracing (LangChain callbacks, LlamaIndex instrumentation, Haystack
 tracer tags); :func:`otel_span` also sets them on an OpenTelemetry span when
 ``opentelemetry-api`` is installed (a no-op span unless the application configured a
@@ -51,6 +53,8 @@ def attributes(
         f"{PREFIX}picked_ids": [str(ids[i]) for i in selection.indices],
         f"{PREFIX}dropped_ids": [str(ids[i]) for i in range(len(ids)) if i not in picked],
         f"{PREFIX}tokenizer": tokenizer,
+        f"{PREFIX}merges": len(selection.merges),
+        f"{PREFIX}tokens_saved": int(selection.tokens_saved),
     }
 
 

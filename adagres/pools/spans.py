@@ -10,7 +10,9 @@ source. This module reads each chunk's source key and character offset, in this 
 3. LangChain's ``metadata.start_index`` (text splitters with ``add_start_index=True``) with
    ``metadata.source``;
 4. LlamaIndex's ``start_char_idx`` (a node's own key, kept by the pool readers) with the
-   node's source document (``relationships``) or ``metadata.file_name``.
+   node's source document (``relationships``) or ``metadata.file_name``;
+5. Haystack's ``metadata.split_idx_start`` with ``metadata.source_id`` (what
+   ``DocumentSplitter`` writes).
 
 A chunk with none of them is placed by the text it shares with other chunks at its edges
 (:mod:`adagres.core.overlaps`). The tokens of a stitched passage are counted with the
@@ -71,10 +73,11 @@ def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
             _llamaindex_source(chunk),
             _whole(extra.get("start_char_idx", meta.get("start_char_idx"))),
         ),
+        (_key(meta.get("source_id")), _whole(meta.get("split_idx_start"))),
     ]
-    for tag, (source, at) in zip(("doc", "langchain", "llamaindex"), found, strict=True):
-        if source is not None and at is not None:
-            return (tag, source), at
+    for tag, (key, at) in zip(("doc", "langchain", "llamaindex", "haystack"), found, strict=True):
+        if key is not None and at is not None:
+            return (tag, key), at
     return None, None
 
 

@@ -86,8 +86,10 @@ def paper_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selectio
 
 def recommended_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selection:
     """The app's default: the recommended preset on ``pool``."""
-    return adagres.run_preset("recommended", pool.query_embedding, pool.embeddings,
-                              pool.token_counts, budget, texts=pool.texts, **options)  # fmt: skip
+    chosen = adagres.PRESETS["recommended"]  # on Pool.prepared, as the app: with its places
+    return adagres.baselines.run_prepared(chosen.strategy, pool.prepared, budget,
+                                          chosen.settings.replace(**options),
+                                          texts=pool.texts)  # fmt: skip
 
 
 def pool_of(folder: Path, name: str) -> Pool:

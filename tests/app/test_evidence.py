@@ -11,9 +11,13 @@ from streamlit.testing.v1 import AppTest
 
 from adagres.eval import cases as harness_cases
 from adagres.eval import harness
+from adagres.eval.charts import frontier_figure
+from adagres.eval.frontier import compared, preset_entry, role, verdict
 from adagres.eval.report import tradeoff_figure, write_report
 from adagres.eval.results import read_results
+from adagres.eval.targets import targets_table
 from ui import evidence as ui_evidence
+from ui.text import escape_md
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = "../../app.py"
@@ -54,7 +58,7 @@ def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
     document = read_results(reports / "latest" / "results.json")
     for budget in (300, 900):
         at.selectbox(key="ev_budget").set_value(budget).run()
-        table = at.dataframe[1].value  # after the summary
+        table = at.dataframe[2].value  # after the summary and the targets
         entries = {e["strategy"]: e for e in document["aggregates"] if e["budget"] == budget}
         assert list(table["strategy"]) == list(entries)
         for _, row in table.iterrows():
@@ -80,7 +84,7 @@ def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
 def test_the_per_query_rows_are_the_rows_of_results_json(evidence, reports):
     at = evidence
     at.selectbox(key="ev_strategy").set_value("mmr").run()
-    queries = at.dataframe[2].value
+    queries = at.dataframe[3].value
     document = read_results(reports / "latest" / "results.json")
     rows = {r["query_id"]: r for r in document["rows"]
             if r["strategy"] == "mmr" and r["budget"] == 300}  # fmt: skip
@@ -130,8 +134,6 @@ def test_a_report_command_naming_files_shows_as_text(tmp_path, monkeypatch):
     at = AppTest.from_file(f"../../{EVIDENCE}", default_timeout=TIMEOUT)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    from ui.text import escape_md
-
     stamp = at.caption[0].value
     assert stamp.startswith(escape_md(command) + " · ")
     assert r"\*\*runs\*\*\_\[x\]\(y\)" in stamp  # no bold, no link
@@ -143,8 +145,12 @@ def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
     then compared with a deep copy taken before."""
     doc = read_results(reports / "latest" / "results.json")
     before = copy.deepcopy(doc)
+    ui_evidence.summary_frame(doc)
+    ui_evidence.targets_frame(doc)
+    ui_evidence.verdicts(doc)
     for corpus in doc["corpora"]:
         tradeoff_figure(doc, corpus)
+        frontier_figure(doc, corpus)
         for budget in doc["stamp"]["config"]["budgets"]:
             ui_evidence.table_frame(doc, corpus, int(budget))
             for strategy in doc["strategies"]:
@@ -154,12 +160,40 @@ def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
 
 
 def test_the_page_leads_with_repeated_text_against_recall(evidence, reports):
-    """The first table is the report's summary: one row per corpus and budget with
-    top-k's repeated text and recall, read from results.json."""
+    """The first table is the report's summary: a row per compared strategy, per corpus its
+    recall, paired Δ and repeated text at the mid budget, read from results.json; a sentence
+    per corpus above it; the targets of the recommended preset next."""
     at = evidence
     document = read_results(reports / "latest" / "results.json")
+    names = compared(document)
+    assert names[0] == "topk_budget" and len(names) <= 6
     lead = at.dataframe[0].value
-    tops = [e for e in document["aggregates"] if e["strategy"] == "topk_budget"]
-    assert list(lead["corpus"]) == [e["corpus"] for e in tops]
-    assert [int(b) for b in lead["budget"]] == [e["budget"] for e in tops]
-    assert list(lead.columns[:4]) == ["corpus", "budget", "top-k repeated text", "top-k recall"]
+    assert list(lead["strategy"]) == [role(document, s) for s in names]
+    assert list(lead.columns) == [
+        "strategy", "demo: answer recall", "demo: Δ vs top-k", "demo: repeated text"
+    ]  # fmt: skip
+    entries = {e["strategy"]: e for e in document["aggregates"] if e["budget"] == 300}
+    for name, (_, row) in zip(names, lead.iterrows(), strict=True):
+        entry = entries[name]  # the mid budget of 300 and 900 is 300
+        assert close(row["demo: answer recall"], entry["metrics"]["answer_recall"]["mean"])
+        assert close(row["demo: Δ vs top-k"], entry["delta"]["answer_recall"]["mean"])
+        assert close(row["demo: repeated text"], entry["metrics"]["repeated_text"]["mean"])
+    sentences = [m.value for m in at.markdown]
+    assert f"- {escape_md(verdict(document, 'demo'))}" in sentences
+    targets = at.dataframe[1].value
+    recommended = preset_entry(document, "recommended")
+    assert targets.to_dict("records") == targets_table(document, recommended)
+
+
+def test_the_long_tables_and_the_paragraphs_fold_away(evidence, reports):
+    """The full table, the cosine figure and the paragraphs per strategy sit in expanders."""
+    at = evidence
+    labels = [e.label for e in at.main.expander]
+    assert labels == [
+        "Every strategy on demo at 300 tokens",
+        "demo: recall against mean pairwise cosine, per budget",
+        "Where each strategy loses or ties",
+    ]
+    document = read_results(reports / "latest" / "results.json")
+    assert len(at.main.expander[2].text) == sum(f["corpus"] == "demo" for f in document["findings"])
+    assert at.main.expander[0].dataframe[0].value.shape[0] == len(document["strategies"])

@@ -125,7 +125,7 @@ def test_what_a_url_does_not_name_comes_from_the_recommended_preset():
 
     full = {"pool": "p", "budget": "700", "strategy": "adagres", "policy": "skip",
             "lam": "adaptive", "formula": "paper", "scale": "1", "offset": "0",
-            "floor": "off", "guard": "off"}  # fmt: skip
+            "floor": "off", "guard": "off", "pack": "off"}  # fmt: skip
     settings, problems = AppSettings.from_params(full)
     assert not problems
     # A URL the app wrote names every field that tells the presets apart: the paper's method.

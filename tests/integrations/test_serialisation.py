@@ -18,13 +18,18 @@ from llama_index.core.schema import TextNode
 
 from adagres import Settings
 from adagres.errors import InputError
-from adagres.integrations.langchain import AdagresCompressor, AdagresRetriever, PackagedMiniLM
+from adagres.integrations.langchain import (
+    AdagresCompressor,
+    AdagresRetriever,
+    PackagedMiniLM,
+    QueryCache,
+)
 from adagres.integrations.llamaindex import AdagresPostprocessor, PackagedMiniLMEmbedding
 
 pytestmark = pytest.mark.model
 
 SETTINGS = Settings(lam=0.4, policy="skip")
-ALLOWED = [AdagresCompressor, AdagresRetriever, PackagedMiniLM]
+ALLOWED = [AdagresCompressor, AdagresRetriever, PackagedMiniLM, QueryCache]
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +144,15 @@ def test_llamaindex_unknown_model_and_callable_tokenizer_are_named():
     assert AdagresPostprocessor.from_dict(saved, embed_model=given).embed_model is given
     with pytest.raises(InputError, match=r"^tokenizer: a callable tokenizer cannot be serialised"):
         AdagresPostprocessor(budget=BUDGET, tokenizer=len).to_json()
+
+
+def test_langchain_query_cache_survives_dumpd_and_load_without_its_queries():
+    cache = QueryCache(embeddings=PackagedMiniLM(), size=8)
+    cache.embed_query("kept, not saved")
+    data = dumpd(cache)
+    assert data["id"] == ["adagres", "integrations", "langchain", "QueryCache"]
+    assert "kept, not saved" not in json.dumps(data)
+    again = load(data, valid_namespaces=["adagres"], allowed_objects=ALLOWED)
+    assert isinstance(again, QueryCache) and isinstance(again.embeddings, PackagedMiniLM)
+    assert again.size == 8
+    assert again.embed_query("a query") == PackagedMiniLM().embed_query("a query")

@@ -7,48 +7,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from adapter_checks import BUDGET, TOP_K, check_picks, expected
-from langchain_classic.retrievers import EnsembleRetriever
+from langchain_classic.retrievers import ContextualCompressionRetriever, EnsembleRetriever
 from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_milvus import Milvus
+from lc_checks import Counting, chunk_ids, documents_of, want_for
 from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, TextNode
 
 from adagres import embed_texts
-from adagres.integrations.langchain import AdagresCompressor, AdagresRetriever
+from adagres.integrations.langchain import AdagresCompressor, AdagresRetriever, QueryCache
 from adagres.integrations.langchain_vectors import stored_vectors
 from adagres.integrations.llamaindex import AdagresPostprocessor, PackagedMiniLMEmbedding
 
 pytestmark = pytest.mark.model
-
-
-class Counting(Embeddings):
-    """The packaged MiniLM, counting query calls and embedded documents."""
-
-    def __init__(self) -> None:
-        self.queries = 0
-        self.documents = 0
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.documents += len(texts)
-        return embed_texts(texts).tolist() if texts else []
-
-    def embed_query(self, text: str) -> list[float]:
-        self.queries += 1
-        vector: list[float] = embed_texts([text])[0].tolist()
-        return vector
-
-    def reset(self) -> None:
-        self.queries = self.documents = 0
-
-
-def documents_of(demo) -> list[Document]:
-    return [
-        Document(page_content=text, metadata=meta, id=doc_id)
-        for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
-    ]
 
 
 @pytest.fixture(scope="module")
@@ -73,17 +46,6 @@ def milvus(demo, model, tmp_path_factory) -> Milvus:
     )  # fmt: skip
     store.add_documents(documents_of(demo), ids=demo.ids)
     return store
-
-
-def chunk_ids(documents: list[Document]) -> list[str]:
-    return [doc.metadata["chunk"] for doc in documents]
-
-
-def want_for(documents: list[Document], query: str):
-    """The library's selection on the packaged model's vectors of these documents (the
-    same bits as any store holds: the model's float32 values, cached)."""
-    texts = [doc.page_content for doc in documents]
-    return expected(embed_texts([query])[0], embed_texts(texts), texts)
 
 
 @pytest.mark.parametrize("name", ["memory", "milvus"])
@@ -147,6 +109,42 @@ def test_a_compressor_given_the_store_embeds_only_the_query(memory, demo):
     picked = compressor.compress_documents(pool, demo.query)
     assert (model.queries, model.documents) == (1, 0)
     check_picks(chunk_ids(picked), chunk_ids(pool), want_for(pool, demo.query))
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_compression_retriever_sharing_a_query_cache_embeds_the_query_once(demo, cached):
+    """The store's search embeds the query; the compressor finds it in the shared cache
+    (without one, LangChain's compression retriever embeds it twice)."""
+    model = Counting()
+    shared = QueryCache(embeddings=model) if cached else model
+    store = InMemoryVectorStore(shared)
+    store.add_documents(documents_of(demo))
+    base = store.as_retriever(search_kwargs={"k": TOP_K})
+    compressor = AdagresCompressor(embeddings=shared, vector_store=store, budget=BUDGET)
+    compressed = ContextualCompressionRetriever(base_compressor=compressor, base_retriever=base)
+    model.reset()
+    picked = compressed.invoke(demo.query)
+    assert (model.queries, model.documents) == (1 if cached else 2, 0)
+    pool = base.invoke(demo.query)
+    check_picks(chunk_ids(picked), chunk_ids(pool), want_for(pool, demo.query))
+
+
+def test_a_query_cache_keeps_the_last_queries_by_text():
+    model = Counting()
+    cache = QueryCache(embeddings=model, size=2)
+    first = cache.embed_query("one")
+    first.append(9.0)  # a caller's change does not reach what is kept
+    assert cache.embed_query("one") == embed_texts(["one"])[0].tolist()
+    cache.embed_query("two")
+    cache.embed_query("one")  # "one" used last: "two" is the older
+    cache.embed_query("three")  # evicts "two"
+    assert model.queries == 3
+    assert cache.embed_query("one") == embed_texts(["one"])[0].tolist()
+    assert model.queries == 3
+    cache.embed_query("two")
+    assert model.queries == 4
+    assert cache.embed_documents(["one", "one"]) == embed_texts(["one", "one"]).tolist()
+    assert (model.queries, model.documents) == (4, 2)
 
 
 class CountingEmbedding(PackagedMiniLMEmbedding):

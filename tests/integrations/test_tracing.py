@@ -1,6 +1,7 @@
 """Each adapter reports its selection (λ, stop reason, tokens, budget, picked and dropped
 ids, strategy, preset) to its framework's tracing, read back with that framework's own
-in-memory handler, and to OpenTelemetry (InMemorySpanExporter)."""
+in-memory handler (LangSmith's ``LangChainTracer`` with a client that keeps runs in memory),
+and to OpenTelemetry (InMemorySpanExporter)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from haystack.document_stores.in_memory import InMemoryDocumentStore
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
+from langchain_core.tracers import LangChainTracer
 from langchain_core.vectorstores import InMemoryVectorStore
 from llama_index.core import VectorStoreIndex
 from llama_index.core.instrumentation import get_dispatcher
@@ -73,6 +75,8 @@ def reported(want: Selection, pool_ids: list[str], preset: str) -> dict[str, Any
         "adagres.picked_ids": picked,
         "adagres.dropped_ids": [i for i in pool_ids if i not in picked],
         "adagres.tokenizer": "cl100k",
+        "adagres.merges": len(want.merges),
+        "adagres.tokens_saved": want.tokens_saved,
     }
 
 
@@ -151,6 +155,48 @@ def test_langchain_compressor_reports_inside_the_compression_run(lc_store, demo,
     handler = Collect()
     retriever.invoke(demo.query, {"callbacks": [handler]})
     assert handler.events == [("adagres.selection", values)]
+    check_otel(spans, values, "langchain")
+
+
+class RunStore:
+    """LangSmith's client as ``LangChainTracer`` uses it, keeping the runs in memory: no
+    endpoint, no network."""
+
+    def __init__(self) -> None:
+        self.created: dict[str, dict[str, Any]] = {}
+        self.updated: dict[str, dict[str, Any]] = {}
+
+    def create_run(self, **run: Any) -> None:
+        self.created[str(run["id"])] = run
+
+    def update_run(self, run_id: Any, **run: Any) -> None:
+        self.updated[str(run_id)] = run
+
+    def flush(self) -> None:
+        pass
+
+
+def test_langsmith_tracer_receives_the_selection_under_the_retriever_run(lc_store, demo, spans):
+    values = lc_expected(lc_store, demo.query)
+    retriever = AdagresRetriever(
+        base_retriever=lc_store.as_retriever(search_kwargs={"k": TOP_K}), budget=BUDGET
+    )
+    client = RunStore()
+    tracer = LangChainTracer(client=client, project_name="adagres-tests")
+    docs = retriever.invoke(demo.query, {"callbacks": [tracer]})
+    tracer.wait_for_futures()
+    by_name = {run["name"]: run for run in client.created.values()}
+    top, selection = by_name["AdagresRetriever"], by_name["adagres.selection"]
+    assert top["run_type"] == "retriever" and top.get("parent_run_id") is None
+    assert selection["parent_run_id"] == top["id"]
+    metadata = selection["extra"]["metadata"]
+    assert {k: v for k, v in metadata.items() if k.startswith("adagres.")} == {
+        "adagres.budget": BUDGET, "adagres.strategy": "orthogonal",
+        "adagres.preset": "recommended", "adagres.tokenizer": "cl100k",
+    }  # fmt: skip
+    assert client.updated[str(selection["id"])]["outputs"] == values
+    returned = client.updated[str(top["id"])]["outputs"]["documents"]
+    assert [doc.id for doc in returned] == values["adagres.picked_ids"] == [d.id for d in docs]
     check_otel(spans, values, "langchain")
 
 

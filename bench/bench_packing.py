@@ -1,0 +1,120 @@
+"""What overlap-aware packing and the near-duplicate guard cost the recommended preset on a
+2,000-chunk pool of overlapping windows.
+
+Run from the repository root (about a minute):
+
+    .venv/bin/python bench/bench_packing.py
+
+The pool: one seeded synthetic document of random words cut into 2,000 windows of 60–140
+words that start every half window (each overlaps its neighbours by about half), with the
+seeded embeddings of select_support.make_pool (N = 2,000, d = 384) and one token per word
+(the ``words`` tokenizer counts these texts so). Round after round, interleaved, it times
+the recommended preset's strategy (``trace=False``) in two settings:
+
+- **kept**: one prepared pool reused, its cosine rows, n-grams and the chunks' places kept
+  (the app, the evaluation, a pipeline that keeps its prepared pool);
+- **cold**: a pipeline's first call, a new prepared pool each time, the n-gram cache
+  emptied, the places found anew (from given offsets, or from the shared edges of the texts).
+
+each way ``before`` (neither guard nor packing: the preset before this round of work),
+``guard`` (packing off) and ``guard + packing``. It prints the medians, their ratios to
+``before`` in the same setting (the issue's target: ≤ 1.5) and the tokens packing saved.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+for path in (ROOT, ROOT / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from select_support import make_pool  # noqa: E402
+
+from adagres.core import ngrams  # noqa: E402
+from adagres.core.baselines import run_prepared  # noqa: E402
+from adagres.core.overlaps import Spans  # noqa: E402
+from adagres.core.prepared import prepare  # noqa: E402
+from adagres.core.presets import PRESETS  # noqa: E402
+from adagres.pools.spans import TokenCounter  # noqa: E402
+
+ROUNDS, BUDGET_CHUNKS, TARGET, N = 30, 20, 1.5, 2000
+
+
+def windows(n: int, seed: int) -> tuple[list[str], list[int]]:
+    """``n`` overlapping windows of one random document, and each window's character offset."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(60, 141, size=n)
+    starts = np.concatenate([[0], np.cumsum(sizes[:-1] // 2)])
+    words = [f"w{i}" for i in rng.integers(0, 5000, size=int(starts[-1] + sizes[-1]))]
+    offsets = np.concatenate([[0], np.cumsum([len(w) + 1 for w in words])])
+    texts = [" ".join(words[s : s + z]) for s, z in zip(starts, sizes, strict=True)]
+    return texts, [int(offsets[s]) for s in starts]
+
+
+def main() -> None:
+    q, chunks, _ = make_pool(N, 384, seed=7)
+    texts, starts = windows(N, seed=3)
+    tokens = np.array([len(t.split()) for t in texts])
+    budget = int(np.median(tokens) * BUDGET_CHUNKS)
+    recommended = PRESETS["recommended"]
+    base = prepare(q, chunks, tokens)
+    counter = TokenCounter("words")
+
+    def spans(offsets: bool) -> Spans:
+        given = tuple(starts) if offsets else (None,) * N
+        return Spans(tuple(texts), ("doc",) * N if offsets else (None,) * N, given, counter)
+
+    kept = base.with_spans(spans(True))
+    kept.spans.layout  # noqa: B018  (found once, kept with the pool)
+
+    def run(pool: object, guard: bool, packing: bool) -> object:
+        settings = recommended.settings.replace(
+            packing=packing, duplicate_guard=recommended.settings.duplicate_guard if guard else None
+        )
+        return run_prepared(recommended.strategy, pool, budget, settings, texts=texts, trace=False)
+
+    def cold(offsets: bool | None, guard: bool = True) -> object:
+        """A pipeline's first call: a new prepared pool, no n-grams or places kept."""
+        ngrams.gram_set.cache_clear()
+        pool = prepare(q, chunks, tokens)
+        if offsets is not None:
+            pool = pool.with_spans(spans(offsets))
+        return run(pool, guard, offsets is not None)
+
+    ways = {
+        "before, kept": lambda: run(base, False, False),
+        "guard, kept": lambda: run(base, True, False),
+        "guard + packing, kept": lambda: run(kept, True, True),
+        "before, cold": lambda: cold(None, guard=False),
+        "guard, cold": lambda: cold(None),
+        "guard + packing, offsets cold": lambda: cold(True),
+        "guard + packing, edges cold": lambda: cold(False),
+    }
+    times: dict[str, list[float]] = {name: [] for name in ways}
+    for fn in ways.values():
+        fn()  # warm up
+    for _ in range(ROUNDS):
+        for name, fn in ways.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    packed, apart = run(kept, True, True), run(base, True, False)
+    print(f"N = {N:,} windows overlapping by about half, budget {budget} tokens, {ROUNDS} rounds")
+    print(f"guard: {apart.size} picks, {apart.tokens_used} tokens; guard + packing: "  # type: ignore[attr-defined]
+          f"{packed.size} picks, {packed.tokens_used} tokens, "  # type: ignore[attr-defined]
+          f"{packed.tokens_saved} saved by {len(packed.merges)} merges")  # type: ignore[attr-defined]  # fmt: skip
+    for name, values in times.items():
+        first = float(np.median(times["before, " + name.rsplit(" ", 1)[-1]]))
+        median = float(np.median(values))
+        print(f"{name:>30}: median {1e3 * median:7.2f} ms, ratio {median / first:.2f} "
+              f"(target ≤ {TARGET})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
