@@ -94,10 +94,11 @@ bench-exact: install
 bench-browser: install browser
 	$(PY) bench/bench_browser.py
 
-PRESET_CANDIDATES = topk_budget,topk_same_k,mmr,paper,adagres_paper_fill,adagres_derived_fill
+PRESET_CANDIDATES = topk_budget,topk_same_k,mmr,adagres_paper_skip,adagres_paper_fill,adagres_derived_fill
 PRESET_CANDIDATES := $(PRESET_CANDIDATES),fill_derived_pool_floor,near_duplicates,orthogonal,coverage
 PRESET_CANDIDATES := $(PRESET_CANDIDATES),guard_topk_t80,guard_topk_t50,guard_topk_t25
 PRESET_CANDIDATES := $(PRESET_CANDIDATES),guard_orthogonal_t80,guard_orthogonal_t50,guard_orthogonal_t25
+PRESET_CANDIDATES := $(PRESET_CANDIDATES),packed_topk,packed_guard_topk_t80
 
 # Every strategy on real QA pools (reports/latest); eval-quick: demo + 5 FanOutQA queries.
 eval: install

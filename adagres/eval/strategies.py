@@ -252,6 +252,18 @@ def _guarded() -> None:
         )
 
 
+def _packed() -> None:
+    """top-k with overlap-aware packing, alone and with the t80 guard (family ``packing``):
+    the candidates that pay once for overlapping text without weighing redundancy."""
+    for name, guard, words in (
+        ("packed_topk", None, ""),
+        ("packed_guard_topk_t80", GUARDS["t80"], " and the t80 guard"),
+    ):
+        _core_entry(name, BASELINE_BUDGET, Settings(duplicate_guard=guard, packing=True),
+                    "packing", f"topk_budget with overlap-aware packing{words}")  # fmt: skip
+
+
 _builtins()
 _guarded()
+_packed()
 _presets()
