@@ -67,7 +67,8 @@ PRESETS: dict[str, Preset] = {
         "repeated text where top-k repeats 6–21 %, and more answers than top-k at 600–1,200 "
         "tokens on FanOutQA and on windows overlapping by half; but fewer at 300 tokens "
         "(−2.4 and −8.4 points) and 2–11 points less gold on the drug reviews: 9 of its 64 "
-        "target checks fail. See the Evidence section of the README.",
+        "target checks fail. Top-k with the same guard and packing missed fewer (strategy "
+        "topk_budget, packing on): see the Evidence section of the README.",
     ),
 }
 
