@@ -285,10 +285,10 @@ def test_a_report_from_before_repeated_text_still_reads():
     for entry in document["aggregates"]:
         del entry["metrics"]["repeated_text"]
     for info in document["strategies"].values():
-        if info["settings"]:  # stored before the guard and packing existed
-            info["settings"].pop("packing", None)
-            if info["settings"].get("duplicate_guard", 0) is None:
-                info["settings"].pop("duplicate_guard")
+        if info["settings"]:  # stored no value for settings at their default (off)
+            for key in ("packing", "duplicate_guard"):
+                if key in info["settings"] and info["settings"][key] in (None, False):
+                    info["settings"].pop(key)
     assert compared(document) == COMPARED
     assert verdict(document, "reviews") == (
         "On reviews at 600 tokens, recommended finds more gold chunks than top-k (0.42 vs "

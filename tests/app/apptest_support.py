@@ -87,9 +87,10 @@ def paper_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selectio
 def recommended_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selection:
     """The app's default: the recommended preset on ``pool``."""
     chosen = adagres.PRESETS["recommended"]  # on Pool.prepared, as the app: with its places
+    trace = options.pop("trace", True)
     return adagres.baselines.run_prepared(chosen.strategy, pool.prepared, budget,
                                           chosen.settings.replace(**options),
-                                          texts=pool.texts)  # fmt: skip
+                                          texts=pool.texts, trace=trace)  # fmt: skip
 
 
 def pool_of(folder: Path, name: str) -> Pool:
