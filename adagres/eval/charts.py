@@ -145,8 +145,13 @@ def tradeoff_figure(
     figure.update_layout(shapes=lines, legend={"font": {"size": 10}, "tracegroupgap": 0})
     # The shared look: the title below the mode bar's row, the legend (one entry per
     # strategy, several rows at 1024 px) under the panels, where it pushes them up.
-    title = f"{corpus}: {label} (95 % CI) against redundancy"
-    return apply_layout(figure, title=title, height=max(panel_height * rows + 280, 700))
+    title = f"{corpus}: {label} vs mean cosine"  # the intervals: in the hover
+    apply_layout(figure, title=title, height=max(panel_height * rows + 280, 700))
+    # Drawn in an expander on the Evidence page: a mode bar of three buttons leaves the
+    # title clear at a 1024 px window (the full bar covered it).
+    figure.update_layout(modebar={"remove": ["zoomIn2d", "zoomOut2d", "autoScale2d", "lasso2d",
+                                             "select2d", "toImage"]})  # fmt: skip
+    return figure
 
 
 _PALETTE = (
