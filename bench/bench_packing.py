@@ -24,7 +24,6 @@ each way ``before`` (neither guard nor packing: the preset before this round of 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from select_support import make_pool  # noqa: E402
+from select_support import make_pool, time_interleaved  # noqa: E402
 
 from adagres.core import ngrams  # noqa: E402
 from adagres.core.baselines import run_prepared  # noqa: E402
@@ -96,22 +95,14 @@ def main() -> None:
         "guard + packing, offsets cold": lambda: cold(True),
         "guard + packing, edges cold": lambda: cold(False),
     }
-    times: dict[str, list[float]] = {name: [] for name in ways}
-    for fn in ways.values():
-        fn()  # warm up
-    for _ in range(ROUNDS):
-        for name, fn in ways.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
+    medians = {name: r["median_s"] for name, r in time_interleaved(ways, ROUNDS).items()}
     packed, apart = run(kept, True, True), run(base, True, False)
     print(f"N = {N:,} windows overlapping by about half, budget {budget} tokens, {ROUNDS} rounds")
     print(f"guard: {apart.size} picks, {apart.tokens_used} tokens; guard + packing: "  # type: ignore[attr-defined]
           f"{packed.size} picks, {packed.tokens_used} tokens, "  # type: ignore[attr-defined]
           f"{packed.tokens_saved} saved by {len(packed.merges)} merges")  # type: ignore[attr-defined]  # fmt: skip
-    for name, values in times.items():
-        first = float(np.median(times["before, " + name.rsplit(" ", 1)[-1]]))
-        median = float(np.median(values))
+    for name, median in medians.items():
+        first = medians["before, " + name.rsplit(" ", 1)[-1]]
         print(f"{name:>30}: median {1e3 * median:7.2f} ms, ratio {median / first:.2f} "
               f"(target ≤ {TARGET})")  # fmt: skip
 

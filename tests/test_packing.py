@@ -20,7 +20,7 @@ from adagres.core.prepared import prepare
 from adagres.core.records import VerdictKind
 from adagres.core.selection import select_prepared
 from adagres.errors import PoolError
-from adagres.figures.budget_bar import budget_bar_data
+from adagres.figures import budget_bar_data  # (the package binds it; see its __getattr__)
 from adagres.pools.corpus import chunk_documents
 from adagres.pools.io import load_pool
 from adagres.pools.pool import Chunk, Pool

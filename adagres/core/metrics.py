@@ -259,8 +259,10 @@ def evaluate(
         recall = hit / len(gold_set) if gold_set else None
         precision = hit / len(picks) if picks else None
     found = None
+    context: list[str] | None = None  # the context as sent: packing's passages, each once
     if texts is not None:
         texts = checked_texts(texts, selection.n_chunks)
+        context = [text for _, text, _ in selection.context(texts)]
     if (
         not isinstance(near_duplicate, Real)
         or isinstance(near_duplicate, bool)
@@ -272,7 +274,8 @@ def evaluate(
             raise InputError("answers: expected a list of answer strings")
         if texts is None:
             raise InputError("answers: checking answers needs the chunk texts (texts=...)")
-        found = answer_found(answers, "\n".join(text for _, text, _ in selection.context(texts)))
+        assert context is not None
+        found = answer_found(answers, "\n".join(context))
     return Metrics(
         strategy=selection.strategy,
         size=len(picks),
@@ -289,7 +292,5 @@ def evaluate(
         recall=recall,
         precision=precision,
         answer_found=found,
-        repeated_text=None
-        if texts is None
-        else repeated_text([text for _, text, _ in selection.context(texts)]),
+        repeated_text=None if context is None else repeated_text(context),
     )

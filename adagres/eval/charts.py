@@ -16,7 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..figures.layout import apply_layout, panel_vline
+from ..figures.layout import SHORT_MODEBAR, apply_layout, panel_vline
 from .frontier import compared, frontier_points
 from .results import primary_label
 from .strategies import BASELINE_BUDGET
@@ -149,8 +149,7 @@ def tradeoff_figure(
     apply_layout(figure, title=title, height=max(panel_height * rows + 280, 700))
     # Drawn in an expander on the Evidence page: a mode bar of three buttons leaves the
     # title clear at a 1024 px window (the full bar covered it).
-    figure.update_layout(modebar={"remove": ["zoomIn2d", "zoomOut2d", "autoScale2d", "lasso2d",
-                                             "select2d", "toImage"]})  # fmt: skip
+    figure.update_layout(modebar=SHORT_MODEBAR)
     return figure
 
 

@@ -16,6 +16,7 @@ __all__ = [
     "HOVER_LABEL",
     "HOVER_LINE",
     "PALETTE",
+    "SHORT_MODEBAR",
     "STRATEGY_COLORS",
     "TITLE_CHARS",
     "TITLE_MARGIN",
@@ -190,6 +191,13 @@ def apply_layout(
         layout["height"] = height
     fig.update_layout(**layout)
     return fig
+
+
+#: The mode bar of a figure drawn in a narrow place (half a page, an expander): zoom, pan
+#: and reset only, so that at a 1024 px window it leaves the title clear.
+SHORT_MODEBAR = {
+    "remove": ["zoomIn2d", "zoomOut2d", "autoScale2d", "lasso2d", "select2d", "toImage"]
+}
 
 
 def escape(text: Any) -> str:

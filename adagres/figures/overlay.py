@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length
-from .layout import PALETTE, UNDIMMED, apply_layout, escape, snippet
+from .layout import PALETTE, SHORT_MODEBAR, UNDIMMED, apply_layout, escape, snippet
 from .projection import Projection
 
 __all__ = ["OverlayData", "overlay_data", "overlay_map"]
@@ -105,8 +105,7 @@ def overlay_map(
     apply_layout(fig, title=title, height=height)
     # Drawn in half a page's width beside its table: a mode bar of three buttons leaves the
     # title clear (the full bar covered it at a 1024 px window).
-    fig.update_layout(modebar={"remove": ["zoomIn2d", "zoomOut2d", "autoScale2d", "lasso2d",
-                                          "select2d", "toImage"]})  # fmt: skip
+    fig.update_layout(modebar=SHORT_MODEBAR)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
     return fig

@@ -30,9 +30,6 @@ from adagres.pools.pool import Chunk
 
 __all__ = ["TokenCounter", "placement", "spans_of"]
 
-#: Tokenizer names a stitched passage can be counted with (adagres.pools.tokens).
-_COUNTABLE = ("cl100k", "o200k", "minilm", "words")
-
 
 class TokenCounter:
     """Count one text's tokens with a named tokenizer (picklable: the name is its state)."""
@@ -95,7 +92,9 @@ def _llamaindex_source(chunk: Chunk) -> Hashable | None:
 def spans_of(chunks: tuple[Chunk, ...], tokenizer: str | None) -> Spans:
     """The spans of a pool's chunks, counting stitched text with ``tokenizer`` if named."""
     places = [placement(c) for c in chunks]
-    counter = TokenCounter(tokenizer) if tokenizer in _COUNTABLE else None
+    from adagres.pools.tokens import TOKENIZERS  # (it imports the pool module)
+
+    counter = TokenCounter(tokenizer) if tokenizer in TOKENIZERS else None
     return Spans(
         tuple(c.text for c in chunks),
         tuple(source for source, _ in places),
