@@ -1,5 +1,5 @@
 """What overlap-aware packing and the near-duplicate guard cost the recommended preset on a
-2,000-chunk pool of overlapping windows.
+2,000-chunk pool of overlapping windows, against the preset as it was before them.
 
 Run from the repository root (about a minute):
 
@@ -16,9 +16,11 @@ the recommended preset's strategy (``trace=False``) in two settings:
 - **cold**: a pipeline's first call, a new prepared pool each time, the n-gram cache
   emptied, the places found anew (from given offsets, or from the shared edges of the texts).
 
-each way ``before`` (neither guard nor packing: the preset before this round of work),
-``guard`` (packing off) and ``guard + packing``. It prints the medians, their ratios to
-``before`` in the same setting (the issue's target: ≤ 1.5) and the tokens packing saved.
+each way ``before`` (the recommended preset when this work began: the orthogonal variant,
+policy fill, derived λ, neither guard nor packing), ``top-k`` (the preset's strategy now,
+plain), ``guard`` (top-k with the guard, packing off) and ``guard + packing`` (the
+recommended preset now). It prints the medians, their ratios to ``before`` in the same
+setting (the issue's target: ≤ 1.5) and the tokens packing saved.
 """
 
 from __future__ import annotations
@@ -40,9 +42,12 @@ from adagres.core.baselines import run_prepared  # noqa: E402
 from adagres.core.overlaps import Spans  # noqa: E402
 from adagres.core.prepared import prepare  # noqa: E402
 from adagres.core.presets import PRESETS  # noqa: E402
+from adagres.core.settings import Settings  # noqa: E402
 from adagres.pools.spans import TokenCounter  # noqa: E402
 
 ROUNDS, BUDGET_CHUNKS, TARGET, N = 30, 20, 1.5, 2000
+#: The recommended preset when the guard and packing were asked for.
+BEFORE = ("orthogonal", Settings(policy="fill", formula="derived"))
 
 
 def windows(n: int, seed: int) -> tuple[list[str], list[int]]:
@@ -72,25 +77,29 @@ def main() -> None:
     kept = base.with_spans(spans(True))
     kept.spans.layout  # noqa: B018  (found once, kept with the pool)
 
-    def run(pool: object, guard: bool, packing: bool) -> object:
+    def run(pool: object, guard: bool, packing: bool, strategy: str | None = None) -> object:
+        if strategy is not None:  # the preset before: its own settings
+            return run_prepared(strategy, pool, budget, BEFORE[1], texts=texts, trace=False)
         settings = recommended.settings.replace(
             packing=packing, duplicate_guard=recommended.settings.duplicate_guard if guard else None
         )
         return run_prepared(recommended.strategy, pool, budget, settings, texts=texts, trace=False)
 
-    def cold(offsets: bool | None, guard: bool = True) -> object:
+    def cold(offsets: bool | None, guard: bool = True, strategy: str | None = None) -> object:
         """A pipeline's first call: a new prepared pool, no n-grams or places kept."""
         ngrams.gram_set.cache_clear()
         pool = prepare(q, chunks, tokens)
         if offsets is not None:
             pool = pool.with_spans(spans(offsets))
-        return run(pool, guard, offsets is not None)
+        return run(pool, guard, offsets is not None, strategy)
 
     ways = {
-        "before, kept": lambda: run(base, False, False),
+        "before, kept": lambda: run(base, False, False, BEFORE[0]),
+        "top-k, kept": lambda: run(base, False, False),
         "guard, kept": lambda: run(base, True, False),
         "guard + packing, kept": lambda: run(kept, True, True),
-        "before, cold": lambda: cold(None, guard=False),
+        "before, cold": lambda: cold(None, guard=False, strategy=BEFORE[0]),
+        "top-k, cold": lambda: cold(None, guard=False),
         "guard, cold": lambda: cold(None),
         "guard + packing, offsets cold": lambda: cold(True),
         "guard + packing, edges cold": lambda: cold(False),

@@ -27,7 +27,7 @@ NUMBERS: dict[str, dict[str, list[tuple[float, float]]]] = {
     "qa": {
         "topk_budget": [(0.65, 0.08), (0.75, 0.08), (0.80, 0.10)],
         "adagres_paper_skip": [(0.55, 0.0), (0.70, 0.0), (0.72, 0.01)],
-        "orthogonal": [(0.60, 0.01), (0.746, 0.02), (0.80, 0.02)],
+        "packed_guard_topk_t80": [(0.60, 0.01), (0.746, 0.02), (0.80, 0.02)],
         "mmr": [(0.64, 0.01), (0.74, 0.01), (0.78, 0.01)],
         "near_duplicates": [(0.65, 0.06), (0.75, 0.06), (0.80, 0.07)],
         "coverage": [(0.66, 0.05), (0.77, 0.05), (0.81, 0.06)],
@@ -38,7 +38,7 @@ NUMBERS: dict[str, dict[str, list[tuple[float, float]]]] = {
     "reviews": {
         "topk_budget": [(0.30, 0.004), (0.40, 0.004), (0.45, 0.004)],
         "adagres_paper_skip": [(0.30, 0.0), (0.40, 0.0), (0.45, 0.0)],
-        "orthogonal": [(0.30, 0.004), (0.42, 0.004), (0.46, 0.004)],
+        "packed_guard_topk_t80": [(0.30, 0.004), (0.42, 0.004), (0.46, 0.004)],
         "mmr": [(0.30, 0.0), (0.40, 0.0), (0.45, 0.0)],
         "near_duplicates": [(0.30, 0.004), (0.40, 0.004), (0.45, 0.004)],
         "coverage": [(0.30, 0.004), (0.40, 0.004), (0.45, 0.004)],
@@ -50,7 +50,10 @@ NUMBERS: dict[str, dict[str, list[tuple[float, float]]]] = {
 CORES = {
     "topk_budget": ("topk_budget", None),
     "adagres_paper_skip": ("adagres", PRESETS["paper"].settings.as_dict()),
-    "orthogonal": ("orthogonal", PRESETS["recommended"].settings.as_dict()),
+    "packed_guard_topk_t80": (
+        PRESETS["recommended"].strategy,
+        PRESETS["recommended"].settings.as_dict(),
+    ),
     "mmr": ("mmr", None),
     "near_duplicates": ("near_duplicates", None),
     "coverage": ("coverage", None),
@@ -155,7 +158,7 @@ def _document() -> dict[str, Any]:
     }
 
 
-COMPARED = ["topk_budget", "adagres_paper_skip", "orthogonal", "mmr", "near_duplicates",
+COMPARED = ["topk_budget", "adagres_paper_skip", "packed_guard_topk_t80", "mmr", "near_duplicates",
             "coverage"]  # fmt: skip
 
 
@@ -165,8 +168,8 @@ def test_a_reader_compares_topk_the_presets_mmr_near_duplicates_and_the_best_of_
     document = _document()
     assert mid_budget(document) == 600
     assert compared(document) == COMPARED
-    assert role(document, "orthogonal") == "recommended (orthogonal)"
-    assert role(document, "orthogonal", short=True) == "recommended"
+    assert role(document, "packed_guard_topk_t80") == "recommended (packed_guard_topk_t80)"
+    assert role(document, "packed_guard_topk_t80", short=True) == "recommended"
     assert role(document, "adagres_paper_skip", short=True) == "paper"
 
 
@@ -233,7 +236,7 @@ def test_the_figures_show_only_the_compared_strategies():
 
 
 def test_the_targets_table_says_which_target_holds_or_fails_where():
-    rows = targets_table(_document(), "orthogonal")
+    rows = targets_table(_document(), "packed_guard_topk_t80")
     assert [(r["corpus"], r["budget"]) for r in rows] == [
         (c, str(b)) for c in NUMBERS for b in BUDGETS
     ]

@@ -43,7 +43,14 @@ def test_registry_has_every_configuration_and_takes_new_ones(demo):
     assert all(names[n].core == n for n in STRATEGIES if n != "adagres")
     from adagres import PRESETS
 
-    assert names["orthogonal"].settings == PRESETS["recommended"].settings
+    assert names["orthogonal"].settings == strategies.TUNED["orthogonal"]
+    assert names["topk_budget"].settings == Settings()  # the baseline, whatever the presets
+    recommended = PRESETS["recommended"]
+    assert [
+        n
+        for n, e in names.items()
+        if (e.core, e.settings) == (recommended.strategy, recommended.settings)
+    ] == ["packed_guard_topk_t80"]
     assert [s.name for s in strategies.resolve(["mmr"])] == ["topk_same_k", "topk_budget", "mmr"]
 
     strategies.register("two_best", module_level_strategy)

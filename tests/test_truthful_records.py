@@ -14,6 +14,7 @@ from adagres import Settings, StopReason, VerdictKind
 from adagres.core.baselines import run_prepared
 from adagres.core.presets import PRESETS
 from adagres.core.strategies import STRATEGIES
+from adagres.eval.strategies import TUNED
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 POOLS = sorted(DATA.glob("*.json"))
@@ -205,14 +206,34 @@ def test_exact_is_marked_as_no_greedy_rule():
     assert kinds == {VerdictKind.NOT_IN_OPTIMUM}
 
 
-def test_the_default_view_names_what_blog_02_repeats():
-    """The recommended preset on biomedical_redundant at 1,000 tokens, as the app runs it
-    (with the texts, for the near-duplicate guard): blog-02, a near-copy of faq-02 and the
-    first picks, gets a verdict in the rule's terms that names the picks it repeats, the
-    most similar beyond the query first (brute force)."""
+def test_the_default_view_names_the_pick_faq_02_duplicates():
+    """The recommended preset on biomedical_redundant at 1,000 tokens, as the app first shows
+    it (with the texts, for the near-duplicate guard): top-k would pick faq-02 second; the
+    guard drops it, and its verdict names faq-01, the step and the cosine (brute force)."""
     pool = load(DATA / "biomedical_redundant.json")
     chosen = PRESETS["recommended"]
     s = run_prepared(chosen.strategy, pool.prepared, 1000, chosen.settings, texts=pool.texts)
+    plain = run_prepared("topk_budget", pool.prepared, 1000, Settings())
+    i, first = pool.ids.index("faq-02"), pool.ids.index("faq-01")
+    assert list(plain.indices[:2]) == [first, i]
+    v = s.verdict(i)
+    assert v.kind is VerdictKind.DUPLICATE and v.duplicate_of == first and v.step == 1
+    unit = pool.prepared.chunks.astype(np.float64)
+    cosine = float(unit[i] @ unit[first])
+    assert cosine >= chosen.settings.duplicate_guard[0]
+    assert v.duplicate_cosine == pytest.approx(cosine, abs=TOL)
+    said = f"duplicate of 'faq-01' (picked at step 1): cosine {cosine:.3f}"
+    assert v.summary(pool.ids).startswith(said)
+    assert i not in s.indices
+
+
+def test_the_orthogonal_variant_names_what_blog_02_repeats():
+    """The orthogonal variant as the evaluation runs it (fill, derived λ, the guard and
+    packing) on biomedical_redundant at 1,000 tokens: blog-02, a near-copy of faq-02 and the
+    first picks, gets a verdict in the rule's terms that names the picks it repeats, the
+    most similar beyond the query first (brute force)."""
+    pool = load(DATA / "biomedical_redundant.json")
+    s = run_prepared("orthogonal", pool.prepared, 1000, TUNED["orthogonal"], texts=pool.texts)
     i = pool.ids.index("blog-02")
     v = s.verdict(i)
     text = v.summary(pool.ids)

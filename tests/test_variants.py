@@ -13,7 +13,7 @@ from adagres.core.strategies import STRATEGIES
 from adagres.core.variants import coverage, near_duplicates, orthogonal, orthogonal_pool
 
 VARIANTS = [name for name, entry in STRATEGIES.items() if entry.family == "variant"]
-#: The settings the orthogonal strategy is meant for (the recommended preset's).
+#: The settings the orthogonal strategy is meant for (those the evaluation runs it with).
 FILL_DERIVED = Settings(policy="fill", formula="derived")
 
 
@@ -147,9 +147,9 @@ def test_presets_name_a_strategy_and_settings_and_the_cli_takes_them(capsys):
         assert out["settings"] == chosen.settings.as_dict()
     # An option the user names overrides the preset's value, and only that one.
     assert main(["select", str(demo), "--budget", "600", "--preset", "recommended",
-                 "--policy", "skip", "--json"]) == 0  # fmt: skip
+                 "--formula", "derived", "--json"]) == 0  # fmt: skip
     out = json.loads(capsys.readouterr().out)
-    assert out["strategy"] == "orthogonal" and out["settings"]["policy"] == "skip"
-    assert out["settings"]["formula"] == "derived"
+    assert out["strategy"] == "topk_budget" and out["settings"]["formula"] == "derived"
+    assert out["settings"]["duplicate_guard"] == [0.9, 0.8] and out["settings"]["packing"]
     paper = adagres.run_preset("paper", *arrays)
     assert paper.indices == adagres.select(*arrays).indices

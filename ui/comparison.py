@@ -135,9 +135,11 @@ def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppS
     """
     _follow_sidebar(settings)
     configs = {}
-    # B: top-k with AdaGReS's k against AdaGReS, top-k until the budget against the rest
-    # (the recommended preset fills the budget like it).
-    b_default = "topk_same_k" if settings.strategy == "adagres" else "topk_budget"
+    # B: top-k with AdaGReS's k against AdaGReS, AdaGReS against top-k until the budget (the
+    # recommended preset's strategy), top-k until the budget against the rest.
+    b_default = {"adagres": "topk_same_k", "topk_budget": "adagres"}.get(
+        settings.strategy, "topk_budget"
+    )
     defaults = {"a": settings.strategy, "b": b_default}
     step = pools.budget_step(high)
     for column, (side, options) in zip(st.columns(2), SIDE_OPTIONS.items(), strict=True):

@@ -25,8 +25,8 @@ ids, metadata, in rank order), calls :func:`select`, and hands back the document
 This module imports no framework.
 
 >>> o = options(300, tokenizer="words")
->>> o.strategy, o.settings.policy, o.tokenizer
-('orthogonal', 'fill', 'words')
+>>> o.strategy, o.settings.packing, o.tokenizer
+('topk_budget', True, 'words')
 >>> options(300, preset="paper", strategy="mmr").strategy
 'mmr'
 >>> options(300, record_to="runs.json")

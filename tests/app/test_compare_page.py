@@ -74,13 +74,14 @@ def shown_number(table: Any, config: str, column: str) -> float:
 @pytest.mark.parametrize("pool_name", ["medium", DEMO])
 def test_compare_metrics_equal_evaluate(data_dir, pool_name, preset):
     """A is the sidebar's preset; B is top-k with AdaGReS's k against the paper's method and
-    top-k until the budget against the recommended preset (the default)."""
+    the paper's method (with the sidebar's settings) against the recommended preset, top-k
+    until the budget with the guard and packing (the default)."""
     budget = 1000
     params = {"pool": pool_name, "budget": str(budget)}
     at = page(COMPARE, **(params if preset == "recommended" else {**params, **PAPER}))
     no_error(at)
     chosen = PRESETS[preset]
-    b_strategy = "topk_same_k" if preset == "paper" else "topk_budget"
+    b_strategy = "topk_same_k" if preset == "paper" else "adagres"
     assert at.selectbox(key="cmp_a_strategy").value == chosen.strategy
     assert at.selectbox(key="cmp_b_strategy").value == b_strategy
     pool = pool_of(data_dir, pool_name)
@@ -157,14 +158,14 @@ def test_budget_sweep(data_dir, pool_name):
     budgets = sorted({round(float(x)) for x in np.linspace(100, min(2000, high), 10)})
     args = (pool.query_embedding, pool.embeddings, pool.token_counts)
     assert sorted(set(rows["budget"])) == budgets
-    assert set(rows["strategy"]) == {"orthogonal", "adagres", "topk_same_k", "topk_budget", "mmr"}
+    assert set(rows["strategy"]) == {"adagres", "topk_same_k", "topk_budget", "mmr"}
     assert rows["error"].isna().all()
     assert (rows["tokens_used"] <= rows["budget"]).all()
     # The preset's row and AdaGReS's (with the preset's settings) at each budget are those
     # selections at that budget.
     settings = PRESETS["recommended"].settings
     for strategy, expected in (
-        ("orthogonal", lambda b: recommended_selection(pool, b, trace=False)),
+        ("topk_budget", lambda b: recommended_selection(pool, b, trace=False)),
         ("adagres", lambda b: baselines.run("adagres", *args, b, settings=settings, trace=False)),
     ):
         mine = rows[rows["strategy"] == strategy]

@@ -32,7 +32,8 @@ TITLES = {"paper": "paper: Eq. 7 as printed", "derived": "derived: what Eqs. 5鈥
 @pytest.mark.parametrize("pool_name", ["tiny", "medium", DEMO])
 def test_lambda_page_shows_the_calibration(data_dir, pool_name, preset):
     """The pool's numbers, both readings of Eq. 7, and the 位 of the preset's formula in use
-    (the default, recommended, derives 位 with the derived formula; the paper's as printed)."""
+    (both presets read Eq. 7 as printed; under recommended, top-k, the page says whose 位 it
+    is)."""
     budget = 900
     params = {"pool": pool_name, "budget": str(budget)}
     at = page(LAMBDA, **(params if preset == "recommended" else {**params, **PAPER}))
@@ -42,10 +43,11 @@ def test_lambda_page_shows_the_calibration(data_dir, pool_name, preset):
     paper = calibrate(*args, formula="paper")
     derived = calibrate(*args, formula="derived")
     used = calibrate(*args, formula=PRESETS[preset].settings.formula)
-    assert used.lam == (derived.lam if preset == "recommended" else paper.lam)
+    # Both presets read Eq. 7 as printed (recommended selects by relevance, not with 位).
+    assert PRESETS[preset].settings.formula == "paper" and used.lam == paper.lam
     assert any(f"**{TITLES[used.formula]}** 路 in use" == m.value for m in at.markdown)
     # Under the recommended preset the page says whose 位 this is.
-    said = any("orthogonal" in c.value and "selects with it" in c.value for c in at.caption)
+    said = any("topk_budget" in c.value and "reports F at it" in c.value for c in at.caption)
     assert said == (preset == "recommended")
     assert metric(at, "L虅 (mean tokens)") == f"{paper.mean_tokens:.2f}"
     assert metric(at, "k虅 = T / L虅") == f"{paper.expected_k:.3f}"

@@ -43,11 +43,11 @@ def test_the_default_is_the_recommended_preset(data_dir):
     at = page(SELECTION, pool=DEMO, budget="1000")
     no_error(at)
     assert preset_caption(at) == f"Preset: recommended ({RECOMMENDED.description})"
-    assert shown_settings(at) == ("orthogonal", "fill", "derived")
+    assert shown_settings(at) == ("topk_budget", "skip", "paper")
     assert at.button(key="sb_preset_recommended").disabled
     assert not at.button(key="sb_preset_paper").disabled
     expected = recommended_selection(pool_of(data_dir, DEMO), 1000)
-    assert (expected.strategy, expected.policy) == ("orthogonal", "fill")
+    assert expected.strategy == "topk_budget"
     pool = pool_of(data_dir, DEMO)
     assert context_ids(at) == [pool.ids[i] for i in expected.indices]
     assert metric(at, "F(S)") == f"{expected.objective:.4f}"
@@ -63,9 +63,13 @@ def test_the_default_is_the_recommended_preset(data_dir):
     assert (params["lam"], params["scale"], params["offset"], params["floor"]) == (
         "adaptive", "1", "0", "off",
     )  # fmt: skip
-    # The λ derivation is shown: orthogonal selects with the adaptive λ.
+    # top-k does not select with λ: its derivation is left to the λ page.
     assert expected.calibration is not None
-    assert expected.calibration.describe() in [t.value for t in at.text]
+    assert expected.calibration.describe() not in [t.value for t in at.text]
+    # The near-duplicate guard dropped faq-02, a near-copy of the first pick.
+    assert [(pool.ids[d.chunk], pool.ids[d.of]) for d in expected.duplicates] == [
+        ("faq-02", "faq-01")
+    ]
 
 
 def test_the_app_with_no_url_opens_the_recommended_preset(data_dir):
@@ -116,7 +120,7 @@ def test_the_preset_parameter_opens_a_preset_and_named_fields_replace_its_own(da
     at = page(SELECTION, pool=DEMO, budget="1000", preset="best")
     assert not at.exception
     assert any("preset='best'" in w.value.replace("\\", "") for w in at.warning)
-    assert shown_settings(at) == ("orthogonal", "fill", "derived")
+    assert shown_settings(at) == ("topk_budget", "skip", "paper")
 
 
 def test_what_a_url_does_not_name_comes_from_the_recommended_preset():

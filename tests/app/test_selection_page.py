@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 from apptest_support import (
+    PAPER,
     SELECTION,
     array,
     context_ids,
@@ -38,7 +39,8 @@ def test_smaller_budget_uses_fewer_tokens(pools_dir):
 
 
 def test_manual_lambda_zero_picks_in_relevance_order(pools_dir):
-    at = page(SELECTION, pool="medium", budget="1500")
+    """The paper's method with λ = 0 is top-k (the recommended preset is top-k already)."""
+    at = page(SELECTION, pool="medium", budget="1500", **PAPER)
     at.radio(key="sb_lam_mode").set_value("manual").run()
     at.slider(key="sb_lam").set_value(0.0).run()
     no_error(at)
@@ -51,7 +53,7 @@ def test_manual_lambda_zero_picks_in_relevance_order(pools_dir):
     assert np.all(np.diff(relevance[picked]) <= 1e-6)
     assert picked[0] == int(np.argmax(relevance))
     # With λ = 0 redundancy is ignored: a near-copy (every fifth chunk) can be picked.
-    adaptive = page(SELECTION, pool="medium", budget="1500")
+    adaptive = page(SELECTION, pool="medium", budget="1500", **PAPER)
     assert context_ids(adaptive) != context_ids(at)
 
 
@@ -76,9 +78,15 @@ def test_step_control_moves_the_winner(pools_dir):
         assert array(ring["x"])[0] == pytest.approx(xs[-1])
         assert array(ring["y"])[0] == pytest.approx(ys[-1])
         rings.append((array(ring["x"])[0], array(ring["y"])[0]))
-        picks.append(at.text[1].value)
+        picks.append(step_sentence(at))
     assert len(set(rings)) == 3
     assert picks[0].startswith("Step 1 of ")
+
+
+def step_sentence(at: AppTest) -> str:
+    """The sentence on the step shown ("Step k of n: ..."), wherever the page writes it."""
+    (sentence,) = [t.value for t in at.text if t.value.startswith("Step ")]
+    return sentence
 
 
 def step_views(at: AppTest) -> dict[str, Any]:
@@ -87,7 +95,7 @@ def step_views(at: AppTest) -> dict[str, Any]:
     marker = [sh["x0"] for sh in timeline["layout"]["shapes"] if sh["x0"] == sh.get("x1")]
     return {
         "slider": next(w.value for w in at.slider if w.key in ("sel_step", "sel_step_playing")),
-        "sentence": at.text[1].value.split(":")[0],
+        "sentence": step_sentence(at).split(":")[0],
         "map": map_figure["layout"]["title"]["text"].split(":")[0],
         "timeline": marker[0] if marker else None,
         "bar": len(next(t for t in budget_figure["data"] if t["name"] == "picks").get("x", [])),

@@ -129,7 +129,7 @@ def test_url_with_bad_values_warns_and_uses_defaults(pools_dir):
     warnings = " ".join(w.value for w in at.warning)
     assert "budget" in warnings and "policy" in warnings and "nope" in warnings
     default = adagres.PRESETS["recommended"]
-    assert at.selectbox(key="sb_policy").value == default.settings.policy == "fill"
+    assert at.selectbox(key="sb_policy").value == default.settings.policy == "skip"
     assert at.selectbox(key="sb_strategy").value == default.strategy
     shown = at.selectbox(key="sb_pool").value
     assert shown != "nope"

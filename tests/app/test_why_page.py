@@ -69,22 +69,39 @@ def test_why_map_points_name_their_chunks(pools_dir):
     assert clicked_position([{"curve_number": 4, "point_index": 0}]) is None  # the query
 
 
-def test_why_dropped_names_what_blog_02_repeats_under_the_default_preset(data_dir):
+def test_why_names_the_pick_faq_02_duplicates_under_the_default_preset(data_dir):
     """The default view: the recommended preset on the biomedical demo pool at 1,000 tokens.
-    blog-02, a near-copy of earlier picks, gets a verdict in the rule's own terms that names
-    the picks it repeats (brute force: the picks made before its step with the largest
-    cosine beyond the query)."""
-    from adagres.core.baselines import run_prepared
+    faq-02, which top-k alone would pick second, is dropped by the near-duplicate guard; its
+    verdict names faq-01, the step and the cosine (brute force)."""
     from adagres.core.presets import PRESETS
 
-    at = page(WHY, pool="biomedical_redundant", budget="1000", chunk="blog-02")
+    at = page(WHY, pool="biomedical_redundant", budget="1000", chunk="faq-02")
+    no_error(at)
+    pool = load_pool(data_dir / "biomedical_redundant.json")
+    unit = pool.prepared.chunks.astype(np.float64)
+    cosine = float(unit[pool.ids.index("faq-02")] @ unit[pool.ids.index("faq-01")])
+    assert cosine >= PRESETS["recommended"].settings.duplicate_guard[0]
+    assert at.text[0].value.startswith(
+        f"faq-02: duplicate of 'faq-01' (picked at step 1): cosine {cosine:.3f}"
+    )
+
+
+def test_why_dropped_names_what_blog_02_repeats_under_the_orthogonal_variant(data_dir):
+    """The orthogonal variant as the evaluation runs it (fill, derived λ, guard, packing) on
+    the biomedical demo pool at 1,000 tokens. blog-02, a near-copy of earlier picks, gets a
+    verdict in the rule's own terms that names the picks it repeats (brute force: the picks
+    made before its step with the largest cosine beyond the query)."""
+    from adagres.core.baselines import run_prepared
+    from adagres.eval.strategies import TUNED
+
+    at = page(WHY, pool="biomedical_redundant", budget="1000", chunk="blog-02",
+              strategy="orthogonal", policy="fill", formula="derived")  # fmt: skip
     no_error(at)
     pool = load_pool(data_dir / "biomedical_redundant.json")
     summary = at.text[0].value
     assert summary.startswith("blog-02: ") and "repeats" in summary
     assert "cos beyond the query" in summary
-    chosen = PRESETS["recommended"]
-    s = run_prepared(chosen.strategy, pool.prepared, 1000, chosen.settings)
+    s = run_prepared("orthogonal", pool.prepared, 1000, TUNED["orthogonal"], texts=pool.texts)
     v = s.verdict(pool.ids.index("blog-02"))
     q = pool.prepared.query.astype(np.float64)
     unit = pool.prepared.chunks.astype(np.float64)

@@ -16,7 +16,7 @@ from adagres.pools.io import load_pools
 
 
 def test_options_take_the_preset_and_replace_either_half():
-    assert common.options(10).strategy == "orthogonal"
+    assert common.options(10).strategy == "topk_budget"
     assert common.options(10).settings == PRESETS["recommended"].settings
     paper = common.options(10, preset="paper")
     assert (paper.strategy, paper.settings) == ("adagres", Settings())

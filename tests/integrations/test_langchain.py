@@ -66,7 +66,7 @@ def test_compressor_in_contextual_compression_retriever(store, demo, tmp_path):
 @pytest.mark.parametrize(
     ("options", "strategy", "settings"),
     [
-        ({}, "orthogonal", PRESETS["recommended"].settings),
+        ({}, "topk_budget", PRESETS["recommended"].settings),
         ({"preset": "paper"}, "adagres", PRESETS["paper"].settings),
         ({"preset": "paper", "strategy": "mmr"}, "mmr", PRESETS["paper"].settings),
     ],
@@ -145,7 +145,7 @@ def test_readme_example_runs_and_selects_like_the_library(demo):
     for name in ("docs", "compressed_docs"):
         picked = namespace[name]
         documents, vectors = pool_of(store, demo.query)
-        strategy = "orthogonal" if name == "docs" else "adagres"
+        strategy = "topk_budget" if name == "docs" else "adagres"
         preset = PRESETS["recommended" if name == "docs" else "paper"]
         want = expected(store.embeddings.embed_query(demo.query), vectors,
                         [doc.page_content for doc in documents], strategy=strategy,

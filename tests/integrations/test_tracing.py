@@ -138,7 +138,7 @@ def test_langchain_retriever_reports_to_any_callback_handler(lc_store, demo, spa
         assert handler.events == [("adagres.selection", values)]
         [start] = [s for s in handler.starts if s["name"] == "adagres.selection"]
         assert {k: v for k, v in start["metadata"].items() if k.startswith("adagres.")} == {
-            "adagres.budget": BUDGET, "adagres.strategy": "orthogonal",
+            "adagres.budget": BUDGET, "adagres.strategy": "topk_budget",
             "adagres.preset": "recommended", "adagres.tokenizer": "cl100k",
         }  # fmt: skip
         assert values in handler.ends
@@ -191,7 +191,7 @@ def test_langsmith_tracer_receives_the_selection_under_the_retriever_run(lc_stor
     assert selection["parent_run_id"] == top["id"]
     metadata = selection["extra"]["metadata"]
     assert {k: v for k, v in metadata.items() if k.startswith("adagres.")} == {
-        "adagres.budget": BUDGET, "adagres.strategy": "orthogonal",
+        "adagres.budget": BUDGET, "adagres.strategy": "topk_budget",
         "adagres.preset": "recommended", "adagres.tokenizer": "cl100k",
     }  # fmt: skip
     assert client.updated[str(selection["id"])]["outputs"] == values
