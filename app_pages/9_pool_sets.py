@@ -13,8 +13,8 @@ settings = sidebar()
 st.title("Pool sets")
 st.caption(
     "A JSONL file of pools, a folder of pool files, or a .json spec of queries against a "
-    "Milvus collection. Each query's pool is summarised at the budget below with the "
-    "sidebar's λ settings (top-k and AdaGReS) and with the recommended preset."
+    "Milvus collection. Each query's pool is summarised at the budget below by top-k, by "
+    "AdaGReS with the sidebar's settings and by the recommended preset."
 )
 st.session_state.setdefault("ps_path", str(pools.data_dir()))  # the bundled demo pools
 st.session_state.setdefault("ps_budget", settings.budget)

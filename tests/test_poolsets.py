@@ -98,7 +98,7 @@ def test_rows_match_brute_force_references(pools, jsonl):
     assert {row["adagres_answer"] for row in rows} >= {None, True}
 
 
-def test_settings_reach_topk_and_adagres_not_the_preset(jsonl):
+def test_settings_reach_adagres_not_topk_or_the_preset(jsonl, pools):
     pool_set = load_pool_set(jsonl)
     default = summarize(pool_set, adagres.Settings(), BUDGET, workers=1)
     manual = summarize(pool_set, adagres.Settings(lam=5.0), BUDGET, workers=1)
@@ -106,6 +106,22 @@ def test_settings_reach_topk_and_adagres_not_the_preset(jsonl):
     assert [r["adagres_size"] for r in manual] != [r["adagres_size"] for r in default]
     for key in ("topk_size", "recommended_size", "recommended_redundancy"):
         assert [r[key] for r in manual] == [r[key] for r in default]
+    # A guard in the settings (as the recommended preset's sidebar has) leaves top-k plain.
+    guard = adagres.Settings(duplicate_guard=(0.5, None))
+    guarded = summarize(pool_set, guard, BUDGET, workers=1)
+    assert [r["topk_size"] for r in guarded] == [r["topk_size"] for r in default]
+    sizes = [
+        adagres.baselines.run(
+            "topk_budget",
+            p.raw_query_embedding,
+            p.raw_embeddings,
+            p.token_counts,
+            BUDGET,
+            settings=guard,
+        ).size
+        for p in pools
+    ]
+    assert sizes != [r["topk_size"] for r in default]  # guarded, top-k would pick otherwise
     assert set(COMPARED) == {"topk", "adagres", "recommended"}
 
 

@@ -10,6 +10,12 @@ part None for off (the whole setting None, the default, is off):
   near-copies the embeddings miss (a long chunk that contains a short one, the same answer
   with a different header).
 
+With overlap-aware packing on (:mod:`adagres.core.packing`), two chunks that overlap in
+their source are never each other's duplicates: packing stitches them into one passage and
+charges only the words the second adds, so the context holds no word of theirs twice (two
+windows overlapping by half are at cosine 0.9 or more and still half new text). A chunk
+whose text lies whole inside a passage adds nothing and is dropped by packing itself.
+
 In the greedy loop the guard is an eligibility filter: once a chunk is picked, a chunk that
 duplicates it is never eligible again, and the record keeps which pick it duplicated
 (:class:`Duplicate`; the chunk's verdict is ``duplicate``). The cosine is
@@ -20,7 +26,7 @@ Strategies with their own search (``coverage``, ``exact``) apply it as their doc
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import NamedTuple
 
@@ -75,6 +81,13 @@ class Guard:
         self.grams: dict[int, frozenset] = {}
         self.owners: dict[tuple[str, ...], Sequence[int]] = {}  # n-gram -> picks holding it
         self.indexed = 0  # picks already in ``owners``
+        #: chunk -> the chunks it overlaps in its source, under packing (see the module)
+        self.stitched: Mapping[int, tuple[int, ...]] = {}
+
+    def spare_overlaps(self, neighbours: Mapping[int, tuple[int, ...]]) -> None:
+        """Under packing: never treat two chunks that overlap in their source
+        (``neighbours``, :attr:`adagres.core.overlaps.Layout.neighbours`) as duplicates."""
+        self.stitched = neighbours
 
     def gram_set(self, chunk: int) -> frozenset:
         if chunk not in self.grams:
@@ -98,6 +111,7 @@ class Guard:
         hit = (sims >= self.cosine) & ~self.out
         if competing is not None:
             hit &= competing
+        hit[list(self.stitched.get(winner, ()))] = False  # packing stitches these
         gone = np.flatnonzero(hit)
         if len(gone):
             self.out[gone] = True
@@ -120,8 +134,9 @@ class Guard:
         self.index_picks()
         held = [picks for picks in map(self.owners.get, grams) if picks is not None]
         common = Counter(chain.from_iterable(held))  # pick -> n-grams in common
+        spared = self.stitched.get(chunk, ())
         for pick, step in self.picks:
-            if pick not in common:
+            if pick not in common or pick in spared:
                 continue
             share = common[pick] / min(len(grams), len(self.gram_set(pick)))
             if share >= self.shared_text:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import InputError
 from .ngrams import REPEAT_NGRAM, repeated_share
+from .packing import Passage
 from .prepared import unit_chunks
 from .result import Selection
 
@@ -227,6 +228,8 @@ def evaluate(
     ``repeated_text`` (with ``texts``) is the share of the selected words that repeat a word
     8-gram already in the context (:func:`repeated_text`, picks in pick order; where
     overlap-aware packing stitched picks, the context is its passages, each once).
+    ``near_duplicates`` counts the pairs of picks at cosine ≥ ``near_duplicate`` that the
+    context holds as two texts: two picks stitched into one passage are one text.
 
     >>> import numpy as np
     >>> from adagres import select
@@ -276,6 +279,7 @@ def evaluate(
             raise InputError("answers: checking answers needs the chunk texts (texts=...)")
         assert context is not None
         found = answer_found(answers, "\n".join(context))
+    pairs = _apart(near_duplicate_pairs(chunks, picks, near_duplicate), selection.passages)
     return Metrics(
         strategy=selection.strategy,
         size=len(picks),
@@ -287,10 +291,20 @@ def evaluate(
         relevance_mean=float(rel.mean()) if picks else 0.0,
         redundancy_mean=red_mean,
         redundancy_max=red_max,
-        near_duplicates=len(near_duplicate_pairs(chunks, picks, near_duplicate)),
+        near_duplicates=len(pairs),
         iou=overlap,
         recall=recall,
         precision=precision,
         answer_found=found,
         repeated_text=None if context is None else repeated_text(context),
     )
+
+
+def _apart(
+    pairs: list[tuple[int, int, float]], passages: Sequence[Passage]
+) -> list[tuple[int, int, float]]:
+    """The ``pairs`` of picks the context holds as two texts: two picks that overlap-aware
+    packing stitched into one passage are one text, its words once, not a pair."""
+    passage_of = {chunk: k for k, passage in enumerate(passages) for chunk in passage.chunks}
+    return [(i, j, c) for i, j, c in pairs
+            if i not in passage_of or passage_of[i] != passage_of.get(j)]  # fmt: skip

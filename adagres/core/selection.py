@@ -61,6 +61,8 @@ def greedy(
     it adds to the passages already taken, so costs ℓ_i may fall from step to step.
     """
     packer = packer_for(pool.spans, packing, pool.tokens, pool.similarities)
+    if guard is not None and packer is not None:  # stitched, not duplicates (core.guard)
+        guard.spare_overlaps(packer.neighbours)
     loop = Loop(pool, budget, terms, rule, trace, guard, packer)  # 1. used = 0, S = ∅, R = 0
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)

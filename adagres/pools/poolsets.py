@@ -56,7 +56,7 @@ __all__ = [
 
 #: Column prefix -> (strategy, settings or None for the caller's) of every summary row.
 COMPARED: dict[str, tuple[str, Settings | None]] = {
-    "topk": ("topk_budget", None),
+    "topk": ("topk_budget", Settings()),  # the baseline, whatever the sidebar's guard
     "adagres": ("adagres", None),
     "recommended": (PRESETS["recommended"].strategy, PRESETS["recommended"].settings),
 }
@@ -210,7 +210,8 @@ def summarize(
     ``_answer`` (an answer string found, None without answers); ``dropped`` (chunks top-k
     keeps that AdaGReS drops) and ``dropped_recommended``.
 
-    ``settings`` apply to ``topk`` and ``adagres`` (the preset has its own). ``workers``
+    ``settings`` apply to ``adagres``; ``topk`` is the plain baseline (no guard, no
+    packing) and the preset has its own. ``workers``
     processes run the batches (default: the local cores; 1 runs here, serially);
     ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead: its workers
     read the set's files at the absolute paths this process loaded them from (checked on
