@@ -371,3 +371,32 @@ def test_workers_let_go_of_an_open_store(jsonl, tmp_path):
                          timeout=300, env=here)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[:3] == [str(N_POOLS), "True", "True"], out.stdout
+
+
+def test_a_small_set_is_parsed_once_and_a_changed_file_anew(tmp_path, monkeypatch):
+    """Summarised again (a setting moved), a set's files are read but not parsed again;
+    a file whose bytes changed is parsed anew, and its rows follow it."""
+    from adagres.pools import poolset_files
+
+    parsed: list[str] = []
+    real = poolset_files.load_pools
+
+    def counting(data, **kwargs):
+        parsed.append(kwargs["name"])
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(poolset_files, "load_pools", counting)
+    marker = tmp_path.name  # pools no other test has parsed
+    for seed in (1, 2):
+        pool = dataclasses.replace(make_pool(seed), query=f"{marker} {seed}")
+        adagres.save_pool(pool, tmp_path / f"p{seed}.json")
+    first = summarize(load_pool_set(str(tmp_path)), adagres.Settings(), BUDGET)
+    assert sorted(parsed) == ["p1.json", "p2.json"]
+    again = summarize(load_pool_set(str(tmp_path)), adagres.Settings(lam=5.0), BUDGET)
+    assert sorted(parsed) == ["p1.json", "p2.json"]  # no file parsed twice
+    assert [r["query"] for r in again] == [r["query"] for r in first]
+    changed = dataclasses.replace(make_pool(3), query=f"{marker} changed")
+    adagres.save_pool(changed, tmp_path / "p2.json")
+    rows = summarize(load_pool_set(str(tmp_path)), adagres.Settings(), BUDGET)
+    assert sorted(parsed) == ["p1.json", "p2.json", "p2.json"]
+    assert [r["query"] for r in rows] == [f"{marker} 1", f"{marker} changed"]

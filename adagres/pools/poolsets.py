@@ -43,6 +43,7 @@ from adagres.pools.poolset_files import PoolSet, Unit, load_pool_set, load_unit,
 
 __all__ = [
     "COMPARED",
+    "SERIAL_BYTES",
     "PoolSet",
     "Unit",
     "load_pool_set",
@@ -60,6 +61,10 @@ COMPARED: dict[str, tuple[str, Settings | None]] = {
     "adagres": ("adagres", None),
     "recommended": (PRESETS["recommended"].strategy, PRESETS["recommended"].settings),
 }
+#: A set whose files total at most this many bytes is summarised in the calling process by
+#: default (:func:`summarize`), where :func:`~adagres.pools.poolset_files.load_unit` keeps
+#: its parsed pools between calls.
+SERIAL_BYTES = 32 * 2**20
 _TOKENIZER = "cl100k"  # for pools whose file has no token counts, as the app counts them
 
 
@@ -212,7 +217,9 @@ def summarize(
 
     ``settings`` apply to ``adagres``; ``topk`` is the plain baseline (no guard, no
     packing) and the preset has its own. ``workers``
-    processes run the batches (default: the local cores; 1 runs here, serially);
+    processes run the batches (default: the local cores, or here, serially, for a set whose
+    files total at most :data:`SERIAL_BYTES`: its parsed pools are kept in this process, so
+    summarising it again costs only the selections; 1 runs here, serially);
     ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead: its workers
     read the set's files at the absolute paths this process loaded them from (checked on
     every worker before submission). Pools
@@ -227,6 +234,8 @@ def summarize(
     ):
         raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
     count = min(workers or os.cpu_count() or 1, len(pool_set.units))
+    if workers is None and sum(_file_sizes(pool_set.units).values()) <= SERIAL_BYTES:
+        count = 1  # a small set: parsed once here (load_unit keeps it) beats worker start-up
     if client is not None:
         check_workers_read(client, _file_sizes(pool_set.units))
         batches = _batches(pool_set.units, 4 * max(1, len(client.scheduler_info()["workers"])))
