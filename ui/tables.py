@@ -6,10 +6,9 @@ Chunk texts go into frames as they are: a dataframe shows them as plain text.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from adagres.core.records import Verdict
 from adagres.core.result import Selection
@@ -20,6 +19,8 @@ from adagres.pools.pool import Pool
 from .text import plain_name
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .compute import NearDuplicates
 
 __all__ = [
@@ -44,6 +45,21 @@ __all__ = [
 SNIPPET_CHARS = 80
 
 
+def _frame(*args: Any, **kwargs: Any) -> pd.DataFrame:
+    """``pandas.DataFrame(...)``. pandas (0.4 s to import here) is imported at the first
+    table, not with this module: a new server's first page sends its first chart while
+    pandas loads, instead of after."""
+    import pandas
+
+    return pandas.DataFrame(*args, **kwargs)
+
+
+def _numeric(values: Any) -> Any:
+    import pandas
+
+    return pandas.to_numeric(values)
+
+
 def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """The start of a chunk's text on one line (plain text, for a table cell)."""
     flat = " ".join(text.split())
@@ -59,7 +75,7 @@ def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
     The ``gold`` column is there only when the pool marks gold chunks.
     """
     verdicts = selection.verdict_kinds
-    frame = pd.DataFrame(
+    frame = _frame(
         {
             "position": np.arange(len(pool)),
             "id": list(pool.ids),
@@ -88,7 +104,7 @@ def context_frame(pool: Pool, selection: Selection, step: int) -> pd.DataFrame:
     than one where overlap-aware packing stitched them), the tokens paid and the total."""
     passages = selection.context(pool.texts, step)
     tokens = np.array([paid for _, _, paid in passages], dtype=np.int64)
-    return pd.DataFrame(
+    return _frame(
         {
             "order": np.arange(1, len(passages) + 1),
             "id": [" + ".join(pool.ids[i] for i in chunks) for chunks, _, _ in passages],
@@ -110,7 +126,7 @@ def context_text(pool: Pool, selection: Selection, step: int) -> str:
 def heatmap_rows_frame(pool: Pool, selection: Selection, shown: Sequence[int]) -> pd.DataFrame:
     """The chunks of the heatmap in row order, with their pick number (if picked)."""
     pick = {chunk: k for k, chunk in enumerate(selection.indices, start=1)}
-    return pd.DataFrame(
+    return _frame(
         {
             "row": range(1, len(shown) + 1),
             "id": [pool.ids[i] for i in shown],
@@ -132,7 +148,7 @@ def pairs_frame(pool: Pool, duplicates: NearDuplicates, picked: Iterable[int]) -
         return "A" if i in chosen else "B" if j in chosen else ""
 
     pairs = duplicates.pairs
-    return pd.DataFrame(
+    return _frame(
         {
             "id A": [pool.ids[i] for i, _, _ in pairs],
             "id B": [pool.ids[j] for _, j, _ in pairs],
@@ -162,13 +178,13 @@ def lam_changes_frame(pool: Pool, sweep: LamSweep) -> pd.DataFrame:
                 "removed": ", ".join(pool.ids[i] for i in sweep.indices[k - 1] if i not in after),
             }
         )
-    return pd.DataFrame(rows)
+    return _frame(rows)
 
 
 def exact_sets_frame(pool: Pool, greedy: Selection, optimum: Selection) -> pd.DataFrame:
     """The chunks of either set: whether the greedy and the optimum picked each."""
     chosen = sorted(set(greedy.indices) | set(optimum.indices))
-    return pd.DataFrame(
+    return _frame(
         {
             "id": [pool.ids[i] for i in chosen],
             "greedy": [i in greedy.indices for i in chosen],
@@ -185,7 +201,7 @@ def exact_sets_frame(pool: Pool, greedy: Selection, optimum: Selection) -> pd.Da
 def pick_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
     """The picks in order with their tokens and the marginal gain they had when picked."""
     accepted = [step for step in selection.steps if step.accepted]
-    return pd.DataFrame(
+    return _frame(
         {
             "order": range(1, len(accepted) + 1),
             "id": [pool.ids[i] for i in selection.indices],  # the accepted steps' winners
@@ -202,7 +218,7 @@ def difference_frame(pool: Pool, a: Selection, b: Selection) -> pd.DataFrame:
              for i in in_a | in_b}  # fmt: skip
     rank = {"A only": 0, "both": 1, "B only": 2}
     union = sorted(where, key=lambda i: (rank[where[i]], i))
-    return pd.DataFrame(
+    return _frame(
         {
             "id": [pool.ids[i] for i in union],
             "in": [where[i] for i in union],
@@ -215,11 +231,11 @@ def difference_frame(pool: Pool, a: Selection, b: Selection) -> pd.DataFrame:
 
 def sweep_frame(sweep: BudgetSweep) -> pd.DataFrame:
     """The budget sweep's rows without the pick lists; budget use in percent."""
-    frame = pd.DataFrame([{k: v for k, v in row.items() if k != "indices"} for row in sweep.rows])
+    frame = _frame([{k: v for k, v in row.items() if k != "indices"} for row in sweep.rows])
     # A mean or max over pairs of picks is undefined below two picks: blank, not 0.
     pairs = [m for m in PAIR_METRICS if m in frame.columns]
     if pairs and "size" in frame.columns:
-        frame.loc[pd.to_numeric(frame["size"]) < 2, pairs] = float("nan")
+        frame.loc[_numeric(frame["size"]) < 2, pairs] = float("nan")
     return as_percent(frame, "budget_use")
 
 
@@ -227,7 +243,7 @@ def as_percent(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     """``frame`` with the fractions of ``column`` (if there) as percentages (×100), the way
     every table of the app shows a share ("97.4%" with ``format="%.1f%%"``)."""
     if column in frame.columns:
-        frame = frame.assign(**{column: pd.to_numeric(frame[column]) * 100.0})
+        frame = frame.assign(**{column: _numeric(frame[column]) * 100.0})
     return frame
 
 
@@ -238,7 +254,7 @@ def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
     """A chunk's score (what the rule maximised) and marginal F gain at every step it was in
     play, against the winner's."""
     history = verdict.history
-    return pd.DataFrame(
+    return _frame(
         {
             "step": [h.step for h in history],
             "its score": [round(h.score, 4) for h in history],
@@ -258,7 +274,7 @@ def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
 def sources_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
     """The selected chunks that made a chunk redundant, with their similarity to it as the
     rule reads it (column "cosine"; the orthogonal strategy's is beyond the query)."""
-    return pd.DataFrame(
+    return _frame(
         {
             "selected chunk": [pool.ids[j] for j, _ in verdict.redundancy_sources],
             "cosine": [round(s, 4) for _, s in verdict.redundancy_sources],
