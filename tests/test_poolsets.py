@@ -146,7 +146,7 @@ def test_processes_and_dask_give_the_serial_rows(jsonl):
     settings = adagres.Settings(policy="fill", formula="derived")
     serial = summarize(pool_set, settings, BUDGET, workers=1)
     assert summarize(pool_set, settings, BUDGET, workers=2) == serial
-    assert summarize(pool_set, settings, BUDGET) == serial  # the local cores, by default
+    assert summarize(pool_set, settings, BUDGET) == serial  # by default: here, for a set this small
     cluster = LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
                            dashboard_address=None)  # fmt: skip
     try:

@@ -216,10 +216,10 @@ def summarize(
     keeps that AdaGReS drops) and ``dropped_recommended``.
 
     ``settings`` apply to ``adagres``; ``topk`` is the plain baseline (no guard, no
-    packing) and the preset has its own. ``workers``
-    processes run the batches (default: the local cores, or here, serially, for a set whose
-    files total at most :data:`SERIAL_BYTES`: its parsed pools are kept in this process, so
-    summarising it again costs only the selections; 1 runs here, serially);
+    packing) and the preset has its own. ``workers`` processes run the batches (default:
+    the local cores; or here, serially, for a set wholly in files of at most
+    :data:`SERIAL_BYTES` in all, whose parsed pools this process keeps, so summarising it
+    again costs only the selections; 1 runs here, serially);
     ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead: its workers
     read the set's files at the absolute paths this process loaded them from (checked on
     every worker before submission). Pools
@@ -233,11 +233,13 @@ def summarize(
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
     ):
         raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
+    sizes = _file_sizes(pool_set.units)
     count = min(workers or os.cpu_count() or 1, len(pool_set.units))
-    if workers is None and sum(_file_sizes(pool_set.units).values()) <= SERIAL_BYTES:
+    in_files = all(unit.path is not None for unit in pool_set.units)
+    if workers is None and in_files and sum(sizes.values()) <= SERIAL_BYTES:
         count = 1  # a small set: parsed once here (load_unit keeps it) beats worker start-up
     if client is not None:
-        check_workers_read(client, _file_sizes(pool_set.units))
+        check_workers_read(client, sizes)
         batches = _batches(pool_set.units, 4 * max(1, len(client.scheduler_info()["workers"])))
         work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
         parts = map_scattered(client, work, batches)
