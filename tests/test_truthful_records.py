@@ -197,6 +197,17 @@ def test_the_record_tells_the_rule_in_use(pool, strategy, settings, budget):
                 assert sim == pytest.approx(rows[j, i], abs=TOL)
 
 
+def test_the_one_line_rule_names_only_the_terms_it_has():
+    """The rule as the Selection and Why pages print it: top-k has no redundancy term."""
+    rng = np.random.default_rng(3)
+    q, C = rng.normal(size=8), rng.normal(size=(8, 8))
+    tokens = [30, 40, 50, 20, 60, 30, 40, 50]
+    topk = adagres.baselines.run("topk_budget", q, C, tokens, 120)
+    assert topk.scoring.formula == "score = relevance"
+    paper = adagres.baselines.run("adagres", q, C, tokens, 120)
+    assert paper.scoring.formula == "score = α·relevance − λ·Σ cos to the picks"
+
+
 def test_exact_is_marked_as_no_greedy_rule():
     rng = np.random.default_rng(5)
     q, C = rng.normal(size=8), rng.normal(size=(8, 8)) + 0.5

@@ -88,8 +88,9 @@ class Scoring:
 
     @property
     def formula(self) -> str:
-        """The score as one line: "score = relevance − λ·redundancy beyond the query"."""
-        body = f"{self.relevance} − {self.redundancy}"
+        """The score as one line: "score = relevance − λ·redundancy beyond the query"; a rule
+        without a redundancy term (top-k) reads "score = relevance"."""
+        body = self.relevance if self.redundancy == "0" else f"{self.relevance} − {self.redundancy}"
         return f"score = ({body}) / tokens" if self.per_token else f"score = {body}"
 
 

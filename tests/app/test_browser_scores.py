@@ -54,7 +54,8 @@ def test_a_hovered_candidate_shows_the_score_the_timeline_draws(app_url):
         for step in range(2, 8):
             page.goto(f"{app_url}/?pool=medium&budget=1500&step={step}")  # the default preset
             wait_for_app(page)
-            assert "topk_budget: score = " in page.locator("body").inner_text()  # the rule, named
+            rule = "topk_budget: score = relevance\n"  # the rule, named, with its one term
+            assert rule in page.locator("body").inner_text()
             page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
                 .find(p => p.data && p.data.some(t => t.name === 'query'))
                 .scrollIntoView({block: 'center', behavior: 'instant'})""")
