@@ -14,7 +14,7 @@ drives Debian's Chromium with Playwright and reports medians and maxima of:
 server runs with one BLAS thread
 (``OPENBLAS_NUM_THREADS=1``, as ``make run`` does) and, for comparison, with the default.
 
-    .venv/bin/python bench/bench_browser.py            # everything (~20 min)
+    .venv/bin/python bench/bench_browser.py            # everything (~25 min)
     .venv/bin/python bench/bench_browser.py --quick    # fewer repeats, no BLAS comparison
     .venv/bin/python bench/bench_browser.py --json out.json
     .venv/bin/python bench/bench_browser.py --one-thread --pool p2000 --no-cold --json out.json
@@ -288,9 +288,11 @@ def main(argv: list[str] | None = None) -> int:
         help="measure the pages on this pool only (repeatable; default: all)",
     )
     parser.add_argument("--no-cold", action="store_true", help="skip the cold launches")
-    parser.add_argument("--cold", type=int, help="cold launches of each kind (default 2; 1 quick)")
+    parser.add_argument("--cold", type=int, help="cold launches of each kind (default 5; 1 quick)")
     args = parser.parse_args(argv)
-    repeats, cold = (2, 1) if args.quick else (3, 2)
+    # Single cold launches of the same code range over ±1.5 s here (docs/SPEED.md): a median
+    # of two said little, so five of each kind.
+    repeats, cold = (2, 1) if args.quick else (3, 5)
     cold = 0 if args.no_cold else (cold if args.cold is None else args.cold)
     configs: tuple[int | None, ...] = (1,) if args.quick or args.one_thread else (1, None)
     data = write_pools(Path(tempfile.mkdtemp(prefix="adagres-browser-")))
