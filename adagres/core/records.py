@@ -90,7 +90,7 @@ class Scoring:
     def formula(self) -> str:
         """The score as one line: "score = relevance − λ·redundancy beyond the query"; a rule
         without a redundancy term (top-k) reads "score = relevance"."""
-        body = self.relevance if self.redundancy == "0" else f"{self.relevance} − {self.redundancy}"
+        body = self.relevance if self.sources == 0 else f"{self.relevance} − {self.redundancy}"
         return f"score = ({body}) / tokens" if self.per_token else f"score = {body}"
 
 
