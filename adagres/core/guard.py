@@ -111,7 +111,9 @@ class Guard:
         hit = (sims >= self.cosine) & ~self.out
         if competing is not None:
             hit &= competing
-        hit[list(self.stitched.get(winner, ()))] = False  # packing stitches these
+        spared = self.stitched.get(winner)
+        if spared:  # packing stitches these (no index at all without packing: 1.4 µs a pick)
+            hit[list(spared)] = False
         gone = np.flatnonzero(hit)
         if len(gone):
             self.out[gone] = True
