@@ -8,7 +8,10 @@ drives Debian's Chromium with Playwright and reports medians and maxima of:
   own controls where it has them (Selection's replay step, Similarity's threshold);
 * page switch → settled (a click in the sidebar's page list), and the browser's Back to
   the page before and Forward again (one history entry each way);
-* cold launch → first chart, and → the UMAP map replacing PCA (with real UMAP).
+* cold launch → first chart, and → the UMAP map replacing PCA (with real UMAP). The first
+  chart is timed inside the page: the first animation frame in which a Plotly chart has
+  drawn a trace (Playwright's ``wait_for_selector``, which polls every 100–500 ms, is
+  recorded beside it).
 
 "Settled" is :func:`browser_driver.settle`'s, timed from just before the action. The
 server runs with one BLAS thread
@@ -129,6 +132,24 @@ def measure_pages(url: str, pool: str, repeats: int, log: Any) -> dict[str, list
     return times
 
 
+# Records, inside the page, the first animation frame in which a Plotly chart has drawn a
+# trace: the frame that shows the user the first chart (installed before the page loads).
+# Playwright's wait_for_selector polls every 100-500 ms, so that the time it returns is
+# 0.1-0.5 s after the chart appeared on an idle page, and later while the page is busy.
+FIRST_CHART = """(() => {
+  const drawn = () => {
+    const trace = document.querySelector('.js-plotly-plot .main-svg .trace');
+    return trace && trace.closest('.main-svg').getBoundingClientRect().width > 0;
+  };
+  const observer = new MutationObserver(() => {
+    if (!drawn()) return;
+    observer.disconnect();
+    requestAnimationFrame(() => { window.__adagresFirstChart = performance.now(); });
+  });
+  observer.observe(document, {subtree: true, childList: true});
+})();"""
+
+
 def cold_launch(
     data: Path,
     blas_threads: int | None,
@@ -154,11 +175,16 @@ def cold_launch(
                 page = browser.new_page()
             server.wait_up()
             up = time.monotonic() - server.started
+            page.add_init_script(FIRST_CHART)
             page.goto(f"{server.url}/?pool=bio")
             page.wait_for_selector('[data-testid="stApp"]', timeout=120_000)
             shell = time.monotonic() - server.started
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
-            first = time.monotonic() - server.started
+            polled = time.monotonic() - server.started
+            shown = page.wait_for_function("() => window.__adagresFirstChart && "
+                                           "performance.timeOrigin + window.__adagresFirstChart",
+                                           timeout=120_000).json_value()  # fmt: skip
+            first = shown / 1000 - server.started_wall
             page.wait_for_function(f"() => ({APP_RUNS})() > 0", timeout=120_000)
             ran = time.monotonic() - server.started  # the first run's end, on the page
             umap = -1.0
@@ -171,10 +197,11 @@ def cold_launch(
         server.stop()
     seen = "" if profile is None else ", browser that has seen the app"
     log(f"    cold launch ({projection}, BLAS threads {blas_threads or 'default'}{seen}): "
-        f"server up {up:.1f} s, page shell {shell:.1f} s, first chart {first:.1f} s, first run "
+        f"server up {up:.1f} s, page shell {shell:.1f} s, first chart {first:.1f} s (Playwright "
+        f"saw it at {polled:.1f} s), first run "
         f"drawn {ran:.1f} s, UMAP map {umap:.1f} s")  # fmt: skip
-    return {"server up": up, "page shell": shell, "first chart": first, "first run": ran,
-            "umap": umap}  # fmt: skip
+    return {"server up": up, "page shell": shell, "first chart": first,
+            "first chart, polled": polled, "first run": ran, "umap": umap}  # fmt: skip
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -250,6 +277,10 @@ def report(result: dict[str, Any]) -> list[str]:
             verdict = "ok" if median <= LIMITS[key] else "SLOW"
             lines.append(f"  cold launch → {key}: median {median:.1f} s, max {max(values):.1f} s"
                          f" (limit {LIMITS[key]:g} s, n={len(values)})  {verdict}")  # fmt: skip
+    polled = [c["first chart, polled"] for c in result["cold"] if "first chart, polled" in c]
+    if polled:
+        lines.append(f"    (Playwright's wait_for_selector returned at: median "
+                     f"{statistics.median(polled):.1f} s, max {max(polled):.1f} s)")  # fmt: skip
     loads = [c["first chart"] - c["server up"] for c in result["cold"]]
     if loads:
         lines.append(f"  of which page load → first chart (server answering): median "

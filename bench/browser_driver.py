@@ -89,6 +89,7 @@ class Server:
             env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
         command = app_command(self.port)
         self.started = time.monotonic()
+        self.started_wall = time.time()  # to place times taken inside the page (their clock)
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)  # fmt: skip
 
