@@ -88,18 +88,22 @@ def draw_step(step: int) -> None:
     render.chart(budget_figure, "sel_budget")
     render.chart(timeline, "sel_timeline")
     picked = picked_after(selection, step)
-    context = tables.context_frame(pool, selection, step)
-    stitched = "" if len(context) == len(picked) else f" in {count(len(context), 'passage')}"
+    passages = len(selection.context(pool.texts, step))
+    stitched = "" if passages == len(picked) else f" in {count(passages, 'passage')}"
     st.subheader(f"Context after step {step}: {count(len(picked), 'chunk')}{stitched}")
     if stitched:
         st.caption(
             "Chunks that overlap in their source are one passage (ids joined by +), "
             "paid for once: the tokens are what each passage added to the budget."
         )
-    render.table(context, "sel_context",
-                 {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
-    # Drawn only once opened: the code block makes the browser load Streamlit's syntax
-    # highlighter, about 0.3 s of its main thread before the page's first chart otherwise.
+    # Both views of the context are drawn only once opened (and stay open for the session):
+    # the table's grid costs a new visitor's browser about 0.6 s before the first chart,
+    # the code block's syntax highlighter 0.3 s. The budget bar above lists the picks.
+    table = st.expander("Context as a table", key="sel_context_table", on_change="rerun")
+    if table.open:
+        with table:
+            render.table(tables.context_frame(pool, selection, step), "sel_context",
+                         {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
     plain_text = st.expander("Context as plain text", key="sel_plain_text", on_change="rerun")
     if plain_text.open:
         plain_text.code(tables.context_text(pool, selection, step), language=None,

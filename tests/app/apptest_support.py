@@ -74,7 +74,11 @@ def frame(at: AppTest, column: str, index: int = 0) -> Any:
 
 
 def context_ids(at: AppTest) -> list[str]:
-    """Chunk ids of the Selection page's context table, in pick order."""
+    """Chunk ids of the Selection page's context table, in pick order (the table is drawn
+    once its expander is open: opened here, with one more run, where it is closed)."""
+    if not frames(at, "order"):
+        at.session_state["sel_context_table"] = True
+        at.run()
     return list(frame(at, "order")["id"])
 
 

@@ -169,7 +169,14 @@ def by_id(rows: list[dict[str, str]], column: str) -> dict[str, str]:
 
 def test_selection_shows_the_texts_as_written(app, page):
     visit(page, app, f"?{SETTINGS}", "selection")
-    # The context, in pick order (the table's), as plain text: each text as written.
+    # The context, in pick order (the table's, drawn once opened), as plain text: each
+    # text as written.
+    page.get_by_text("Context as a table").click()
+    page.wait_for_function(  # the rerun has drawn the table inside the expander
+        """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].some(t =>
+            t.offsetParent && (t.querySelector('thead th') || {}).textContent === 'order')""",
+        timeout=30_000,
+    )
     rows = table_rows(page, "order", "id")
     order = [row["id"] for row in rows]
     assert sorted(order) == sorted(IDS)

@@ -12,6 +12,8 @@ from apptest_support import (
     array,
     context_ids,
     figures,
+    frame,
+    frames,
     metric,
     no_error,
     page,
@@ -180,6 +182,28 @@ def test_the_plain_text_context_is_drawn_only_once_opened(pools_dir):
     pool = load_pool(pools_dir / "medium.json")
     texts = dict(zip(pool.ids, pool.texts, strict=True))
     assert [c.value for c in at.code] == ["\n\n".join(texts[i] for i in context_ids(at))]
+
+
+def test_the_context_table_is_drawn_only_once_opened(pools_dir):
+    """Closed by default, the context's expander holds no table (its grid costs a new
+    visitor's browser about 0.6 s before the first chart); opened, the table lists the
+    picks in pick order with their tokens and texts, and stays open on the next run."""
+    at = page(SELECTION, pool="medium", budget="1500")
+    no_error(at)
+    assert "Context as a table" in [e.label for e in at.expander]
+    assert not frames(at, "order")
+    at.session_state["sel_context_table"] = True
+    at.run()
+    no_error(at)
+    pool = load_pool(pools_dir / "medium.json")
+    expected = recommended_selection(pool, 1500)
+    table = frame(at, "order")
+    assert list(table["id"]) == [pool.ids[i] for i in expected.indices]
+    assert list(table["text"]) == [pool.texts[i] for i in expected.indices]
+    assert list(table["tokens"]) == [int(pool.token_counts[i]) for i in expected.indices]
+    assert list(table["total"]) == list(np.cumsum(table["tokens"]))
+    at.run()  # another run (e.g. a slider move): still open
+    assert list(frame(at, "order")["id"]) == [pool.ids[i] for i in expected.indices]
 
 
 # --------------------------------------------------------------------------- a step's numbers
