@@ -137,6 +137,10 @@ def _markdown_values(at: AppTest) -> list[str]:
 def test_chunk_text_is_rendered_as_text(pools_dir, path):
     at = page(path, pool="tiny", budget="2000", chunk="c0000")
     no_error(at)
+    if path == SELECTION:  # the context's table and plain text are drawn once opened
+        at.session_state["sel_context_table"] = at.session_state["sel_plain_text"] = True
+        at.run()
+        no_error(at)
     plain = [e.value for e in at.text] + [e.value for e in at.code]
     frames = [df.value for df in at.dataframe if "text" in df.value.columns]
     shown = any(INJECTION in value for value in plain) or any(
