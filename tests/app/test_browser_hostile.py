@@ -136,9 +136,11 @@ def table_rows(page, *headings: str) -> list[dict[str, str]]:
     assert index >= 0, f"no table with columns {headings}"
     table = tables.nth(index)
     table.scroll_into_view_if_needed()
-    table.hover()
+    table.hover()  # shows the table's toolbar
     with page.expect_download(timeout=30_000) as download:
-        table.get_by_role("button", name="Download as CSV").click()
+        # The click event goes to the button itself: where the table sits at the top of an
+        # open expander, the grid can lie over its toolbar for Playwright's pointer.
+        table.get_by_role("button", name="Download as CSV").dispatch_event("click")
     text = Path(download.value.path()).read_text(encoding="utf-8-sig")
     return list(csv.DictReader(io.StringIO(text, newline="")))
 
