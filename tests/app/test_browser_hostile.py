@@ -138,8 +138,11 @@ def table_rows(page, *headings: str) -> list[dict[str, str]]:
     table.scroll_into_view_if_needed()
     table.hover()  # shows the table's toolbar
     with page.expect_download(timeout=30_000) as download:
-        # The click event goes to the button itself: where the table sits at the top of an
-        # open expander, the grid can lie over its toolbar for Playwright's pointer.
+        # The click event goes to the button itself. A pointer click needs the toolbar
+        # hovered, and once Playwright has scrolled the button into view the grid can lie
+        # over it; and after a user's click Chromium offers Streamlit's export its
+        # save-file picker (a download event after 1 of 10 pointer clicks here), while
+        # without one the export falls back to a plain download.
         table.get_by_role("button", name="Download as CSV").dispatch_event("click")
     text = Path(download.value.path()).read_text(encoding="utf-8-sig")
     return list(csv.DictReader(io.StringIO(text, newline="")))
