@@ -88,8 +88,8 @@ def draw_step(step: int) -> None:
     render.chart(budget_figure, "sel_budget")
     render.chart(timeline, "sel_timeline")
     picked = picked_after(selection, step)
-    passages = len(selection.context(pool.texts, step))
-    stitched = "" if passages == len(picked) else f" in {count(passages, 'passage')}"
+    context = selection.context(pool.texts, step)  # once: the heading, both views, download
+    stitched = "" if len(context) == len(picked) else f" in {count(len(context), 'passage')}"
     st.subheader(f"Context after step {step}: {count(len(picked), 'chunk')}{stitched}")
     if stitched:
         st.caption(
@@ -102,17 +102,17 @@ def draw_step(step: int) -> None:
     table = st.expander("Context as a table", key="sel_context_table", on_change="rerun")
     if table.open:
         with table:
-            render.table(tables.context_frame(pool, selection, step), "sel_context",
+            render.table(tables.context_frame(pool, context), "sel_context",
                          {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
+    text = tables.context_text(context)
     plain_text = st.expander("Context as plain text", key="sel_plain_text", on_change="rerun")
     if plain_text.open:
-        plain_text.code(tables.context_text(pool, selection, step), language=None,
-                        wrap_lines=True)  # fmt: skip
-    draw_downloads(step)
+        plain_text.code(text, language=None, wrap_lines=True)
+    draw_downloads(step, text)
 
 
-def draw_downloads(step: int) -> None:
-    """The selection with its step record, and the context after the step shown."""
+def draw_downloads(step: int, text: str) -> None:
+    """The selection with its step record, and ``text``: the context after the step shown."""
     downloads = st.columns(2)
     downloads[0].download_button(
         "Download selection + steps (JSON)",
@@ -127,7 +127,7 @@ def draw_downloads(step: int) -> None:
     whole = step >= len(selection.steps)
     downloads[1].download_button(
         "Download context (text)" if whole else f"Download context after step {step} (text)",
-        data=tables.context_text(pool, selection, step),
+        data=text,
         file_name=f"context-{settings.pool}-{settings.budget}{'' if whole else f'-step{step}'}.txt",
         mime="text/plain",
         key="sel_download_text",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SNIPPET_CHARS",
+    "Context",
     "as_percent",
     "context_frame",
     "context_text",
@@ -99,25 +100,29 @@ def duplicate_groups_frame(frame: pd.DataFrame, groups: Sequence[Sequence[int]])
     return rows
 
 
-def context_frame(pool: Pool, selection: Selection, step: int) -> pd.DataFrame:
-    """The context after ``step`` picks in pick order, one row a passage: its chunks (more
-    than one where overlap-aware packing stitched them), the tokens paid and the total."""
-    passages = selection.context(pool.texts, step)
-    tokens = np.array([paid for _, _, paid in passages], dtype=np.int64)
+#: The context after a step, as ``Selection.context`` gives it: (pool positions, text,
+#: tokens paid) of each passage, in order.
+Context = Sequence[tuple[tuple[int, ...], str, int]]
+
+
+def context_frame(pool: Pool, context: Context) -> pd.DataFrame:
+    """The context in pick order, one row a passage: its chunks (more than one where
+    overlap-aware packing stitched them), the tokens paid and the total."""
+    tokens = np.array([paid for _, _, paid in context], dtype=np.int64)
     return _frame(
         {
-            "order": np.arange(1, len(passages) + 1),
-            "id": [" + ".join(pool.ids[i] for i in chunks) for chunks, _, _ in passages],
+            "order": np.arange(1, len(context) + 1),
+            "id": [" + ".join(pool.ids[i] for i in chunks) for chunks, _, _ in context],
             "tokens": tokens,
             "total": np.cumsum(tokens),
-            "text": [text for _, text, _ in passages],
+            "text": [text for _, text, _ in context],
         }
     )
 
 
-def context_text(pool: Pool, selection: Selection, step: int) -> str:
-    """The context after ``step`` picks as plain text: its passages, a blank line apart."""
-    return "\n\n".join(text for _, text, _ in selection.context(pool.texts, step))
+def context_text(context: Context) -> str:
+    """The context as plain text: its passages, a blank line apart."""
+    return "\n\n".join(text for _, text, _ in context)
 
 
 # --------------------------------------------------------------------------- similarity
