@@ -280,7 +280,7 @@ def report(result: dict[str, Any]) -> list[str]:
             verdict = "ok" if median <= LIMITS[key] else "SLOW"
             lines.append(f"  cold launch → {key}: median {median:.1f} s, max {max(values):.1f} s"
                          f" (limit {LIMITS[key]:g} s, n={len(values)})  {verdict}")  # fmt: skip
-    polled = [c["first chart, polled"] for c in result["cold"] if "first chart, polled" in c]
+    polled = [c["first chart, polled"] for c in result["cold"]]
     if polled:
         lines.append(f"    (Playwright's wait_for_selector returned at: median "
                      f"{statistics.median(polled):.1f} s, max {max(polled):.1f} s)")  # fmt: skip
