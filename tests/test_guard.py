@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import adagres
 from adagres import InputError, Settings
 from adagres.core.baselines import run
-from adagres.core.presets import run_preset
+from adagres.core.presets import NEAR_DUPLICATE_GUARD, run_preset
 from adagres.core.records import VerdictKind
 
 GREEDY = ("adagres", "topk_budget", "topk_same_k", "mmr", "orthogonal", "near_duplicates",
@@ -84,13 +84,13 @@ def pair_at(cosine: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("budget", [100, 200, 300, 400, 800])
-def test_a_098_pair_is_never_picked_together_by_recommended(budget: int) -> None:
+def test_a_098_pair_is_never_picked_together_under_the_guard(budget: int) -> None:
     q, chunks = pair_at(0.98)
     assert float(chunks[0] @ chunks[1]) == pytest.approx(0.98)
     tokens = np.full(8, 100)
-    unguarded = run_preset("recommended", q, chunks, tokens, 800, duplicate_guard=None)
-    assert {0, 1} <= set(unguarded.indices)  # fill spends the budget: both without the guard
-    s = run_preset("recommended", q, chunks, tokens, budget)
+    unguarded = run("topk_budget", q, chunks, tokens, 800)
+    assert {0, 1} <= set(unguarded.indices)  # top-k spends the budget: both without the guard
+    s = run("topk_budget", q, chunks, tokens, budget, duplicate_guard=NEAR_DUPLICATE_GUARD)
     assert not {0, 1} <= set(s.indices)
     if budget >= 200:
         (drop,) = [d for d in s.duplicates if {d.chunk, d.of} == {0, 1}]

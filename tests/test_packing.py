@@ -19,7 +19,7 @@ from adagres.core.packing import stitch
 from adagres.core.prepared import prepare
 from adagres.core.records import VerdictKind
 from adagres.core.selection import select_prepared
-from adagres.errors import PoolError
+from adagres.errors import InputError, PoolError
 from adagres.figures import budget_bar_data  # (the package binds it; see its __getattr__)
 from adagres.pools.corpus import chunk_documents
 from adagres.pools.io import load_pool
@@ -88,7 +88,8 @@ def test_packing_off_or_without_overlaps_changes_nothing():
         on = select_prepared(pool.prepared, 170, settings.replace(packing=True))
         assert on.indices == off.indices and on.tokens_used == off.tokens_used
         assert [s.gain for s in on.steps] == [s.gain for s in off.steps]  # bit for bit
-        assert on.passages == () and on.merges == ()
+        assert on.merges == () and [p.chunks for p in on.passages] == [(i,) for i in off.indices]
+        assert [p.text for p in on.passages] == [pool.texts[i] for i in off.indices]
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -186,10 +187,13 @@ def test_a_stitched_passage_is_counted_by_the_pools_tokenizer_not_summed():
     assert passage.tokens == int(count_tokens([passage.text], "cl100k")[0]) == packed.tokens_used
 
 
-def test_prepared_pools_without_spans_select_as_before():
+def test_packing_without_texts_is_refused_and_with_texts_packs():
     p = prepare([1.0, 0.0], [[1.0, 0.0], [0.9, 0.1]], [5, 5])
-    s = select_prepared(p, 10, Settings(lam=0.0, packing=True))
-    assert s.indices == (0, 1) and s.tokens_used == 10 and s.passages == ()
+    with pytest.raises(InputError, match=r"^packing: needs the chunk texts"):
+        select_prepared(p, 10, Settings(lam=0.0, packing=True))
+    s = select_prepared(p, 10, Settings(lam=0.0, packing=True), texts=["a b", "c d"])
+    assert s.indices == (0, 1) and s.tokens_used == 10
+    assert [q.text for q in s.passages] == ["a b", "c d"]
 
 
 def test_the_context_bar_and_metrics_read_the_passages():

@@ -91,7 +91,9 @@ def test_rows_match_brute_force_references(pools, jsonl):
             found = any(pool.answers[0] in pool.texts[i] for i in picks) if pool.answers else None
             assert row[f"{prefix}_answer"] == found
         assert row["dropped"] == len(set(topk) - set(ours))
-        recommended = adagres.run_preset("recommended", q, C, tokens, BUDGET, trace=False)
+        recommended = adagres.run_preset(
+            "recommended", q, C, tokens, BUDGET, texts=pool.texts, trace=False
+        )
         assert row["recommended_size"] == recommended.size
         assert row["dropped_recommended"] == len(set(topk) - set(recommended.indices))
     assert any(row["dropped"] > 0 for row in rows)  # the pools give AdaGReS something to drop

@@ -12,7 +12,7 @@ import pytest
 import adagres
 from adagres import Settings, StopReason, VerdictKind
 from adagres.core.baselines import run_prepared
-from adagres.core.presets import PRESETS
+from adagres.core.presets import NEAR_DUPLICATE_GUARD, PRESETS
 from adagres.core.strategies import STRATEGIES
 from adagres.eval.strategies import TUNED
 
@@ -217,21 +217,26 @@ def test_exact_is_marked_as_no_greedy_rule():
     assert kinds == {VerdictKind.NOT_IN_OPTIMUM}
 
 
-def test_the_default_view_names_the_pick_faq_02_duplicates():
-    """The recommended preset on biomedical_redundant at 1,000 tokens, as the app first shows
-    it (with the texts, for the near-duplicate guard): top-k would pick faq-02 second; the
-    guard drops it, and its verdict names faq-01, the step and the cosine (brute force)."""
+def test_the_guard_names_the_pick_faq_02_duplicates():
+    """Top-k with the near-duplicate guard on biomedical_redundant at 1,000 tokens: top-k
+    would pick faq-02 second; the guard drops it, and its verdict names faq-01, the step and
+    the cosine (brute force). The recommended preset keeps it: a paraphrase with facts of its
+    own ("six 200 mg tablets"), no sentence of which faq-01 holds."""
     pool = load(DATA / "biomedical_redundant.json")
-    chosen = PRESETS["recommended"]
-    s = run_prepared(chosen.strategy, pool.prepared, 1000, chosen.settings, texts=pool.texts)
+    guard = Settings(duplicate_guard=NEAR_DUPLICATE_GUARD)
+    s = run_prepared("topk_budget", pool.prepared, 1000, guard, texts=pool.texts)
     plain = run_prepared("topk_budget", pool.prepared, 1000, Settings())
     i, first = pool.ids.index("faq-02"), pool.ids.index("faq-01")
     assert list(plain.indices[:2]) == [first, i]
+    chosen = PRESETS["recommended"]
+    kept = run_prepared(chosen.strategy, pool.prepared, 1000, chosen.settings, texts=pool.texts)
+    assert kept.verdict(i).kind is VerdictKind.SELECTED and kept.indices[:2] == (first, i)
+    assert "six 200 mg tablets" in "\n".join(text for _, text, _ in kept.context(pool.texts))
     v = s.verdict(i)
     assert v.kind is VerdictKind.DUPLICATE and v.duplicate_of == first and v.step == 1
     unit = pool.prepared.chunks.astype(np.float64)
     cosine = float(unit[i] @ unit[first])
-    assert cosine >= chosen.settings.duplicate_guard[0]
+    assert cosine >= NEAR_DUPLICATE_GUARD[0]
     assert v.duplicate_cosine == pytest.approx(cosine, abs=TOL)
     said = f"duplicate of 'faq-01' (picked at step 1): cosine {cosine:.3f}"
     assert v.summary(pool.ids).startswith(said)

@@ -138,8 +138,10 @@ def test_presets_name_a_strategy_and_settings_and_the_cli_takes_them(capsys):
     pool = adagres.load_pool(demo)
     arrays = (pool.query_embedding, pool.embeddings, pool.token_counts, 600)
     for name, chosen in adagres.PRESETS.items():
-        expected = adagres.baselines.run(chosen.strategy, *arrays, settings=chosen.settings)
-        got = adagres.run_preset(name, *arrays)
+        expected = adagres.baselines.run(
+            chosen.strategy, *arrays, settings=chosen.settings, texts=pool.texts
+        )
+        got = adagres.run_preset(name, *arrays, texts=pool.texts)
         assert got.indices == expected.indices and got.strategy == chosen.strategy
         assert main(["select", str(demo), "--budget", "600", "--preset", name, "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
@@ -150,6 +152,6 @@ def test_presets_name_a_strategy_and_settings_and_the_cli_takes_them(capsys):
                  "--formula", "derived", "--json"]) == 0  # fmt: skip
     out = json.loads(capsys.readouterr().out)
     assert out["strategy"] == "topk_budget" and out["settings"]["formula"] == "derived"
-    assert out["settings"]["duplicate_guard"] == [0.9, 0.8] and out["settings"]["packing"]
+    assert out["settings"]["duplicate_guard"] is None and out["settings"]["packing"]
     paper = adagres.run_preset("paper", *arrays)
     assert paper.indices == adagres.select(*arrays).indices

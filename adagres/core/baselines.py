@@ -19,7 +19,6 @@ import numpy as np
 from ..errors import InputError
 from . import validate as v
 from .classic import reference_lam
-from .metrics import checked_texts
 from .prepared import PreparedPool, prepare
 from .result import Selection
 from .selection import checked_settings
@@ -66,6 +65,7 @@ def run_prepared(
     chosen = strategy(named)
     budget = v.budget(budget)
     checked_settings(settings)
+    pool = pool.packing_ready(settings.packing, texts)
     options = RunOptions(texts, k, reference, enforce_budget, max_chunks, time_limit, max_nodes)
     return chosen.run(pool, budget, settings, trace=trace, options=options)
 
@@ -86,6 +86,8 @@ def run(
     time_limit: float | None = None,
     enforce_budget: bool = True,
     trace: bool = True,
+    sources: Sequence[Any] | None = None,
+    offsets: Sequence[int | None] | None = None,
     **options: Any,
 ) -> Selection:
     """Run any strategy by name; ``settings`` or its fields as keywords say how.
@@ -93,7 +95,8 @@ def run(
     F and the step gains of every strategy are reported at the λ and τ that these settings
     give AdaGReS, so two strategies compare; ``topk_same_k`` takes k from AdaGReS with the
     same settings (``reference``, if the caller has that run, saves computing it again).
-    ``texts`` are needed by ``reference_code`` (it counts characters).
+    ``texts`` are needed by ``reference_code`` (it counts characters) and by
+    ``packing=True`` (with ``sources``/``offsets`` where known, as :func:`adagres.select`).
 
     >>> q = np.array([1.0, 0.0]); C = np.array([[0.9, 0.1], [0.95, 0.05], [0.5, 0.5]])
     >>> run("topk_budget", q, C, [60, 60, 30], 100).indices
@@ -103,7 +106,10 @@ def run(
     settings = Settings.of(settings, **options)
     pool = prepare(query_embedding, chunk_embeddings, token_counts)
     if texts is not None:
-        texts = checked_texts(texts, pool.n_chunks)
+        pool = pool.with_texts(texts, sources, offsets)
+        texts = pool.spans.texts if pool.spans is not None else None
+    elif sources is not None or offsets is not None:
+        raise InputError("sources/offsets: place chunk texts; pass texts= with them")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
         raise InputError(f"k: expected a whole number >= 0, got {k!r}")
     return run_prepared(

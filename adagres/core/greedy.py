@@ -134,9 +134,7 @@ class Loop:
         self.penalty = np.zeros(n, chunks.dtype)
         # what a pick costs now: ℓ, or with packing only the tokens it adds (it may fall)
         self.cost = tokens if packer is None else packer.cost
-        self.fit: Fit | PackedFit = (
-            Fit(tokens) if packer is None else PackedFit(packer.cost, packer.stale, packer.exact)
-        )
+        self.fit: Fit | PackedFit = Fit(tokens) if packer is None else PackedFit(packer)
         self.check_fit = rule.budget != "ignore"
         self.mask_unfit = rule.budget == "skip"
         self.engine: Engine
@@ -214,13 +212,27 @@ class Loop:
         self.engine.take(winner)
         if self.guard is not None:  # chunks that duplicate the pick stop being eligible
             self.drop(self.guard.after_pick(winner, len(self.picks), self.penalty == 0))
-        if self.packer is not None:  # stitch it with the picks it overlaps: those inside go
-            self.drop(self.packer.take(winner, len(self.picks), self.penalty == 0))
+        if self.packer is not None:  # its new text joins the context (packing)
+            self.packer.take(winner, len(self.picks))
 
     def rejects(self, winner: int) -> bool:
-        """The near-duplicate guard's text check of the chunk about to win: if it repeats a
-        pick's text, it stops being eligible, for good, and the step is decided again."""
-        if self.guard is None or not self.guard.rejects(winner):
+        """Whether the chunk about to win is out, for good, and the step decided again:
+        the near-duplicate guard finds it repeats a pick's text, or, with packing, it would
+        add no word (a duplicate of the pick holding its text) or its exact cost now is over
+        the tokens left (it did not fit: a cost that decides is exact when it decides)."""
+        packer, step = self.packer, len(self.picks) + 1
+        if self.guard is not None and self.guard.rejects(winner):
+            pass
+        elif packer is not None and packer.adds_nothing(winner) is not None:
+            packer.drop_duplicate(winner, step)
+        elif (
+            packer is not None
+            and self.mask_unfit
+            and packer.exact(winner) > self.budget - self.used
+        ):
+            assert isinstance(self.fit, PackedFit)
+            self.fit.drop(winner)
+        else:
             return False
         held = getattr(self.engine, "held", None)  # Gains holds the winner out of the argmax
         if held is not None and held[0] == winner:

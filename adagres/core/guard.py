@@ -26,7 +26,7 @@ Strategies with their own search (``coverage``, ``exact``) apply it as their doc
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 from typing import NamedTuple
 
@@ -81,13 +81,14 @@ class Guard:
         self.grams: dict[int, frozenset] = {}
         self.owners: dict[tuple[str, ...], Sequence[int]] = {}  # n-gram -> picks holding it
         self.indexed = 0  # picks already in ``owners``
-        #: chunk -> the chunks it overlaps in its source, under packing (see the module)
-        self.stitched: Mapping[int, tuple[int, ...]] = {}
+        #: chunk -> the chunks packing would stitch it with (see the module)
+        self.stitched: Callable[[int], tuple[int, ...]] = lambda chunk: ()
+        self.step_of: dict[int, int] = {}  # pick -> its step
 
-    def spare_overlaps(self, neighbours: Mapping[int, tuple[int, ...]]) -> None:
-        """Under packing: never treat two chunks that overlap in their source
-        (``neighbours``, :attr:`adagres.core.overlaps.Layout.neighbours`) as duplicates."""
-        self.stitched = neighbours
+    def spare_overlaps(self, stitches: Callable[[int], tuple[int, ...]]) -> None:
+        """Under packing: never treat two chunks that packing stitches (``stitches(i)``: the
+        chunks that overlap i in its source and agree with its text there) as duplicates."""
+        self.stitched = stitches
 
     def gram_set(self, chunk: int) -> frozenset:
         if chunk not in self.grams:
@@ -105,13 +106,14 @@ class Guard:
         not yet out)."""
         self.out[winner] = True
         self.picks.append((winner, step))
+        self.step_of[winner] = step
         if self.cosine is None:
             return np.zeros(0, dtype=np.intp)
         sims = self.pool.similarities(winner)
         hit = (sims >= self.cosine) & ~self.out
         if competing is not None:
             hit &= competing
-        spared = self.stitched.get(winner)
+        spared = self.stitched(winner)
         if spared:  # packing stitches these (no index at all without packing: 1.4 µs a pick)
             hit[list(spared)] = False
         gone = np.flatnonzero(hit)
@@ -136,9 +138,10 @@ class Guard:
         self.index_picks()
         held = [picks for picks in map(self.owners.get, grams) if picks is not None]
         common = Counter(chain.from_iterable(held))  # pick -> n-grams in common
-        spared = self.stitched.get(chunk, ())
-        for pick, step in self.picks:
-            if pick not in common or pick in spared:
+        spared = self.stitched(chunk)
+        for pick in sorted(common, key=self.step_of.__getitem__):  # the picks it shares with
+            step = self.step_of[pick]
+            if pick in spared:
                 continue
             share = common[pick] / min(len(grams), len(self.gram_set(pick)))
             if share >= self.shared_text:

@@ -16,9 +16,10 @@ import numpy as np
 
 from ..errors import InputError
 from .ngrams import REPEAT_NGRAM, repeated_share
-from .packing import Passage
+from .packing import Passage, sentences
 from .prepared import unit_chunks
 from .result import Selection
+from .validate import checked_texts
 
 __all__ = [
     "NEAR_DUPLICATE",
@@ -79,15 +80,22 @@ def normalize_answer(text: str) -> str:
 def answer_found(answers: Iterable[str], text: str) -> bool:
     """Whether any answer string occurs in ``text`` after :func:`normalize_answer`.
 
-    The match is on whole words: "12" does not match inside "120".
+    The match is on whole words: "12" does not match inside "120". An answer of several
+    sentences is also found when each of its sentences stands somewhere in ``text``: a
+    packed context leaves out a sentence it already holds, so an answer may be split there.
 
     >>> answer_found(["1,200 mg"], "Never take more than 1200 mg a day.")
+    True
+    >>> answer_found(["Take 400 mg. Stop at 1200 mg."], "Stop at 1200 mg. [...] Take 400 mg.")
     True
     """
     haystack = f" {normalize_answer(text)} "
     for answer in answers:
         needle = normalize_answer(answer)
         if needle and f" {needle} " in haystack:
+            return True
+        parts = [normalize_answer(answer[a:b]) for a, b, _ in sentences(answer)]
+        if len(parts) > 1 and all(not p or f" {p} " in haystack for p in parts):
             return True
     return False
 
@@ -194,18 +202,6 @@ def _gold_positions(gold: Iterable[int | str], ids: Sequence[str] | None, n: int
         else:
             out.add(int(item))
     return out
-
-
-def checked_texts(texts: Any, n: int, name: str = "texts") -> Sequence[str]:
-    """``texts`` if it is a sequence of ``n`` strings; otherwise an error naming the problem."""
-    if isinstance(texts, str | bytes) or not isinstance(texts, Sequence):
-        raise InputError(f"{name}: expected a sequence of {n} strings, got {type(texts).__name__}")
-    if len(texts) != n:
-        raise InputError(f"{name}: got {len(texts)} texts, the pool has {n} chunks")
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise InputError(f"{name}: chunk {i} is {type(text).__name__}, not a string")
-    return texts
 
 
 def evaluate(

@@ -33,11 +33,22 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ANCHOR_WORDS", "Layout", "Spans", "edge_placements"]
+__all__ = ["ANCHOR_WORDS", "MAX_ANCHORED", "MAX_NEIGHBOURS", "Layout", "Spans", "edge_placements"]
 
 #: Words at the start of a chunk that must recur in another chunk for a shared edge: eight
 #: words in a row rarely recur by chance (the same n as the repeated-text metric).
 ANCHOR_WORDS = 8
+
+#: Chunks that begin with the same eight words beyond this many are not windows of one
+#: another but share a header (a template, a contextual prefix): they get no shared edge
+#: from those words, which keeps placement linear (their repeated sentences are still left
+#: out, :mod:`adagres.core.packing`).
+MAX_ANCHORED = 8
+
+#: Each placed chunk is compared with at most this many chunks that start after it in its
+#: source: windows overlap a few neighbours, and a source where thousands of chunks claim
+#: one offset stays linear to place.
+MAX_NEIGHBOURS = 16
 
 _WORD = re.compile(r"\S+")
 
@@ -81,15 +92,19 @@ class Spans:
         start = np.zeros(n, dtype=np.int64)
         origin: list[str | None] = [None] * n
         keys: dict[Hashable, int] = {}
-        loose = []
+        loose: dict[Hashable | None, list[int]] = defaultdict(list)  # by their source, if any
         for i, (key, offset) in enumerate(zip(self.sources, self.starts, strict=True)):
             if key is None or offset is None:
-                loose.append(i)
+                loose[key].append(i)
                 continue
             source[i] = keys.setdefault(key, len(keys))
             start[i], origin[i] = offset, "offset"
-        for i, group, offset in edge_placements(self.texts, loose):
-            source[i], start[i], origin[i] = len(keys) + group, offset, "edge"
+        groups = len(keys)
+        for members in loose.values():  # edges only within one source, or among no source
+            found = edge_placements(self.texts, members)
+            for i, group, offset in found:
+                source[i], start[i], origin[i] = groups + group, offset, "edge"
+            groups += len({group for _, group, _ in found})
         return Layout(source, start, tuple(origin), _neighbours(self.texts, source, start))
 
     @property
@@ -108,7 +123,8 @@ def _neighbours(
     order = placed[np.lexsort((start[placed], source[placed]))].tolist()
     src, begin = source.tolist(), start.tolist()
     for k, a in enumerate(order):
-        for j in range(k + 1, len(order)):  # sorted by start: stop at the first after a
+        # sorted by start: stop at the first after a, or after MAX_NEIGHBOURS
+        for j in range(k + 1, min(len(order), k + 1 + MAX_NEIGHBOURS)):
             b = order[j]
             if src[b] != src[a] or begin[b] >= ends[a]:
                 break
@@ -150,13 +166,14 @@ def edge_placements(texts: Sequence[str], members: Sequence[int]) -> list[tuple[
     for k, i in enumerate(members):
         if lengths[k] >= ANCHOR_WORDS:
             anchors[int(grams[first[k]])].append(i)
-    keys = np.fromiter(anchors, dtype=np.uint64, count=len(anchors))
+    starts_of = {h: found for h, found in anchors.items() if len(found) <= MAX_ANCHORED}
+    keys = np.fromiter(starts_of, dtype=np.uint64, count=len(starts_of))
     hits = np.flatnonzero(whole & np.isin(grams, keys))
     edges: dict[int, list[tuple[int, int]]] = defaultdict(list)  # a -> [(b, offset of b in a)]
     for hit, k in zip(hits.tolist(), chunk_of[hits].tolist(), strict=True):
         a, p = members[k], hit - int(first[k])
         text = texts[a]
-        for b in anchors[int(grams[hit])]:
+        for b in starts_of[int(grams[hit])]:
             if b == a or words[a][p : p + ANCHOR_WORDS] != words[b][:ANCHOR_WORDS]:
                 continue  # itself, or a hash collision
             # b's first eight words as written, found in a from where word p can begin

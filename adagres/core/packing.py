@@ -1,35 +1,39 @@
-"""Overlap-aware packing: chunks that overlap in their source are paid for once.
+"""Repeated text, paid for once: the context a run builds, pick by pick (SPEC.md, "Repeated text").
 
-With :attr:`adagres.Settings.packing` on, the greedy loop charges a pick only for the
-tokens it adds to the context. The context is a list of passages: a pick that overlaps no
-earlier pick is a passage of its own and costs its token count ℓ_i; a pick that overlaps
-picks already made (same source, intersecting character ranges, :mod:`~.overlaps`) is
-stitched with them into one passage, the union of their texts, and costs
+With :attr:`adagres.Settings.packing` on, each pick adds to the context only what the
+context does not already hold:
 
-    tokens(stitched passage) − Σ tokens(the passages it joined)
+1. **Stitched.** Where the pick overlaps a passage of the same source (placed by offsets or
+   by shared edges, :mod:`~.overlaps`; chunks of two known, different sources are never
+   placed together), the passage grows by the pick's characters outside it. The two texts
+   must agree on the characters they share, else nothing is stitched.
+2. **Left out.** A sentence of what the pick adds, of at least :data:`REPEAT_MIN_WORDS`
+   words, that the context already holds word for word (in any passage) is left out, and
+   :data:`OMISSION_MARK` stands in its place. The record names the pick that holds it
+   (:class:`Omission`). The rest of the chunk is kept.
+3. **Nothing new.** A pick that would add no word is not taken: it is a duplicate of the
+   pick that holds its text (:class:`~.guard.Duplicate` with ``inside``).
 
-where tokens() is the pool's tokenizer (``Spans.count_tokens``); without one, a stitched
-passage is charged its share of characters at the joined chunks' own tokens per character,
-rounded up. A charge is never negative and never above ℓ_i (then the chunk stays a
-passage of its own). A chunk whose text lies whole inside a passage adds nothing: it stops
-being eligible and is recorded as a duplicate of the pick whose text holds it
-(shared text 1.0; verdict ``duplicate``).
+The budget pays for what is added: tokens(passage after) − tokens(passages it joined),
+counted by the pool's tokenizer with :func:`context_tokens` (in pieces cut where the
+tokenizers' pre-tokenisation cuts anyway, so no passage is too long to count); a pool whose
+counts came without a tokenizer is charged each pick's added characters at its own tokens
+per character, rounded up. A pick that is a passage of its own with nothing left out costs
+exactly ℓ_i, so a pool without repeated text selects as without packing. Every cost that
+decides is exact when it decides (:meth:`Packer.exact`): a pick whose exact cost is over
+the tokens left does not fit and the step is decided again, so the passages' tokens sum to
+at most the budget (a property test attacks this).
 
-Scores are unchanged (packing changes what a pick costs, not what it is worth), so a run
-without overlapping picks is the run without packing, bit for bit. Costs only fall as
-passages grow; a chunk dropped because it did not fit stays dropped even if a later merge
-would have made it cheaper (the rule of SPEC step 2, kept so that the loop's record stays
-one pass). Two texts that disagree on the characters their offsets say they share do not
-merge.
-
-The record keeps each merge (:class:`Merge`) and the final passages (:class:`Passage`):
-``Selection.passages`` is the context as the budget paid for it.
+Scores are unchanged (what a pick costs, not what it is worth). A chunk that did not fit
+stays out even if a later pick would have made it cheaper (SPEC step 2, one pass).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from typing import NamedTuple
 
 import numpy as np
@@ -37,23 +41,127 @@ import numpy as np
 from .guard import Duplicate
 from .overlaps import Spans
 
-__all__ = ["Merge", "Packer", "Passage", "context_after", "packer_for", "stitch"]
+__all__ = [
+    "OMISSION_MARK",
+    "REPEAT_MIN_WORDS",
+    "Merge",
+    "Omission",
+    "Packer",
+    "Passage",
+    "context_after",
+    "context_tokens",
+    "packer_for",
+    "render",
+    "sentences",
+    "stitch",
+]
+
+#: What stands in the context where a repeated sentence was left out.
+OMISSION_MARK = "[…]"
+
+#: A sentence of fewer words is never left out: short lines ("Yes.", "Side effects:") carry
+#: their meaning from what is around them. Chosen on the tuning half (SPEC.md).
+REPEAT_MIN_WORDS = 6
+
+# A sentence ends at . ! ? (with closing quotes or brackets) before white space, or at a line
+# break; what lies between two ends, without its white space, is one sentence.
+_SENTENCE = re.compile(r"\S(?:.*?)(?:[.!?]+[\"')\]]*(?=\s)|(?=\n)|$)", re.S)
+
+
+def sentences(text: str) -> list[tuple[int, int, str | None]]:
+    """(start, end, key) of each sentence of ``text``; key is its words joined by one space,
+    None for a sentence shorter than :data:`REPEAT_MIN_WORDS` words (never left out).
+
+    >>> [(a, b, k) for a, b, k in sentences("One two three four five six. Short one.\\nEnd")]
+    [(0, 28, 'One two three four five six.'), (29, 39, None), (40, 43, None)]
+    """
+    out: list[tuple[int, int, str | None]] = []
+    for found in _SENTENCE.finditer(text):
+        words = found.group().split()
+        key = " ".join(words) if len(words) >= REPEAT_MIN_WORDS else None
+        out.append((found.start(), found.start() + len(found.group().rstrip()), key))
+    return out
+
+
+# Where a passage is cut to count its tokens: before a space that follows a sentence's end
+# or before a line break that follows a letter or digit (both are pre-tokenisation
+# boundaries of the BPE tokenizers here), and before a space between words once a piece is
+# longer than _PIECE characters.
+_CUT = re.compile(r"(?<=[.!?])(?= \S)|(?<=\w)(?=\n)")
+_WORD_CUT = re.compile(r"(?<=\w)(?= \w)")
+_PIECE = 2_000
+
+
+def pieces(text: str) -> list[str]:
+    """``text`` cut where its tokens would be cut anyway (:func:`context_tokens`).
+
+    >>> pieces("One. Two three\\nfour")
+    ['One.', ' Two three', '\\nfour']
+    """
+    cuts = [0]
+    for found in _CUT.finditer(text):
+        at = found.start()
+        while at - cuts[-1] > _PIECE:  # a long piece: cut between words, else hard
+            inner = _WORD_CUT.search(text, cuts[-1] + _PIECE // 2, cuts[-1] + _PIECE)
+            cuts.append(inner.start() if inner else cuts[-1] + _PIECE)
+        if at > cuts[-1]:
+            cuts.append(at)
+    while len(text) - cuts[-1] > _PIECE:
+        inner = _WORD_CUT.search(text, cuts[-1] + _PIECE // 2, cuts[-1] + _PIECE)
+        cuts.append(inner.start() if inner else cuts[-1] + _PIECE)
+    cuts.append(len(text))
+    return [text[a:b] for a, b in pairwise(cuts) if b > a]
+
+
+def context_tokens(
+    text: str, count: Callable[[str], int], cache: dict[str, int] | None = None
+) -> int:
+    """The tokens of ``text`` as the budget counts a passage: the sum of ``count`` over its
+    :func:`pieces` (``cache`` keeps each piece's count, so a growing passage is counted in
+    the pieces that changed). For the BPE tokenizers the cuts are pre-tokenisation
+    boundaries, so the sum is the whole text's count (a property test checks it never is
+    less)."""
+    total = 0
+    for piece in pieces(text):
+        if cache is None:
+            total += int(count(piece))
+            continue
+        found = cache.get(piece)
+        if found is None:
+            found = cache[piece] = int(count(piece))
+        total += found
+    return total
+
+
+class Omission(NamedTuple):
+    """A sentence the pick ``chunk`` would have repeated: characters ``start``…``end`` of its
+    passage's ``source_text`` were left out (the marker stands there), since the pick
+    ``holder`` had already put ``text`` in the context."""
+
+    chunk: int
+    holder: int
+    start: int
+    end: int
+    text: str
 
 
 class Passage(NamedTuple):
     """One stretch of the context: ``chunks`` (pool positions in text order) stitched into
-    ``text``; ``tokens`` is what the budget paid, ``separate_tokens`` what the chunks cost
-    apart (Σ ℓ); ``spans`` each chunk's (start, end) characters in ``text``."""
+    ``source_text`` (a true slice of their source), sent as ``text`` (the omitted sentences
+    replaced by :data:`OMISSION_MARK`). ``tokens`` is what the budget paid, ``separate_tokens``
+    what the chunks cost apart (Σ ℓ); ``spans`` each chunk's (start, end) in ``source_text``."""
 
     chunks: tuple[int, ...]
     text: str
     tokens: int
     separate_tokens: int
     spans: tuple[tuple[int, int], ...] = ()
+    source_text: str = ""
+    omissions: tuple[Omission, ...] = ()
 
     @property
     def saved(self) -> int:
-        """Tokens merging saved (0 for a passage of one chunk)."""
+        """Tokens that stitching and leaving out repeats saved (0 for one whole chunk)."""
         return self.separate_tokens - self.tokens
 
 
@@ -92,172 +200,261 @@ def stitch(a_start: int, a_text: str, b_start: int, b_text: str) -> str | None:
     return None
 
 
-class _Open(NamedTuple):
-    """A passage during a run."""
+def render(
+    source_text: str, omissions: Sequence[Omission], lo: int = 0, hi: int | None = None
+) -> str:
+    """``source_text[lo:hi]`` with each omission inside it replaced by :data:`OMISSION_MARK`.
 
-    members: tuple[int, ...]  # in text order
+    >>> render("Keep this. Drop that. Keep.", [Omission(1, 0, 11, 21, "Drop that.")])
+    'Keep this. […] Keep.'
+    """
+    hi = len(source_text) if hi is None else hi
+    out, at = [], lo
+    for o in sorted(omissions, key=lambda o: o.start):
+        if o.start >= at and o.end <= hi:
+            out.append(source_text[at : o.start])
+            out.append(OMISSION_MARK)
+            at = o.end
+    out.append(source_text[at:hi])
+    return "".join(out)
+
+
+class _Open(NamedTuple):
+    """A passage during a run: its members in text order, where it starts in its source,
+    its characters there and what was left out of them."""
+
+    members: tuple[int, ...]
     start: int
-    text: str
-    tokens: int
+    source_text: str
+    omissions: tuple[Omission, ...]
+    tokens: int  # paid
 
 
 class _Plan(NamedTuple):
-    """What taking a chunk now would do: join ``absorbed`` passages into ``passage``."""
+    """What taking a chunk now would do: join the passages ``absorbed`` into ``passage`` and
+    cost ``charge``; ``holder``: the pick that holds its text if it would add nothing."""
 
-    absorbed: tuple[int, ...]  # passage ids
+    absorbed: tuple[int, ...]
     passage: _Open
     charge: int
-    inside: int | None  # the pick whose text holds the chunk, if it adds nothing
+    holder: int | None
 
 
 class Packer:
-    """The passages of one run and what each chunk still in play would cost now."""
+    """The passages of one run, and what each chunk still in play would cost now.
+
+    ``cost[i]`` is what chunk i cost when it was last counted, at context version
+    ``counted[i]`` (the version grows with every pick); :meth:`exact` counts it again when
+    the context changed since. Counting a chunk reads its sentences and at most the passages
+    next to it, so a run costs time linear in the words it reads.
+    """
 
     def __init__(
         self, spans: Spans, tokens: np.ndarray, similarities: Callable[[int], np.ndarray]
     ) -> None:
         self.texts, self.count = spans.texts, spans.count_tokens
         layout = spans.layout
-        self.start, self.neighbours = layout.start, layout.neighbours
+        self.source, self.start, self.neighbours = layout.source, layout.start, layout.neighbours
         self.tokens, self.similarities = tokens, similarities
-        self.cost = tokens.astype(np.int64, copy=True)  # what a pick would be charged now
+        self.cost = tokens.astype(np.int64, copy=True)
+        self.counted = np.zeros(len(tokens), dtype=np.int64)
+        self.version = 0
+        self.held: dict[str, int] = {}  # a sentence the context holds -> the pick holding it
+        self.sentence_cache: dict[int, list[tuple[int, int, str | None]]] = {}
+        self.piece_tokens: dict[str, int] = {}
         self.passages: dict[int, _Open] = {}
         self.first_step: dict[int, int] = {}  # passage id -> the step of its first pick
         self.passage_of: dict[int, int] = {}  # pick -> passage id
-        self.plans: dict[int, _Plan] = {}
+        self.plans: dict[int, tuple[int, _Plan]] = {}  # chunk -> (version, plan)
         self.merges: list[Merge] = []
         self.contained: list[Duplicate] = []
         self.changes: list[tuple[int, int, int]] = []  # (record index from which, chunk, cost)
-        self.stale = np.zeros(len(tokens), dtype=bool)  # cost only an upper bound till counted
         self.next_id = 0
+        self.agreeing: dict[int, tuple[int, ...]] = {}
 
-    def take(self, chunk: int, step: int, competing: np.ndarray) -> np.ndarray:
-        """Add the pick ``chunk`` (step ``step``) to the passages and re-cost the chunks
-        next to its passage; return the chunks now inside it (they stop being eligible).
-        ``competing`` marks the chunks still competing."""
-        plan = self.plans.pop(chunk, None)
-        pid, self.next_id = self.next_id, self.next_id + 1
-        if plan is None:
-            passage = _Open((chunk,), int(self.start[chunk]), self.texts[chunk],
-                            int(self.tokens[chunk]))  # fmt: skip
-            self.first_step[pid] = step
+    # -- what a chunk would cost -------------------------------------------------------
+
+    def stale(self, chunk: int) -> bool:
+        """Whether the context changed since ``chunk`` was last counted."""
+        return bool(self.counted[chunk] < self.version)
+
+    def exact(self, chunk: int) -> int:
+        """What ``chunk`` costs now (a change is in effect from the step being decided)."""
+        plan = self.plan(chunk)
+        if plan.charge != self.cost[chunk]:
+            self.cost[chunk] = plan.charge
+            self.changes.append((len(self.passage_of), chunk, plan.charge))
+        return plan.charge
+
+    def adds_nothing(self, chunk: int) -> int | None:
+        """The pick that holds ``chunk``'s text, if taking it now would add no word."""
+        return self.plan(chunk).holder
+
+    def plan(self, chunk: int) -> _Plan:
+        """What taking ``chunk`` now would do (counted once per context version)."""
+        found = self.plans.get(chunk)
+        if found is not None and found[0] == self.version:
+            return found[1]
+        made = self.make_plan(chunk)
+        self.plans[chunk] = (self.version, made)
+        self.counted[chunk] = self.version
+        return made
+
+    def sentences_of(self, chunk: int) -> list[tuple[int, int, str | None]]:
+        found = self.sentence_cache.get(chunk)
+        if found is None:
+            found = self.sentence_cache[chunk] = sentences(self.texts[chunk])
+        return found
+
+    def make_plan(self, chunk: int) -> _Plan:
+        text, ell = self.texts[chunk], int(self.tokens[chunk])
+        start = int(self.start[chunk])
+        absorbed = self.overlapping(chunk)
+        if absorbed:
+            parts = [self.passages[p] for p in absorbed]
+            begin = min(start, *(p.start for p in parts))
+            pieces_ = sorted([(p.start, p.source_text) for p in parts] + [(start, text)])
+            union = pieces_[0][1]
+            for at, piece in pieces_[1:]:
+                stitched = stitch(begin, union, at, piece)
+                assert stitched is not None  # overlapping() keeps only agreeing passages
+                union = stitched
+            covered = [(p.start - begin, p.start - begin + len(p.source_text)) for p in parts]
+            omissions = [
+                o._replace(start=o.start + p.start - begin, end=o.end + p.start - begin)
+                for p in parts
+                for o in p.omissions
+            ]
+            members = tuple(
+                sorted(
+                    {*(m for p in parts for m in p.members), chunk},
+                    key=lambda m: (int(self.start[m]), m),
+                )
+            )
+            paid = sum(p.tokens for p in parts)
         else:
-            passage = plan.passage
+            begin, union, covered, omissions, members, paid = start, text, [], [], (chunk,), 0
+        offset = start - begin
+        gaps = _gaps(offset, offset + len(text), covered)  # what the chunk adds, in union
+        new: list[Omission] = []
+        added_words = 0
+        for a, b, key in self.sentences_of(chunk):
+            a, b = a + offset, b + offset
+            inside = next(((x, y) for x, y in gaps if x <= a and b <= y), None)
+            if inside is None:
+                continue
+            holder = self.held.get(key) if key is not None else None
+            if holder is not None:
+                new.append(Omission(chunk, holder, a, b, union[a:b]))
+        omitted = sum(o.end - o.start for o in new)
+        for x, y in gaps:
+            added_words += len(union[x:y].split())
+        kept_words = added_words - sum(len(o.text.split()) for o in new)
+        passage_text = render(union, [*omissions, *new])
+        if kept_words <= 0 and len(absorbed) < 2:  # (joining two passages is something new)
+            holder = self.holder(chunk, absorbed, new)
+            return _Plan(
+                absorbed, _Open(members, begin, union, (*omissions, *new), paid), 0, holder
+            )
+        if not absorbed and not new:
+            charge = ell
+        elif self.count is not None:
+            charge = max(0, context_tokens(passage_text, self.count, self.piece_tokens) - paid)
+        else:  # the chunk's own tokens per character, over the characters it adds
+            added = sum(y - x for x, y in gaps) - omitted + len(OMISSION_MARK) * len(new)
+            charge = math.ceil(added * ell / len(text)) if text else 0
+        passage = _Open(members, begin, union, (*omissions, *new), paid + charge)
+        return _Plan(absorbed, passage, charge, None)
+
+    def overlapping(self, chunk: int) -> tuple[int, ...]:
+        """The passages ``chunk`` overlaps in its source and agrees with (a passage that
+        disagrees with it is left apart, and so are passages that disagree among themselves:
+        the first one is kept)."""
+        if self.source[chunk] < 0:
+            return ()
+        start, text = int(self.start[chunk]), self.texts[chunk]
+        ids = sorted(
+            {self.passage_of[m] for m in self.neighbours.get(chunk, ()) if m in self.passage_of}
+        )
+        agree = [p for p in ids if self.join(self.passages[p], start, text) is not None]
+        if len(agree) > 1:
+            begin, union = start, text
+            for p in agree:
+                joined = self.passages[p]
+                lo, hi = sorted([(begin, union), (joined.start, joined.source_text)])
+                stitched = stitch(lo[0], lo[1], hi[0], hi[1])
+                if stitched is None:
+                    return tuple(agree[:1])
+                begin, union = lo[0], stitched
+        return tuple(agree)
+
+    def stitches(self, chunk: int) -> tuple[int, ...]:
+        """The chunks that overlap ``chunk`` in its source and agree with its text there."""
+        found = self.agreeing.get(chunk)
+        if found is None:
+            start, text = int(self.start[chunk]), self.texts[chunk]
+            found = tuple(
+                j
+                for j in self.neighbours.get(chunk, ())
+                if self.join(_Open((j,), int(self.start[j]), self.texts[j], (), 0), start, text)
+                is not None
+            )
+            self.agreeing[chunk] = found
+        return found
+
+    def join(self, passage: _Open, start: int, text: str) -> str | None:
+        if start >= passage.start:
+            return stitch(passage.start, passage.source_text, start, text)
+        return stitch(start, text, passage.start, passage.source_text)
+
+    def holder(self, chunk: int, absorbed: tuple[int, ...], new: list[Omission]) -> int:
+        """The pick whose text holds most of ``chunk``'s: the pick of its passage whose range
+        covers most of it, else the pick holding its first omitted sentence."""
+        lo, hi = int(self.start[chunk]), int(self.start[chunk]) + len(self.texts[chunk].rstrip())
+        best, most = None, -1
+        for p in absorbed:
+            for m in self.passages[p].members:
+                s = int(self.start[m])
+                cover = min(hi, s + len(self.texts[m])) - max(lo, s)
+                if cover > most:
+                    best, most = m, cover
+        if best is not None:
+            return best
+        return new[0].holder if new else chunk
+
+    # -- taking a pick --------------------------------------------------------------------
+
+    def take(self, chunk: int, step: int) -> None:
+        """Add the pick ``chunk`` (step ``step``) to the context as :meth:`plan` says."""
+        plan = self.plan(chunk)
+        pid, self.next_id = self.next_id, self.next_id + 1
+        if plan.absorbed:
             joined = tuple(m for p in plan.absorbed for m in self.passages[p].members)
             self.first_step[pid] = min(self.first_step.pop(p) for p in plan.absorbed)
             for p in plan.absorbed:
                 del self.passages[p]
             ell = int(self.tokens[chunk])
-            self.merges.append(Merge(step, chunk, tuple(sorted(joined)), plan.charge,
-                                     ell - plan.charge))  # fmt: skip
-        self.passages[pid] = passage
-        for member in passage.members:
+            self.merges.append(
+                Merge(step, chunk, tuple(sorted(joined)), plan.charge, ell - plan.charge)
+            )
+        else:
+            self.first_step[pid] = step
+        self.passages[pid] = plan.passage
+        for member in plan.passage.members:
             self.passage_of[member] = pid
-        return self.recost(passage, step, competing)
+        omitted = {(o.start, o.end) for o in plan.passage.omissions if o.chunk == chunk}
+        offset = int(self.start[chunk]) - plan.passage.start
+        for a, b, key in self.sentences_of(chunk):
+            if key is not None and (a + offset, b + offset) not in omitted:
+                self.held.setdefault(key, chunk)
+        self.version += 1
 
-    def recost(self, passage: _Open, step: int, competing: np.ndarray) -> np.ndarray:
-        """The chunks next to ``passage`` still competing: those inside it are out (returned);
-        the others' costs become upper bounds, counted again only when a decision needs
-        them (:meth:`exact`): most never come near the budget's edge or the top."""
-        near = {j for m in passage.members for j in self.neighbours.get(m, ())}
-        gone = []
-        for j in sorted(near - self.passage_of.keys()):
-            if not competing[j]:
-                continue
-            holder = self.inside(j)
-            if holder is not None:
-                gone.append(j)
-                cosine = float(self.similarities(holder)[j])
-                self.contained.append(Duplicate(j, holder, step, cosine, 1.0, inside=True))
-            else:
-                self.stale[j] = True
-                self.plans.pop(j, None)
-        return np.array(gone, dtype=np.intp)
-
-    def inside(self, chunk: int) -> int | None:
-        """The pick whose passage holds ``chunk``'s whole text (None if none does)."""
-        start, text = int(self.start[chunk]), self.texts[chunk]
-        for p in {self.passage_of[m] for m in self.neighbours[chunk] if m in self.passage_of}:
-            passage = self.passages[p]
-            if start >= passage.start and self.join(passage, start, text) == passage.text:
-                return self.holder(passage, chunk)
-        return None
-
-    def exact(self, chunk: int) -> int:
-        """What ``chunk`` costs now, counted if its cost was only a bound (a change takes
-        effect from the step being decided: the number of picks so far)."""
-        if self.stale[chunk]:
-            self.stale[chunk] = False
-            plan = self.plan(chunk)
-            cost = int(self.tokens[chunk]) if plan is None else plan.charge
-            if plan is not None:
-                self.plans[chunk] = plan
-            if cost != self.cost[chunk]:
-                self.cost[chunk] = cost
-                self.changes.append((len(self.passage_of), chunk, cost))
-        return int(self.cost[chunk])
-
-    def plan(self, chunk: int) -> _Plan | None:
-        """What taking ``chunk`` now would do (None: it would be a passage of its own)."""
-        start, text = int(self.start[chunk]), self.texts[chunk]
-        ids = sorted({self.passage_of[m] for m in self.neighbours[chunk] if m in self.passage_of})
-        fits = [p for p in ids if self.join(self.passages[p], start, text) is not None]
-        if not fits:
-            return None
-        if len(fits) == 1:
-            joined = self.passages[fits[0]]
-            merged = self.join(joined, start, text)
-            assert merged is not None
-            if merged == joined.text and start >= joined.start:
-                return _Plan((fits[0],), joined, 0, self.holder(joined, chunk))
-        pieces = sorted([(self.passages[p].start, self.passages[p].text) for p in fits]
-                        + [(start, text)])  # fmt: skip
-        begin, union = pieces[0]
-        for at, piece in pieces[1:]:
-            stitched = stitch(begin, union, at, piece)
-            if stitched is None:  # passages that disagree among themselves: join the first
-                return self.plan_with(fits[:1], chunk)
-            union = stitched
-        return self.plan_with(fits, chunk, begin, union)
-
-    def plan_with(
-        self, fits: list[int], chunk: int, begin: int | None = None, union: str | None = None
-    ) -> _Plan | None:
-        if union is None or begin is None:
-            joined = self.passages[fits[0]]
-            start, text = int(self.start[chunk]), self.texts[chunk]
-            union = self.join(joined, start, text)
-            begin = min(joined.start, start)
-            assert union is not None
-        parts = [self.passages[p] for p in fits]
-        members = tuple(sorted({*(m for p in parts for m in p.members), chunk},
-                               key=lambda m: (int(self.start[m]), m)))  # fmt: skip
-        paid = sum(p.tokens for p in parts)
-        ell = int(self.tokens[chunk])
-        charge = max(0, self.tokens_of(union, members) - paid)
-        if charge >= ell:
-            return None
-        return _Plan(tuple(fits), _Open(members, begin, union, paid + charge), charge, None)
-
-    def join(self, passage: _Open, start: int, text: str) -> str | None:
-        if start >= passage.start:
-            return stitch(passage.start, passage.text, start, text)
-        return stitch(start, text, passage.start, passage.text)
-
-    def holder(self, passage: _Open, chunk: int) -> int:
-        """The pick of ``passage`` whose own text holds ``chunk`` (else its first pick)."""
-        lo, hi = int(self.start[chunk]), int(self.start[chunk]) + len(self.texts[chunk].rstrip())
-        for m in passage.members:
-            if self.start[m] <= lo and self.start[m] + len(self.texts[m]) >= hi:
-                return m
-        return passage.members[0]
-
-    def tokens_of(self, text: str, members: tuple[int, ...]) -> int:
-        if self.count is not None:
-            return int(self.count(text))
-        chars = sum(len(self.texts[m]) for m in members)
-        ell = sum(int(self.tokens[m]) for m in members)
-        return math.ceil(len(text) * ell / chars) if chars else 0
+    def drop_duplicate(self, chunk: int, step: int) -> None:
+        """Record ``chunk``, which would add no word, as a duplicate of the pick holding it."""
+        holder = self.plan(chunk).holder
+        assert holder is not None
+        cosine = float(self.similarities(holder)[chunk])
+        self.contained.append(Duplicate(chunk, holder, step, cosine, 1.0, inside=True))
 
     def result(self) -> tuple[tuple[Passage, ...], tuple[Merge, ...]]:
         """The passages in the order of their first pick, and the merges."""
@@ -269,9 +466,34 @@ class Packer:
             spans = []
             for m in o.members:
                 at = int(self.start[m]) - o.start
-                spans.append((at, min(len(o.text), at + len(self.texts[m]))))
-            passages.append(Passage(o.members, o.text, o.tokens, apart, tuple(spans)))
+                spans.append((at, min(len(o.source_text), at + len(self.texts[m]))))
+            omissions = tuple(sorted(o.omissions, key=lambda x: x.start))
+            passages.append(
+                Passage(
+                    o.members,
+                    render(o.source_text, omissions),
+                    o.tokens,
+                    apart,
+                    tuple(spans),
+                    o.source_text,
+                    omissions,
+                )
+            )
         return tuple(passages), tuple(self.merges)
+
+
+def _gaps(lo: int, hi: int, covered: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of [lo, hi) outside every range of ``covered``."""
+    out, at = [], lo
+    for a, b in sorted(covered):
+        if a > at:
+            out.append((at, min(a, hi)))
+        at = max(at, b)
+        if at >= hi:
+            break
+    if at < hi:
+        out.append((at, hi))
+    return [(a, b) for a, b in out if b > a]
 
 
 def context_after(
@@ -287,7 +509,8 @@ def context_after(
 
     Without passages every pick is its own. With them, the picks so far that merges had
     joined by then form one passage each, whose text is the stretch of the final passage
-    they cover (joined picks overlap, so the stretch has no gap).
+    they cover (joined picks overlap, so the stretch has no gap), with the sentences those
+    picks left out marked.
     """
     so_far = picks[:step]
     if not passages:
@@ -308,11 +531,15 @@ def context_after(
     for i in so_far:
         order.setdefault(root(i), []).append(i)
     paid = dict(zip(so_far, charged, strict=False))
+    taken = set(so_far)
     out = []
     for members in order.values():
         passage = where[members[0]][0]
         spans = [passage.spans[where[m][1]] for m in members]
-        text = passage.text[min(a for a, _ in spans) : max(b for _, b in spans)]
+        lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+        source_text = passage.source_text or passage.text
+        marked = [o for o in passage.omissions if o.chunk in taken]
+        text = render(source_text, marked, lo, hi)
         in_text_order = tuple(sorted(members, key=lambda m: where[m][1]))
         out.append((in_text_order, text, sum(paid[m] for m in members)))
     return out
@@ -321,8 +548,7 @@ def context_after(
 def packer_for(
     spans: Spans | None, on: bool, tokens: np.ndarray, similarities: Callable[[int], np.ndarray]
 ) -> Packer | None:
-    """The packer of one run, or None when packing is off or no two chunks overlap (then the
-    run is the unpacked run)."""
-    if not on or spans is None or not spans.any_overlap:
+    """The packer of one run, or None when packing is off (or the pool has no texts)."""
+    if not on or spans is None:
         return None
     return Packer(spans, tokens, similarities)

@@ -15,6 +15,7 @@ and are the same numbers whichever function reads them.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -74,6 +75,33 @@ class PreparedPool:
                 f"spans: {len(spans.texts)} texts for a pool of {self.n_chunks} chunks"
             )
         return dataclasses.replace(self, spans=spans)
+
+    def with_texts(
+        self,
+        texts: Sequence[str],
+        sources: Sequence[Hashable | None] | None = None,
+        offsets: Sequence[int | None] | None = None,
+    ) -> PreparedPool:
+        """The same pool with its chunk texts, for packing: ``sources`` and ``offsets`` (one
+        per chunk, None where unknown) place chunks in their sources; chunks without both are
+        placed by the text they share at their edges. Stitched text is counted with the
+        estimate of :mod:`adagres.core.packing` (no tokenizer is named here).
+        """
+        texts = tuple(v.checked_texts(texts, self.n_chunks))
+        keys, starts = v.placements(sources, offsets, self.n_chunks)
+        return self.with_spans(Spans(texts, keys, starts))
+
+    def packing_ready(self, packing: bool, texts: Sequence[str] | None) -> PreparedPool:
+        """The pool a run with ``packing`` needs: with its spans, made from ``texts`` if it
+        has none; a one-line error where packing is asked for and no text is known."""
+        if not packing or self.spans is not None:
+            return self
+        if texts is None:
+            raise InputError(
+                "packing: needs the chunk texts to pay once for repeated text; pass texts= "
+                "(and sources=/offsets= where known), or packing=False"
+            )
+        return self.with_texts(texts)
 
     @property
     def n_chunks(self) -> int:

@@ -3,14 +3,12 @@
 ``"paper"`` is the AdaGReS paper's method as SPEC.md fixes it (adaptive λ from Eq. 7 as
 printed, policy ``skip``); it is what :func:`adagres.select` does by default.
 ``"recommended"`` is the configuration the project's evaluation recommends (see the
-Evidence section of the README and ``reports/latest``): the preset search on the tuning half
-of the evaluation (``make eval-dev``), scored on what users pay for (repeated text, answers
-found), chose top-k by relevance until the budget (``topk_budget``) with the near-duplicate
-guard (:data:`RECOMMENDED_GUARD`: never two near-duplicates together) and overlap-aware
-packing (:mod:`adagres.core.packing`: picks that overlap in their source are stitched and
-charged only the tokens each adds). Every λ-weighted rule it was tried against, the
-orthogonal variant with the same guard and packing included, found fewer answers somewhere.
-``"paper"`` has neither the guard nor packing.
+Evidence section of the README and ``reports/latest``): top-k by relevance until the budget
+(``topk_budget``) with repeated text paid for once (:mod:`adagres.core.packing`: windows of
+one source stitched, sentences the context already holds left out with a marker, a chunk
+with nothing new dropped). It keeps every new fact: the near-duplicate guard, which drops
+whole chunks, is a choice (:data:`NEAR_DUPLICATE_GUARD`), not part of it. ``"paper"`` has
+neither.
 
 >>> PRESETS["recommended"].strategy, PRESETS["recommended"].settings.policy
 ('topk_budget', 'skip')
@@ -31,12 +29,12 @@ from .baselines import run
 from .result import Selection
 from .settings import Settings
 
-__all__ = ["PRESETS", "RECOMMENDED_GUARD", "Preset", "preset", "run_preset"]
+__all__ = ["NEAR_DUPLICATE_GUARD", "PRESETS", "Preset", "preset", "run_preset"]
 
-#: The near-duplicate guard of ``recommended`` (:mod:`adagres.core.guard`): never two chunks
-#: at cosine ≥ 0.9 (the metrics' near-duplicate line), nor two that share ≥ 80 % of the
-#: smaller one's word 8-grams.
-RECOMMENDED_GUARD = (0.9, 0.8)
+#: The near-duplicate guard a user may add (:mod:`adagres.core.guard`): never two chunks at
+#: cosine ≥ 0.9 (the metrics' near-duplicate line), nor two that share ≥ 80 % of the smaller
+#: one's word 8-grams. It drops whole chunks, and with them any fact only they hold.
+NEAR_DUPLICATE_GUARD = (0.9, 0.8)
 
 
 @dataclass(frozen=True)
@@ -61,9 +59,9 @@ PRESETS: dict[str, Preset] = {
     "recommended": Preset(
         "recommended",
         "topk_budget",
-        Settings(duplicate_guard=RECOMMENDED_GUARD, packing=True),
-        "top-k by relevance until the budget, never two near-duplicates, overlapping chunks "
-        "paid for once",
+        Settings(packing=True),
+        "top-k by relevance until the budget, repeated text paid for once (windows stitched, "
+        "repeated sentences left out)",
         "On the held-out evaluation (make eval): no near-duplicate pair and 0.0–0.7 % "
         "repeated text where top-k repeats 1.5–21 %, with more answers than top-k on "
         "FanOutQA and on windows overlapping by half at every budget (+1.2 to +4.8 points; "
@@ -90,6 +88,8 @@ def run_preset(
     budget: int,
     *,
     texts: Sequence[str] | None = None,
+    sources: Sequence[Any] | None = None,
+    offsets: Sequence[int | None] | None = None,
     trace: bool = True,
     **overrides: Any,
 ) -> Selection:
@@ -97,10 +97,25 @@ def run_preset(
 
     >>> import numpy as np
     >>> q = np.array([1.0, 0.0]); C = np.array([[0.94, 0.34], [0.91, 0.42], [0.87, -0.5]])
-    >>> run_preset("recommended", q, C, [50, 50, 50], 100).strategy
+    >>> texts = ["Take it with food.", "Take it with food, twice a day.", "Store it cold."]
+    >>> run_preset("recommended", q, C, [50, 50, 50], 100, texts=texts).strategy
     'topk_budget'
+    >>> run_preset("recommended", q, C, [50, 50, 50], 100)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    adagres.errors.InputError: packing: needs the chunk texts to pay once for repeated text; ...
     """
     chosen = preset(name)
     settings = Settings.of(chosen.settings, **overrides)
-    return run(chosen.strategy, query_embedding, chunk_embeddings, token_counts, budget,
-               settings=settings, texts=texts, trace=trace)  # fmt: skip
+    return run(
+        chosen.strategy,
+        query_embedding,
+        chunk_embeddings,
+        token_counts,
+        budget,
+        settings=settings,
+        texts=texts,
+        sources=sources,
+        offsets=offsets,
+        trace=trace,
+    )

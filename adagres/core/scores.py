@@ -11,13 +11,15 @@ fast path, so the two paths give bit-identical picks, gains and runner-ups.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from itertools import pairwise
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import numpy as np
 
 from .prepared import PreparedPool
+
+if TYPE_CHECKING:
+    from .packing import Packer
 
 __all__ = [
     "NEG",
@@ -122,27 +124,36 @@ class Fit:
 
 
 class PackedFit:
-    """Which chunks still fit when packing lets a chunk's cost fall (O(N) a step).
+    """Which chunks still fit when packing lets a chunk's cost change (O(N) a step).
 
-    ``cost`` may hold upper bounds (``stale``: packing counts a stitched passage only when a
-    decision needs it), so a stale chunk over the tokens left is counted (``exact(i)``)
-    before it is dropped."""
+    ``packer.cost`` holds what each chunk cost when it was last counted; a chunk over the
+    tokens left whose context changed since is counted again (exact) before it is dropped."""
 
-    def __init__(self, cost: np.ndarray, stale: np.ndarray, exact: Callable[[int], int]) -> None:
-        self.cost, self.stale, self.exact = cost, stale, exact
-        self.gone = np.zeros(len(cost), dtype=bool)
-        self.largest = int(cost.max()) if len(cost) else 0
+    def __init__(self, packer: Packer) -> None:
+        self.packer = packer
+        self.gone = np.zeros(len(packer.cost), dtype=bool)
+        self.largest = int(packer.cost.max()) if len(packer.cost) else 0
 
     def shrink(self, left: int) -> np.ndarray:
         """The chunks that stop fitting now that ``left`` tokens are left."""
-        over = ~self.gone & (self.cost > left)
-        for i in np.flatnonzero(over & self.stale).tolist():  # a bound: count it first
-            over[i] = self.exact(i) > left
+        packer = self.packer
+        over = ~self.gone & (packer.cost > left)
+        for i in np.flatnonzero(over).tolist():
+            if i not in packer.passage_of and packer.stale(i):
+                over[i] = packer.exact(i) > left
         gone = np.flatnonzero(over)
         self.gone[gone] = True
-        rest = self.cost[~self.gone]
-        self.largest = int(rest.max()) if rest.size else -1
+        self.settle()
         return gone
+
+    def drop(self, chunk: int) -> None:
+        """``chunk`` stops fitting (its exact cost, counted as it was about to win)."""
+        self.gone[chunk] = True
+        self.settle()
+
+    def settle(self) -> None:
+        rest = self.packer.cost[~self.gone]
+        self.largest = int(rest.max()) if rest.size else -1
 
 
 class Gains:

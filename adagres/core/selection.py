@@ -62,7 +62,7 @@ def greedy(
     """
     packer = packer_for(pool.spans, packing, pool.tokens, pool.similarities)
     if guard is not None and packer is not None:  # stitched, not duplicates (core.guard)
-        guard.spare_overlaps(packer.neighbours)
+        guard.spare_overlaps(packer.stitches)
     loop = Loop(pool, budget, terms, rule, trace, guard, packer)  # 1. used = 0, S = ∅, R = 0
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)
@@ -111,6 +111,7 @@ def select_prepared(
     (the chunk texts) let the near-duplicate guard compare text too."""
     budget = v.budget(budget)
     checked_settings(settings)
+    pool = pool.packing_ready(settings.packing, texts)
     terms, calibration = resolve_terms(pool, budget, settings)
     rule = POLICY_RULES[settings.policy]
     guard = guard_for(pool, settings.duplicate_guard, texts)
@@ -159,6 +160,9 @@ def select(
     *,
     settings: Settings | None = None,
     trace: bool = True,
+    texts: Sequence[str] | None = None,
+    sources: Sequence[Any] | None = None,
+    offsets: Sequence[int | None] | None = None,
     **options: Any,
 ) -> Selection:
     """Select chunks greedily by α·relevance − λ·redundancy within ``budget`` tokens.
@@ -179,6 +183,11 @@ def select(
     fits). ``trace=False`` skips the per-candidate record of each step (the fast path; it
     picks the same chunks).
 
+    ``texts`` (the chunk texts) let ``packing=True`` pay once for repeated text and the
+    near-duplicate guard compare text; ``sources`` and ``offsets`` (one per chunk, None
+    where unknown) say where each chunk sits in its document. ``packing=True`` without
+    ``texts`` is an :class:`InputError`.
+
     >>> import numpy as np
     >>> q = np.array([1.0, 0.0])
     >>> C = np.array([[0.94, 0.34], [0.91, 0.42], [0.87, -0.5]])  # 0 and 1 are near-twins
@@ -190,7 +199,12 @@ def select(
     """
     settings = Settings.of(settings, **options)
     pool = prepare(query_embedding, chunk_embeddings, token_counts)
-    return select_prepared(pool, v.budget(budget), settings, trace=trace)
+    if texts is not None:
+        pool = pool.with_texts(texts, sources, offsets)
+        texts = pool.spans.texts if pool.spans is not None else None
+    elif sources is not None or offsets is not None:
+        raise InputError("sources/offsets: place chunk texts; pass texts= with them")
+    return select_prepared(pool, v.budget(budget), settings, trace=trace, texts=texts)
 
 
 def objective(

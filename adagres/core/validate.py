@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Collection
+from collections.abc import Collection, Hashable, Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -288,3 +288,63 @@ def items(value: Any, name: str) -> list[Any]:
     if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
         raise InputError(f"{name}: expected a list, got {value!r:.60}")
     return list(value)
+
+
+#: The largest character offset a pool may give (int64, the placements' dtype).
+MAX_OFFSET = 2**63 - 1
+
+
+def placements(
+    sources: Any, offsets: Any, n: int
+) -> tuple[tuple[Hashable | None, ...], tuple[int | None, ...]]:
+    """Each chunk's source key and character offset in it, one per chunk (None: unknown).
+
+    ``sources`` holds hashable keys (a string, a number, a tuple), ``offsets`` whole numbers
+    ≥ 0; either may be None as a whole or for one chunk.
+    """
+    keys: list[Hashable | None] = [None] * n
+    starts: list[int | None] = [None] * n
+    for name, value, out in (("sources", sources, keys), ("offsets", offsets, starts)):
+        if value is None:
+            continue
+        if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
+            raise InputError(f"{name}: expected a sequence of {n} values, got {value!r:.60}")
+        if len(value) != n:
+            raise InputError(f"{name}: got {len(value)} values, the pool has {n} chunks")
+        for i, item in enumerate(value):
+            if item is None:
+                continue
+            if name == "sources":
+                if isinstance(item, float) and item != item:  # NaN: never equal to itself
+                    raise InputError(f"sources: chunk {i} has NaN as its source")
+                try:
+                    hash(item)
+                except TypeError:
+                    raise InputError(
+                        f"sources: chunk {i} has {type(item).__name__} as its source; "
+                        "expected a string, a number or a tuple"
+                    ) from None
+                out[i] = item
+            else:
+                if isinstance(item, bool) or not isinstance(item, int | np.integer):
+                    raise InputError(
+                        f"offsets: chunk {i} has {item!r:.40}; expected a whole number >= 0"
+                    )
+                if not 0 <= int(item) <= MAX_OFFSET:
+                    raise InputError(
+                        f"offsets: chunk {i} has {int(item)}; expected 0 to {MAX_OFFSET}"
+                    )
+                out[i] = int(item)
+    return tuple(keys), tuple(starts)
+
+
+def checked_texts(texts: Any, n: int, name: str = "texts") -> Sequence[str]:
+    """``texts`` if it is a sequence of ``n`` strings; otherwise an error naming the problem."""
+    if isinstance(texts, str | bytes) or not isinstance(texts, Sequence):
+        raise InputError(f"{name}: expected a sequence of {n} strings, got {type(texts).__name__}")
+    if len(texts) != n:
+        raise InputError(f"{name}: got {len(texts)} texts, the pool has {n} chunks")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputError(f"{name}: chunk {i} is {type(text).__name__}, not a string")
+    return texts

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..core.baselines import run_prepared
 from ..core.prepared import PreparedPool
-from ..core.presets import PRESETS, RECOMMENDED_GUARD
+from ..core.presets import NEAR_DUPLICATE_GUARD, PRESETS
 from ..core.result import Selection
 from ..core.settings import FORMULAS, POLICIES, Settings
 from ..core.strategies import STRATEGIES
@@ -72,7 +72,7 @@ EXACT_MAX_NODES = 5000
 #: so the two are compared on equal terms.
 TUNED = {
     "orthogonal": Settings(
-        policy="fill", formula="derived", duplicate_guard=RECOMMENDED_GUARD, packing=True
+        policy="fill", formula="derived", duplicate_guard=NEAR_DUPLICATE_GUARD, packing=True
     )
 }
 #: The two baselines every strategy is compared with, query by query.

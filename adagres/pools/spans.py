@@ -55,7 +55,8 @@ def _key(value: Any) -> Hashable | None:
 
 
 def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
-    """(source key, character offset) of a chunk from its fields, or (None, None)."""
+    """(source key, character offset) of a chunk from its fields: (key, None) where only its
+    source is known, (None, None) where neither is."""
     meta = chunk.metadata or {}
     extra = chunk.extra
     offset = _whole(extra.get("offset"))
@@ -65,17 +66,32 @@ def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
             return ("source", source), offset
     found = [
         (_key(meta.get("doc_id")), _whole(meta.get("start"))),
-        (_key(meta.get("source")), _whole(meta.get("start_index"))),
+        (_page_source(meta), _whole(meta.get("start_index"))),
         (
             _llamaindex_source(chunk),
             _whole(extra.get("start_char_idx", meta.get("start_char_idx"))),
         ),
         (_key(meta.get("source_id")), _whole(meta.get("split_idx_start"))),
     ]
-    for tag, (key, at) in zip(("doc", "langchain", "llamaindex", "haystack"), found, strict=True):
+    tags = ("doc", "langchain", "llamaindex", "haystack")
+    for tag, (key, at) in zip(tags, found, strict=True):
         if key is not None and at is not None:
             return (tag, key), at
+    # no offset: the source alone, so that shared edges join only chunks of one source
+    if chunk.source is not None:
+        return ("source", chunk.source), None
+    for tag, (key, _) in zip(tags, found, strict=True):
+        if key is not None:
+            return (tag, key), None
     return None, None
+
+
+def _page_source(meta: dict[str, Any]) -> Hashable | None:
+    """LangChain's source, with the page where a PDF loader gave one (its ``start_index``
+    counts from the start of the page, so each page is a source of its own)."""
+    source = _key(meta.get("source"))
+    page = _key(meta.get("page"))
+    return source if source is None or page is None else (source, page)
 
 
 def _llamaindex_source(chunk: Chunk) -> Hashable | None:
