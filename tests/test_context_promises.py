@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import adagres
@@ -248,7 +248,6 @@ def adversarial_pools(draw):
     return docs, chunks[:40], truth[:40], int(rng.integers(0, 2**16))
 
 
-@settings(max_examples=40)
 @given(adversarial_pools(), st.integers(5, 400), st.booleans())
 def test_every_strategy_keeps_the_promises_on_adversarial_pools(drawn, budget, guard):
     docs, chunks, truth, seed = drawn
@@ -273,7 +272,6 @@ def test_every_strategy_keeps_the_promises_on_adversarial_pools(drawn, budget, g
                 assert docs[d][lo : lo + len(p.source_text)] == p.source_text
 
 
-@settings(max_examples=60)
 @given(st.lists(st.sampled_from([*WORDS, "end.", "Stop!", "ok?", "\n", "  ", "x" * 30]),
                 min_size=0, max_size=400))  # fmt: skip
 def test_a_passage_counted_in_pieces_is_never_less_than_counted_whole(words):
@@ -286,3 +284,45 @@ def test_a_passage_counted_in_pieces_is_never_less_than_counted_whole(words):
 def test_sentences_key_only_long_sentences():
     found = sentences("Short one. " + " ".join(["word"] * 7) + ". Done")
     assert [k is not None for _, _, k in found] == [False, True, False]
+
+
+@pytest.mark.parametrize("suffix", [".json", ".csv", ".parquet"])
+def test_every_pool_format_reads_where_chunks_sit(tmp_path, suffix):
+    """The same pool packs the same from JSON, CSV and Parquet: offset and source, or doc_id
+    with start, are read in every format."""
+    from adagres.pools.io import load_pool, save_pool
+
+    words = [f"w{k}" for k in range(120)]
+    doc = " ".join(words)
+    cuts = [(0, 200), (150, 350), (300, 480)]
+    chunks = [Chunk(f"c{k}", doc[a:b], source="doc", extra={"offset": a})
+              for k, (a, b) in enumerate(cuts)]  # fmt: skip
+    chunks.append(Chunk("d0", doc[:100], metadata={"doc_id": "other", "start": 0}))
+    pool = pool_of(chunks, tokenizer="words")
+    path = tmp_path / f"pool{suffix}"
+    if suffix == ".json":
+        save_pool(pool, path)
+    else:
+        import pandas as pd
+
+        rows = [{"id": c.id, "text": c.text, "tokens": c.tokens, "query": "q",
+                 "source": c.source, "offset": c.extra.get("offset"),
+                 "doc_id": (c.metadata or {}).get("doc_id"), "start": (c.metadata or {}).get("start")}
+                for c in pool.chunks]  # fmt: skip
+        frame = pd.DataFrame(rows)
+        frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    loaded = load_pool(path)
+    assert [placement(c) for c in loaded.chunks] == [placement(c) for c in pool.chunks]
+    assert placement(loaded.chunks[3]) == (("doc", "other"), 0)
+
+
+def test_why_dropped_names_what_was_left_out_and_who_holds_it():
+    chunks = [Chunk("a", f"{HEADER} Ibuprofen eases pain in adults.", source="x"),
+              Chunk("b", f"{HEADER} Aspirin protects the heart.", source="y")]  # fmt: skip
+    pool = pool_of(chunks)
+    s = run_prepared("topk_budget", pool.prepared, 1000, Settings(packing=True))
+    first, second = s.indices
+    v = s.verdict(second)
+    assert v.left_out == ((first, HEADER),)
+    said = f"1 repeated sentence left out ([…]), already held by '{pool.ids[first]}'"
+    assert said in v.summary(pool.ids)

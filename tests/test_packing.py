@@ -138,7 +138,7 @@ def test_a_chunk_inside_a_passage_is_a_duplicate_of_the_pick_that_holds_it():
     verdict = packed.verdict(1)
     assert verdict.kind is VerdictKind.DUPLICATE and verdict.duplicate_of == 0
     assert verdict.duplicate_shared_text == 1.0
-    assert "its text lies inside the passage of 'long'" in verdict.summary(pool.ids)
+    assert "which 'long' put there" in verdict.summary(pool.ids)
     apart = select_prepared(pool.prepared, 1000, Settings(lam=0.0))
     assert apart.indices == (0, 1, 2)  # without packing the copy is paid for again
 

@@ -243,7 +243,10 @@ class Verdict:
     duplicate_of: int | None = None
     duplicate_cosine: float | None = None
     duplicate_shared_text: float | None = None
-    duplicate_inside: bool = False  # its text lies inside a passage (packing), not the guard
+    duplicate_inside: bool = False  # packing found it adds nothing new, not the guard
+    #: packing: (holder, sentence) of each sentence left out of this pick's text, the
+    #: context already holding it (the pick ``holder`` put it there)
+    left_out: tuple[tuple[int, str], ...] = ()
 
     def summary(self, ids: Any = None) -> str:
         """One sentence with the numbers; ``ids`` maps pool positions to chunk ids."""
@@ -273,13 +276,13 @@ class Verdict:
                 text += f"; runner-up {name(self.runner_up)}"
                 if self.runner_up_gain is not None:
                     text += f" ({self.runner_up_gain:+.4f})"
-            return text + repeats + self.fill_note()
+            return text + repeats + self.left_out_note(name) + self.fill_note()
         if self.kind is VerdictKind.DUPLICATE:
             if self.duplicate_inside:
                 return (
-                    f"its text lies inside the passage of {name(self.duplicate_of)} (picked at "
-                    f"step {self.step}): taking it would add no text, so overlap-aware packing "
-                    "made it ineligible"
+                    f"adds nothing new at step {self.step}: every sentence of its text is "
+                    f"already in the context, which {name(self.duplicate_of)} put there; "
+                    "packing pays once for repeated text, so it was not taken"
                 )
             shared = self.duplicate_shared_text
             text_part = "" if shared is None else f", shares {shared:.0%} of its word 8-grams"
@@ -310,6 +313,16 @@ class Verdict:
             f"outscored: closest at step {self.step}, score {self.score:+.4f} against "
             f"{name(self.winner)}'s {self.winner_score:+.4f}{rule}{repeats}" + self.fill_note()
         )
+
+    def left_out_note(self, name: Any) -> str:
+        """The sentence that names what packing left out of a pick's text, and who holds it."""
+        if not self.left_out:
+            return ""
+        holders = sorted({h for h, _ in self.left_out})
+        held = " and ".join(name(h) for h in holders)
+        count = len(self.left_out)
+        sentences = "sentence" if count == 1 else "sentences"
+        return f"; {count} repeated {sentences} left out ([…]), already held by {held}"
 
     def fill_note(self) -> str:
         """The sentence that says what ``fill`` did after the scores turned non-positive."""

@@ -162,7 +162,8 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
         return Verdict(i, kind, number, tokens, s.tokens_available, s.relevance_term,
                        s.redundancy_term, s.gain, s.runner_up, s.runner_up_gain, history,
                        sources, selection.scoring, s.score, s.score_relevance,
-                       s.score_redundancy, fill_from=fill_from)  # fmt: skip
+                       s.score_redundancy, fill_from=fill_from,
+                       left_out=left_out_of(selection, i))  # fmt: skip
     relevance_term = float(selection.alpha * selection.relevance[i])
     if kind is VerdictKind.DUPLICATE:
         d = next(d for d in selection.duplicates if d.chunk == i)
@@ -187,6 +188,14 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
                    gain, None, None, history, sources, selection.scoring, score,
                    score_relevance, score_redundancy, lost_to, lost_to_score,
                    fill_from)  # fmt: skip
+
+
+def left_out_of(selection: Selection, i: int) -> tuple[tuple[int, str], ...]:
+    """(holder, sentence) of each sentence packing left out of pick i's text, the context
+    already holding it (the pick ``holder`` put it there)."""
+    return tuple(
+        (o.holder, o.text) for p in selection.passages for o in p.omissions if o.chunk == i
+    )
 
 
 def history_of(steps: tuple[Step, ...], i: int) -> tuple[GainAtStep, ...]:

@@ -3,8 +3,10 @@
 Columns: ``text`` (required; also ``page_content``, ``content``, ``chunk``, ``passage``),
 ``id`` (or ``chunk_id``; with both, ``id`` is the id and ``chunk_id`` is kept in the
 metadata), ``query`` (or ``question``, or ``query=``), ``score``, ``tokens``, ``title``,
-``source``, ``gold``, ``embedding`` (a JSON list in CSV), ``metadata`` (a JSON object in
-CSV); other columns go into the chunk's metadata (a column and a ``metadata`` key of the
+``source``, ``offset`` (where the text starts in its source, in characters: packing reads
+it), ``gold``, ``embedding`` (a JSON list in CSV), ``metadata`` (a JSON object in CSV); other
+columns go into the chunk's metadata (``doc_id`` with ``start``, ``start_index``, ``page``:
+whole numbers in CSV too, so packing places the chunk) (a column and a ``metadata`` key of the
 same name are refused, naming both). Several queries in the ``query`` column make several
 pools. Pool fields, the same on every row of a query (rows that differ are refused; empty
 cells are not values): ``query_embedding`` (a JSON list in CSV: what a table with an
@@ -51,6 +53,9 @@ __all__ = ["POOL_COLUMNS", "csv_rows", "parquet_rows", "table_pools"]
 # one reader at a time, and put it back.
 _FIELD_LIMIT_LOCK = threading.Lock()
 
+#: Columns that place a chunk in its source (:mod:`adagres.pools.spans`): read from CSV as
+#: whole numbers, as JSON and Parquet give them.
+_PLACE_COLUMNS = ("start", "start_index", "split_idx_start", "start_char_idx", "page")
 _TEXT_COLUMNS = ("text", "page_content", "content", "chunk", "passage")
 _QUERY_COLUMNS = ("query", "question")
 
@@ -172,6 +177,24 @@ def _pool_fields(
     return out
 
 
+def _place(value: Any) -> Any:
+    """A place in a source as a whole number where the table wrote one: a CSV cell of
+    digits, or a float with no fraction (pandas writes an integer column with gaps as
+    floats); any other value is kept as it is, for the checks to name."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit():
+            return int(text)
+        try:
+            number = float(text)
+        except ValueError:
+            return value
+        value = number if number.is_integer() else value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2.0**63:
+        return int(value)
+    return value
+
+
 def _column(columns: Iterable[str], choices: Sequence[str]) -> str | None:
     present = list(columns)
     return next((name for name in choices if name in present), None)
@@ -195,6 +218,9 @@ def _row_to_chunk(
             chunk["text"] = value
         elif key == id_column:
             chunk["id"] = value if not typed or value is None else str(value)
+        elif key == "offset":  # where the text starts in its source: a chunk field, as in JSON
+            if not (typed and value is None) and value != "":
+                chunk[key] = _place(value)
         elif key in CHUNK_FIELDS:
             if typed:
                 if value is not None:
@@ -202,7 +228,7 @@ def _row_to_chunk(
             elif value != "":
                 chunk[key] = _csv_value(key, value, number, cells, row.get(id_column))
         elif not (typed and value is None) and not (not typed and value == ""):
-            metadata[key] = value
+            metadata[key] = _place(value) if key in _PLACE_COLUMNS else value
     if chunk.get("id") in (None, ""):
         chunk["id"] = f"row{number}"
     if metadata:
