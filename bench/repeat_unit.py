@@ -48,8 +48,8 @@ def main() -> None:
                         Settings(packing=True),
                         texts=case.pool.texts,
                         trace=False,
-                    )  # noqa: E501
-                    rows.append(measure(case, s) + (s.tokens_saved,))
+                    )
+                    rows.append((*measure(case, s), s.tokens_saved))
                 print(
                     f"{corpus:8} {budget:6} {n:5} {mean(rows, 0):7.3f}  {mean(base, 0):7.3f}"
                     f"  {mean(rows, 1):7.2%}  {mean(base, 1):7.2%}  {mean(rows, 2):8.1f}"

@@ -243,10 +243,11 @@ class _Plan(NamedTuple):
 class Packer:
     """The passages of one run, and what each chunk still in play would cost now.
 
-    ``cost[i]`` is what chunk i cost when it was last counted, at context version
-    ``counted[i]`` (the version grows with every pick); :meth:`exact` counts it again when
-    the context changed since. Counting a chunk reads its sentences and at most the passages
-    next to it, so a run costs time linear in the words it reads.
+    ``cost[i]`` is what chunk i cost when it was last counted; a pick marks ``dirty`` the
+    chunks whose cost it may change (those next to its passage in their source, and those
+    holding a sentence it put in the context), and :meth:`exact` counts a dirty chunk again.
+    Each sentence enters the context once, so marking costs time linear in the pool's
+    sentences; counting a chunk reads its sentences and at most the passages next to it.
     """
 
     def __init__(
@@ -256,16 +257,16 @@ class Packer:
         layout = spans.layout
         self.source, self.start, self.neighbours = layout.source, layout.start, layout.neighbours
         self.tokens, self.similarities = tokens, similarities
-        self.cost = tokens.astype(np.int64, copy=True)
-        self.counted = np.zeros(len(tokens), dtype=np.int64)
-        self.version = 0
+        self.cost = tokens.astype(np.int64, copy=True)  # alone in an empty context: ℓ
+        self.dirty = np.zeros(len(tokens), dtype=bool)
+        self.holding: dict[str, list[int]] | None = None  # sentence -> chunks that hold it
         self.held: dict[str, int] = {}  # a sentence the context holds -> the pick holding it
         self.sentence_cache: dict[int, list[tuple[int, int, str | None]]] = {}
         self.piece_tokens: dict[str, int] = {}
         self.passages: dict[int, _Open] = {}
         self.first_step: dict[int, int] = {}  # passage id -> the step of its first pick
         self.passage_of: dict[int, int] = {}  # pick -> passage id
-        self.plans: dict[int, tuple[int, _Plan]] = {}  # chunk -> (version, plan)
+        self.plans: dict[int, _Plan] = {}  # chunk -> what taking it would do, while clean
         self.merges: list[Merge] = []
         self.contained: list[Duplicate] = []
         self.changes: list[tuple[int, int, int]] = []  # (record index from which, chunk, cost)
@@ -275,8 +276,8 @@ class Packer:
     # -- what a chunk would cost -------------------------------------------------------
 
     def stale(self, chunk: int) -> bool:
-        """Whether the context changed since ``chunk`` was last counted."""
-        return bool(self.counted[chunk] < self.version)
+        """Whether a pick since ``chunk`` was last counted may have changed its cost."""
+        return bool(self.dirty[chunk])
 
     def exact(self, chunk: int) -> int:
         """What ``chunk`` costs now (a change is in effect from the step being decided)."""
@@ -291,13 +292,13 @@ class Packer:
         return self.plan(chunk).holder
 
     def plan(self, chunk: int) -> _Plan:
-        """What taking ``chunk`` now would do (counted once per context version)."""
+        """What taking ``chunk`` now would do (counted again only once it is dirty)."""
         found = self.plans.get(chunk)
-        if found is not None and found[0] == self.version:
-            return found[1]
+        if found is not None and not self.dirty[chunk]:
+            return found
         made = self.make_plan(chunk)
-        self.plans[chunk] = (self.version, made)
-        self.counted[chunk] = self.version
+        self.plans[chunk] = made
+        self.dirty[chunk] = False
         return made
 
     def sentences_of(self, chunk: int) -> list[tuple[int, int, str | None]]:
@@ -444,10 +445,25 @@ class Packer:
             self.passage_of[member] = pid
         omitted = {(o.start, o.end) for o in plan.passage.omissions if o.chunk == chunk}
         offset = int(self.start[chunk]) - plan.passage.start
+        changed = {j for m in plan.passage.members for j in self.neighbours.get(m, ())}
+        holding = self.sentence_index()
         for a, b, key in self.sentences_of(chunk):
-            if key is not None and (a + offset, b + offset) not in omitted:
-                self.held.setdefault(key, chunk)
-        self.version += 1
+            if key is not None and (a + offset, b + offset) not in omitted and key not in self.held:
+                self.held[key] = chunk
+                changed.update(holding.get(key, ()))
+        if changed:
+            self.dirty[list(changed)] = True
+        self.plans.pop(chunk, None)
+
+    def sentence_index(self) -> dict[str, list[int]]:
+        """Each sentence that may be left out -> the chunks that hold it (made once)."""
+        if self.holding is None:
+            self.holding = {}
+            for i in range(len(self.texts)):
+                for _, _, key in self.sentences_of(i):
+                    if key is not None:
+                        self.holding.setdefault(key, []).append(i)
+        return self.holding
 
     def drop_duplicate(self, chunk: int, step: int) -> None:
         """Record ``chunk``, which would add no word, as a duplicate of the pick holding it."""
