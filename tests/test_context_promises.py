@@ -42,10 +42,16 @@ def unit_rows(n: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def pool_of(chunks: list[Chunk], seed: int = 0, tokenizer: str = "cl100k") -> Pool:
     q, C = unit_rows(len(chunks), 16, seed)
     counted = [
-        Chunk(c.id, c.text, tokens=int(count_tokens([c.text], tokenizer)[0]),
-              source=c.source, metadata=c.metadata, extra=c.extra)
+        Chunk(
+            c.id,
+            c.text,
+            tokens=int(count_tokens([c.text], tokenizer)[0]),
+            source=c.source,
+            metadata=c.metadata,
+            extra=c.extra,
+        )
         for c in chunks
-    ]  # fmt: skip
+    ]
     return Pool("q", tuple(counted), raw_embeddings=C, raw_query_embedding=q, tokenizer=tokenizer)
 
 
@@ -116,8 +122,10 @@ def test_chunks_of_two_sources_are_never_stitched():
 def test_pdf_pages_are_sources_of_their_own():
     """LangChain's PDF loader: every page starts at 0 of the same file; the page is part of
     the source, so page 2 is never read as a window of page 1."""
-    pages = [Chunk(f"p{k}", f"Page {k} text.", metadata={"source": "f.pdf", "page": k,
-                   "start_index": 0}) for k in range(3)]  # fmt: skip
+    pages = [
+        Chunk(f"p{k}", f"Page {k} text.", metadata={"source": "f.pdf", "page": k, "start_index": 0})
+        for k in range(3)
+    ]
     keys = {placement(c)[0] for c in pages}
     assert len(keys) == 3
 
@@ -131,9 +139,17 @@ def test_the_guard_spares_only_chunks_packing_really_stitches():
     C = np.array([[0.9, 0.43, 0.0], [0.9, 0.42, 0.06]])
     assert float(C[0] @ C[1] / np.linalg.norm(C[0]) / np.linalg.norm(C[1])) > 0.99
     s = adagres.baselines.run(
-        "topk_budget", q, C, [10, 10], 100, texts=[t0, t1], sources=["d", "d"], offsets=[0, 0],
-        packing=True, duplicate_guard=NEAR_DUPLICATE_GUARD,
-    )  # fmt: skip
+        "topk_budget",
+        q,
+        C,
+        [10, 10],
+        100,
+        texts=[t0, t1],
+        sources=["d", "d"],
+        offsets=[0, 0],
+        packing=True,
+        duplicate_guard=NEAR_DUPLICATE_GUARD,
+    )
     assert s.indices == (1,) and s.merges == ()  # chunk 1 is the more relevant
     v = s.verdict(0)
     assert v.kind is VerdictKind.DUPLICATE and not v.duplicate_inside and v.duplicate_of == 1
@@ -203,8 +219,28 @@ def test_long_answers_are_found_sentence_by_sentence():
 
 # --------------------------------------------------------------------------- properties
 
-WORDS = ["dose", "tablet", "héllo", "naïve", "日本", "fever", "pain", "the", "of", "take",
-         "water", "twice", "daily", "mg", "42", "Ω", "child", "adult", "stop", "label"]  # fmt: skip
+WORDS = [
+    "dose",
+    "tablet",
+    "héllo",
+    "naïve",
+    "日本",
+    "fever",
+    "pain",
+    "the",
+    "of",
+    "take",
+    "water",
+    "twice",
+    "daily",
+    "mg",
+    "42",
+    "Ω",
+    "child",
+    "adult",
+    "stop",
+    "label",
+]
 
 
 @st.composite
@@ -239,8 +275,9 @@ def adversarial_pools(draw):
             elif mode == "none":
                 chunks.append(Chunk(f"c{len(chunks)}", text, source=f"doc{d}"))
             else:
-                chunks.append(Chunk(f"c{len(chunks)}", text, source=f"doc{d}",
-                                    extra={"offset": offset}))  # fmt: skip
+                chunks.append(
+                    Chunk(f"c{len(chunks)}", text, source=f"doc{d}", extra={"offset": offset})
+                )
             truth.append((d, start, mode))
             if rng.random() < 0.15:  # an identical copy
                 chunks.append(Chunk(f"c{len(chunks)}", text))
@@ -272,8 +309,13 @@ def test_every_strategy_keeps_the_promises_on_adversarial_pools(drawn, budget, g
                 assert docs[d][lo : lo + len(p.source_text)] == p.source_text
 
 
-@given(st.lists(st.sampled_from([*WORDS, "end.", "Stop!", "ok?", "\n", "  ", "x" * 30]),
-                min_size=0, max_size=400))  # fmt: skip
+@given(
+    st.lists(
+        st.sampled_from([*WORDS, "end.", "Stop!", "ok?", "\n", "  ", "x" * 30]),
+        min_size=0,
+        max_size=400,
+    )
+)
 def test_a_passage_counted_in_pieces_is_never_less_than_counted_whole(words):
     text = " ".join(words)
     counter = TokenCounter("cl100k")
@@ -295,8 +337,9 @@ def test_every_pool_format_reads_where_chunks_sit(tmp_path, suffix):
     words = [f"w{k}" for k in range(120)]
     doc = " ".join(words)
     cuts = [(0, 200), (150, 350), (300, 480)]
-    chunks = [Chunk(f"c{k}", doc[a:b], source="doc", extra={"offset": a})
-              for k, (a, b) in enumerate(cuts)]  # fmt: skip
+    chunks = [
+        Chunk(f"c{k}", doc[a:b], source="doc", extra={"offset": a}) for k, (a, b) in enumerate(cuts)
+    ]
     chunks.append(Chunk("d0", doc[:100], metadata={"doc_id": "other", "start": 0}))
     pool = pool_of(chunks, tokenizer="words")
     path = tmp_path / f"pool{suffix}"
@@ -305,10 +348,19 @@ def test_every_pool_format_reads_where_chunks_sit(tmp_path, suffix):
     else:
         import pandas as pd
 
-        rows = [{"id": c.id, "text": c.text, "tokens": c.tokens, "query": "q",
-                 "source": c.source, "offset": c.extra.get("offset"),
-                 "doc_id": (c.metadata or {}).get("doc_id"), "start": (c.metadata or {}).get("start")}
-                for c in pool.chunks]  # fmt: skip
+        rows = [
+            {
+                "id": c.id,
+                "text": c.text,
+                "tokens": c.tokens,
+                "query": "q",
+                "source": c.source,
+                "offset": c.extra.get("offset"),
+                "doc_id": (c.metadata or {}).get("doc_id"),
+                "start": (c.metadata or {}).get("start"),
+            }
+            for c in pool.chunks
+        ]
         frame = pd.DataFrame(rows)
         frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
     loaded = load_pool(path)
@@ -317,8 +369,10 @@ def test_every_pool_format_reads_where_chunks_sit(tmp_path, suffix):
 
 
 def test_why_dropped_names_what_was_left_out_and_who_holds_it():
-    chunks = [Chunk("a", f"{HEADER} Ibuprofen eases pain in adults.", source="x"),
-              Chunk("b", f"{HEADER} Aspirin protects the heart.", source="y")]  # fmt: skip
+    chunks = [
+        Chunk("a", f"{HEADER} Ibuprofen eases pain in adults.", source="x"),
+        Chunk("b", f"{HEADER} Aspirin protects the heart.", source="y"),
+    ]
     pool = pool_of(chunks)
     s = run_prepared("topk_budget", pool.prepared, 1000, Settings(packing=True))
     first, second = s.indices
