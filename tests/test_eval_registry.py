@@ -50,7 +50,7 @@ def test_registry_has_every_configuration_and_takes_new_ones(demo):
         n
         for n, e in names.items()
         if (e.core, e.settings) == (recommended.strategy, recommended.settings)
-    ] == ["packed_guard_topk_t80"]
+    ] == ["packed_topk"]
     assert [s.name for s in strategies.resolve(["mmr"])] == ["topk_same_k", "topk_budget", "mmr"]
 
     strategies.register("two_best", module_level_strategy)

@@ -73,6 +73,11 @@ def test_rows_are_the_metrics_of_the_same_selections(demo, demo_run):
         ):
             assert row[name] == pytest.approx(value, abs=1e-6), (row["strategy"], name)
         assert row["tokens_used"] <= row["budget"]
+        # what packing did adds up: the picks apart, less what the budget paid
+        apart = sum(pool.chunks[i].tokens for i in selection.indices)
+        assert row["tokens_saved"] == apart - row["tokens_used"] >= 0
+        assert row["stitched"] <= max(0, row["size"] - 1)
+        assert (row["left_out"] == 0) == (row["left_out_words"] == 0)
 
 
 def tiny_case() -> harness_cases.Case:
@@ -84,6 +89,56 @@ def tiny_case() -> harness_cases.Case:
     pool = Pool("q", chunks, raw_embeddings=vectors[:10] + vectors[10],
                 raw_query_embedding=vectors[10], answers=("text 4",))  # fmt: skip
     return harness_cases.Case("tiny", "q0", pool, {})
+
+
+def packing_case() -> harness_cases.Case:
+    """Two windows of one text (w0-w59 and w40-w99: 20 words shared) and two leaflets that
+    open with the same 11-word sentence, by relevance in that order; tokens by "words"
+    (a word or a punctuation mark: each leaflet 15 words + 2 full stops = 17)."""
+    a = " ".join(f"w{i}" for i in range(60)) + " "
+    b = " ".join(f"w{i}" for i in range(40, 100))
+    keep = "Keep the tablets out of the sight and reach of children."
+    c, d = f"{keep} Take one a day.", f"{keep} Store below thirty degrees."
+    chunks = (
+        Chunk("a", a, tokens=60, source="doc", extra={"offset": 0}),
+        Chunk("b", b, tokens=60, source="doc", extra={"offset": a.index("w40 ")}),
+        Chunk("c", c, tokens=17, source="leaflet 1"),
+        Chunk("d", d, tokens=17, source="leaflet 2"),
+    )
+    rng = np.random.default_rng(3)
+    query = rng.normal(size=16)
+    query /= np.linalg.norm(query)
+    vectors = []
+    for r in (0.9, 0.85, 0.8, 0.75):
+        noise = rng.normal(size=16)
+        noise -= noise @ query * query
+        noise /= np.linalg.norm(noise)
+        vectors.append(r * query + np.sqrt(1 - r * r) * noise)
+    pool = Pool(
+        "q",
+        chunks,
+        raw_embeddings=np.array(vectors),
+        raw_query_embedding=query,
+        tokenizer="words",
+        answers=("store below thirty degrees",),
+    )
+    return harness_cases.Case("tiny", "q0", pool, {})
+
+
+def test_the_rows_say_what_packing_did_by_hand():
+    """top-k pays for the 20 shared words and the shared sentence again: 154 tokens, 31 of
+    150 words repeated (20 + 11). Packed, the windows are stitched (100 tokens instead of
+    120) and the second leaflet's first sentence is left out: "[…] Store below thirty
+    degrees." costs 8 tokens instead of 17. Saved: 20 + 9 = 29 tokens, 11 words left out,
+    nothing repeated, and the answer is still there."""
+    rows = evaluate_cases([packing_case()], strategies.resolve(["packed_topk"]), [1000], workers=1)
+    by_name = {r["strategy"]: r for r in rows}
+    fields = ("size", "tokens_used", "stitched", "left_out", "left_out_words", "tokens_saved")
+    assert [by_name["topk_budget"][f] for f in fields] == [4, 154, 0, 0, 0, 0]
+    assert by_name["topk_budget"]["repeated_text"] == pytest.approx(31 / 150)
+    assert [by_name["packed_topk"][f] for f in fields] == [4, 125, 1, 1, 11, 29]
+    assert by_name["packed_topk"]["repeated_text"] == 0.0
+    assert by_name["packed_topk"]["answer_found"] and by_name["topk_budget"]["answer_found"]
 
 
 def test_exact_is_never_below_a_strategy_with_the_same_settings():

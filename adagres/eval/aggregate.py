@@ -48,6 +48,10 @@ INTERVAL_METRICS = (
     "budget_use",
     "tokens_used",
     "size",
+    "stitched",
+    "left_out",
+    "left_out_words",
+    "tokens_saved",
 )
 #: Metrics compared query by query with the baselines (wins / ties / losses).
 PAIRED_METRICS = ("answer_recall", "gold_recall", "iou")
@@ -63,6 +67,10 @@ METRIC_LABELS = {
     "budget_use": "budget use",
     "tokens_used": "tokens used",
     "size": "chunks",
+    "stitched": "picks stitched to a passage",
+    "left_out": "sentences left out (the context held them)",
+    "left_out_words": "words left out",
+    "tokens_saved": "tokens packing saved",
 }
 _GOLD = ("gold_recall", "iou", "gold_precision")
 

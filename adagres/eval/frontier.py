@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .strategies import BASELINE_BUDGET
-from .targets import SLACK
+from .targets import TIE
 
 __all__ = [
     "FIXED",
@@ -207,7 +207,7 @@ def summary_rows(document: Mapping[str, Any], budget: int | None = None) -> list
 
 
 def _found(delta: float) -> str:
-    return "as many" if abs(delta) <= SLACK else ("more" if delta > 0 else "fewer")
+    return "as many" if abs(delta) <= TIE else ("more" if delta > 0 else "fewer")
 
 
 def _repeated(mine: float, top: float) -> str:
@@ -256,7 +256,7 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     than = "as" if found == "as many" else "than"
     text = (
         f"On {corpus} at {budget} tokens, {name} finds {found} {things} {than} top-k "
-        f"({mine['y']:.2f} vs {top['y']:.2f})"
+        f"({mine['y']:.3f} vs {top['y']:.3f})"
         + (
             "; this report has no repeated-text numbers"
             if mine["x"] is None or top["x"] is None
@@ -266,11 +266,11 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     fewer = [
         (b, p, points[(BASELINE_BUDGET, b)])
         for (s, b), p in sorted(points.items(), key=lambda kv: kv[0][1])
-        if s == main and b != budget and p["delta"] is not None and p["delta"] < -SLACK
+        if s == main and b != budget and p["delta"] is not None and p["delta"] < -TIE
         and (BASELINE_BUDGET, b) in points
     ]  # fmt: skip
     if fewer:
-        listed = _and([f"{b} tokens ({p['y']:.2f} vs {t['y']:.2f})" for b, p, t in fewer])
+        listed = _and([f"{b} tokens ({p['y']:.3f} vs {t['y']:.3f})" for b, p, t in fewer])
         text += f"; it finds fewer {things} than top-k at {listed}"
     losers = [
         (role(document, s, short=True), points[(s, budget)]["delta"])
@@ -278,7 +278,7 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
         if s != main
         and (s, budget) in points
         and points[(s, budget)]["delta"] is not None
-        and points[(s, budget)]["delta"] < -SLACK
+        and points[(s, budget)]["delta"] < -TIE
     ]
     if losers:
         listed = _and([f"{n} ({100 * d:+.1f} pt)" for n, d in losers])

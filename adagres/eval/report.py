@@ -29,6 +29,7 @@ from .frontier import compared, mid_budget, preset_entry, role, summary_rows, ve
 from .optimality import optimality_markdown
 from .results import corpus_summary, primary_label, strategy_table, write_results
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
+from .strategies import BASELINE_BUDGET
 from .targets import TARGETS, target_failures, targets_table
 
 __all__ = [
@@ -101,6 +102,51 @@ def targets_markdown(document: Mapping[str, Any]) -> list[str]:
         else f"{role(document, name)} meets every target on every corpus and budget of this run."
     )
     return [*out, ""]
+
+
+def packing_markdown(document: Mapping[str, Any]) -> list[str]:
+    """What each mechanism of packing did, per corpus and budget, for every strategy of the
+    run that packs (its settings say ``packing``): picks stitched to a passage (windows of
+    one source), sentences left out because the context already held them, the tokens the
+    budget did not pay for, and the repeated text left, beside top-k's."""
+    packs = {
+        name
+        for name, info in document.get("strategies", {}).items()
+        if (info.get("settings") or {}).get("packing")
+    }
+    top = {
+        (e["corpus"], e["budget"]): e["metrics"].get("repeated_text", {}).get("mean")
+        for e in document["aggregates"]
+        if e["strategy"] == BASELINE_BUDGET
+    }
+    rows = []
+    for e in document["aggregates"]:
+        m = e["metrics"]
+        if e["strategy"] not in packs or "tokens_saved" not in m:
+            continue
+        rows.append(
+            f"| {e['corpus']} | {e['budget']} | {role(document, e['strategy'])} | "
+            f"{_num(m['stitched']['mean'], 2)} | {_num(m['left_out']['mean'], 2)} | "
+            f"{_num(m['left_out_words']['mean'], 1)} | {_num(m['tokens_saved']['mean'], 1)} | "
+            f"{_share(m.get('repeated_text', {}).get('mean'))} | "
+            f"{_share(top.get((e['corpus'], e['budget'])))} |"
+        )
+    if not rows:
+        return []
+    return [
+        "## What packing did",
+        "",
+        "Means per query. Stitched: picks joined to a passage of their source (overlapping "
+        "windows); left out: sentences of at least six words a pick would have repeated "
+        "(the context already held them, a marker stands in their place); tokens saved: "
+        "what the picks would have cost apart, less what the budget paid.",
+        "",
+        "| corpus | budget | strategy | stitched | sentences left out | words left out "
+        "| tokens saved | repeated text | top-k's repeated text |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+    ]
 
 
 def _details(summary: str, body: Sequence[str]) -> list[str]:
@@ -183,6 +229,7 @@ def _markdown(
         "",
         *lead_markdown(document),
         *targets_markdown(document),
+        *packing_markdown(document),
         *_details("How to read the numbers", _READING),
     ]
     names = ", ".join(role(document, s) for s in compared(document))
@@ -242,11 +289,14 @@ def _markdown(
 _READING = [
     "- **answer recall** (answer-in-context, first): share of queries whose selected text "
     "holds a gold answer string (lower case, punctuation and articles removed, whole "
-    "words), over the queries whose *pool* holds one; **gold recall**, **IoU** (the "
-    "paper's metric): against the gold chunks, over queries with a gold chunk in the pool.",
-    "- **repeated text**: share of the selection's words (lower-cased word tokens, chunks "
-    "in pick order) that lie in a word 8-gram already earlier in the context: what the "
-    "reader pays for twice.",
+    "words; an answer of several sentences also counts when each of its sentences stands "
+    "somewhere in the context, so a sentence packing left out because the context already "
+    "held it is not a lost fact), over the queries whose *pool* holds one; **gold "
+    "recall**, **IoU** (the paper's metric): against the gold chunks, over queries with a "
+    "gold chunk in the pool.",
+    "- **repeated text**: share of the context's words (lower-cased word tokens, the "
+    "passages as sent, in pick order) that lie in a word 8-gram already earlier in the "
+    "context: what the reader pays for twice.",
     "- **mean cos**: mean pairwise cosine inside the selection; **Δ cos**: its paired "
     "difference with topk_budget (negative = less redundant); **near-dup pairs**: pairs "
     "with cosine ≥ 0.9; **budget use**: tokens used / budget.",

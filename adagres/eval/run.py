@@ -60,6 +60,10 @@ ROW_COLUMNS = (
     "redundancy_max",
     "near_duplicates",
     "repeated_text",
+    "stitched",
+    "left_out",
+    "left_out_words",
+    "tokens_saved",
     "time_ms",
     "paper_bound",
     "upper_bound",
@@ -196,6 +200,12 @@ def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
         redundancy_max=metrics.redundancy_max,
         near_duplicates=metrics.near_duplicates,
         repeated_text=metrics.repeated_text,
+        # what packing did: picks stitched to a passage, sentences left out (and their
+        # words) because the context held them, tokens the budget did not pay for
+        stitched=len(selection.merges),
+        left_out=sum(len(p.omissions) for p in selection.passages),
+        left_out_words=sum(len(o.text.split()) for p in selection.passages for o in p.omissions),
+        tokens_saved=selection.tokens_saved,
         time_ms=elapsed,
     )
     if strategy.name == "exact":  # the paper's bound on F(greedy), at this optimum
