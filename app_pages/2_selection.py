@@ -96,6 +96,20 @@ def draw_step(step: int) -> None:
             "Chunks that overlap in their source are one passage (ids joined by +), "
             "paid for once: the tokens are what each passage added to the budget."
         )
+    left_out = tables.left_out_frame(pool, selection, step)
+    if len(left_out):
+        repeats = st.expander(
+            f"Left out as repeats: {count(len(left_out), 'sentence')} ([…] in the context)",
+            key="sel_left_out",
+            on_change="rerun",
+        )
+        if repeats.open:
+            with repeats:
+                st.caption(
+                    "Each sentence was already in the context, put there by the pick named: "
+                    "the budget paid for it once, and […] stands where it was left out."
+                )
+                render.table(left_out, "sel_left_out_table")
     # Both views of the context are drawn only once opened (and stay open for the session):
     # the table's grid costs a new visitor's browser about 0.6 s before the first chart,
     # the code block's syntax highlighter 0.3 s. The budget bar above lists the picks.

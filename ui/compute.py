@@ -288,6 +288,7 @@ def budget_sweep_of(
                 pool.query_embedding, pool.embeddings, pool.token_counts, budgets,
                 strategies=strategies, settings=key.selector, texts=pool.texts,
                 gold=gold_positions(pool), answers=pool.answers or None, progress=report,
+                spans=pool.prepared.spans,
             )  # fmt: skip
 
     # Neither the budget nor the strategy of the key matters here.

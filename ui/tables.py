@@ -120,6 +120,20 @@ def context_frame(pool: Pool, context: Context) -> pd.DataFrame:
     )
 
 
+def left_out_frame(pool: Pool, selection: Selection, step: int) -> pd.DataFrame:
+    """The sentences packing left out of the first ``step`` picks (``[…]`` in the context),
+    one row each: the sentence, the pick it was left out of and the pick that holds it."""
+    taken = set(selection.indices[:step])
+    rows = [o for p in selection.passages for o in p.omissions if o.chunk in taken]
+    return _frame(
+        {
+            "left out of": [pool.ids[o.chunk] for o in rows],
+            "already held by": [pool.ids[o.holder] for o in rows],
+            "sentence": [o.text for o in rows],
+        }
+    )
+
+
 def context_text(context: Context) -> str:
     """The context as plain text: its passages, a blank line apart."""
     return "\n\n".join(text for _, text, _ in context)

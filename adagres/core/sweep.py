@@ -17,6 +17,7 @@ from . import validate as v
 from .baselines import run_prepared
 from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
+from .overlaps import Spans
 from .prepared import PreparedPool, prepare
 from .selection import select_prepared
 from .settings import MAX_WEIGHT, Settings
@@ -250,6 +251,7 @@ def budget_sweep(
     answers: Sequence[str] | None = None,
     near_duplicate: float = NEAR_DUPLICATE,
     progress: Callable[[float], None] | None = None,
+    spans: Spans | None = None,
     **options: Any,
 ) -> BudgetSweep:
     """Run each strategy at each budget (``trace=False``) and evaluate it.
@@ -258,7 +260,9 @@ def budget_sweep(
     :func:`adagres.baselines.run`, the λ and τ at which every baseline's F is reported.
     ``gold`` (pool positions) adds IoU, recall and precision; ``answers`` with ``texts``
     adds whether an answer occurs in the selected text. ``progress`` is called with the
-    fraction done (0 < f <= 1) after each run. The pool is validated once.
+    fraction done (0 < f <= 1) after each run. The pool is validated once. ``spans`` (a
+    pool's ``prepared.spans``: where its chunks sit, and its tokenizer) lets packing read
+    the pool's own offsets; without it, ``texts`` place the chunks by their shared edges.
 
     >>> q = np.array([1.0, 0.0, 0.0])
     >>> C = np.array([[0.8, 0.6, 0.0], [0.8, 0.61, 0.0], [0.7, 0.0, 0.714]])
@@ -278,8 +282,10 @@ def budget_sweep(
         v.choice(name, "strategies", STRATEGIES)
     if len(set(strategies)) != len(strategies):
         raise InputError(f"strategies: a strategy appears more than once in {strategies}")
-    if texts is not None and len(texts) != pool.n_chunks:
-        raise InputError(f"texts: got {len(texts)} texts, the pool has {pool.n_chunks} chunks")
+    if texts is not None:
+        pool = pool.with_texts(texts)
+    if spans is not None:
+        pool = pool.with_spans(spans)
     if "reference_code" in strategies and texts is None:
         raise InputError("strategies: reference_code needs the chunk texts (texts=...)")
     if answers and texts is None:
@@ -289,7 +295,7 @@ def budget_sweep(
     rows: list[dict[str, Any]] = []
     total = len(budget_list) * len(strategies)
     for b in budget_list:
-        reference = select_prepared(pool, b, settings, trace=False)
+        reference = select_prepared(pool, b, settings, trace=False, texts=texts)
         for name in strategies:
             row: dict[str, Any] = dict.fromkeys(BUDGET_COLUMNS)
             row["strategy"], row["budget"] = name, b

@@ -156,7 +156,6 @@ def test_budget_sweep(data_dir, pool_name):
     rows = frame(at, "error")
     high = int(pool.token_counts.sum())
     budgets = sorted({round(float(x)) for x in np.linspace(100, min(2000, high), 10)})
-    args = (pool.query_embedding, pool.embeddings, pool.token_counts)
     assert sorted(set(rows["budget"])) == budgets
     assert set(rows["strategy"]) == {"adagres", "topk_same_k", "topk_budget", "mmr"}
     assert rows["error"].isna().all()
@@ -166,7 +165,12 @@ def test_budget_sweep(data_dir, pool_name):
     settings = PRESETS["recommended"].settings
     for strategy, expected in (
         ("topk_budget", lambda b: recommended_selection(pool, b, trace=False)),
-        ("adagres", lambda b: baselines.run("adagres", *args, b, settings=settings, trace=False)),
+        (
+            "adagres",
+            lambda b: baselines.run_prepared(
+                "adagres", pool.prepared, b, settings, texts=pool.texts, trace=False
+            ),
+        ),
     ):
         mine = rows[rows["strategy"] == strategy]
         assert len(mine) == len(budgets)

@@ -251,3 +251,29 @@ def test_replayed_step_shows_its_own_numbers_and_context_download(pools_dir):
     (button,) = [b for b in last.get("download_button") if "context" in b.proto.label]
     text = "\n\n".join(pool.texts[i] for i in whole.indices)
     assert button.proto.url == download_url(text, "context-medium-1500.txt")
+
+
+def test_the_context_marks_and_lists_the_sentences_left_out_as_repeats(data_dir):
+    """biomedical_redundant at 4,000 tokens: the recommended preset leaves out sentences the
+    context already holds (a label's warning repeated in another label); the context shows
+    […] where each was, and the expander lists each sentence with the pick it was left out
+    of and the pick that holds it, as the record says."""
+    pool = load_pool(data_dir / "biomedical_redundant.json")
+    expected = recommended_selection(pool, 4000)
+    omitted = [o for p in expected.passages for o in p.omissions]
+    assert omitted  # the pool repeats sentences at this budget
+    at = page(SELECTION, pool="biomedical_redundant", budget="4000")
+    no_error(at)
+    label = f"Left out as repeats: {len(omitted)} sentences ([…] in the context)"
+    assert label in [e.label for e in at.expander]
+    at.session_state["sel_left_out"] = at.session_state["sel_plain_text"] = True
+    at.run()
+    no_error(at)
+    table = frame(at, "sentence")
+    assert list(table["sentence"]) == [o.text for o in omitted]
+    assert list(table["left out of"]) == [pool.ids[o.chunk] for o in omitted]
+    assert list(table["already held by"]) == [pool.ids[o.holder] for o in omitted]
+    (context,) = [c.value for c in at.code]
+    assert context.count("[…]") == len(omitted)
+    for o in omitted:  # the sentence stands in the context once, where its holder put it
+        assert " ".join(context.split()).count(" ".join(o.text.split())) >= 1

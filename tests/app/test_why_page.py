@@ -69,18 +69,22 @@ def test_why_map_points_name_their_chunks(pools_dir):
     assert clicked_position([{"curve_number": 4, "point_index": 0}]) is None  # the query
 
 
-def test_why_names_the_pick_faq_02_duplicates_under_the_default_preset(data_dir):
-    """The default view: the recommended preset on the biomedical demo pool at 1,000 tokens.
-    faq-02, which top-k alone would pick second, is dropped by the near-duplicate guard; its
-    verdict names faq-01, the step and the cosine (brute force)."""
-    from adagres.core.presets import PRESETS
+def test_why_names_the_pick_faq_02_duplicates_under_the_guard(data_dir):
+    """The biomedical demo pool at 1,000 tokens. Under the default preset faq-02, a
+    paraphrase of faq-01 with facts of its own, is selected second. With the near-duplicate
+    guard (a user's choice, in the address) it is dropped; its verdict names faq-01, the
+    step and the cosine (brute force)."""
+    from adagres.core.presets import NEAR_DUPLICATE_GUARD
 
     at = page(WHY, pool="biomedical_redundant", budget="1000", chunk="faq-02")
+    no_error(at)
+    assert at.text[0].value.startswith("faq-02: selected at step 2")
+    at = page(WHY, pool="biomedical_redundant", budget="1000", chunk="faq-02", guard="0.9,0.8")
     no_error(at)
     pool = load_pool(data_dir / "biomedical_redundant.json")
     unit = pool.prepared.chunks.astype(np.float64)
     cosine = float(unit[pool.ids.index("faq-02")] @ unit[pool.ids.index("faq-01")])
-    assert cosine >= PRESETS["recommended"].settings.duplicate_guard[0]
+    assert cosine >= NEAR_DUPLICATE_GUARD[0]
     assert at.text[0].value.startswith(
         f"faq-02: duplicate of 'faq-01' (picked at step 1): cosine {cosine:.3f}"
     )
@@ -95,7 +99,7 @@ def test_why_dropped_names_what_blog_02_repeats_under_the_orthogonal_variant(dat
     from adagres.eval.strategies import TUNED
 
     at = page(WHY, pool="biomedical_redundant", budget="1000", chunk="blog-02",
-              strategy="orthogonal", policy="fill", formula="derived")  # fmt: skip
+              strategy="orthogonal", policy="fill", formula="derived", guard="0.9,0.8")  # fmt: skip
     no_error(at)
     pool = load_pool(data_dir / "biomedical_redundant.json")
     summary = at.text[0].value
