@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -64,6 +65,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parent.parent
 FANOUTQA_PREFIX = "fanoutqa-"
+_FANOUTQA_INDEX = re.compile(r"0|[1-9][0-9]{0,5}")
 #: Key prefixes of pools that belong to the session that made them.
 PRIVATE_KINDS = ("upload", "corpus", "drugs", "live", "poolset")
 _OWNED = "pools_owned"  # session state: {key: label} of the private pools this session made
@@ -260,9 +262,18 @@ def fanoutqa_key(index: int) -> str:
 
 
 def fanoutqa_index(key: str) -> int | None:
-    """The sub-question index of a ``fanoutqa-<index>`` key, else None."""
+    """The sub-question index of a ``fanoutqa-<index>`` key, else None.
+
+    The index is written in ASCII digits, without leading zeros, at most six of them
+    (FanOutQA's dev set has 2,142 sub-questions): ``str.isdigit`` also takes ``²`` and
+    other digits ``int`` refuses, and ``int`` refuses more than 4,300 digits, so a link
+    with either names no pool (the page says so) instead of raising.
+
+    >>> fanoutqa_index("fanoutqa-12"), fanoutqa_index("fanoutqa-²"), fanoutqa_index("fanoutqa-012")
+    (12, None, None)
+    """
     rest = key[len(FANOUTQA_PREFIX) :] if key.startswith(FANOUTQA_PREFIX) else ""
-    return int(rest) if rest.isdigit() and rest == str(int(rest)) else None
+    return int(rest) if _FANOUTQA_INDEX.fullmatch(rest) else None
 
 
 def resolvable(key: str) -> bool:

@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from . import validate as v
 from .ngrams import REPEAT_NGRAM, repeated_share
 from .packing import Passage, sentences
 from .prepared import unit_chunks
 from .result import Selection
-from .validate import checked_texts
 
 __all__ = [
     "NEAR_DUPLICATE",
@@ -204,6 +204,13 @@ def _gold_positions(gold: Iterable[int | str], ids: Sequence[str] | None, n: int
     return out
 
 
+def checked_texts(texts: Any, n: int, name: str = "texts") -> Sequence[str]:
+    """``texts`` if it is a sequence of ``n`` strings; otherwise an error naming the problem
+    (:func:`adagres.core.validate.texts`)."""
+    checked: Sequence[str] = v.texts(texts, n, name)
+    return checked
+
+
 def evaluate(
     selection: Selection,
     chunk_embeddings: Any,
@@ -219,7 +226,8 @@ def evaluate(
     ``chunk_embeddings`` are the pool's embeddings, or its :class:`~adagres.PreparedPool` (then
     they are not validated again). ``gold`` names the gold chunks (IoU, recall, precision) by
     pool position, or by chunk id when ``ids`` (the pool's ids in order) is given; ``answers``
-    with ``texts`` give whether any answer occurs in the selected text. Redundancy is the mean
+    (a list, tuple or 1-D numpy array of strings; a single string is refused) with ``texts``
+    give whether any answer occurs in the selected text. Redundancy is the mean
     and max cosine over pairs inside the selection (0 with fewer than two chunks);
     ``repeated_text`` (with ``texts``) is the share of the selected words that repeat a word
     8-gram already in the context (:func:`repeated_text`, picks in pick order; where
@@ -268,9 +276,9 @@ def evaluate(
         or not (-1.0 <= near_duplicate <= 1.0)
     ):
         raise InputError(f"near_duplicate: expected a cosine in [-1, 1], got {near_duplicate!r}")
+    if answers is not None:
+        answers = v.strings(answers, "answers")  # a numpy array of strings is taken too
     if answers:
-        if isinstance(answers, str) or not all(isinstance(a, str) for a in answers):
-            raise InputError("answers: expected a list of answer strings")
         if texts is None:
             raise InputError("answers: checking answers needs the chunk texts (texts=...)")
         assert context is not None

@@ -33,6 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import validate
+
 __all__ = ["ANCHOR_WORDS", "MAX_ANCHORED", "MAX_NEIGHBOURS", "Layout", "Spans", "edge_placements"]
 
 #: Words at the start of a chunk that must recur in another chunk for a shared edge: eight
@@ -84,6 +86,11 @@ class Spans:
     sources: tuple[Hashable | None, ...]
     starts: tuple[int | None, ...]
     count_tokens: Callable[[str], int] | None = None
+
+    def __post_init__(self) -> None:
+        # Spans built in code are checked here once (InputError naming the field and the
+        # position); the pool layer and the adapters check their offsets before that.
+        validate.spans(self.texts, self.sources, self.starts, self.count_tokens)
 
     @cached_property
     def layout(self) -> Layout:

@@ -87,7 +87,7 @@ class PreparedPool:
         placed by the text they share at their edges. Stitched text is counted with the
         estimate of :mod:`adagres.core.packing` (no tokenizer is named here).
         """
-        texts = tuple(v.checked_texts(texts, self.n_chunks))
+        texts = tuple(v.texts(texts, self.n_chunks))
         keys, starts = v.placements(sources, offsets, self.n_chunks)
         return self.with_spans(Spans(texts, keys, starts))
 

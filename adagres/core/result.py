@@ -120,8 +120,13 @@ class Selection:
     ) -> list[tuple[tuple[int, ...], str, int]]:
         """The context after ``step`` picks (None: all), in order: (pool positions, text,
         tokens paid) of each passage, or of each pick when nothing was stitched (overlap-aware
-        packing, :func:`adagres.core.packing.context_after`). ``texts``: the chunk texts."""
-        k = self.size if step is None else max(0, min(int(step), self.size))
+        packing, :func:`adagres.core.packing.context_after`). ``texts``: the chunk texts, one
+        string per pool position; ``step``: a whole number from 0 to ``len(steps)`` (past the
+        last pick, the whole context). Anything else is an :class:`~adagres.InputError`."""
+        texts = v.texts(texts, self.n_chunks)
+        if step is not None:
+            step = v.whole(step, "step", maximum=len(self.steps), unit=" steps")
+        k = self.size if step is None else min(step, self.size)
         charged = [int(s.winner_tokens if s.winner_tokens is not None else self.token_counts[i])
                    for s, i in zip(self.steps, self.indices, strict=False)]  # fmt: skip
         return context_after(self.indices, charged, self.passages, self.merges, k, texts)

@@ -275,7 +275,7 @@ def budget_sweep(
     budget_list = sorted({v.budget(b) for b in v.items(budgets, "budgets")})
     if not budget_list:
         raise InputError("budgets: no budget given")
-    strategies = tuple(strategies)
+    strategies = tuple(v.items(strategies, "strategies"))  # a single name is refused
     if not strategies:
         raise InputError("strategies: no strategy given")
     for name in strategies:
@@ -283,9 +283,12 @@ def budget_sweep(
     if len(set(strategies)) != len(strategies):
         raise InputError(f"strategies: a strategy appears more than once in {strategies}")
     if texts is not None:
+        texts = v.texts(texts, pool.n_chunks)
         pool = pool.with_texts(texts)
     if spans is not None:
         pool = pool.with_spans(spans)
+    if answers is not None:
+        answers = v.strings(answers, "answers")
     if "reference_code" in strategies and texts is None:
         raise InputError("strategies: reference_code needs the chunk texts (texts=...)")
     if answers and texts is None:

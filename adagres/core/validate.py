@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Collection, Hashable, Sequence
+from collections.abc import Collection, Hashable
 from numbers import Integral, Real
 from typing import Any
 
@@ -147,6 +147,33 @@ def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarr
 
 #: Largest token budget or count accepted: sums of counts stay exact in int64 and float64.
 MAX_TOKENS = 10**12
+
+#: Largest character offset accepted (2**53 - 1): the largest whole number a 64-bit float
+#: holds exactly, so every JSON reader reads it back unchanged, and an offset plus a text's
+#: length stays far inside int64, where the packing arithmetic runs.
+MAX_OFFSET = 2**53 - 1
+
+
+def offset_problem(value: Any) -> str | None:
+    """What keeps ``value`` from being a character offset (a whole number from 0 to
+    :data:`MAX_OFFSET`), in words, or None.
+
+    >>> offset_problem(12) is None
+    True
+    >>> print(offset_problem(2**64))
+    offset 18446744073709551616 is beyond the largest offset, 2**53 - 1 = 9007199254740991
+    >>> print(offset_problem(2.0))
+    must be a whole number of characters >= 0, got a float 2.0
+    """
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        shown = f"{value!r:.40}"
+        return f"must be a whole number of characters >= 0, got a {type(value).__name__} {shown}"
+    number = operator.index(value)
+    if number < 0:
+        return f"must be a whole number of characters >= 0, got {number}"
+    if number > MAX_OFFSET:
+        return f"offset {str(number)[:40]} is beyond the largest offset, 2**53 - 1 = {MAX_OFFSET}"
+    return None
 
 
 def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
@@ -290,8 +317,122 @@ def items(value: Any, name: str) -> list[Any]:
     return list(value)
 
 
-#: The largest character offset a pool may give (int64, the placements' dtype).
-MAX_OFFSET = 2**63 - 1
+def spans(texts: Any, sources: Any, starts: Any, count_tokens: Any) -> None:
+    """Check the fields of :class:`adagres.core.overlaps.Spans` as given (nothing is
+    converted): ``texts`` a sequence of strings, ``sources`` and ``starts`` one entry per
+    text, each source None or hashable, each start None or a character offset
+    (:func:`offset_problem`: a float, even a whole one, is refused rather than cut), and
+    ``count_tokens`` None or a callable. Raises :class:`InputError` naming the field and
+    the position.
+
+    >>> spans(("a b", "b c"), ("d", "d"), (0, 2), None)
+    >>> spans(("a b",), ("d",), (2.5,), None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    adagres.errors.InputError: starts[0]: must be a whole number of characters >= 0, got a ...
+    """
+    for name, value in (("texts", texts), ("sources", sources), ("starts", starts)):
+        if isinstance(value, str | bytes | dict) or not hasattr(value, "__len__"):
+            raise InputError(
+                f"{name}: expected a sequence with one entry per chunk, got {value!r:.60}"
+            )
+    n = len(texts)
+    for name, value in (("sources", sources), ("starts", starts)):
+        if len(value) != n:
+            raise InputError(f"{name}: has {len(value)} entries; texts has {n}")
+    for position, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputError(
+                f"texts[{position}]: expected a string, got a {type(text).__name__} {text!r:.40}"
+            )
+    for position, key in enumerate(sources):
+        try:
+            hash(key)
+        except TypeError:
+            raise InputError(
+                f"sources[{position}]: a source key must be hashable (a string, "
+                f"a number, a tuple), got a {type(key).__name__} "
+                f"{key!r:.40}"
+            ) from None
+    for position, start in enumerate(starts):
+        problem = None if start is None else offset_problem(start)
+        if problem is not None:
+            raise InputError(f"starts[{position}]: {problem}")
+    if count_tokens is not None and not callable(count_tokens):
+        raise InputError(
+            f"count_tokens: expected None or a callable text -> int, got {count_tokens!r:.60}"
+        )
+
+
+def texts(value: Any, n: int, name: str = "texts") -> Any:
+    """Return ``value`` if it is a sequence of ``n`` strings (a list, a tuple, a numpy array
+    of strings), unchanged; a single string is refused (it would be read one character per
+    chunk), as are other lengths and non-string items.
+
+    >>> texts(["a", "b"], 2)
+    ['a', 'b']
+    >>> texts("ab", 2)
+    Traceback (most recent call last):
+    ...
+    adagres.errors.InputError: texts: expected a sequence of 2 strings, got str 'ab'
+    """
+    if isinstance(value, str | bytes | dict | set | frozenset) or not (
+        hasattr(value, "__len__") and hasattr(value, "__getitem__")
+    ):
+        raise InputError(
+            f"{name}: expected a sequence of {n} strings, got {type(value).__name__} {value!r:.40}"
+        )
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise InputError(
+            f"{name}: expected a sequence of {n} strings, got an array of shape {value.shape}"
+        )
+    if len(value) != n:
+        raise InputError(f"{name}: got {len(value)} texts, the pool has {n} chunks")
+    for i, text in enumerate(value):
+        if not isinstance(text, str):
+            raise InputError(
+                f"{name}: chunk {i} is {type(text).__name__} {text!r:.40}, not a string"
+            )
+    return value
+
+
+def strings(value: Any, name: str) -> list[str]:
+    """Return ``value`` (a list, a tuple or a 1-D numpy array of strings, or any other
+    sequence of them) as a list of strings. A single string is refused, never split into
+    its characters nor taken as one item.
+
+    >>> strings(np.array(["Paris", "Lyon"]), "answers")
+    ['Paris', 'Lyon']
+    >>> strings("Paris", "answers")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    adagres.errors.InputError: answers: must be a list of strings, got a string 'Paris'; wrap a ...
+    """
+    if isinstance(value, str | bytes):
+        shown = f"{value!r:.40}"
+        raise InputError(
+            f"{name}: must be a list of strings, got a string {shown}; wrap a "
+            f"single item in a list: [{shown}]"
+        )
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            raise InputError(
+                f"{name}: must be a list of strings, got an array of shape {value.shape}"
+            )
+        value = value.tolist()
+    if isinstance(value, dict | set | frozenset) or not (
+        hasattr(value, "__len__") and hasattr(value, "__getitem__")
+    ):
+        raise InputError(
+            f"{name}: must be a list of strings, got {type(value).__name__} {value!r:.40}"
+        )
+    items = list(value)
+    for i, item in enumerate(items):
+        if not isinstance(item, str):
+            raise InputError(
+                f"{name}: must be a list of strings; item {i} is {type(item).__name__} {item!r:.40}"
+            )
+    return [str(item) for item in items]
 
 
 def placements(
@@ -299,15 +440,18 @@ def placements(
 ) -> tuple[tuple[Hashable | None, ...], tuple[int | None, ...]]:
     """Each chunk's source key and character offset in it, one per chunk (None: unknown).
 
-    ``sources`` holds hashable keys (a string, a number, a tuple), ``offsets`` whole numbers
-    ≥ 0; either may be None as a whole or for one chunk.
+    ``sources`` holds hashable keys (a string, a number, a tuple), ``offsets`` character
+    offsets (:func:`offset_problem`); either may be None as a whole or for one chunk.
+
+    >>> placements(["a", None], [0, None], 2)
+    (('a', None), (0, None))
     """
     keys: list[Hashable | None] = [None] * n
     starts: list[int | None] = [None] * n
     for name, value, out in (("sources", sources, keys), ("offsets", offsets, starts)):
         if value is None:
             continue
-        if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
+        if isinstance(value, str | bytes | dict) or not hasattr(value, "__len__"):
             raise InputError(f"{name}: expected a sequence of {n} values, got {value!r:.60}")
         if len(value) != n:
             raise InputError(f"{name}: got {len(value)} values, the pool has {n} chunks")
@@ -326,25 +470,8 @@ def placements(
                     ) from None
                 out[i] = item
             else:
-                if isinstance(item, bool) or not isinstance(item, int | np.integer):
-                    raise InputError(
-                        f"offsets: chunk {i} has {item!r:.40}; expected a whole number >= 0"
-                    )
-                if not 0 <= int(item) <= MAX_OFFSET:
-                    raise InputError(
-                        f"offsets: chunk {i} has {int(item)}; expected 0 to {MAX_OFFSET}"
-                    )
-                out[i] = int(item)
+                problem = offset_problem(item)
+                if problem is not None:
+                    raise InputError(f"offsets: chunk {i}: {problem}")
+                out[i] = operator.index(item)
     return tuple(keys), tuple(starts)
-
-
-def checked_texts(texts: Any, n: int, name: str = "texts") -> Sequence[str]:
-    """``texts`` if it is a sequence of ``n`` strings; otherwise an error naming the problem."""
-    if isinstance(texts, str | bytes) or not isinstance(texts, Sequence):
-        raise InputError(f"{name}: expected a sequence of {n} strings, got {type(texts).__name__}")
-    if len(texts) != n:
-        raise InputError(f"{name}: got {len(texts)} texts, the pool has {n} chunks")
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise InputError(f"{name}: chunk {i} is {type(text).__name__}, not a string")
-    return texts

@@ -55,7 +55,7 @@ from ..core.prepared import prepare
 from ..core.presets import preset as find_preset
 from ..core.result import Selection
 from ..core.settings import Settings
-from ..core.validate import checked_texts
+from ..core.metrics import checked_texts
 from ..errors import InputError, one_line
 from ..pools.io import pool_from_retrieval
 from ..pools.pool import GIVEN, Pool
@@ -73,6 +73,7 @@ __all__ = [
     "Selected",
     "Tokenizer",
     "count",
+    "embedded",
     "matrix",
     "options",
     "picks",
@@ -145,6 +146,12 @@ def options(
                          f"got {tokenizer!r}")  # fmt: skip
     path = None
     if record_to is not None:
+        if not isinstance(record_to, str | os.PathLike):
+            shown = one_line(repr(record_to), max_chars=60)
+            raise InputError(
+                f"record_to: expected a path to a .jsonl file, got "
+                f"{shown} ({type(record_to).__name__})"
+            )
         path = Path(record_to)
         if not path.name.endswith((".jsonl", ".ndjson")):
             raise InputError(f"record_to: expected a .jsonl file (a pool set), got {path.name!r}")
@@ -218,6 +225,25 @@ def matrix(vectors: Sequence[Any], labels: Sequence[str]) -> np.ndarray:
                              f"expected {dim} values")  # fmt: skip
         rows.append(row)
     return np.stack(rows)
+
+
+def embedded(found: Any, expected: int, model: Any) -> list[Any]:
+    """The vectors ``model.embed_documents`` (or its framework's equivalent) returned for
+    ``expected`` texts, as a list; another count, or no list at all, is an
+    :class:`InputError` naming the model and both counts (never a vector paired with the
+    wrong document)."""
+    name = type(model).__name__
+    if isinstance(found, str | bytes | Mapping) or not hasattr(found, "__len__"):
+        raise InputError(
+            f"embeddings: {name} returned {one_line(repr(found), max_chars=40)} "
+            f"for {expected} texts, expected a list of {expected} vectors"
+        )
+    if len(found) != expected:
+        raise InputError(
+            f"embeddings: {name} returned {len(found)} vectors for {expected} "
+            f"texts; an embedding model returns one vector per text"
+        )
+    return list(found)
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,41 @@ adagres.errors.InputError: budget: must be >= 0 tokens, got -1
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, InstanceOf, field_serializer
+from pydantic import BaseModel, ConfigDict, InstanceOf, ValidationError, field_serializer
 
 from ..core.settings import Settings
+from ..errors import InputError, one_line
 from ..pools.tokens import DEFAULT_TOKENIZER
 from . import common
 
-__all__ = ["OptionFields"]
+__all__ = ["OptionFields", "check_fields", "input_error"]
+
+
+def input_error(error: ValidationError, model: str) -> InputError:
+    """pydantic's ``error`` as the project's one-line :class:`InputError`, naming the field
+    and the value (a framework field of the wrong type: ``embeddings=5``)."""
+    first = error.errors()[0]
+    loc = first.get("loc") or ("options",)
+    problem = str(first.get("msg", "invalid value"))
+    problem = problem[:1].lower() + problem[1:]
+    shown = one_line(repr(first.get("input")), max_chars=60)
+    return InputError(f"{loc[0]}: {problem} ({model}), got {shown}")
+
+
+def check_fields(model: type[BaseModel], data: Mapping[str, Any]) -> None:
+    """Refuse a keyword that is not a field of ``model`` (a misspelt ``tokeniser=`` would
+    otherwise be dropped without a word and the default used)."""
+    known = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
+    unknown = sorted(str(key) for key in data if key not in known)
+    if unknown:
+        raise InputError(
+            f"{one_line(unknown[0], max_chars=60)}: not an option of "
+            f"{model.__name__}; expected some of {', '.join(sorted(known))}"
+        )
 
 
 class OptionFields(BaseModel):
@@ -39,12 +64,28 @@ class OptionFields(BaseModel):
     record_to: str | Path | None = None
 
     def __init__(self, **data: Any) -> None:
+        cls = type(self)
+        check_fields(cls, data)
         if "settings" in data:  # a saved adapter holds its settings as a dict
             data["settings"] = common.settings_from(data["settings"])
-        super().__init__(**data)
-        # Checked after pydantic's type checks, so a bad value raises the one-line
-        # InputError that names it, not a validation error wrapping it.
-        self.options()
+        if "budget" not in data:
+            raise InputError(f"budget: missing; {cls.__name__} needs the token budget (budget=400)")
+        # The options are checked before pydantic's type checks, so a bad value raises the
+        # one-line InputError that names it, and pydantic never converts one on the way
+        # (budget=True is refused, as select refuses it, not taken as 1 token).
+        chosen = common.options(
+            data["budget"],
+            preset=data.get("preset", common.DEFAULT_PRESET),
+            strategy=data.get("strategy"),
+            settings=data.get("settings"),
+            tokenizer=data.get("tokenizer", DEFAULT_TOKENIZER),
+            record_to=data.get("record_to"),
+        )
+        data["budget"] = chosen.budget
+        try:
+            super().__init__(**data)
+        except ValidationError as error:  # another field of the wrong type (embeddings=5)
+            raise input_error(error, cls.__name__) from None
 
     @field_serializer("record_to")
     def _record_to_text(self, value: str | Path | None) -> str | None:

@@ -32,13 +32,16 @@ from .extras import haystack as _framework  # noqa: F401  (or MissingExtra, nami
 # isort: split
 
 import dataclasses
+import inspect
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict, tracing
+from haystack.core.errors import DeserializationError
 
 from ..core.settings import Settings
-from ..errors import InputError
+from ..errors import InputError, one_line
 from ..pools.tokens import DEFAULT_TOKENIZER
 from . import common
 from .passages import Placed, Places, joined_id, whole
@@ -64,8 +67,8 @@ class AdagresSelector:
         record_to: str | os.PathLike[str] | None = None,
     ) -> None:
         self._options = common.options(
-            budget, preset=preset, strategy=strategy, settings=settings, tokenizer=tokenizer,
-            record_to=record_to,
+            budget, preset=preset, strategy=strategy, settings=common.settings_from(settings),
+            tokenizer=tokenizer, record_to=record_to,
         )  # fmt: skip
 
     def options(self) -> common.Options:
@@ -127,10 +130,33 @@ class AdagresSelector:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AdagresSelector:
-        """The component from :meth:`to_dict`'s output."""
-        params = dict(data.get("init_parameters", {}))
+        """The component from :meth:`to_dict`'s output. A key that is not an option of
+        :meth:`__init__`, or a missing ``budget``, is an InputError naming it."""
+        if not isinstance(data, Mapping):
+            raise InputError(
+                f"data: expected the mapping to_dict() returns, got {type(data).__name__}"
+            )
+        params = data.get("init_parameters", {})
+        if not isinstance(params, Mapping):
+            raise InputError(
+                f"init_parameters: expected a mapping of the options, got {type(params).__name__}"
+            )
+        known = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+        unknown = sorted(str(key) for key in params if key not in known)
+        if unknown:
+            raise InputError(
+                f"init_parameters: {one_line(unknown[0], max_chars=60)!r} is not "
+                f"an option of AdagresSelector; expected some of "
+                f"{', '.join(known)}"
+            )
+        if "budget" not in params:
+            raise InputError("init_parameters: 'budget' is missing (the token budget)")
+        params = dict(params)
         params["settings"] = common.settings_from(params.get("settings"))
-        selector: AdagresSelector = default_from_dict(cls, {**data, "init_parameters": params})
+        try:
+            selector: AdagresSelector = default_from_dict(cls, {**data, "init_parameters": params})
+        except DeserializationError as error:  # another component's type
+            raise InputError(f"type: {one_line(error, max_chars=160)}") from None
         return selector
 
 
@@ -139,8 +165,10 @@ def _places(documents: list[Document]) -> Places:
     as ``DocumentSplitter`` writes them."""
     sources: list[str | None] = []
     starts: list[int | None] = []
-    for doc in documents:
-        source, at = doc.meta.get("source_id"), whole(doc.meta.get("split_idx_start"))
+    for position, doc in enumerate(documents):
+        source = doc.meta.get("source_id")
+        where = f"document {doc.id!r} (position {position}), meta['split_idx_start']"
+        at = whole(doc.meta.get("split_idx_start"), where) if isinstance(source, str) else None
         known = isinstance(source, str) and at is not None
         sources.append(source if known else None)
         starts.append(at if known else None)

@@ -65,12 +65,12 @@ from langchain_core.load.serializable import Serializable
 from langchain_core.retrievers import BaseRetriever, RetrieverLike
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.vectorstores import VectorStore
-from pydantic import ConfigDict, Field, InstanceOf, PrivateAttr
+from pydantic import ConfigDict, Field, InstanceOf, PrivateAttr, ValidationError
 
 from ..errors import InputError
 from ..pools.embed import DEFAULT_MODEL, embed_texts
 from . import common, tracing
-from .fields import OptionFields
+from .fields import OptionFields, check_fields, input_error
 from .langchain_passages import passage, places
 from .langchain_vectors import search_by_vector, searches_by_vector, stored_vectors, stores_of
 
@@ -131,9 +131,16 @@ class QueryCache(_InNamespace, Embeddings):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     embeddings: InstanceOf[Embeddings]
-    size: int = Field(default=32, gt=0)
+    size: int = Field(default=32, gt=0, strict=True)  # strict: size=True is not 1
     _vectors: OrderedDict[str, list[float]] = PrivateAttr(default_factory=OrderedDict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def __init__(self, **data: Any) -> None:
+        check_fields(type(self), data)
+        try:
+            super().__init__(**data)
+        except ValidationError as error:  # embeddings=5, size=0: one line naming the field
+            raise input_error(error, type(self).__name__) from None
 
     @property
     def model_name(self) -> str | None:
@@ -321,6 +328,7 @@ def _vectors(stores: Sequence[Any], documents: list[Document], embeddings: Embed
     missing = [i for i, vector in enumerate(vectors) if vector is None]
     if missing:
         found = embeddings.embed_documents([documents[i].page_content for i in missing])
+        found = common.embedded(found, len(missing), embeddings)
         for i, vector in zip(missing, found, strict=True):
             vectors[i] = vector
     return vectors

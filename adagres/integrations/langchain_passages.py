@@ -24,10 +24,11 @@ def places(documents: Sequence[Document]) -> Places:
     by page) and offset (``metadata["start_index"]``, a splitter's ``add_start_index``)."""
     sources: list[Any] = []
     starts: list[int | None] = []
-    for doc in documents:
+    for position, doc in enumerate(documents):
         meta = doc.metadata or {}
         source, page = meta.get("source"), meta.get("page")
-        at = whole(meta.get("start_index"))
+        where = f"document {doc.id!r} (position {position}), metadata['start_index']"
+        at = whole(meta.get("start_index"), where) if isinstance(source, str) else None
         known = isinstance(source, str) and at is not None
         sources.append(("langchain", source, page if isinstance(page, int | str) else None)
                        if known else None)  # fmt: skip

@@ -42,7 +42,8 @@ from .extras import llamaindex as _framework  # noqa: F401  (or MissingExtra, na
 
 # isort: split
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -54,7 +55,7 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 from llama_index.core.vector_stores import SimpleVectorStore
 from pydantic import ConfigDict, Field
 
-from ..errors import InputError
+from ..errors import InputError, one_line
 from ..pools.embed import DEFAULT_MODEL, embed_texts
 from . import common
 from .fields import OptionFields
@@ -133,7 +134,37 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
         saved = self.saved_options()  # a callable tokenizer: one-line InputError naming it
         data: dict[str, Any] = super().to_dict(**kwargs)
         data.pop("callback_manager", None)
+        if self.embed_model is not None:
+            # The model's own to_dict keeps its own fields (a MockEmbedding's embed_dim),
+            # which the field's declared type, BaseEmbedding, leaves out.
+            data["embed_model"] = self.embed_model.to_dict()
         return {**data, **saved}
+
+    @classmethod
+    def from_dict(cls, data: Any, **kwargs: Any) -> AdagresPostprocessor:
+        """The postprocessor from :meth:`to_dict`'s output; ``kwargs`` (``vector_store=``,
+        ``embed_model=``) replace or add fields. An unknown key is an InputError."""
+        if not isinstance(data, Mapping):
+            raise InputError(
+                f"data: expected the mapping to_dict() returns, got {type(data).__name__}"
+            )
+        rebuilt: AdagresPostprocessor = super().from_dict(dict(data), **kwargs)
+        return rebuilt
+
+    @classmethod
+    def from_json(cls, data_str: Any, **kwargs: Any) -> AdagresPostprocessor:
+        """The postprocessor from :meth:`to_json`'s text (see :meth:`from_dict`)."""
+        if not isinstance(data_str, str | bytes | bytearray):
+            raise InputError(
+                f"data_str: expected the text to_json() returns, got {type(data_str).__name__}"
+            )
+        try:
+            data = json.loads(data_str)
+        except (ValueError, RecursionError) as error:
+            raise InputError(
+                f"data_str: not the JSON text to_json() returns ({one_line(error, max_chars=120)})"
+            ) from None
+        return cls.from_dict(data, **kwargs)
 
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
@@ -198,7 +229,8 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
             missing = [i for i in missing if vectors[i] is None]
         if missing:
             texts = [nodes[i].node.get_content(metadata_mode=MetadataMode.EMBED) for i in missing]
-            embedded = self._model().get_text_embedding_batch(texts)
+            model = self._model()
+            embedded = common.embedded(model.get_text_embedding_batch(texts), len(texts), model)
             for i, vector in zip(missing, embedded, strict=True):
                 vectors[i] = vector
         return vectors
@@ -218,16 +250,20 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
 
 
 def _model_from_saved(data: dict[str, Any]) -> BaseEmbedding:
-    """The embedding model a saved postprocessor names (its ``class_name``)."""
+    """The embedding model a saved postprocessor names (its ``class_name``):
+    ``PackagedMiniLMEmbedding`` or one LlamaIndex recognises by name
+    (``load_embed_model``); any other is an InputError naming it and how to pass it."""
     name = data.get("class_name")
-    if name == PackagedMiniLMEmbedding.class_name():
-        return PackagedMiniLMEmbedding.from_dict(data)
     try:
+        if name == PackagedMiniLMEmbedding.class_name():
+            return PackagedMiniLMEmbedding.from_dict(data)
         return load_embed_model(data)
-    except ValueError:
+    except (ValueError, TypeError, KeyError) as error:  # pydantic's ValidationError too
+        shown = one_line(repr(name), max_chars=60)
+        reason = one_line(error, max_chars=100)
         raise InputError(
-            f"embed_model: cannot rebuild {name!r} from its saved form; pass the model: "
-            f"AdagresPostprocessor.from_json(text, embed_model=...)"
+            f"embed_model: cannot rebuild {shown} from its saved form ({reason}); pass the "
+            f"model: AdagresPostprocessor.from_json(text, embed_model=...)"
         ) from None
 
 
@@ -266,9 +302,12 @@ def _places(nodes: Sequence[NodeWithScore]) -> Places:
     place, with that node's metadata lines (``MetadataMode.LLM``)."""
     sources: list[Any] = []
     starts: list[int | None] = []
-    for item in nodes:
+    for position, item in enumerate(nodes):
         node = item.node
-        source, at = node.ref_doc_id, whole(getattr(node, "start_char_idx", None))
+        source = node.ref_doc_id
+        where = f"node {node.node_id!r} (position {position}), start_char_idx"
+        raw = getattr(node, "start_char_idx", None)
+        at = whole(raw, where) if isinstance(source, str) else None
         known = isinstance(source, str) and at is not None and isinstance(node, TextNode)
         sources.append((FRAMEWORK, source) if known else None)
         starts.append(at if known else None)

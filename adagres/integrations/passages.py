@@ -30,6 +30,7 @@ import numpy as np
 
 from ..core.overlaps import Spans
 from ..core.result import Selection
+from ..core.validate import offset_problem
 from ..errors import InputError, one_line
 from ..pools.spans import TokenCounter
 
@@ -60,9 +61,25 @@ def joined_id(ids: Sequence[str | None]) -> str | None:
     return "+".join(i for i in ids if i) if all(ids) else None
 
 
-def whole(value: Any) -> int | None:
-    """``value`` if it is a whole number >= 0 (a character offset), else None."""
-    return value if type(value) is int and value >= 0 else None
+def whole(value: Any, where: str) -> int | None:
+    """``value`` if it is a whole number >= 0 (a character offset), else None (LangChain
+    writes -1 where a splitter did not find the chunk: it places nothing). One over
+    :data:`adagres.core.validate.MAX_OFFSET` is an :class:`InputError` naming ``where``
+    (the document and the field).
+
+    >>> whole(12, "document 'a', metadata['start_index']"), whole(-1, "x"), whole("3", "x")
+    (12, None, None)
+    >>> whole(2**64, "document 'a', metadata['start_index']")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    adagres.errors.InputError: document 'a', metadata['start_index']: offset 1844... is beyond ...
+    """
+    if type(value) is not int or value < 0:
+        return None
+    problem = offset_problem(value)
+    if problem is not None:
+        raise InputError(f"{where}: {problem}")
+    return value
 
 
 @dataclass(frozen=True)

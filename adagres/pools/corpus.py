@@ -9,6 +9,7 @@ chunking does to redundancy.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ __all__ = ["chunk_documents", "pool_from_documents", "read_documents"]
 
 _TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".rst")
 _TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".json", ".jsonl")
+# How a path is written: from the root, the current or parent folder, home, or a drive.
+_PATH_START = re.compile(r"(?:/|\./|\.\./|~/|[A-Za-z]:[\\/])")
 
 Documents = Mapping[str, str] | Sequence[Any] | str | os.PathLike[str]
 
@@ -33,10 +36,15 @@ def read_documents(documents: Documents) -> dict[str, str]:
 
     Text and markdown files are read as UTF-8 (id: the file name); a CSV/parquet/JSON(L)
     table gives one document per row (``text`` column, ``id`` or ``title`` for the id); a
-    plain string that is not a path is one document (id ``doc0``). A string of one line
-    that ends in a file suffix (``.txt``, ``.md``, ``.csv``, ...) is a path: when no such
-    file exists it is refused by name, never chunked as if it were the text (give such a
-    text in a mapping, ``{"doc": "see notes.md"}``).
+    plain string that is not a path is one document (id ``doc0``).
+
+    A string of one line is a path when it ends in a file suffix (``.txt``, ``.md``,
+    ``.csv``, ...) or is written as one: it starts with ``/``, ``./``, ``../``, ``~/`` or a
+    drive (``C:\\``) and holds no white space. A path must name a readable regular file
+    (at the top level, a folder too: its text files are read); a missing path, a folder
+    inside a list, a device such as ``/dev/null`` or a pipe is refused by name, never
+    chunked as if it were the text (give such a text in a mapping, ``{"doc": "see
+    notes.md"}``).
 
     >>> read_documents(["first text", "second text"])
     {'doc0': 'first text', 'doc1': 'second text'}
@@ -44,7 +52,7 @@ def read_documents(documents: Documents) -> dict[str, str]:
     if isinstance(documents, Mapping):
         return {str(key): value for key, value in documents.items()}
     if isinstance(documents, (str, os.PathLike)):
-        path = Path(documents)
+        path = _path(documents)
         if isinstance(documents, os.PathLike) or _is_path(str(documents)):
             if path.is_dir():
                 files = sorted(p for p in path.iterdir() if p.suffix.lower() in _TEXT_SUFFIXES)
@@ -56,7 +64,7 @@ def read_documents(documents: Documents) -> dict[str, str]:
     out: dict[str, str] = {}
     for position, item in enumerate(documents):
         if isinstance(item, os.PathLike) or (isinstance(item, str) and _is_path(item)):
-            out.update(_read_files([Path(item)]))
+            out.update(_read_files([_path(item)]))
         elif isinstance(item, str):
             out[f"doc{position}"] = item
         else:
@@ -67,14 +75,17 @@ def read_documents(documents: Documents) -> dict[str, str]:
 
 
 def _is_path(text: str) -> bool:
-    """True for a string that names a file (one line, a file suffix); raise PoolError when
-    that file does not exist."""
-    if "\n" in text or len(text) >= 4096:
+    """True for a string that names a file (one line, and a file suffix or the start of a
+    path with no white space: see :func:`read_documents`); raise PoolError when nothing
+    exists there."""
+    if "\n" in text or "\r" in text or len(text) >= 4096:
         return False
-    if Path(text).suffix.lower() not in (_TEXT_SUFFIXES + _TABLE_SUFFIXES):
+    suffixed = Path(text).suffix.lower() in (_TEXT_SUFFIXES + _TABLE_SUFFIXES)
+    written = _PATH_START.match(text) is not None and not any(c.isspace() for c in text)
+    if not (suffixed or written):
         return False
     try:
-        found = Path(text).exists()
+        found = _path(text).exists()
     except OSError as error:  # a name too long
         found, reason = False, error.strerror or str(error)
     else:
@@ -88,9 +99,26 @@ def _is_path(text: str) -> bool:
     return True
 
 
+def _path(text: str | os.PathLike[str]) -> Path:
+    """The path a string names (``~/`` is the user's home folder)."""
+    path = Path(text)
+    return path.expanduser() if str(text).startswith("~") else path
+
+
 def _read_files(paths: Iterable[Path]) -> dict[str, str]:
     out = {}
     for path in paths:
+        try:
+            regular, folder = path.is_file(), path.is_dir()
+        except OSError:  # a name too long: open() below names the reason
+            regular, folder = True, False
+        if not regular:  # a folder, a device (/dev/null), a pipe: never read as text
+            shown = one_line(str(path), max_chars=200)
+            kind = "a folder" if folder else "not a regular file" if path.exists() else "missing"
+            raise PoolError(
+                f"documents: {shown!r} is {kind}; give the path of a text file (a folder "
+                f"alone, not inside a list), or the text in a mapping, {{'doc': text}}"
+            )
         try:
             out[path.name] = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as error:

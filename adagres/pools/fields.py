@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from adagres.core.validate import MAX_TOKENS, vector_problem
+from adagres.core.validate import MAX_TOKENS, offset_problem, vector_problem
 from adagres.errors import PoolError, one_line
 from adagres.pools.limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import Chunk
+from adagres.pools.spans import offset_problem as placement_problem
 from adagres.pools.values import json_value_problem, string_problem
 
 __all__ = [
@@ -332,12 +333,9 @@ def parse_chunk(
         strings[key] = value
     metadata = optional_field(item, "metadata", dict, "an object", ctx, index, chunk_id)
     offset = item.get("offset")  # where the text starts in its source (packing reads it)
-    if offset is not None and (type(offset) is not int or offset < 0):
-        raise ctx.fail(
-            f"must be a whole number of characters >= 0, "
-            f"got {one_line(repr(offset), max_chars=40)}",
-            index=index, chunk=chunk_id, field="offset",
-        )  # fmt: skip
+    wrong = None if offset is None else offset_problem(offset)
+    if wrong is not None:
+        raise ctx.fail(wrong, index=index, chunk=chunk_id, field="offset")
     extra = {k: v for k, v in item.items() if k not in CHUNK_FIELDS}
     if (metadata or extra) and not ctx.plain:  # as the chunk (level 3) of a saved file
         kept = {"metadata": metadata, **extra} if metadata else extra
@@ -353,4 +351,9 @@ def parse_chunk(
         metadata=metadata,
         extra=extra,
     )
+    # An offset a framework's field gives (metadata.start_index, ...) that places the chunk
+    # must fit the machine too; one that places nothing (no source key) is kept as data.
+    found = placement_problem(chunk)
+    if found is not None:
+        raise ctx.fail(found[1], index=index, chunk=chunk_id, field=found[0])
     return chunk, embedding

@@ -25,10 +25,12 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
+from adagres.core import validate as v
 from adagres.core.overlaps import Spans
+from adagres.errors import PoolError, one_line
 from adagres.pools.pool import Chunk
 
-__all__ = ["TokenCounter", "placement", "spans_of"]
+__all__ = ["TokenCounter", "offset_problem", "placement", "spans_of"]
 
 
 class TokenCounter:
@@ -54,33 +56,73 @@ def _key(value: Any) -> Hashable | None:
     return value if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
-def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
-    """(source key, character offset) of a chunk from its fields: (key, None) where only its
-    source is known, (None, None) where neither is."""
+def _candidates(chunk: Chunk) -> list[tuple[str, Hashable | None, str, Any]]:
+    """(tag, source key, offset field, offset value) of each placement, in the order read."""
     meta = chunk.metadata or {}
     extra = chunk.extra
-    offset = _whole(extra.get("offset"))
-    if offset is not None:
-        source = chunk.source if chunk.source is not None else chunk.title
-        if source is not None:
-            return ("source", source), offset
-    found = [
-        (_key(meta.get("doc_id")), _whole(meta.get("start"))),
-        (_page_source(meta), _whole(meta.get("start_index"))),
+    if "start_char_idx" in extra:  # a LlamaIndex node's own key, kept by the readers
+        llama = ("start_char_idx", extra["start_char_idx"])
+    else:
+        llama = ("metadata.start_char_idx", meta.get("start_char_idx"))
+    return [
         (
-            _llamaindex_source(chunk),
-            _whole(extra.get("start_char_idx", meta.get("start_char_idx"))),
+            "source",
+            chunk.source if chunk.source is not None else chunk.title,
+            "offset",
+            extra.get("offset"),
         ),
-        (_key(meta.get("source_id")), _whole(meta.get("split_idx_start"))),
+        ("doc", _key(meta.get("doc_id")), "metadata.start", meta.get("start")),
+        ("langchain", _page_source(meta), "metadata.start_index", meta.get("start_index")),
+        ("llamaindex", _llamaindex_source(chunk), *llama),
+        (
+            "haystack",
+            _key(meta.get("source_id")),
+            "metadata.split_idx_start",
+            meta.get("split_idx_start"),
+        ),
     ]
-    tags = ("doc", "langchain", "llamaindex", "haystack")
-    for tag, (key, at) in zip(tags, found, strict=True):
+
+
+def _used(chunk: Chunk) -> tuple[str, Hashable, str, int] | None:
+    """The placement a chunk's fields give: the first source key with a whole offset >= 0
+    (tag, key, field, offset). A negative offset (LangChain writes -1 where a splitter did
+    not find the chunk) or one that is not an integer places nothing."""
+    for tag, key, field, value in _candidates(chunk):
+        at = _whole(value)
         if key is not None and at is not None:
-            return (tag, key), at
-    # no offset: the source alone, so that shared edges join only chunks of one source
+            return tag, key, field, at
+    return None
+
+
+def offset_problem(chunk: Chunk) -> tuple[str, str] | None:
+    """(field, problem) when the offset that places ``chunk`` is too large for the machine
+    (over :data:`adagres.core.validate.MAX_OFFSET`), else None: the loaders refuse it
+    naming the file, the chunk and the field."""
+    used = _used(chunk)
+    if used is None:
+        return None
+    problem = v.offset_problem(used[3])
+    return None if problem is None else (used[2], problem)
+
+
+def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
+    """(source key, character offset) of a chunk from its fields: (key, None) where only its
+    source is known (shared edges then join it only to chunks of that source), (None, None)
+    where neither is.
+
+    An offset over :data:`adagres.core.validate.MAX_OFFSET` is a :class:`PoolError` naming
+    the chunk and the field (a pool built in code; the loaders refuse it at load)."""
+    found = offset_problem(chunk)
+    if found is not None:
+        shown = one_line(chunk.id, max_chars=80)
+        raise PoolError(f"chunk '{shown}', field '{found[0]}': {found[1]}")
+    used = _used(chunk)
+    if used is not None:
+        tag, key, _, at = used
+        return (tag, key), at
     if chunk.source is not None:
         return ("source", chunk.source), None
-    for tag, (key, _) in zip(tags, found, strict=True):
+    for tag, key, _, _ in _candidates(chunk)[1:]:
         if key is not None:
             return (tag, key), None
     return None, None

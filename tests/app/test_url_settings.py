@@ -6,6 +6,7 @@ import math
 
 import pytest
 from apptest_support import (
+    APP,
     SELECTION,
     array,
     context_ids,
@@ -20,6 +21,7 @@ from apptest_support import (
 import adagres
 from adagres import baselines
 from adagres.pools.io import load_pool
+from ui import pools
 
 
 def test_url_round_trip(pools_dir):
@@ -190,3 +192,20 @@ def test_links_past_the_limits_are_ignored_with_a_word_not_a_traceback(path, par
         assert at.get("plotly_chart")
     else:
         assert f"ignored {ignored}=" in warnings, warnings
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["fanoutqa-²", "fanoutqa-" + "1" * 5000, "fanoutqa-١٢", "fanoutqa-", "fanoutqa-0042"],
+    ids=["superscript", "5000-digits", "arabic-indic", "empty", "leading-zeros"],
+)
+@pytest.mark.parametrize("path", [SELECTION, APP])
+def test_a_fanoutqa_link_that_names_no_pool_warns_instead_of_a_traceback(pools_dir, path, key):
+    """'²' passed str.isdigit() and int() refused it; 5,000 digits passed too and int()
+    refused the length: both ended the page in a traceback."""
+    at = page(path, pool=key)
+    no_error(at)
+    warnings = " ".join(w.value for w in at.warning).replace("\\", "")  # markdown escapes
+    assert "fanoutqa-" in warnings
+    assert at.selectbox(key="sb_pool").value != key
+    assert pools.fanoutqa_index(key) is None and not pools.resolvable(key)
