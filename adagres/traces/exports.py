@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from adagres.errors import PoolError, one_line
+from adagres.errors import PoolError, one_line, require
 from adagres.traces.spans import Span, flat_attributes, iso_time, nanoseconds
 
 __all__ = ["FORMATS", "MAX_DOCUMENT_BYTES", "Record", "detect", "records", "spans"]
@@ -115,7 +115,7 @@ def detect(path: str | Path) -> str | None:
 
 
 def _parquet_has_spans(path: Path) -> bool:
-    import pyarrow.parquet as pq
+    pq = require("pyarrow.parquet", "tables", purpose="reading a Parquet span table")
 
     try:
         names = pq.ParquetFile(path).schema_arrow.names
@@ -207,7 +207,7 @@ def _document_records(path: Path, label: str) -> Iterator[Record]:
 
 
 def _parquet_records(path: Path, label: str) -> Iterator[Record]:
-    import pyarrow.parquet as pq
+    pq = require("pyarrow.parquet", "tables", purpose="reading a Parquet span table")
 
     try:
         table = pq.ParquetFile(path)
