@@ -103,7 +103,7 @@ def detect(path: str | Path) -> str | None:
     if obj is None and head.lstrip()[:1] in (b"{", b"["):
         try:
             if path.stat().st_size > MAX_DOCUMENT_BYTES:
-                return None
+                return _marked(path)  # too large to parse here: its reader says so
             obj = _loads_or_none(path.read_bytes())
         except OSError:
             return None
@@ -114,6 +114,23 @@ def detect(path: str | Path) -> str | None:
     return _kind_of(obj)
 
 
+_MARKERS = (
+    (b'"resourceSpans"', "otlp"),
+    (b'"resource_spans"', "otlp"),
+    (b'"run_type"', "langsmith"),
+    (b'"span_kind"', "phoenix"),
+    (b'"context.span_id"', "phoenix"),
+)
+
+
+def _marked(path: Path) -> str | None:
+    """The format a JSON document too large to parse here names in its first MiB."""
+    with path.open("rb") as handle:
+        head = handle.read(1 << 20)
+    found = [(head.find(marker), kind) for marker, kind in _MARKERS if marker in head]
+    return min(found)[1] if found else None
+
+
 def _parquet_has_spans(path: Path) -> bool:
     pq = require("pyarrow.parquet", "tables", purpose="reading a Parquet span table")
 
@@ -121,8 +138,10 @@ def _parquet_has_spans(path: Path) -> bool:
         names = pq.ParquetFile(path).schema_arrow.names
     except Exception:  # not Parquet after all: no trace export
         return False
-    return any(n in ("span_kind", "context.span_id", "attributes") or n.startswith("attributes.")
-               for n in names)  # fmt: skip
+    return any(
+        n in ("span_kind", "context.span_id", "attributes") or n.startswith("attributes.")
+        for n in names
+    )
 
 
 def _loads_or_none(data: bytes) -> Any:

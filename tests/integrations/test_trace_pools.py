@@ -144,10 +144,12 @@ def check_pool(pool: Pool, query: str, texts: list[str], ids: list[str], scores:
 @pytest.fixture(scope="module")
 def lc_store(demo) -> InMemoryVectorStore:
     store = InMemoryVectorStore(HashEmbeddings())
-    store.add_documents([
-        Document(page_content=text, metadata=meta, id=doc_id)
-        for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
-    ])  # fmt: skip
+    store.add_documents(
+        [
+            Document(page_content=text, metadata=meta, id=doc_id)
+            for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
+        ]
+    )
     return store
 
 
@@ -223,10 +225,12 @@ def test_llamaindex_retrieval_read_back(exporter, demo, tmp_path):
 def test_haystack_retrieval_read_back(exporter, demo, tmp_path):
     exporter.clear()
     store = InMemoryDocumentStore()
-    store.write_documents([
-        HaystackDocument(content=text, id=doc_id, meta=meta)
-        for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
-    ])  # fmt: skip
+    store.write_documents(
+        [
+            HaystackDocument(content=text, id=doc_id, meta=meta)
+            for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
+        ]
+    )
     pipeline = Pipeline()
     pipeline.add_component("retriever", InMemoryBM25Retriever(store, top_k=TOP_K))
     returned = pipeline.run({"retriever": {"query": QUERIES[0]}})["retriever"]["documents"]
