@@ -150,11 +150,22 @@ def _parser() -> argparse.ArgumentParser:
         "traces",
         help="turn a trace export (OTLP JSON, Phoenix spans, LangSmith runs) into a pool set",
     )
-    tr.add_argument("export", help="OTLP JSON, Phoenix's span table (.parquet, .jsonl) or runs")
+    tr.add_argument(
+        "export",
+        help="OTLP JSON, Phoenix's span table (.parquet, .jsonl), LangSmith runs, or the "
+        "address of a running Phoenix (http://localhost:6006)",
+    )
     tr.add_argument("out", help="the pool set to write (.jsonl), one pool per retrieval")
     tr.add_argument("--tokenizer", default=None, help="write token counts (cl100k, o200k, ...)")
     tr.add_argument(
         "--embed", action="store_true", help="write embeddings from the packaged model (offline)"
+    )
+    tr.add_argument("--project", default="default", help="Phoenix: the project (default)")
+    tr.add_argument("--start", type=_moment, default=None, help="Phoenix: spans from (ISO 8601)")
+    tr.add_argument("--end", type=_moment, default=None, help="Phoenix: spans before (ISO 8601)")
+    tr.add_argument("--where", default=None, help="Phoenix: a span filter, as its UI takes it")
+    tr.add_argument(
+        "--max-spans", type=int, default=10_000, help="Phoenix: at most this many (10000)"
     )
     tr.add_argument(
         "--limit",
@@ -167,16 +178,44 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _moment(text: str) -> Any:
+    import datetime as dt
+
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an ISO 8601 time, got {text!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
 def _traces(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .pools.limits import DEFAULT_LIMITS
     from .traces import write_pool_set
 
+    export = Path(args.export)
+    fetched = None
     try:
         limits = DEFAULT_LIMITS.replace(**dict(args.limit))
+        if args.export.startswith(("http://", "https://")):
+            from .traces.phoenix import fetch_spans
+
+            fetched = export = Path(args.out).with_name(f".{Path(args.out).name}.spans.parquet")
+            count = fetch_spans(
+                args.export,
+                fetched,
+                project=args.project,
+                start=args.start,
+                end=args.end,
+                where=args.where,
+                limit=args.max_spans,
+            )
+            _say(f"read {count} retriever spans of project {args.project!r} from Phoenix")
         if args.embed:
             print("embedding chunks with the local model...", file=sys.stderr)
         done = write_pool_set(
-            args.export, args.out, tokenizer=args.tokenizer, embed=args.embed, limits=limits
+            export, args.out, tokenizer=args.tokenizer, embed=args.embed, limits=limits
         )
     except AdagresError as exc:
         print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
@@ -184,6 +223,9 @@ def _traces(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(one_line(f"adagres: error: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
         return 2
+    finally:
+        if fetched is not None:
+            fetched.unlink(missing_ok=True)
     _say(done.summary())
     where = f"open it on the Pool sets page, or: adagres select {args.out} --index N --budget B"
     _say(f"saved   {args.out} ({where})")

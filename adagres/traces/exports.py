@@ -402,6 +402,8 @@ def phoenix_span(record: Record) -> Span:
         key = str(key)
         if key.startswith("attributes."):
             attributes.update(flat_attributes(value, key.removeprefix("attributes.")))
+        elif key.startswith("__index_level_"):
+            continue  # pandas' own name for an index that repeats a column (Phoenix's span id)
         elif not key.startswith("context.") and key not in _ROW_READ:
             rest[f"phoenix.{key}"] = value
     attributes = {k: json_value(v) for k, v in attributes.items()}

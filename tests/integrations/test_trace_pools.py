@@ -8,7 +8,6 @@ OpenInference conventions as a reranker."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -26,7 +25,6 @@ from haystack import Pipeline
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 from langchain_core.documents import Document
-from langchain_core.embeddings import Embeddings
 from langchain_core.tracers import LangChainTracer
 from langchain_core.vectorstores import InMemoryVectorStore
 from llama_index.core import VectorStoreIndex
@@ -47,6 +45,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from trace_support import HashEmbeddings
 
 from adagres.integrations.langchain import AdagresRetriever
 from adagres.pools.io import load_pools
@@ -57,36 +56,17 @@ SERVICE = "rag-under-test"
 QUERIES = ("insulin and blood sugar", "kidney filtration", "insulin resistance")
 
 
-class HashEmbeddings(Embeddings):
-    """A small offline embedding: 16 values from the sha256 of the words (a text close in
-    words is close in vector), enough to give distinct scores and a stable order."""
-
-    def _vector(self, text: str) -> list[float]:
-        out = [0.0] * 16
-        for word in text.lower().split():
-            digest = hashlib.sha256(word.strip(".,").encode()).digest()
-            for i in range(16):
-                out[i] += digest[i] / 255 - 0.5
-        return out
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._vector(text) for text in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
-
-
 class HashLlamaEmbedding(BaseEmbedding):
     """The same vectors for LlamaIndex."""
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return HashEmbeddings()._vector(query)
+        return HashEmbeddings().vector(query)
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._get_query_embedding(query)
 
     def _get_text_embedding(self, text: str) -> list[float]:
-        return HashEmbeddings()._vector(text)
+        return HashEmbeddings().vector(text)
 
 
 @pytest.fixture(scope="module")
