@@ -282,7 +282,7 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
             chosen.strategy, pool, chosen.budget, chosen.settings, texts=texts, trace=False
         )
         values = report(chosen, retrieved, selection)
-        if span is not None:  # and the documents, as an OpenInference reranker shows them
+        if span is not None and span.is_recording():  # the documents, as a reranker shows them
             room = tracing.attribute_limit() - len(values) - 1  # - 1: adagres.framework
             values = {**reranker_report(retrieved, selection, max_attributes=room), **values}
         tracing.set_on(span, values)
