@@ -348,3 +348,121 @@ def test_cli_writes_the_pool_set_and_names_bad_input(tmp_path, capsys):
     assert (
         err.startswith("adagres: error: pools.jsonl: not a trace export") and err.count("\n") == 1
     )
+
+
+_KEYS = [
+    "resourceSpans",
+    "resource",
+    "attributes",
+    "scopeSpans",
+    "spans",
+    "key",
+    "value",
+    "stringValue",
+    "intValue",
+    "doubleValue",
+    "arrayValue",
+    "kvlistValue",
+    "values",
+    "bytesValue",
+    "traceId",
+    "spanId",
+    "startTimeUnixNano",
+    "name",
+    "scope",
+    "status",
+    "openinference.span.kind",
+    "input.value",
+    "retrieval.documents.0.document.content",
+    "retrieval.documents.0.document.score",
+    "retrieval.documents.0.document.metadata",
+]
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["RETRIEVER", "q", "aaaa", "1" * 16, "", "{}", "nan", "x" * 32]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def _or_junk(strategy):
+    return st.one_of(strategy, strategy, strategy, json_values)
+
+
+any_values = _or_junk(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "stringValue",
+                "intValue",
+                "doubleValue",
+                "boolValue",
+                "arrayValue",
+                "kvlistValue",
+                "bytesValue",
+            ]
+        ),
+        json_values,
+        min_size=1,
+        max_size=1,
+    )
+)
+attributes = _or_junk(
+    st.lists(
+        st.fixed_dictionaries({"key": _or_junk(st.sampled_from(_KEYS[-5:])), "value": any_values}),
+        max_size=5,
+    )
+)
+otlp_spans = _or_junk(
+    st.fixed_dictionaries(
+        {"attributes": attributes},
+        optional={
+            "traceId": json_values,
+            "spanId": json_values,
+            "startTimeUnixNano": json_values,
+            "name": json_values,
+            "status": json_values,
+        },
+    )
+)
+bodies = _or_junk(
+    st.lists(
+        _or_junk(
+            st.fixed_dictionaries(
+                {
+                    "scopeSpans": _or_junk(
+                        st.lists(
+                            _or_junk(
+                                st.fixed_dictionaries(
+                                    {"spans": _or_junk(st.lists(otlp_spans, max_size=3))},
+                                    optional={"scope": json_values},
+                                )
+                            ),
+                            max_size=2,
+                        )
+                    )
+                },
+                optional={"resource": _or_junk(st.fixed_dictionaries({"attributes": attributes}))},
+            )
+        ),
+        max_size=2,
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(bodies)
+def test_any_malformed_otlp_line_gets_a_one_line_error(tmp_path_factory, body):
+    """Whatever a line holds under resourceSpans, reading it either gives pools or raises
+    the project's one-line error; never another exception."""
+    folder = tmp_path_factory.mktemp("fuzz")
+    export = lines(folder / "x.jsonl", {"resourceSpans": body})
+    try:
+        write_pool_set(export, folder / "out.jsonl")
+    except PoolError as error:
+        assert "\n" not in str(error) and str(error).startswith("x.jsonl")

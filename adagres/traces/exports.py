@@ -300,12 +300,18 @@ def any_value(value: Any, where: str) -> Any:
             raise PoolError(f"{where}: intValue {number!r:.40} is not an integer") from None
     if "doubleValue" in value or "double_value" in value:
         number = _field(value, "doubleValue", "double_value")
-        return float(number) if isinstance(number, str) else number
+        if isinstance(number, str):  # "NaN", "Infinity" as protobuf's JSON writes them
+            try:
+                return float(number)
+            except ValueError:
+                raise PoolError(f"{where}: doubleValue {number!r:.40} is not a number") from None
+        return number
     if "arrayValue" in value or "array_value" in value:
-        array = _field(value, "arrayValue", "array_value") or {}
-        return [any_value(item, where) for item in array.get("values", [])]
+        array = _object(_field(value, "arrayValue", "array_value") or {}, f"{where}: arrayValue")
+        listed = _list(array.get("values", []), f"{where}: arrayValue.values")
+        return [any_value(item, where) for item in listed]
     if "kvlistValue" in value or "kvlist_value" in value:
-        pairs = _field(value, "kvlistValue", "kvlist_value") or {}
+        pairs = _object(_field(value, "kvlistValue", "kvlist_value") or {}, f"{where}: kvlistValue")
         return key_values(pairs.get("values", []), where)
     if "bytesValue" in value or "bytes_value" in value:
         raw = _field(value, "bytesValue", "bytes_value")
@@ -337,21 +343,28 @@ def otlp_spans(record: Record) -> Iterator[Span]:
     resources = _field(obj, "resourceSpans", "resource_spans")
     if not isinstance(resources, list):
         raise PoolError(f"{where}: not an OTLP export (resourceSpans must be a list)")
-    for resource_spans in resources:
-        resource = resource_spans.get("resource") or {}
-        resource_attrs = key_values(resource.get("attributes", []), f"{where}: resource")
+    for r, resource_spans in enumerate(resources):
+        at = f"{where}: resourceSpans[{r}]"
+        resource_spans = _object(resource_spans, at)
+        resource = _object(resource_spans.get("resource") or {}, f"{at}.resource")
+        resource_attrs = key_values(resource.get("attributes", []), f"{at}.resource")
         service = resource_attrs.pop("service.name", None)
         scopes = _field(resource_spans, "scopeSpans", "scope_spans")
         if scopes is None:
             scopes = _field(resource_spans, "instrumentationLibrarySpans", "il_spans") or []
-        for scope in scopes:
-            for span in scope.get("spans", []):
+        for s, scope in enumerate(_list(scopes, f"{at}.scopeSpans")):
+            scope = _object(scope, f"{at}.scopeSpans[{s}]")
+            listed = _list(scope.get("spans", []), f"{at}.scopeSpans[{s}].spans")
+            for n, span in enumerate(listed):
+                span = _object(span, f"{at}.scopeSpans[{s}].spans[{n}]")
                 span_id = _hex_id(_field(span, "spanId", "span_id"), where, "spanId")
                 label = f"{where}, span {span_id}"
                 start = nanoseconds(_field(span, "startTimeUnixNano", "start_time_unix_nano"))
                 end = nanoseconds(_field(span, "endTimeUnixNano", "end_time_unix_nano"))
                 attributes = key_values(span.get("attributes", []), label)
-                if isinstance(scope.get("scope"), Mapping) and scope["scope"].get("name"):
+                if isinstance(scope.get("scope"), Mapping) and isinstance(
+                    scope["scope"].get("name"), str
+                ):
                     attributes.setdefault("otel.scope.name", scope["scope"]["name"])
                 status = span.get("status")
                 if isinstance(status, Mapping) and status.get("code") not in (
@@ -370,13 +383,25 @@ def otlp_spans(record: Record) -> Iterator[Span]:
                     parent_id=_hex_id(
                         _field(span, "parentSpanId", "parent_span_id"), label, "parentSpanId"
                     ),
-                    name=span.get("name"),
+                    name=_text(span.get("name")),
                     service=None if service is None else str(service),
                     start=iso_time(start),
                     end=iso_time(end),
                     start_ns=start or 0,
                     resource={k: json_value(v) for k, v in resource_attrs.items()},
                 )
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise PoolError(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise PoolError(f"{where}: expected a list, got {type(value).__name__}")
+    return value
 
 
 _ROW_READ = ("name", "span_kind", "parent_id", "start_time", "end_time", "attributes", "context")

@@ -23,6 +23,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import threading
 from array import array
 from collections import Counter
 from collections.abc import Iterator
@@ -200,8 +201,9 @@ def write_pool_set(
     out = Path(target)
     if not out.name.endswith((".jsonl", ".ndjson")):
         raise InputError(f"target: expected a .jsonl file (a pool set), got {out.name!r}")
-    scratch = out.with_name(f".{out.name}.{os.getpid()}.unsorted")
-    partial = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    mine = f"{os.getpid()}-{threading.get_ident()}"  # the app converts in its sessions' threads
+    scratch = out.with_name(f".{out.name}.{mine}.unsorted")
+    partial = out.with_name(f".{out.name}.{mine}.tmp")
     keys, starts, offsets, lengths = array("q"), array("q"), array("q"), array("q")
     tally: Counter = Counter()
     try:
