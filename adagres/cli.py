@@ -1,7 +1,8 @@
 """Command line: ``python -m adagres select POOL_FILE --budget 800 [...]``.
 
 Also ``index URI COLLECTION FILES...`` and ``retrieve URI COLLECTION QUERY [--out pool.json]``
-(live pools from a Milvus collection, :mod:`adagres.pools.milvus`).
+(live pools from a Milvus collection, :mod:`adagres.pools.milvus`), and ``traces EXPORT
+POOLS.jsonl`` (the retrievals of a trace export as a pool set, :mod:`adagres.traces`).
 
 Prints the picks, tokens, stop reason, λ derivation and metrics, or with ``--json`` one JSON
 object. Bad input exits with status 2 and one line that names the problem. When the reader
@@ -145,7 +146,90 @@ def _parser() -> argparse.ArgumentParser:
             help="raise a loader limit, e.g. --limit max_depth=200 (repeatable)",
         )  # fmt: skip
     _live_parsers(commands)
+    tr = commands.add_parser(
+        "traces",
+        help="turn a trace export (OTLP JSON, Phoenix spans, LangSmith runs) into a pool set",
+    )
+    tr.add_argument(
+        "export",
+        help="OTLP JSON, Phoenix's span table (.parquet, .jsonl), LangSmith runs, or the "
+        "address of a running Phoenix (http://localhost:6006)",
+    )
+    tr.add_argument("out", help="the pool set to write (.jsonl), one pool per retrieval")
+    tr.add_argument("--tokenizer", default=None, help="write token counts (cl100k, o200k, ...)")
+    tr.add_argument(
+        "--embed", action="store_true", help="write embeddings from the packaged model (offline)"
+    )
+    tr.add_argument("--project", default="default", help="Phoenix: the project (default)")
+    tr.add_argument("--start", type=_moment, default=None, help="Phoenix: spans from (ISO 8601)")
+    tr.add_argument("--end", type=_moment, default=None, help="Phoenix: spans before (ISO 8601)")
+    tr.add_argument("--where", default=None, help="Phoenix: a span filter, as its UI takes it")
+    tr.add_argument(
+        "--max-spans", type=int, default=10_000, help="Phoenix: at most this many (10000)"
+    )
+    tr.add_argument(
+        "--limit",
+        type=_limit,
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="raise a pool loader limit, e.g. --limit max_chunks=200000 (repeatable)",
+    )
     return parser
+
+
+def _moment(text: str) -> Any:
+    import datetime as dt
+
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an ISO 8601 time, got {text!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def _traces(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .pools.limits import DEFAULT_LIMITS
+    from .traces import write_pool_set
+
+    export = Path(args.export)
+    fetched = None
+    try:
+        limits = DEFAULT_LIMITS.replace(**dict(args.limit))
+        if args.export.startswith(("http://", "https://")):
+            from .traces.phoenix import fetch_spans
+
+            fetched = export = Path(args.out).with_name(f".{Path(args.out).name}.spans.parquet")
+            count = fetch_spans(
+                args.export,
+                fetched,
+                project=args.project,
+                start=args.start,
+                end=args.end,
+                where=args.where,
+                limit=args.max_spans,
+            )
+            _say(f"read {count} retriever spans of project {args.project!r} from Phoenix")
+        if args.embed:
+            print("embedding chunks with the local model...", file=sys.stderr)
+        done = write_pool_set(
+            export, args.out, tokenizer=args.tokenizer, embed=args.embed, limits=limits
+        )
+    except AdagresError as exc:
+        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(one_line(f"adagres: error: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
+        return 2
+    finally:
+        if fetched is not None:
+            fetched.unlink(missing_ok=True)
+    _say(done.summary())
+    where = f"open it on the Pool sets page, or: adagres select {args.out} --index N --budget B"
+    _say(f"saved   {args.out} ({where})")
+    return 0
 
 
 def _live_parsers(commands: Any) -> None:
@@ -356,6 +440,8 @@ def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command in ("index", "retrieve"):
         return _live(args)
+    if args.command == "traces":
+        return _traces(args)
     try:
         if args.command == "validate":
             _validate(args)

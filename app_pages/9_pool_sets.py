@@ -12,13 +12,17 @@ from ui.text import count
 settings = sidebar()
 st.title("Pool sets")
 st.caption(
-    "A JSONL file of pools, a folder of pool files, or a .json spec of queries against a "
-    "Milvus collection. Each query's pool is summarised at the budget below by top-k, by "
-    "AdaGReS with the sidebar's settings and by the recommended preset."
+    "A JSONL file of pools, a folder of pool files, a .json spec of queries against a "
+    "Milvus collection, or a trace export (OTLP JSON, Phoenix's span table as Parquet or "
+    "JSON lines, LangSmith runs: one pool per retrieval, a request's retrievals together). "
+    "Each query's pool is summarised at the budget below by top-k, by AdaGReS with the "
+    "sidebar's settings and by the recommended preset."
 )
 st.session_state.setdefault("ps_path", str(pools.data_dir()))  # the bundled demo pools
 st.session_state.setdefault("ps_budget", settings.budget)
-upload = st.file_uploader("Upload a pool set (.jsonl)", type=["jsonl"], key="ps_upload")
+upload = st.file_uploader(
+    "Upload a pool set or a trace export", type=["jsonl", "json", "parquet"], key="ps_upload"
+)
 if upload is not None and st.session_state.get("ps_uploaded") != upload.file_id:
     st.session_state["ps_uploaded"] = upload.file_id
     st.session_state["ps_path"] = ps.save_upload(upload.name, upload.getvalue())

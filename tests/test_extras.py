@@ -91,6 +91,26 @@ def test_parquet_names_the_tables_extra(monkeypatch):
     assert_names_extra(caught.value, "tables", "pyarrow")
 
 
+def test_phoenix_spans_name_the_phoenix_extra_and_a_parquet_export_the_tables_one(
+    monkeypatch, tmp_path
+):
+    from adagres.traces import read_pools
+    from adagres.traces.phoenix import fetch_spans
+
+    hide(monkeypatch, "phoenix.client")
+    with pytest.raises(MissingExtra) as caught:
+        fetch_spans("http://127.0.0.1:1", tmp_path / "spans.parquet")
+    assert str(caught.value).startswith("reading spans from Phoenix needs the 'phoenix' extra")
+    assert_names_extra(caught.value, "phoenix", "phoenix.client")
+    export = tmp_path / "spans.parquet"
+    export.write_bytes(b"PAR1....PAR1")
+    hide(monkeypatch, "pyarrow", "pyarrow.parquet")
+    with pytest.raises(MissingExtra) as caught:
+        list(read_pools(export))
+    assert str(caught.value).startswith("reading a Parquet span table needs the 'tables' extra")
+    assert_names_extra(caught.value, "tables", "pyarrow.parquet")
+
+
 def test_milvus_names_the_milvus_extra(monkeypatch):
     from adagres.pools import milvus
 

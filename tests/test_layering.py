@@ -13,6 +13,7 @@ HEAVY = ["streamlit", "plotly", "torch", "sentence_transformers", "pandas", "uma
 def test_import_adagres_loads_no_heavy_library():
     code = (
         "import sys, adagres, adagres.cli, adagres.pools.milvus, adagres.pools.poolsets\n"
+        "import adagres.traces\n"
         f"loaded = [m for m in {HEAVY!r} if m in sys.modules]\n"
         "print(','.join(loaded))\n"
     )
@@ -45,3 +46,18 @@ def test_the_core_does_not_import_the_exact_solver():
                 assert "optimum" not in (node.module or ""), path.name
     assert STRATEGIES["exact"].family == "optimum"
     assert STRATEGIES["exact"].fn.__module__ == "adagres.optimum"
+
+
+def test_traces_read_pools_and_pools_know_no_traces():
+    """adagres/traces sits above adagres/pools: it builds pools, no pool module imports it."""
+    import ast
+    from pathlib import Path
+
+    import adagres
+
+    root = Path(adagres.__file__).parent
+    for folder in ("pools", "core"):
+        for path in (root / folder).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom):
+                    assert "traces" not in (node.module or ""), path.name

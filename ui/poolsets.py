@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import adagres
+from adagres import traces
 from adagres.core.settings import Settings as Selector
 from adagres.errors import AdagresError
 from adagres.figures.layout import PALETTE, apply_layout
@@ -91,13 +92,23 @@ def _stamp(path: Path) -> tuple[Any, ...]:
     return tuple((f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files if f.is_file())
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _open(path: str, stamp: tuple[Any, ...]) -> PoolSet:
+def _load(path: str | Path) -> PoolSet:
+    """A pool set file or folder, or a trace export (told by its content: OTLP JSON,
+    Phoenix's span table, LangSmith runs) as the pool set of its retrievals, converted once
+    into the cache folder (:func:`adagres.traces.trace_pool_set`)."""
+    if traces.detect(path) is not None:
+        return traces.trace_pool_set(path, _cache_folder() / "traces")
     return poolsets.load_pool_set(path)
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _open(path: str, stamp: tuple[Any, ...]) -> PoolSet:
+    return _load(path)
+
+
 def open_set(path: str) -> PoolSet:
-    """The pool set at ``path`` (a .jsonl, a folder or a .json spec), read once per content.
+    """The pool set at ``path`` (a .jsonl, a folder, a .json spec or a trace export), read
+    once per content.
 
     Only paths the server shares (:func:`ui.pools.server_path`) or this session's own
     uploads are opened: another session's upload, or any other file, raises InputError.
@@ -118,7 +129,7 @@ def open_set(path: str) -> PoolSet:
     if kept is not None and kept[:2] == (str(target), stamp):
         return kept[2]
     _release_upload()  # before the next one is read
-    pool_set = poolsets.load_pool_set(target)
+    pool_set = _load(target)
     st.session_state[_OPENED] = (str(target), stamp, pool_set)
     return pool_set
 

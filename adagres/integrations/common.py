@@ -79,6 +79,7 @@ __all__ = [
     "picks",
     "record",
     "report",
+    "reranker_report",
     "returned",
     "saved",
     "select",
@@ -306,7 +307,11 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
         selection = baselines.run_prepared(
             chosen.strategy, pool, chosen.budget, chosen.settings, texts=texts, trace=False
         )
-        tracing.set_on(span, report(chosen, retrieved, selection))
+        values = report(chosen, retrieved, selection)
+        if span is not None and span.is_recording():  # the documents, as a reranker shows them
+            room = tracing.attribute_limit() - len(values) - 1  # - 1: adagres.framework
+            values = {**reranker_report(retrieved, selection, max_attributes=room), **values}
+        tracing.set_on(span, values)
     if chosen.record_to is not None:
         record(chosen.record_to, retrieved, tokens, selection, chosen, framework=framework)
     return selection
@@ -317,6 +322,25 @@ def report(chosen: Options, retrieved: Retrieved, selection: Selection) -> dict[
     (:func:`adagres.integrations.tracing.attributes`, ids as a record names them)."""
     return tracing.attributes(
         selection, retrieved.record_ids(), preset=chosen.preset, tokenizer=chosen.tokenizer_name
+    )
+
+
+def reranker_report(
+    retrieved: Retrieved, selection: Selection, *, max_attributes: int | None = None
+) -> dict[str, Any]:
+    """The selection as an OpenInference ``RERANKER`` span's attributes
+    (:func:`adagres.integrations.tracing.reranker_attributes`): the retrieved documents,
+    the picks in pick order scored by their gains, ids as a record names them, within
+    ``max_attributes``."""
+    return tracing.reranker_attributes(
+        selection,
+        retrieved.query,
+        retrieved.record_ids(),
+        retrieved.texts,
+        scores=retrieved.scores,
+        metadata=retrieved.metadata,
+        gains={index: added[GAIN_KEY] for index, added in picks(selection)},
+        max_attributes=max_attributes,
     )
 
 

@@ -10,6 +10,15 @@ tracer tags); :func:`otel_span` also sets them on an OpenTelemetry span when
 ``opentelemetry-api`` is installed (a no-op span unless the application configured a
 tracer provider). Imports no framework.
 
+:func:`reranker_attributes` describes the same selection as an OpenInference span of
+kind ``RERANKER``, which Phoenix and other OpenInference back ends show as a reranker
+under the retriever: ``reranker.query``, the retrieved documents in rank order
+(``reranker.input_documents.N.document.{id,content,score,metadata}``), the picks in pick
+order (``reranker.output_documents.N.document.*``, each scored by its marginal gain when
+picked), ``reranker.model_name`` (``adagres/<strategy>``) and ``reranker.top_k`` (the
+number of picks); λ, the stop reason, the tokens used and saved and the dropped ids are
+the ``adagres.*`` values beside them.
+
 >>> import numpy as np
 >>> from adagres.core import baselines
 >>> s = baselines.run("topk_budget", np.array([1.0, 0.0]), np.eye(2), [5, 5], 5)
@@ -21,18 +30,31 @@ tracer provider). Imports no framework.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..core.result import Selection
 
-__all__ = ["PREFIX", "SPAN_NAME", "attributes", "otel_span", "set_on"]
+__all__ = [
+    "PREFIX",
+    "RERANKER",
+    "SPAN_NAME",
+    "attribute_limit",
+    "attributes",
+    "otel_span",
+    "reranker_attributes",
+    "set_on",
+]
 
 #: The prefix of every reported key.
 PREFIX = "adagres."
 #: The name of the span (OpenTelemetry, Haystack), run (LangChain) and event (LlamaIndex).
 SPAN_NAME = "adagres.selection"
+#: OpenInference's span kind of a selection span.
+RERANKER = "RERANKER"
 
 
 def attributes(
@@ -56,6 +78,91 @@ def attributes(
         f"{PREFIX}merges": len(selection.merges),
         f"{PREFIX}tokens_saved": int(selection.tokens_saved),
     }
+
+
+def _document(
+    prefix: str, document_id: str, text: str, score: float | None, metadata: Any
+) -> dict[str, Any]:
+    out: dict[str, Any] = {f"{prefix}.document.id": document_id, f"{prefix}.document.content": text}
+    if score is not None and math.isfinite(score):
+        out[f"{prefix}.document.score"] = float(score)
+    if metadata:
+        out[f"{prefix}.document.metadata"] = json.dumps(
+            dict(metadata), ensure_ascii=False, default=str
+        )
+    return out
+
+
+def reranker_attributes(
+    selection: Selection,
+    query: str,
+    ids: Sequence[str],
+    texts: Sequence[str],
+    *,
+    scores: Sequence[float | None] | None = None,
+    metadata: Sequence[Mapping[str, Any] | None] | None = None,
+    gains: Mapping[int, float] | None = None,
+    max_attributes: int | None = None,
+) -> dict[str, Any]:
+    """The selection as OpenInference ``RERANKER`` span attributes (see the module):
+    ``ids``, ``texts``, ``scores`` and ``metadata`` describe the retrieved documents in rank
+    order; ``gains`` maps a pick's pool position to its marginal gain (its output score).
+
+    An OpenTelemetry span keeps at most 128 attributes unless configured otherwise (and
+    drops the oldest past that); with ``max_attributes`` the documents are added whole
+    while they fit, the picks first, and ``adagres.documents_left_out`` counts the input
+    and output documents left out.
+
+    >>> import numpy as np
+    >>> from adagres.core import baselines
+    >>> s = baselines.run("topk_budget", np.array([1.0, 0.0]), np.eye(2), [5, 5], 5)
+    >>> a = reranker_attributes(s, "q", ["x", "y"], ["X.", "Y."], gains={0: 1.0})
+    >>> a["openinference.span.kind"], a["reranker.output_documents.0.document.id"]
+    ('RERANKER', 'x')
+    >>> a["reranker.output_documents.0.document.score"], a["reranker.top_k"]
+    (1.0, 1)
+    """
+    out: dict[str, Any] = {
+        "openinference.span.kind": RERANKER,
+        "input.value": query,
+        "reranker.query": query,
+        "reranker.model_name": f"adagres/{selection.strategy}",
+        "reranker.top_k": len(selection.indices),
+    }
+    documents = []
+    for rank, index in enumerate(selection.indices):
+        index = int(index)
+        gain = None if gains is None else gains.get(index)
+        meta = None if metadata is None else metadata[index]
+        prefix = f"reranker.output_documents.{rank}"
+        documents.append(_document(prefix, str(ids[index]), texts[index], gain, meta))
+    for position, (document_id, text) in enumerate(zip(ids, texts, strict=True)):
+        score = None if scores is None else scores[position]
+        meta = None if metadata is None else metadata[position]
+        prefix = f"reranker.input_documents.{position}"
+        documents.append(_document(prefix, str(document_id), text, score, meta))
+    room = None if max_attributes is None else max_attributes - len(out) - 1
+    left_out = 0
+    for document in documents:
+        if left_out or (room is not None and len(document) > room):
+            left_out += 1  # and every later one: the numbers N stay 0, 1, 2, ... unbroken
+            continue
+        out.update(document)
+        room = None if room is None else room - len(document)
+    if max_attributes is not None:
+        out[f"{PREFIX}documents_left_out"] = left_out
+    return out
+
+
+def attribute_limit() -> int:
+    """The most attributes an OpenTelemetry span keeps, as the SDK reads it from the
+    environment (``OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT``, else ``OTEL_ATTRIBUTE_COUNT_LIMIT``,
+    else 128)."""
+    for name in ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT"):
+        value = os.environ.get(name, "").strip()
+        if value.isdigit():
+            return int(value)
+    return 128
 
 
 @contextlib.contextmanager

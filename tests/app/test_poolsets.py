@@ -267,3 +267,75 @@ def test_a_row_click_opens_its_pool_and_moves_the_query_box(pools_dir):
     key = at.session_state["settings"].pool
     expected = poolsets.load_unit(set_.units[row["unit"]])[row["position"]]
     assert key.startswith("poolset-") and pools.registered(key) == expected
+
+
+def _otlp_export(pools_dir) -> tuple[bytes, list[str]]:
+    """An OTLP/JSON export (one request per line) of three retrievals over the tiny pool's
+    chunks: two in one trace, written around a third of another trace; and their queries
+    in the order of the pool set (grouped by trace)."""
+    import json
+
+    tiny = adagres.load_pool(pools_dir / "tiny.json")
+    queries = ["first of trace A", "only one of trace B", "second of trace A"]
+    lines = []
+    for n, (query, trace) in enumerate(zip(queries, ("a", "b", "a"), strict=True)):
+        attributes = {"openinference.span.kind": "RETRIEVER", "input.value": query}
+        for rank, chunk in enumerate(tiny.chunks[n : n + 6]):
+            prefix = f"retrieval.documents.{rank}.document"
+            attributes |= {f"{prefix}.content": chunk.text, f"{prefix}.id": chunk.id}
+        span = {
+            "traceId": trace * 32,
+            "spanId": f"{n + 1:016x}",
+            "name": "retrieve",
+            "startTimeUnixNano": str(1_700_000_000_000_000_000 + n),
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attributes.items()],
+        }
+        lines.append(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    return ("\n".join(lines) + "\n").encode(), [queries[0], queries[2], queries[1]]
+
+
+def test_a_trace_export_opens_as_a_pool_set(pools_dir, shared_tmp, monkeypatch):
+    """An OTLP export, uploaded or on a shared path, opens as the pool set of its
+    retrievals (a request's together); a row opens that retrieval's pool in every page."""
+    from adagres.traces import read_pools
+
+    monkeypatch.setenv("ADAGRES_CACHE_DIR", str(shared_tmp / "cache"))
+    content, queries = _otlp_export(pools_dir)
+    at = open_page()
+    at.file_uploader(key="ps_upload").set_value(("spans.jsonl", content, "application/json"))
+    at.run()
+    no_error(at)
+    assert table(at)["query"].tolist() == queries
+    assert "spans.jsonl (uploaded): 3 queries" in [t.value for t in at.text]
+    at.selectbox(key="ps_query").set_value(1).run()
+    at.button(key="ps_open").click().run()
+    no_error(at)
+    key = at.session_state["settings"].pool
+    opened = pools.registered(key)
+    export = shared_tmp / "spans.jsonl"
+    export.write_bytes(content)
+    [want] = [p for p in read_pools(export) if p.query == queries[1]]
+    assert (opened.query, opened.ids, opened.texts) == (want.query, want.ids, want.texts)
+    assert opened.extra["trace"] == want.extra["trace"]
+    # the same export typed as a path on the server, then a Phoenix table as Parquet
+    at.text_input(key="ps_path").set_value(str(export)).run()
+    no_error(at)
+    assert table(at)["query"].tolist() == queries
+    import pandas as pd
+
+    rows = [
+        {
+            "context.trace_id": p.extra["trace"]["trace_id"],
+            "context.span_id": p.extra["trace"]["span_id"],
+            "span_kind": "RETRIEVER",
+            "attributes.input.value": p.query,
+            "attributes.retrieval.documents": [
+                {"document.content": c.text, "document.id": c.id} for c in p.chunks
+            ],
+        }
+        for p in read_pools(export)
+    ]
+    pd.DataFrame(rows).to_parquet(shared_tmp / "spans.parquet")
+    at.text_input(key="ps_path").set_value(str(shared_tmp / "spans.parquet")).run()
+    no_error(at)
+    assert table(at)["query"].tolist() == queries

@@ -1,0 +1,479 @@
+"""Trace exports, read a record at a time: which format a file holds, and its spans.
+
+Formats, told apart by content (never by the file's name):
+
+- ``otlp``: OTLP/JSON, what an OpenTelemetry collector's file exporter writes: one
+  ``ExportTraceServiceRequest`` (``{"resourceSpans": [...]}``) per line, or one whole
+  request. Ids as hex (the OTLP/JSON rule) or base64 (protobuf's own JSON mapping), enums
+  as integers or names, 64-bit integers as numbers or decimal texts, keys in lowerCamelCase
+  or snake_case.
+- ``phoenix``: the span table Phoenix's client exports (``get_spans_dataframe()``) saved
+  as Parquet or JSON lines (or a JSON list): one row per span, the attributes as
+  ``attributes.*`` columns or one ``attributes`` object, the ids as ``context.span_id`` and
+  ``context.trace_id`` (or a ``context`` object).
+- ``langsmith``: runs exported from LangSmith as JSON lines or a JSON list, one object per
+  run (``run_type``, ``inputs``, ``outputs``); runs of type ``retriever`` are read.
+
+Memory stays bounded on any number of spans: JSON lines and Parquet files are read a line
+(a batch of rows) at a time, and one line may hold at most :data:`MAX_DOCUMENT_BYTES`. A
+file that is one JSON document (not JSON lines) is parsed whole, so it is refused past
+:data:`MAX_DOCUMENT_BYTES`, with a message that says to export JSON lines instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import json
+import math
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from adagres.errors import PoolError, one_line, require
+from adagres.traces.spans import Span, flat_attributes, iso_time, nanoseconds
+
+__all__ = ["FORMATS", "MAX_DOCUMENT_BYTES", "Record", "detect", "records", "spans"]
+
+#: The formats :func:`detect` names.
+FORMATS = ("otlp", "phoenix", "langsmith")
+#: The most bytes of one JSON document parsed whole: a line of a JSON-lines export, or a
+#: file that is one JSON document (parsing takes about ten times as much memory).
+MAX_DOCUMENT_BYTES = 64 * 2**20
+_PARQUET = b"PAR1"
+_BATCH_ROWS = 512
+
+
+class Record(NamedTuple):
+    """One object of an export (a request, a row, a run) and where it is ("line 4")."""
+
+    obj: Any
+    where: str
+
+
+def _read_error(label: str, error: OSError) -> PoolError:
+    return PoolError(f"{label}: cannot read the file ({error.strerror or error})")
+
+
+def _kind_of(obj: Any) -> str | None:
+    if not isinstance(obj, Mapping):
+        return None
+    if "resourceSpans" in obj or "resource_spans" in obj:
+        return "otlp"
+    if "run_type" in obj:
+        return "langsmith"
+    if (
+        "span_kind" in obj
+        or "context.span_id" in obj
+        or isinstance(obj.get("context"), Mapping)
+        or any(str(key).startswith("attributes.") for key in obj)
+        or isinstance(obj.get("attributes"), Mapping)
+    ):
+        return "phoenix"
+    return None
+
+
+def _first_line(path: Path, label: str) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            while True:
+                line = handle.readline(MAX_DOCUMENT_BYTES + 1)
+                if not line or line.strip():
+                    return line
+    except OSError as error:
+        raise _read_error(label, error) from None
+
+
+def detect(path: str | Path) -> str | None:
+    """The trace format of the file at ``path`` (one of :data:`FORMATS`), or None when it
+    holds no trace export (a pool file, a pool set, anything else). Reads the first line
+    (a Parquet file's schema; a whole JSON document when the first line is not one)."""
+    path = Path(path)
+    label = one_line(path.name, max_chars=120)
+    try:
+        if not path.is_file():
+            return None
+    except OSError:
+        return None
+    head = _first_line(path, label)
+    if head.startswith(_PARQUET):
+        return "phoenix" if _parquet_has_spans(path) else None
+    obj = _loads_or_none(head)
+    if obj is None and head.lstrip()[:1] in (b"{", b"["):
+        try:
+            if path.stat().st_size > MAX_DOCUMENT_BYTES:
+                return _marked(path)  # too large to parse here: its reader says so
+            obj = _loads_or_none(path.read_bytes())
+        except OSError:
+            return None
+    if isinstance(obj, list):
+        obj = obj[0] if obj else None
+    if isinstance(obj, Mapping) and isinstance(obj.get("runs"), list):
+        obj = obj["runs"][0] if obj["runs"] else None
+    return _kind_of(obj)
+
+
+_MARKERS = (
+    (b'"resourceSpans"', "otlp"),
+    (b'"resource_spans"', "otlp"),
+    (b'"run_type"', "langsmith"),
+    (b'"span_kind"', "phoenix"),
+    (b'"context.span_id"', "phoenix"),
+)
+
+
+def _marked(path: Path) -> str | None:
+    """The format a JSON document too large to parse here names in its first MiB."""
+    with path.open("rb") as handle:
+        head = handle.read(1 << 20)
+    found = [(head.find(marker), kind) for marker, kind in _MARKERS if marker in head]
+    return min(found)[1] if found else None
+
+
+def _parquet_has_spans(path: Path) -> bool:
+    pq = require("pyarrow.parquet", "tables", purpose="reading a Parquet span table")
+
+    try:
+        names = pq.ParquetFile(path).schema_arrow.names
+    except Exception:  # not Parquet after all: no trace export
+        return False
+    return any(
+        n in ("span_kind", "context.span_id", "attributes") or n.startswith("attributes.")
+        for n in names
+    )
+
+
+def _loads_or_none(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def records(path: str | Path) -> Iterator[Record]:
+    """Every object of the export at ``path``, a line (or a batch of Parquet rows) at a time.
+
+    Raise PoolError naming the file and line for a line that is no JSON, a line over
+    :data:`MAX_DOCUMENT_BYTES`, or a one-document file over that bound."""
+    path = Path(path)
+    label = one_line(path.name, max_chars=120)
+    head = _first_line(path, label)
+    if head.startswith(_PARQUET):
+        yield from _parquet_records(path, label)
+        return
+    if not head.strip():
+        raise PoolError(f"{label}: the file is empty")
+    if _loads_or_none(head) is None:  # not JSON lines: one document
+        yield from _document_records(path, label)
+        return
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise _read_error(label, error) from None
+    with handle:
+        number = 0
+        while True:
+            line = handle.readline(MAX_DOCUMENT_BYTES + 1)
+            if not line:
+                break
+            number += 1
+            if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
+                raise PoolError(
+                    f"{label}, line {number}: longer than {MAX_DOCUMENT_BYTES:,} bytes, the "
+                    f"most one line of an export may hold"
+                )
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as error:
+                raise PoolError(
+                    f"{label}, line {number}: not JSON ({one_line(error, max_chars=80)})"
+                ) from None
+            where = f"{label}, line {number}"
+            for position, item in enumerate(_listed(obj)):
+                yield Record(item, where if not isinstance(obj, list) else f"{where}[{position}]")
+
+
+def _listed(obj: Any) -> list[Any]:
+    if isinstance(obj, list):
+        return obj
+    if isinstance(obj, Mapping) and isinstance(obj.get("runs"), list):
+        return obj["runs"]
+    return [obj]
+
+
+def _document_records(path: Path, label: str) -> Iterator[Record]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise PoolError(
+                f"{label}: one JSON document of {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,} "
+                f"read whole; export JSON lines (one request, span or run per line), which "
+                f"are read a line at a time"
+            )
+        data = path.read_bytes()
+    except OSError as error:
+        raise _read_error(label, error) from None
+    try:
+        obj = json.loads(data)
+    except ValueError as error:
+        raise PoolError(f"{label}: not JSON ({one_line(error, max_chars=80)})") from None
+    items = _listed(obj)
+    for position, item in enumerate(items):
+        yield Record(item, label if len(items) == 1 else f"{label}, item {position}")
+
+
+def _parquet_records(path: Path, label: str) -> Iterator[Record]:
+    pq = require("pyarrow.parquet", "tables", purpose="reading a Parquet span table")
+
+    try:
+        table = pq.ParquetFile(path)
+        batches = table.iter_batches(batch_size=_BATCH_ROWS)
+        row = 0
+        for batch in batches:
+            for item in batch.to_pylist():
+                row += 1
+                yield Record(item, f"{label}, row {row}")
+    except PoolError:
+        raise
+    except OSError as error:
+        raise _read_error(label, error) from None
+    except Exception as error:  # pyarrow's own errors: a torn or foreign file
+        raise PoolError(
+            f"{label}: not a readable Parquet file ({one_line(error, max_chars=100)})"
+        ) from None
+
+
+# --------------------------------------------------------------------------- spans
+
+
+def spans(path: str | Path, kind: str) -> Iterator[Span | Record]:
+    """The spans of an OpenInference export (``otlp``, ``phoenix``), or the run records of
+    a LangSmith export (``langsmith``, as :class:`Record`), in file order."""
+    for record in records(path):
+        if kind == "otlp":
+            yield from otlp_spans(record)
+        elif kind == "phoenix":
+            yield phoenix_span(record)
+        else:
+            if not isinstance(record.obj, Mapping) or "run_type" not in record.obj:
+                raise PoolError(f"{record.where}: not a LangSmith run (no run_type)")
+            yield record
+
+
+def _field(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+    return obj.get(camel, obj.get(snake))
+
+
+def _hex_id(value: Any, where: str, what: str) -> str | None:
+    """An OTLP id as lowercase hex: hex as OTLP/JSON writes it, or base64 (protobuf's
+    default JSON mapping of bytes)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise PoolError(f"{where}: {what} must be a text, got {type(value).__name__}")
+    text = value.strip()
+    if len(text) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in text):
+        return text.lower()
+    try:
+        return base64.b64decode(text, validate=True).hex()
+    except (binascii.Error, ValueError):
+        shown = one_line(repr(value), max_chars=50)
+        raise PoolError(f"{where}: {what} is neither hex nor base64: {shown}") from None
+
+
+def any_value(value: Any, where: str) -> Any:
+    """An OTLP ``AnyValue`` object as a plain value (arrays as lists, key-value lists as
+    objects, 64-bit integers given as texts as integers, bytes as hex)."""
+    if not isinstance(value, Mapping):
+        return value
+    for camel, snake in (("stringValue", "string_value"), ("boolValue", "bool_value")):
+        if camel in value or snake in value:
+            return _field(value, camel, snake)
+    if "intValue" in value or "int_value" in value:
+        number = _field(value, "intValue", "int_value")
+        try:
+            return int(number)
+        except (TypeError, ValueError):
+            raise PoolError(f"{where}: intValue {number!r:.40} is not an integer") from None
+    if "doubleValue" in value or "double_value" in value:
+        number = _field(value, "doubleValue", "double_value")
+        if isinstance(number, str):  # "NaN", "Infinity" as protobuf's JSON writes them
+            try:
+                return float(number)
+            except ValueError:
+                raise PoolError(f"{where}: doubleValue {number!r:.40} is not a number") from None
+        return number
+    if "arrayValue" in value or "array_value" in value:
+        array = _object(_field(value, "arrayValue", "array_value") or {}, f"{where}: arrayValue")
+        listed = _list(array.get("values", []), f"{where}: arrayValue.values")
+        return [any_value(item, where) for item in listed]
+    if "kvlistValue" in value or "kvlist_value" in value:
+        pairs = _object(_field(value, "kvlistValue", "kvlist_value") or {}, f"{where}: kvlistValue")
+        return key_values(pairs.get("values", []), where)
+    if "bytesValue" in value or "bytes_value" in value:
+        raw = _field(value, "bytesValue", "bytes_value")
+        try:
+            return base64.b64decode(raw).hex()
+        except (binascii.Error, ValueError, TypeError):
+            return raw
+    return None  # an empty AnyValue
+
+
+def key_values(items: Any, where: str) -> dict[str, Any]:
+    """OTLP's list of ``{"key", "value"}`` as one object (a later key wins, as in OTel)."""
+    if not isinstance(items, list):
+        raise PoolError(f"{where}: attributes must be a list of key-value objects")
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
+            raise PoolError(f"{where}: an attribute without a key: {one_line(item, max_chars=60)}")
+        out[item["key"]] = any_value(item.get("value"), f"{where}: attribute {item['key']!r}")
+    return out
+
+
+def otlp_spans(record: Record) -> Iterator[Span]:
+    """The spans of one ``ExportTraceServiceRequest`` object, with their resource's
+    ``service.name``."""
+    obj, where = record
+    if not isinstance(obj, Mapping):
+        raise PoolError(f"{where}: not an OTLP export (an object with resourceSpans)")
+    resources = _field(obj, "resourceSpans", "resource_spans")
+    if not isinstance(resources, list):
+        raise PoolError(f"{where}: not an OTLP export (resourceSpans must be a list)")
+    for r, resource_spans in enumerate(resources):
+        at = f"{where}: resourceSpans[{r}]"
+        resource_spans = _object(resource_spans, at)
+        resource = _object(resource_spans.get("resource") or {}, f"{at}.resource")
+        resource_attrs = key_values(resource.get("attributes", []), f"{at}.resource")
+        service = resource_attrs.pop("service.name", None)
+        scopes = _field(resource_spans, "scopeSpans", "scope_spans")
+        if scopes is None:
+            scopes = _field(resource_spans, "instrumentationLibrarySpans", "il_spans") or []
+        for s, scope in enumerate(_list(scopes, f"{at}.scopeSpans")):
+            scope = _object(scope, f"{at}.scopeSpans[{s}]")
+            listed = _list(scope.get("spans", []), f"{at}.scopeSpans[{s}].spans")
+            for n, span in enumerate(listed):
+                span = _object(span, f"{at}.scopeSpans[{s}].spans[{n}]")
+                span_id = _hex_id(_field(span, "spanId", "span_id"), where, "spanId")
+                label = f"{where}, span {span_id}"
+                start = nanoseconds(_field(span, "startTimeUnixNano", "start_time_unix_nano"))
+                end = nanoseconds(_field(span, "endTimeUnixNano", "end_time_unix_nano"))
+                attributes = key_values(span.get("attributes", []), label)
+                if isinstance(scope.get("scope"), Mapping) and isinstance(
+                    scope["scope"].get("name"), str
+                ):
+                    attributes.setdefault("otel.scope.name", scope["scope"]["name"])
+                status = span.get("status")
+                if isinstance(status, Mapping) and status.get("code") not in (
+                    None,
+                    0,
+                    "STATUS_CODE_UNSET",
+                ):
+                    attributes.setdefault("otel.status_code", status.get("code"))
+                    if status.get("message"):
+                        attributes.setdefault("otel.status_description", status["message"])
+                yield Span(
+                    attributes,
+                    label,
+                    trace_id=_hex_id(_field(span, "traceId", "trace_id"), label, "traceId"),
+                    span_id=span_id,
+                    parent_id=_hex_id(
+                        _field(span, "parentSpanId", "parent_span_id"), label, "parentSpanId"
+                    ),
+                    name=_text(span.get("name")),
+                    service=None if service is None else str(service),
+                    start=iso_time(start),
+                    end=iso_time(end),
+                    start_ns=start or 0,
+                    resource={k: json_value(v) for k, v in resource_attrs.items()},
+                )
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise PoolError(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise PoolError(f"{where}: expected a list, got {type(value).__name__}")
+    return value
+
+
+_ROW_READ = ("name", "span_kind", "parent_id", "start_time", "end_time", "attributes", "context")
+
+
+def phoenix_span(record: Record) -> Span:
+    """One row of Phoenix's span table as a :class:`Span`; columns other than the ids,
+    name, kind, times and attributes go into the attributes, prefixed ``phoenix.``."""
+    row, where = record
+    if not isinstance(row, Mapping):
+        raise PoolError(f"{where}: a span row must be an object, got {type(row).__name__}")
+    context: Mapping[str, Any] = row["context"] if isinstance(row.get("context"), Mapping) else {}
+    attributes: dict[str, Any] = {}
+    if isinstance(row.get("attributes"), Mapping):
+        attributes.update(flat_attributes(row["attributes"]))
+    elif isinstance(row.get("attributes"), str):  # a JSON text column
+        try:
+            attributes.update(flat_attributes(json.loads(row["attributes"])))
+        except ValueError:
+            raise PoolError(f"{where}: attributes: not a JSON object") from None
+    rest: dict[str, Any] = {}
+    for key, value in row.items():
+        key = str(key)
+        if key.startswith("attributes."):
+            attributes.update(flat_attributes(value, key.removeprefix("attributes.")))
+        elif key.startswith("__index_level_"):
+            continue  # pandas' own name for an index that repeats a column (Phoenix's span id)
+        elif not key.startswith("context.") and key not in _ROW_READ:
+            rest[f"phoenix.{key}"] = value
+    attributes = {k: json_value(v) for k, v in attributes.items()}
+    attributes.update({k: json_value(v) for k, v in rest.items() if v is not None})
+    span_id = row.get("context.span_id", context.get("span_id"))
+    start = nanoseconds(row.get("start_time"))
+    label = f"{where}, span {one_line(span_id, max_chars=40)}" if span_id else where
+    kind = row.get("span_kind")
+    return Span(
+        attributes,
+        label,
+        trace_id=_text(row.get("context.trace_id", context.get("trace_id"))),
+        span_id=_text(span_id),
+        parent_id=_text(row.get("parent_id")),
+        name=_text(row.get("name")),
+        start=iso_time(start),
+        end=iso_time(nanoseconds(row.get("end_time"))),
+        start_ns=start or 0,
+        kind=kind if isinstance(kind, str) else None,
+    )
+
+
+def _text(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return str(value)
+
+
+def json_value(value: Any) -> Any:
+    """A value of an export as a JSON value: tuples and arrays as lists, times as ISO 8601
+    texts, bytes as hex, NaN and infinities as None (JSON has none of them)."""
+    if isinstance(value, Mapping):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_value(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, str):  # numpy values and arrays
+        return json_value(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, dt.datetime):
+        return iso_time(nanoseconds(value))
+    if isinstance(value, dt.date | dt.time | dt.timedelta):
+        return str(value)
+    if hasattr(value, "isoformat"):  # pandas Timestamp
+        return str(value.isoformat())
+    return value
