@@ -219,9 +219,19 @@ def test_verdict_figure_follows_the_history_for_every_chunk(pool):
         kinds.add(verdict.kind.value)
         fig = F.verdict_figure(s, i, ids=pool["ids"])
         data = as_dict(fig)["data"]
-        assert data[1]["y"] == [g.gain for g in verdict.history]
+        # Its score is a line where the rule could take it and a hollow point where it could
+        # not (too large, or barred): the two traces hold every step of its history.
+        could = [g.gain if g.eligible else None for g in verdict.history]
+        assert data[1]["y"] == could
+        barred = [g.gain for g in verdict.history if not g.eligible]
+        assert (data[2]["y"] if barred else []) == barred
+        assert len(data) == (3 if barred else 2)
         assert data[0]["y"] == [g.winner_gain for g in verdict.history]
         assert data[1]["x"] == [g.step for g in verdict.history]
+        # The step axis spans the run's steps, and names the rule's score.
+        layout = as_dict(fig)["layout"]
+        assert layout["xaxis"]["range"] == [0.5, len(s.steps) + 0.5]
+        assert layout["yaxis"]["title"]["text"] == s.scoring.formula
         vline = [sh for sh in as_dict(fig)["layout"]["shapes"] if sh["x0"] == sh["x1"]]
         assert [sh["x0"] for sh in vline] == [verdict.step]
         if verdict.kind.value == "selected":

@@ -255,10 +255,14 @@ def as_percent(frame: pd.DataFrame, column: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------- why dropped
 
 
-def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
+def history_frame(pool: Pool, selection: Selection, verdict: Verdict) -> pd.DataFrame:
     """A chunk's score (what the rule maximised) and marginal F gain at every step it was in
-    play, against the winner's."""
+    play, against the winner's; ``fits``: it fitted the tokens left then; ``could be taken``: "yes",
+    or why the rule could not take it (the words of the verdict chart's hover)."""
+    from adagres.figures import verdict_data
+
     history = verdict.history
+    data = verdict_data(selection, verdict.chunk, ids=pool.ids)
     return _frame(
         {
             "step": [h.step for h in history],
@@ -266,9 +270,10 @@ def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
             "winner score": [
                 None if h.winner_score is None else round(h.winner_score, 4) for h in history
             ],
-            "its gain": [round(h.gain, 4) for h in history],
-            "fits": [h.eligible for h in history],
+            "fits": list(data.fits),
+            "could be taken": [why or "yes" for why in data.barred],
             "winner": [None if h.winner is None else pool.ids[h.winner] for h in history],
+            "its gain": [round(h.gain, 4) for h in history],
             "winner gain": [
                 None if h.winner_gain is None else round(h.winner_gain, 4) for h in history
             ],

@@ -162,7 +162,8 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
         return Verdict(i, kind, number, tokens, s.tokens_available, s.relevance_term,
                        s.redundancy_term, s.gain, s.runner_up, s.runner_up_gain, history,
                        sources, selection.scoring, s.score, s.score_relevance,
-                       s.score_redundancy, fill_from=fill_from)  # fmt: skip
+                       s.score_redundancy, fill_from=fill_from,
+                       runner_up_score=s.runner_up_score)  # fmt: skip
     relevance_term = float(selection.alpha * selection.relevance[i])
     if kind is VerdictKind.DUPLICATE:
         d = next(d for d in selection.duplicates if d.chunk == i)

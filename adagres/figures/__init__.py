@@ -64,6 +64,8 @@ _HOME = {
     "timeline_data": "timeline",
     "verdict_data": "verdict",
     "verdict_figure": "verdict",
+    "verdict_phrase": "pool_map",
+    "VERDICT_MARKERS": "pool_map",
 }
 
 __all__ = sorted(_HOME)
