@@ -13,9 +13,9 @@ from adagres.errors import AdagresError
 
 from . import compute, corpora, live, nav, pools, progress, render, state
 from .state import AppSettings
-from .text import STRATEGY_HELP, strategy_short
+from .text import STRATEGY_HELP, lam_note, strategy_short
 
-__all__ = ["LAM_SLIDER_MAX", "manual_start", "sidebar"]
+__all__ = ["LAM_SLIDER_MAX", "apply_preset", "manual_start", "sidebar"]
 
 #: Upper end of the manual λ slider (a URL may carry a larger value; the slider then extends).
 LAM_SLIDER_MAX = 2.0
@@ -28,13 +28,20 @@ _POLICIES = {
     "ratio": "gain per token",
     "fill": "keep spending the budget after the gains turn ≤ 0",
 }
+
+
 # Which preset uses which policy, from the presets themselves (no policy is "the default":
 # each preset has its own).
+def _presets_using(policy: str) -> str:
+    """ " (the paper and recommended presets')": the presets whose policy it is, if any."""
+    names = [p.name for p in PRESETS.values() if p.settings.policy == policy]
+    if len(names) < 2:
+        return f" (the {names[0]} preset's)" if names else ""
+    return f" (the {', '.join(names[:-1])} and {names[-1]} presets')"
+
+
 _POLICY_HELP = " ".join(
-    f"{policy}: {what}"
-    + "".join(f" (the {p.name} preset's)" for p in PRESETS.values() if p.settings.policy == policy)
-    + "."
-    for policy, what in _POLICIES.items()
+    f"{policy}: {what}{_presets_using(policy)}." for policy, what in _POLICIES.items()
 )
 _TOP_N_HELP = (
     "Take L̄, r̄ and ρ̄ (and the τ = ρ̄ floor) over the N chunks most relevant to the query, "
@@ -148,11 +155,12 @@ def _preset_controls() -> None:
     # cut "Recommended" short in the sidebar).
     with st.container(horizontal=True, gap="small"):
         for name, label in (("recommended", "Recommended"), ("paper", "Paper")):
-            st.button(label, key=f"sb_preset_{name}", on_click=_apply_preset, args=(name,),
+            st.button(label, key=f"sb_preset_{name}", on_click=apply_preset, args=(name,),
                       help=PRESETS[name].description, disabled=name in names)  # fmt: skip
 
 
-def _apply_preset(name: str) -> None:
+def apply_preset(name: str) -> None:
+    """Switch to the preset ``name`` (a button's callback), from the last step."""
     chosen = PRESETS[name]
     state.update(strategy=chosen.strategy, selector=chosen.settings, step=None, chunk=None)
 
@@ -215,6 +223,11 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
                       format="%.2f", min_value=-MAX_WEIGHT, max_value=MAX_WEIGHT)  # fmt: skip
         _bind_setting(st.number_input, "offset", "sb_offset", "Offset of λ", step=0.01,
                       format="%.3f", min_value=-MAX_WEIGHT, max_value=MAX_WEIGHT)  # fmt: skip
+    note = lam_note(state.current().strategy)
+    if note:  # λ changes no pick here: say why, right under it, and offer the paper's method
+        st.caption(note)
+        st.button("Use the paper's method", key="sb_lam_paper", on_click=apply_preset,
+                  args=("paper",), help=PRESETS["paper"].description)  # fmt: skip
     with st.expander("Calibration pool (top N)"):
         _bind_setting(
             st.radio,
