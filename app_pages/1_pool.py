@@ -1,10 +1,12 @@
 """Pool: choose, upload or build a pool; see its chunks, distributions and near-duplicates."""
 
+import json
+
 import streamlit as st
 
 from adagres import figures
 from adagres.errors import AdagresError
-from ui import asking, compute, explorer, render, state, tables
+from ui import asking, compute, explorer, live, pools, poolset_links, render, state, tables
 from ui.pool_sources import pool_sources
 from ui.projection_store import projection
 from ui.sidebar import sidebar
@@ -41,6 +43,26 @@ render.metrics(
 )
 if pool.embedding_model:
     st.text(f"Embedding model: {pool.embedding_model}")
+# A link or a reload elsewhere cannot bring this pool back (a Live pool's or a shared pool
+# set's query can: the address says where to read it again).
+lost_by_links = not (live.is_live_key(settings.pool) or poolset_links.linkable(settings.pool))
+if pools.is_private(settings.pool) and lost_by_links:
+    keep = st.container(horizontal=True, vertical_alignment="center")
+    keep.caption(
+        "This pool lives in this browser session only: a link to it opens nothing in another "
+        "browser, nor here once the server restarts. Download it to keep or share it; the "
+        "file opens again under “Upload a pool file”, above.",
+        width="stretch",
+    )
+    keep.download_button(
+        "Download this pool",
+        data=lambda: json.dumps(pool.to_dict(), ensure_ascii=False),
+        file_name=f"{settings.pool}.json",
+        mime="application/json",
+        key="pool_keep",
+        on_click="ignore",
+        icon=":material/download:",
+    )
 
 st.subheader("Map")
 explore = st.columns([2, 1])

@@ -11,7 +11,7 @@ from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
-from . import compute, corpora, live, nav, pools, progress, render, state
+from . import compute, corpora, live, nav, pools, poolset_links, progress, render, state
 from .state import AppSettings
 from .text import STRATEGY_HELP, lam_note, strategy_short
 
@@ -42,6 +42,11 @@ def _presets_using(policy: str) -> str:
 
 _POLICY_HELP = " ".join(
     f"{policy}: {what}{_presets_using(policy)}." for policy, what in _POLICIES.items()
+)
+#: How to keep a pool a link cannot bring back (said where a link fails to open one).
+KEEP_A_POOL = (
+    " To share or keep such a pool, download it on the Pool page of the browser that made it "
+    '("Download this pool") and open that file on the Pool page here.'
 )
 _TOP_N_HELP = (
     "Take L̄, r̄ and ρ̄ (and the τ = ρ̄ floor) over the N chunks most relevant to the query, "
@@ -96,12 +101,12 @@ def sidebar() -> AppSettings:
         if not keys:
             st.info("No pool yet: upload one or build one from documents on the Pool page.")
             return settings
+        settings = state.current()  # a pool set's query may have been read again above
         if settings.pool not in keys:
-            if settings.pool:
-                st.warning(
-                    render.escape_md(
-                        f"{pools.unavailable_reason(settings.pool)} Showing {keys[0]!r}."
-                    )
+            if settings.pool:  # said in the page itself, where the user looks
+                st.session_state["sb_missing_pool"] = (
+                    f"{pools.unavailable_reason(settings.pool)} Showing {keys[0]!r} instead."
+                    + (KEEP_A_POOL if pools.is_private(settings.pool) else "")
                 )
             state.update(pool=keys[0], step=None, chunk=None, record=False)
         labels = {key: pools.pool_label(key) for key in keys}  # read now, in this session
@@ -114,6 +119,9 @@ def sidebar() -> AppSettings:
             state.stop()
         low, high = pools.budget_limits(pool)
         _selection_controls(len(pool), low, high)
+    missing = st.session_state.pop("sb_missing_pool", None)
+    if missing:
+        st.warning(render.escape_md(missing), icon=":material/link_off:")
     chosen = state.current()
     return chosen.replace(budget=min(max(chosen.budget, low), high))
 
@@ -125,6 +133,10 @@ def _pool_keys(wanted: str) -> list[str]:
     if wanted and wanted not in keys and live.is_live_key(wanted):
         live.restore_from_url()
         keys = pools.pool_keys()
+    if wanted and wanted not in keys and poolset_links.is_poolset_key(wanted):
+        poolset_links.restore_from_url()  # from the set's path and place in the address
+        keys = pools.pool_keys()
+        wanted = state.current().pool  # the set's pool now, if its content changed
     if wanted and wanted not in keys and pools.resolvable(wanted):
         index = pools.fanoutqa_index(wanted)
         try:
