@@ -71,25 +71,26 @@ def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 
 def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
-    """One row per chunk: position, id, title, (gold), tokens, relevance, verdict, step, text.
+    """One row per chunk, in pool order, the key columns first (they stay in view in a
+    narrow window): id, verdict, step, tokens, relevance, (gold), title, position, text.
 
     The ``gold`` column is there only when the pool marks gold chunks.
     """
     verdicts = selection.verdict_kinds
     frame = _frame(
         {
-            "position": np.arange(len(pool)),
             "id": list(pool.ids),
-            "title": [chunk.title or "" for chunk in pool.chunks],
-            "tokens": np.asarray(pool.token_counts),
-            "relevance": np.round(selection.relevance, 4),
             "verdict": [plain_name(kind) for kind, _ in verdicts],
             "step": [step for _, step in verdicts],
+            "tokens": np.asarray(pool.token_counts),
+            "relevance": np.round(selection.relevance, 4),
+            "title": [chunk.title or "" for chunk in pool.chunks],
+            "position": np.arange(len(pool)),
             "text": list(pool.texts),
         }
     )
     if pool.gold_ids:
-        frame.insert(3, "gold", [chunk.gold for chunk in pool.chunks])
+        frame.insert(5, "gold", [chunk.gold for chunk in pool.chunks])
     return frame
 
 
@@ -144,13 +145,14 @@ def heatmap_rows_frame(pool: Pool, selection: Selection, shown: Sequence[int]) -
 
 
 def pairs_frame(pool: Pool, duplicates: NearDuplicates, picked: Iterable[int]) -> pd.DataFrame:
-    """Near-duplicate pairs, most similar first: ids, cosine, which are selected, snippets."""
+    """Near-duplicate pairs, most similar first: ids, cosine, which are selected ("both",
+    the selected one's id, or "neither"), snippets."""
     chosen = set(picked)
 
-    def selected(i: int, j: int) -> str:
+    def selected(i: int, j: int) -> str:  # which of the pair is picked, by its id
         if i in chosen and j in chosen:
             return "both"
-        return "A" if i in chosen else "B" if j in chosen else ""
+        return pool.ids[i] if i in chosen else pool.ids[j] if j in chosen else "neither"
 
     pairs = duplicates.pairs
     return _frame(

@@ -23,6 +23,7 @@ _HOME = {
     "HeatmapData": "heatmap",
     "LABEL_CHAR_WIDTH": "budget_bar",
     "LABEL_FIT_WIDTH": "budget_bar",
+    "MIN_ID_CHARS": "budget_bar",
     "MARKER_STEPS": "timeline",
     "MAX_PICK_LABELS": "pool_map",
     "METRIC_LABELS": "sweeps",

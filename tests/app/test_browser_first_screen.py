@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from apptest_support import recommended_selection
 from browser_support import chromium, rerun, server, settle_layout, wait_for_app
 
 pytestmark = pytest.mark.browser
@@ -91,3 +92,29 @@ def test_one_click_from_the_default_view_shows_lambda_changing_the_picks(app_url
         changes = page.get_by_text("The picked set changes at", exact=False)
         changes.wait_for(timeout=60_000)
         assert "pool=biomedical_redundant" in page.url and "budget=1000" in page.url
+
+
+def test_a_fresh_browser_opens_a_link_to_a_pool_sets_query_with_its_numbers(app_url, data_dir):
+    """The address the Pool sets page writes for a query of a set on the server (its path
+    and place in the set) opens that query's pool in a browser that never saw it."""
+    from adagres.pools import poolsets
+    from ui import pools
+
+    set_ = poolsets.load_pool_set(data_dir)
+    unit = next(k for k, u in enumerate(set_.units) if u.path.endswith("distinct_topics.json"))
+    pool = poolsets.prepare_pool(poolsets.load_unit(set_.units[unit])[0])
+    key = f"poolset-{pools.pool_digest(pool)[:12]}"
+    expected = recommended_selection(pool, 1000)
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{app_url}/?pool={key}&budget=1000&set={data_dir}&setq={unit}.0")
+        wait_for_app(page)
+
+        def tile(label: str) -> str:
+            metric = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+            return metric.locator('[data-testid="stMetricValue"]').inner_text()
+
+        assert "not available" not in page.locator('[data-testid="stMain"]').inner_text()
+        assert tile("Chunks selected") == str(expected.size)
+        assert tile("Tokens used") == f"{expected.tokens_used:,} / 1,000"
+        assert f"pool={key}" in page.url
