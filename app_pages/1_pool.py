@@ -116,10 +116,17 @@ if asked is not None and placed is not None and reselected is not None:
     relevance = {"relevance to the question": st.column_config.NumberColumn(format="%.4f")}
     render.table(asking.beside_frame(pool, selection, reselected), "pool_ask_picks", relevance)
 if found is not None:
-    st.caption(f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed).")
+    st.caption(render.md_line(
+        f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed), listed below."
+    ))  # fmt: skip
+    if found:
+        render.table(frame.iloc[list(found)], "pool_found",
+                     {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
 chosen = explorer.picked(pool)
 if chosen:
     st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
+    verdicts = frame.iloc[list(chosen)]["verdict"].value_counts()
+    st.text("Their verdicts: " + " · ".join(f"{n} {v}" for v, n in verdicts.items()))
     render.table(frame.iloc[list(chosen)], "pool_chosen",
                  {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
     st.download_button(
@@ -136,7 +143,11 @@ st.caption("Verdict under the current sidebar settings (see Why dropped for the 
 render.table(frame, "pool_table", {"relevance": st.column_config.NumberColumn(format="%.4f")})
 
 st.subheader("Relevance and length")
-render.chart(figures.distributions_figure(selection.relevance, pool.token_counts),
+# Linked to the map: the chunks chosen there (lasso or box) over the pool, else the picks.
+overlay, overlay_name = (chosen, f"chosen on the map ({len(chosen)})") if chosen else (
+    selection.indices, f"selected ({selection.size})")  # fmt: skip
+render.chart(figures.distributions_figure(selection.relevance, pool.token_counts,
+                                          selected=overlay, selected_name=overlay_name),
              "pool_distributions")  # fmt: skip
 
 st.subheader("Near-duplicates")
