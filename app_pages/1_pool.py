@@ -45,7 +45,8 @@ if pool.embedding_model:
     st.text(f"Embedding model: {pool.embedding_model}")
 # A link or a reload elsewhere cannot bring this pool back (a Live pool's or a shared pool
 # set's query can: the address says where to read it again).
-lost_by_links = not (live.is_live_key(settings.pool) or poolset_links.linkable(settings.pool))
+lost_by_links = not (live.is_live_key(settings.pool) or poolset_links.linkable(settings.pool)
+                     or asking.is_asked_key(settings.pool))  # fmt: skip
 if pools.is_private(settings.pool) and lost_by_links:
     keep = st.container(horizontal=True, vertical_alignment="center")
     keep.caption(
@@ -79,7 +80,8 @@ ask_row = st.columns([3, 1], vertical_alignment="bottom")
 with ask_row[0]:
     state.bind_option(st.text_input, asking.ASK, "pool_ask", "Ask a new question",
                       default="", placeholder="embedded offline by the pool's model")  # fmt: skip
-question_text = asking.asked()
+# A pool opened from a question has it as its query already: no new query on top of it.
+question_text = "" if asking.is_asked_key(settings.pool) else asking.asked()
 with ask_row[1]:
     st.button("Original query", key="pool_ask_clear", on_click=asking.clear,
               help="Back to the pool's own query: clears the new question.",
@@ -115,6 +117,10 @@ if asked is not None and placed is not None and reselected is not None:
     ))  # fmt: skip
     relevance = {"relevance to the question": st.column_config.NumberColumn(format="%.4f")}
     render.table(asking.beside_frame(pool, selection, reselected), "pool_ask_picks", relevance)
+    st.button("Open this question in every page", key="pool_ask_open",
+              on_click=asking.open_everywhere, args=(settings.pool, asked),
+              help="Selection, Why dropped and every other page then select for the question "
+              "(the same chunks, the question as the query); the link keeps it.")  # fmt: skip
 if found is not None:
     st.caption(render.md_line(
         f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed), listed below."

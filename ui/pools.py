@@ -65,7 +65,7 @@ __all__ = [
 ROOT = Path(__file__).resolve().parent.parent
 FANOUTQA_PREFIX = "fanoutqa-"
 #: Key prefixes of pools that belong to the session that made them.
-PRIVATE_KINDS = ("upload", "corpus", "drugs", "live", "poolset")
+PRIVATE_KINDS = ("upload", "corpus", "drugs", "live", "poolset", "asked")
 _OWNED = "pools_owned"  # session state: {key: label} of the private pools this session made
 
 

@@ -133,6 +133,12 @@ def _pool_keys(wanted: str) -> list[str]:
     if wanted and wanted not in keys and live.is_live_key(wanted):
         live.restore_from_url()
         keys = pools.pool_keys()
+    if wanted and wanted not in keys and wanted.startswith("asked-"):
+        from . import asking  # pandas and the embedder: only when a link needs them
+
+        asking.restore_from_url()  # the address's question, asked of its pool again
+        keys = pools.pool_keys()
+        wanted = state.current().pool
     if wanted and wanted not in keys and poolset_links.is_poolset_key(wanted):
         poolset_links.restore_from_url()  # from the set's path and place in the address
         keys = pools.pool_keys()
