@@ -48,7 +48,7 @@ def draw_header(step: int) -> None:
     ]  # fmt: skip
     if weighs_lam:  # λ and F(S) are this rule's own numbers only where λ weighs its score
         headline[2:2] = [("λ", f"{selection.lam:.4f}"), ("F(S)", f"{objective:.4f}")]
-    render.metrics(headline)
+    render.metrics(headline, gap="small")  # three tiles on one row at 1024 px
     # What the context pays for twice, for the whole run: folded, its numbers in the label.
     measured = compute.metrics_of(key)
     repeated = percent(measured.repeated_text or 0.0)

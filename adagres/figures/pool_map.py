@@ -462,12 +462,14 @@ def pool_map(
         fig.update_traces(unselected_textfont_color=selected_color, selector={"name": "selected"})
     if title is None:
         n_steps = len(selection.steps)
+        # Two short lines: the map shares its row with the timeline, and a long title line
+        # would run past a narrow map's edge (the step first, what happened second).
         if data.step == 0:
             title = "Pool before the first pick"
         elif data.winner_accepted and data.winner is not None:
-            title = f"Step {data.step} of {n_steps}: pick {data.step} ({escape(ids[data.winner])})"
+            title = f"Step {data.step} of {n_steps}: pick {data.step}<br>{escape(ids[data.winner])}"
         else:
-            title = f"Step {data.step} of {n_steps}: stopped ({plain_name(data.stop_reason)})"
+            title = f"Step {data.step} of {n_steps}: stopped<br>{plain_name(data.stop_reason)}"
         title += f" · {data.method.upper()} map"
     apply_layout(fig, title=title, height=height)
     fig.update_layout(hoverlabel=HOVER_LABEL)
