@@ -1,10 +1,12 @@
 """Pool: choose, upload or build a pool; see its chunks, distributions and near-duplicates."""
 
+import json
+
 import streamlit as st
 
 from adagres import figures
 from adagres.errors import AdagresError
-from ui import asking, compute, explorer, render, state, tables
+from ui import asking, compute, explorer, live, pools, poolset_links, render, state, tables
 from ui.pool_sources import pool_sources
 from ui.projection_store import projection
 from ui.sidebar import sidebar
@@ -41,6 +43,27 @@ render.metrics(
 )
 if pool.embedding_model:
     st.text(f"Embedding model: {pool.embedding_model}")
+# A link or a reload elsewhere cannot bring this pool back (a Live pool's or a shared pool
+# set's query can: the address says where to read it again).
+lost_by_links = not (live.is_live_key(settings.pool) or poolset_links.linkable(settings.pool)
+                     or asking.is_asked_key(settings.pool))  # fmt: skip
+if pools.is_private(settings.pool) and lost_by_links:
+    keep = st.container(horizontal=True, vertical_alignment="center")
+    keep.caption(
+        "This pool lives in this browser session only: a link to it opens nothing in another "
+        "browser, nor here once the server restarts. Download it to keep or share it; the "
+        "file opens again under “Upload a pool file”, above.",
+        width="stretch",
+    )
+    keep.download_button(
+        "Download this pool",
+        data=lambda: json.dumps(pool.to_dict(), ensure_ascii=False),
+        file_name=f"{settings.pool}.json",
+        mime="application/json",
+        key="pool_keep",
+        on_click="ignore",
+        icon=":material/download:",
+    )
 
 st.subheader("Map")
 explore = st.columns([2, 1])
@@ -57,7 +80,8 @@ ask_row = st.columns([3, 1], vertical_alignment="bottom")
 with ask_row[0]:
     state.bind_option(st.text_input, asking.ASK, "pool_ask", "Ask a new question",
                       default="", placeholder="embedded offline by the pool's model")  # fmt: skip
-question_text = asking.asked()
+# A pool opened from a question has it as its query already: no new query on top of it.
+question_text = "" if asking.is_asked_key(settings.pool) else asking.asked()
 with ask_row[1]:
     st.button("Original query", key="pool_ask_clear", on_click=asking.clear,
               help="Back to the pool's own query: clears the new question.",
@@ -93,11 +117,22 @@ if asked is not None and placed is not None and reselected is not None:
     ))  # fmt: skip
     relevance = {"relevance to the question": st.column_config.NumberColumn(format="%.4f")}
     render.table(asking.beside_frame(pool, selection, reselected), "pool_ask_picks", relevance)
+    st.button("Open this question in every page", key="pool_ask_open",
+              on_click=asking.open_everywhere, args=(settings.pool, asked),
+              help="Selection, Why dropped and every other page then select for the question "
+              "(the same chunks, the question as the query); the link keeps it.")  # fmt: skip
 if found is not None:
-    st.caption(f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed).")
+    st.caption(render.md_line(
+        f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed), listed below."
+    ))  # fmt: skip
+    if found:
+        render.table(frame.iloc[list(found)], "pool_found",
+                     {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
 chosen = explorer.picked(pool)
 if chosen:
     st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
+    verdicts = frame.iloc[list(chosen)]["verdict"].value_counts()
+    st.text("Their verdicts: " + " · ".join(f"{n} {v}" for v, n in verdicts.items()))
     render.table(frame.iloc[list(chosen)], "pool_chosen",
                  {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
     st.download_button(
@@ -114,7 +149,11 @@ st.caption("Verdict under the current sidebar settings (see Why dropped for the 
 render.table(frame, "pool_table", {"relevance": st.column_config.NumberColumn(format="%.4f")})
 
 st.subheader("Relevance and length")
-render.chart(figures.distributions_figure(selection.relevance, pool.token_counts),
+# Linked to the map: the chunks chosen there (lasso or box) over the pool, else the picks.
+overlay, overlay_name = (chosen, f"chosen on the map ({len(chosen)})") if chosen else (
+    selection.indices, f"selected ({selection.size})")  # fmt: skip
+render.chart(figures.distributions_figure(selection.relevance, pool.token_counts,
+                                          selected=overlay, selected_name=overlay_name),
              "pool_distributions")  # fmt: skip
 
 st.subheader("Near-duplicates")

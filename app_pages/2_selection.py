@@ -7,7 +7,7 @@ import streamlit as st
 from ui import charts, compute, render, state, tables
 from ui.replay import picked_after, replay, step_summary, step_totals
 from ui.sidebar import sidebar
-from ui.text import count, plain_name, reference_code_note
+from ui.text import count, lam_note, percent, plain_name, reference_code_note
 
 # ---- controls
 settings = sidebar()
@@ -17,46 +17,75 @@ st.title("Selection")
 pool, key, selection = render.pool_and_selection(settings)
 
 
+def lam_at_work() -> None:
+    """Where λ changes no pick (top-k, the default preset), say so under the title, on one
+    line with the one click that shows λ at work: the λ page, where the paper's method picks
+    differently as λ moves (the sidebar offers the paper's method itself). Outside the
+    replay's fragment: the click reruns the whole page."""
+    note = lam_note(settings.strategy, short=True)
+    if note is None:
+        st.caption(f"{settings.strategy}: {selection.scoring.formula}")
+        return
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.caption(note, width="content")
+    if row.button("See λ at work", key="sel_lam_page", icon=":material/function:",
+                  help="The λ page: the paper's method at every λ, and where its picks "
+                  "change."):  # fmt: skip
+        state.switch_page("app_pages/4_lambda.py")
+
+
 def draw_header(step: int) -> None:
-    """The page's numbers at the step the replay shows (the whole run at the last step)."""
+    """The page's numbers at the step the replay shows (the whole run at the last step):
+    one row of the numbers that change with the step, the run's context numbers folded."""
     size, used, objective = step_totals(selection, step)
     last = len(selection.steps)
-    render.metrics(
-        [
-            ("Chunks selected", size),
-            ("Tokens used", f"{used:,} / {selection.budget:,}"),
-            ("λ", f"{selection.lam:.4f}"),
-            ("F(S)", f"{objective:.4f}"),
-            ("Stop reason", plain_name(selection.stop_reason) if step >= last
-             else f"not yet (step {step} of {last})"),
-        ]
-    )  # fmt: skip
-    # What the context pays for twice: repeated text next to the mean pairwise cosine.
+    weighs_lam = lam_note(settings.strategy) is None
+    headline = [
+        ("Chunks selected", size),
+        ("Tokens used", f"{used:,} / {selection.budget:,}"),
+        # Short while replaying ("not yet"): the slider and the sentence below give the step.
+        ("Stop reason", plain_name(selection.stop_reason) if step >= last else "not yet"),
+    ]  # fmt: skip
+    if weighs_lam:  # λ and F(S) are this rule's own numbers only where λ weighs its score
+        headline[2:2] = [("λ", f"{selection.lam:.4f}"), ("F(S)", f"{objective:.4f}")]
+    render.metrics(headline, gap="small")  # three tiles on one row at 1024 px
+    # What the context pays for twice, for the whole run: folded, its numbers in the label.
     measured = compute.metrics_of(key)
-    render.metrics(
-        [
-            ("Mean pair cosine", f"{measured.redundancy_mean:.3f}"),
-            ("Repeated text", f"{100 * (measured.repeated_text or 0.0):.1f}%"),
-            ("Near-duplicate pairs", measured.near_duplicates),
-            ("Duplicates dropped", len(selection.duplicates)),
-            ("Tokens merged", selection.tokens_saved),
-        ],
-        help={
-            "Repeated text": "Share of the context's words (lower-cased) that lie in a word "
-            "8-gram already earlier in the context, chunks in pick order.",
-            "Duplicates dropped": "Chunks the near-duplicate guard made ineligible because they "
-            "duplicate a pick, or whose text lies inside a passage already taken (see Why "
-            "dropped).",
-            "Tokens merged": "Tokens that picks overlapping in their source share, paid for "
-            "once (Pay once for overlapping text, in the sidebar).",
-        },
+    repeated = percent(measured.repeated_text or 0.0)
+    summary = (
+        f"Whole run: {repeated} repeated text · mean pair cos {measured.redundancy_mean:.3f} · "
+        f"{count(len(selection.duplicates), 'duplicate')} dropped"
     )
-    if step < last:
-        st.caption("Mean pair cosine, repeated text and duplicates: the whole run's context.")
-    # What the rule maximised at each step; with the adaptive λ, its derivation.
-    st.caption(f"{settings.strategy}: {selection.scoring.formula}")
-    if selection.calibration is not None and "λ" in selection.scoring.redundancy:
-        st.text(selection.calibration.describe())
+    if selection.tokens_saved:
+        summary += f" · {selection.tokens_saved:,} tokens merged"
+    if not weighs_lam:
+        summary += f" · the paper's F(S) {selection.objective:.4f} at λ {selection.lam:.4f}"
+    with st.expander(summary, key="sel_whole_run"):
+        render.metrics(
+            [
+                ("Mean pair cosine", f"{measured.redundancy_mean:.3f}"),
+                ("Repeated text", repeated),
+                ("Near-duplicate pairs", measured.near_duplicates),
+                ("Duplicates dropped", len(selection.duplicates)),
+                ("Tokens merged", selection.tokens_saved),
+            ],
+            help={
+                "Repeated text": "Share of the context's words (lower-cased) that lie in a word "
+                "8-gram already earlier in the context, chunks in pick order.",
+                "Duplicates dropped": "Chunks the near-duplicate guard made ineligible because "
+                "they duplicate a pick, or whose text lies inside a passage already taken (see "
+                "Why dropped).",
+                "Tokens merged": "Tokens that picks overlapping in their source share, paid for "
+                "once (Pay once for overlapping text, in the sidebar).",
+            },
+        )
+        if not weighs_lam:
+            st.caption(
+                f"F(S) = {selection.objective:.4f} is the paper's objective for the whole "
+                f"run's picks at λ {selection.lam:.4f}; {settings.strategy} does not maximise it."
+            )
+        if selection.calibration is not None and "λ" in selection.scoring.redundancy:
+            st.text(selection.calibration.describe())
     if selection.note:
         st.text(selection.note)
     note = reference_code_note(selection)
@@ -80,13 +109,18 @@ def draw_step(step: int) -> None:
     """Everything that shows one step (drawn by the replay, step after step)."""
     st.text(step_summary(pool, selection, step))
     map_figure, timeline, budget_figure, method, pending = charts.step_figures(key, step)
-    render.chart(map_figure, "sel_map", on_select=open_verdict, selection_mode="points")
+    # The map and the timeline side by side (stacked on a narrow screen): both stay in view
+    # while the replay plays, at 1024 px as at 1280 px.
+    views = st.columns([3, 2], gap="small")
+    with views[0]:
+        render.chart(map_figure, "sel_map", on_select=open_verdict, selection_mode="points")
+    with views[1]:
+        render.chart(timeline, "sel_timeline")
     if st.session_state.pop("sel_open_why", False):
         state.switch_page("app_pages/6_why.py")
     render.projection_note(method, pending)
     st.caption("Click a chunk on the map to see why it was picked or dropped.")
     render.chart(budget_figure, "sel_budget")
-    render.chart(timeline, "sel_timeline")
     picked = picked_after(selection, step)
     context = selection.context(pool.texts, step)  # once: the heading, both views, download
     stitched = "" if len(context) == len(picked) else f" in {count(len(context), 'passage')}"
@@ -149,6 +183,7 @@ def draw_downloads(step: int, text: str) -> None:
     )
 
 
+lam_at_work()
 replay(selection, draw_step, header=draw_header)
 if charts.projection_pending(key):
     render.wait_for_projection(key.pool)

@@ -55,13 +55,18 @@ method = state.bind_option(
     help="pick: the selected chunks in pick order, then the rest by decreasing relevance. "
     "clusters: the same chunks grouped by average-linkage clustering on cosine distance.",
 )
+# Sizes up to the first that shows the whole pool ("all 88", not a 150 the pool lacks).
+sizes = [m for m in SIZES if m < len(pool)] + [m for m in SIZES if m >= len(pool)][:1]
+if state.option(TOP, min(150, sizes[-1])) not in sizes:  # a size of a larger pool, or link
+    state.set_option(TOP, sizes[-1], record=False)
 max_chunks = state.bind_option(
     controls[1].select_slider,
     TOP,
     "sim_max_chunks",
     "Chunks shown (top M)",
-    default=150,
-    options=SIZES,
+    default=min(150, sizes[-1]),
+    options=sizes,
+    format_func=lambda m: f"all {len(pool)}" if m >= len(pool) else str(m),
     help="Larger pools show the first M chunks of the pick order: the picks, then the most "
     "relevant. The hover text grows as M².",
 )

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from adagres import figures
+from adagres.core.strategies import STRATEGIES
 from adagres.core.sweep import default_lams
 from adagres.errors import AdagresError
 from ui import compute, derivation, render, state, tables
@@ -19,12 +20,17 @@ pool, key = render.current_pool(settings)
 # This page explains AdaGReS, whatever strategy the sidebar shows elsewhere.
 key = key.replace(strategy="adagres")
 if settings.strategy != "adagres":
-    orthogonal = settings.strategy == "orthogonal"
-    uses = "selects with it and reports F at it" if orthogonal else "reports F at it"
+    chosen = STRATEGIES.get(settings.strategy)
+    uses = (
+        "selects with this λ"
+        if chosen is not None and chosen.weighs_lam
+        else "does not select with λ; it only reports F at this λ"
+    )
     st.caption(
-        f"The sidebar's strategy, {strategy_label(settings.strategy)}, {uses}: the λ derived "
-        "here from the sidebar's formula, scale, offset and calibration pool. The λ sweep and "
-        "the bound below are those of AdaGReS (adagres) with the same settings."
+        "This page derives λ for AdaGReS, the paper's method, from the sidebar's formula, "
+        f"scale, offset and calibration pool. The sidebar's strategy, "
+        f"{strategy_label(settings.strategy)}, {uses}. The λ sweep and the bound below run "
+        "AdaGReS with the sidebar's settings."
     )
 
 # ---- cached calls

@@ -94,7 +94,7 @@ if verdict.history:
         ),
         "why_verdict",
     )
-    render.table(tables.history_frame(pool, verdict), "why_history",
+    render.table(tables.history_frame(pool, selection, verdict), "why_history",
                  {"its score": SIGNED, "winner score": SIGNED, "its gain": SIGNED,
                   "winner gain": SIGNED})  # fmt: skip
 if verdict.redundancy_sources:

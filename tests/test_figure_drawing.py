@@ -38,21 +38,27 @@ def test_budget_bar_labels_only_segments_that_can_hold_them():
 
 
 def test_budget_bar_cuts_long_ids_instead_of_dropping_them():
-    """Eleven picks of a 1,000-token budget with ids like a Live pool's: every segment is
-    about 58 px wide at the fitted width, too narrow for "3. <60 characters>", so each
-    label is its number and the start of its id, cut with "…" (none left out)."""
-    n = 11
-    C = np.eye(n, 12)
-    q = np.ones(12)
-    ids = [f"some/long/folder/document-number-{i:02d}-of-the-collection.md#{i}" for i in range(n)]
-    s = adagres.select(q, C, np.full(n, 90), 1000, lam=0.0)
-    assert s.size == n
-    picks = trace(F.budget_bar(s, ids=ids), "picks")
-    for k, (chunk, text) in enumerate(zip(s.indices, picks["text"], strict=True), start=1):
-        assert text.startswith(f"{k}. ") and text.endswith("…"), text
-        assert ids[chunk].startswith(text[len(f"{k}. ") : -1])
-        width = 90 * F.LABEL_FIT_WIDTH / 1000
-        assert len(text) * F.LABEL_CHAR_WIDTH + 6 <= width
+    """Picks with ids like a Live pool's: where a segment holds "<pick>. " and at least
+    MIN_ID_CHARS characters of the id, the label is the start of the id cut with "…"; where
+    it holds fewer (eleven picks of 90 of 1,000 tokens, about 58 px: "3. so…"), the number
+    alone, never an id cut to meaninglessness."""
+    for n, tokens, cut in ((5, 200, True), (11, 90, False)):
+        C = np.eye(n, 12)
+        q = np.ones(12)
+        ids = [f"some/long/folder/document-number-{i:02d}-of-the-collection.md#{i}"
+               for i in range(n)]  # fmt: skip
+        s = adagres.select(q, C, np.full(n, tokens), 1000, lam=0.0)
+        assert s.size == n
+        picks = trace(F.budget_bar(s, ids=ids), "picks")
+        width = tokens * F.LABEL_FIT_WIDTH / 1000
+        for k, (chunk, text) in enumerate(zip(s.indices, picks["text"], strict=True), start=1):
+            assert len(text) * F.LABEL_CHAR_WIDTH + 6 <= width
+            if not cut:
+                assert text == str(k)
+                continue
+            assert text.startswith(f"{k}. ") and text.endswith("…"), text
+            shown = text[len(f"{k}. ") : -1]
+            assert ids[chunk].startswith(shown) and len(shown) >= F.MIN_ID_CHARS
 
 
 def test_timeline_draws_markers_only_while_they_stay_apart():

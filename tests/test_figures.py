@@ -64,7 +64,9 @@ def test_budget_bar_stacks_picks_and_the_remaining_budget(pool):
     ends = [b + x for b, x in zip(starts, list(picks["x"]) + list(rest["x"]), strict=True)]
     assert starts[0] == 0 and starts[1:] == ends[:-1] and ends[-1] == BUDGET
     assert list(rest["x"]) == [BUDGET - s.tokens_used]
-    assert picks["text"][0].startswith("1. c")
+    # Its pick number, with its id where MIN_ID_CHARS of it fit (each label is checked
+    # against its width in test_figure_drawing).
+    assert picks["text"][0] == "1" or picks["text"][0].startswith("1. c")
     assert as_dict(fig)["layout"]["xaxis"]["range"] == [0, BUDGET]
     assert as_dict(fig)["layout"]["barmode"] == "overlay"
     empty = as_dict(F.budget_bar(s, ids=pool["ids"], step=0))["data"]
@@ -219,9 +221,19 @@ def test_verdict_figure_follows_the_history_for_every_chunk(pool):
         kinds.add(verdict.kind.value)
         fig = F.verdict_figure(s, i, ids=pool["ids"])
         data = as_dict(fig)["data"]
-        assert data[1]["y"] == [g.gain for g in verdict.history]
+        # Its score is a line where the rule could take it and a hollow point where it could
+        # not (too large, or barred): the two traces hold every step of its history.
+        could = [g.gain if g.eligible else None for g in verdict.history]
+        assert data[1]["y"] == could
+        barred = [g.gain for g in verdict.history if not g.eligible]
+        assert (data[2]["y"] if barred else []) == barred
+        assert len(data) == (3 if barred else 2)
         assert data[0]["y"] == [g.winner_gain for g in verdict.history]
         assert data[1]["x"] == [g.step for g in verdict.history]
+        # The step axis spans the run's steps, and names the rule's score.
+        layout = as_dict(fig)["layout"]
+        assert layout["xaxis"]["range"] == [0.5, len(s.steps) + 0.5]
+        assert layout["yaxis"]["title"]["text"] == s.scoring.formula
         vline = [sh for sh in as_dict(fig)["layout"]["shapes"] if sh["x0"] == sh["x1"]]
         assert [sh["x0"] for sh in vline] == [verdict.step]
         if verdict.kind.value == "selected":

@@ -12,6 +12,7 @@ from figure_support import as_dict, figure_pool, strip_own_markup, trace
 import adagres
 from adagres import figures as F
 from adagres.errors import InputError
+from adagres.figures.layout import plain_name
 from adagres.figures.projection import project
 
 N = 40
@@ -166,8 +167,17 @@ def test_map_at_and_beyond_the_stop_shows_all_picks_and_the_stop(pool):
     assert data.picked.indices == s.indices
     assert not data.winner_accepted and data.stop_reason == s.stop_reason.value
     assert data.winner == s.steps[-1].winner
-    final = s.steps[-1].candidates
-    assert set(data.unfit.indices) == set(np.flatnonzero(final.in_play & ~final.eligible))
+    # At the stop the verdicts are final: every chunk not picked is drawn in the group of
+    # its verdict kind, the groups the Pool table counts (the record's verdict kinds).
+    assert data.candidates.indices == data.unfit.indices == data.ineligible.indices == ()
+    drawn = {i: kind for kind, group in data.by_verdict for i in group.indices}
+    record = {i: kind.value for i, (kind, _) in enumerate(s.verdict_kinds)
+              if kind.value != "selected"}  # fmt: skip
+    assert drawn == record and len(set(record.values())) > 1
+    figure = F.pool_map(p, s, last, ids=pool["ids"], texts=pool["texts"])
+    for kind, group in data.by_verdict:
+        layer = trace(figure, f"{plain_name(kind)} ({len(group.indices)})")
+        assert list(layer["customdata"]) == list(group.indices)
     before = F.map_data(p, s, 0, ids=pool["ids"], texts=pool["texts"])
     assert before.picked.indices == () and before.winner is None
     assert before.candidates.values == tuple(

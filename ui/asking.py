@@ -21,6 +21,7 @@ with the question's vector as the query, so relevance (and everything after it) 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,17 +31,18 @@ import streamlit as st
 from adagres.core import baselines
 from adagres.core.prepared import PreparedPool, prepare
 from adagres.core.result import Selection
-from adagres.errors import PoolError
+from adagres.errors import AdagresError, PoolError
 from adagres.figures.projection import pca
 from adagres.pools.embed import embed_texts, resolve_model
 from adagres.pools.pool import Pool
 
-from . import state
+from . import compute, pools, render, state
 from .cache import Slot
 from .compute import PoolKey, SelectionKey
 
-__all__ = ["ASK", "NEIGHBOURS", "Placed", "Question", "asked", "beside_frame", "clear", "place",
-           "question", "reselect"]  # fmt: skip
+__all__ = ["ASK", "ASKED_FROM", "NEIGHBOURS", "Placed", "Question", "asked", "asked_pool",
+           "beside_frame", "clear", "is_asked_key", "open_everywhere", "place", "question",
+           "reselect", "restore_from_url"]  # fmt: skip
 
 #: How many nearest chunks are ringed on the map (and, under UMAP, place the question).
 NEIGHBOURS = 10
@@ -55,6 +57,9 @@ def _question_text(raw: str) -> str:
 
 
 ASK = state.Option("ask", _question_text)
+#: The pool a question opened in every page was asked of (with ``ask``: the link's way back).
+ASKED_FROM = state.Option("asked_from", str)
+ASKED_PREFIX = "asked-"
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,3 +193,51 @@ def beside_frame(pool: Pool, original: Selection, new: Selection) -> pd.DataFram
             "original pick": column([pool.ids[i] for i in original.indices]),
         }
     )
+
+
+# --------------------------------------------------------------------------- every page
+
+
+def asked_pool(pool: Pool, asked_question: Question) -> Pool:
+    """``pool`` with the question as its query: its text and vector; no gold labels or
+    answers (they belong to the original query)."""
+    chunks = tuple(dataclasses.replace(chunk, gold=False) for chunk in pool.chunks)
+    return dataclasses.replace(pool, query=asked_question.text, chunks=chunks, answers=(),
+                               raw_query_embedding=asked_question.vector)  # fmt: skip
+
+
+def is_asked_key(key: str) -> bool:
+    """Whether ``key`` names a pool opened from a question asked in place."""
+    return key.startswith(ASKED_PREFIX)
+
+
+def _register(base: str, asked_question: Question) -> str:
+    pool = asked_pool(pools.get_pool(base), asked_question)
+    label = f"{pools.pool_label(base)}, asked: {asked_question.text[:40]}"
+    return pools.add_pool(pool, "asked", label)
+
+
+def open_everywhere(base: str, asked_question: Question) -> None:
+    """The button's callback: the question's pool (the same chunks, the question as query)
+    becomes the current pool of every page; the address keeps the question and the pool it
+    was asked of, so a link asks it again."""
+    key = _register(base, asked_question)
+    state.set_option(ASKED_FROM, base)
+    state.update(pool=key, step=None, chunk=None)
+
+
+def restore_from_url() -> None:
+    """Ask the address's question (``ask``) of its pool (``asked_from``) again and make that
+    the current pool (a link opened in another browser); the sidebar calls it when the
+    address names an ``asked-`` pool this session lacks."""
+    base, text = str(state.option(ASKED_FROM, "")), asked()
+    if not (base and text):
+        return
+    try:
+        asked_question = question(compute.pool_key(base), text)
+        key = _register(base, asked_question)
+    except AdagresError as error:
+        render.error(f"Could not ask {text!r} of pool {base!r} again: {error}")
+        return
+    if key != state.current().pool:  # the pool or the model changed since the link was made
+        state.update(pool=key, step=None, chunk=None, record=False)

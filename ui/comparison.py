@@ -215,10 +215,13 @@ def metrics_frame(pool: Pool, configs: dict[str, AppSettings], names: list[str])
 
 
 def metric_text(name: str, value: Any) -> str:
-    """A metric's value as the Compare table writes it (``budget_use`` already in percent).
+    """A metric's value as the Compare table writes it (``budget_use`` and ``repeated_text``
+    already in percent, written as the Selection page writes a share: "2.4%").
 
     >>> metric_text("tokens_used", 1234), metric_text("budget_use", 98.94), metric_text("iou", 0.5)
     ('1,234', '98.9%', '0.500')
+    >>> metric_text("repeated_text", 2.4173)
+    '2.4%'
     >>> metric_text("answer_found", True), metric_text("redundancy_mean", float("nan"))
     ('yes', '–')
     """
@@ -226,7 +229,7 @@ def metric_text(name: str, value: Any) -> str:
         return "–"
     if name == "answer_found":
         return "yes" if value else "no"
-    if name == "budget_use":
+    if name in ("budget_use", "repeated_text"):  # shares, in percent already
         return f"{float(value):.1f}%"
     if name in ("iou", "recall", "precision"):
         return f"{float(value):.3f}"

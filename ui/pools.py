@@ -67,7 +67,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FANOUTQA_PREFIX = "fanoutqa-"
 _FANOUTQA_INDEX = re.compile(r"0|[1-9][0-9]{0,5}")
 #: Key prefixes of pools that belong to the session that made them.
-PRIVATE_KINDS = ("upload", "corpus", "drugs", "live", "poolset")
+PRIVATE_KINDS = ("upload", "corpus", "drugs", "live", "poolset", "asked")
 _OWNED = "pools_owned"  # session state: {key: label} of the private pools this session made
 
 

@@ -24,7 +24,7 @@ from adagres.figures.layout import PALETTE, apply_layout
 from adagres.pools import poolsets
 from adagres.pools.poolsets import PoolSet
 
-from . import pools, render, state
+from . import pools, poolset_links, render, state
 
 __all__ = [
     "COLUMNS",
@@ -333,6 +333,7 @@ def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
     label = f"{display_name(pool_set)} #{row['query_id']}: {pool.query[:40]}"
     key = pools.add_pool(pool, "poolset", label)
     state.update(pool=key, step=None, chunk=None)
+    poolset_links.remember(pool_set.source, row["unit"], row["position"])  # a link reopens it
     return key
 
 

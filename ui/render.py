@@ -12,7 +12,7 @@ import json
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import streamlit as st
 
@@ -67,10 +67,16 @@ def chart(figure: Any, key: str, **options: Any) -> Any:
     return st.plotly_chart(figure, key=key, width="stretch", config=CHART_CONFIG, **options)
 
 
-def metrics(items: Sequence[tuple[str, Any]], *, help: Mapping[str, str] | None = None) -> None:
-    """A row of ``st.metric`` s, each as wide as its label and value, wrapping onto the next
-    line when the page is narrow: a value is never cut short ("budget exhaus…")."""
-    with st.container(horizontal=True, gap="large"):
+def metrics(
+    items: Sequence[tuple[str, Any]],
+    *,
+    help: Mapping[str, str] | None = None,
+    gap: Literal["small", "medium", "large"] = "large",
+) -> None:
+    """A row of ``st.metric`` s, each as wide as its label and value, ``gap`` apart,
+    wrapping onto the next line when the page is narrow: a value is never cut short
+    ("budget exhaus…")."""
+    with st.container(horizontal=True, gap=gap):
         for label, value in items:
             st.metric(label, value, width="content", help=(help or {}).get(label))
 

@@ -128,6 +128,8 @@ def _replay_view(last: int, draw: Draw, header: Draw | None) -> None:
             state.update(step=step, record=False)  # a tick: Pause writes the step
             if not playing:
                 st.session_state[_PLAYING] = False
+                # The address follows: it held the step Play started from; now the last.
+                state.update()
                 st.rerun(scope="app")  # the last step was shown for a whole tick: stop
     step = state.current().step
     shown = last if step is None or step > last else step

@@ -11,11 +11,11 @@ from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
-from . import compute, corpora, live, nav, pools, progress, render, state
+from . import compute, corpora, live, nav, pools, poolset_links, progress, render, state
 from .state import AppSettings
-from .text import STRATEGY_HELP, strategy_short
+from .text import STRATEGY_HELP, lam_note, strategy_short
 
-__all__ = ["LAM_SLIDER_MAX", "manual_start", "sidebar"]
+__all__ = ["LAM_SLIDER_MAX", "apply_preset", "manual_start", "sidebar"]
 
 #: Upper end of the manual λ slider (a URL may carry a larger value; the slider then extends).
 LAM_SLIDER_MAX = 2.0
@@ -28,13 +28,25 @@ _POLICIES = {
     "ratio": "gain per token",
     "fill": "keep spending the budget after the gains turn ≤ 0",
 }
+
+
 # Which preset uses which policy, from the presets themselves (no policy is "the default":
 # each preset has its own).
+def _presets_using(policy: str) -> str:
+    """ " (the paper and recommended presets')": the presets whose policy it is, if any."""
+    names = [p.name for p in PRESETS.values() if p.settings.policy == policy]
+    if len(names) < 2:
+        return f" (the {names[0]} preset's)" if names else ""
+    return f" (the {', '.join(names[:-1])} and {names[-1]} presets')"
+
+
 _POLICY_HELP = " ".join(
-    f"{policy}: {what}"
-    + "".join(f" (the {p.name} preset's)" for p in PRESETS.values() if p.settings.policy == policy)
-    + "."
-    for policy, what in _POLICIES.items()
+    f"{policy}: {what}{_presets_using(policy)}." for policy, what in _POLICIES.items()
+)
+#: How to keep a pool a link cannot bring back (said where a link fails to open one).
+KEEP_A_POOL = (
+    " To share or keep such a pool, download it on the Pool page of the browser that made it "
+    '("Download this pool") and open that file on the Pool page here.'
 )
 _TOP_N_HELP = (
     "Take L̄, r̄ and ρ̄ (and the τ = ρ̄ floor) over the N chunks most relevant to the query, "
@@ -89,12 +101,12 @@ def sidebar() -> AppSettings:
         if not keys:
             st.info("No pool yet: upload one or build one from documents on the Pool page.")
             return settings
+        settings = state.current()  # a pool set's query may have been read again above
         if settings.pool not in keys:
-            if settings.pool:
-                st.warning(
-                    render.escape_md(
-                        f"{pools.unavailable_reason(settings.pool)} Showing {keys[0]!r}."
-                    )
+            if settings.pool:  # said in the page itself, where the user looks
+                st.session_state["sb_missing_pool"] = (
+                    f"{pools.unavailable_reason(settings.pool)} Showing {keys[0]!r} instead."
+                    + (KEEP_A_POOL if pools.is_private(settings.pool) else "")
                 )
             state.update(pool=keys[0], step=None, chunk=None, record=False)
         labels = {key: pools.pool_label(key) for key in keys}  # read now, in this session
@@ -107,6 +119,9 @@ def sidebar() -> AppSettings:
             state.stop()
         low, high = pools.budget_limits(pool)
         _selection_controls(len(pool), low, high)
+    missing = st.session_state.pop("sb_missing_pool", None)
+    if missing:
+        st.warning(render.escape_md(missing), icon=":material/link_off:")
     chosen = state.current()
     return chosen.replace(budget=min(max(chosen.budget, low), high))
 
@@ -118,6 +133,16 @@ def _pool_keys(wanted: str) -> list[str]:
     if wanted and wanted not in keys and live.is_live_key(wanted):
         live.restore_from_url()
         keys = pools.pool_keys()
+    if wanted and wanted not in keys and wanted.startswith("asked-"):
+        from . import asking  # pandas and the embedder: only when a link needs them
+
+        asking.restore_from_url()  # the address's question, asked of its pool again
+        keys = pools.pool_keys()
+        wanted = state.current().pool
+    if wanted and wanted not in keys and poolset_links.is_poolset_key(wanted):
+        poolset_links.restore_from_url()  # from the set's path and place in the address
+        keys = pools.pool_keys()
+        wanted = state.current().pool  # the set's pool now, if its content changed
     if wanted and wanted not in keys and pools.resolvable(wanted):
         index = pools.fanoutqa_index(wanted)
         try:
@@ -148,11 +173,12 @@ def _preset_controls() -> None:
     # cut "Recommended" short in the sidebar).
     with st.container(horizontal=True, gap="small"):
         for name, label in (("recommended", "Recommended"), ("paper", "Paper")):
-            st.button(label, key=f"sb_preset_{name}", on_click=_apply_preset, args=(name,),
+            st.button(label, key=f"sb_preset_{name}", on_click=apply_preset, args=(name,),
                       help=PRESETS[name].description, disabled=name in names)  # fmt: skip
 
 
-def _apply_preset(name: str) -> None:
+def apply_preset(name: str) -> None:
+    """Switch to the preset ``name`` (a button's callback), from the last step."""
     chosen = PRESETS[name]
     state.update(strategy=chosen.strategy, selector=chosen.settings, step=None, chunk=None)
 
@@ -215,6 +241,11 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
                       format="%.2f", min_value=-MAX_WEIGHT, max_value=MAX_WEIGHT)  # fmt: skip
         _bind_setting(st.number_input, "offset", "sb_offset", "Offset of λ", step=0.01,
                       format="%.3f", min_value=-MAX_WEIGHT, max_value=MAX_WEIGHT)  # fmt: skip
+    note = lam_note(state.current().strategy)
+    if note:  # λ changes no pick here: say why, right under it, and offer the paper's method
+        st.caption(note)
+        st.button("Use the paper's method", key="sb_lam_paper", on_click=apply_preset,
+                  args=("paper",), help=PRESETS["paper"].description)  # fmt: skip
     with st.expander("Calibration pool (top N)"):
         _bind_setting(
             st.radio,

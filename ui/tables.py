@@ -71,25 +71,26 @@ def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 
 def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
-    """One row per chunk: position, id, title, (gold), tokens, relevance, verdict, step, text.
+    """One row per chunk, in pool order, the key columns first (they stay in view in a
+    narrow window): id, verdict, step, tokens, relevance, (gold), title, position, text.
 
     The ``gold`` column is there only when the pool marks gold chunks.
     """
     verdicts = selection.verdict_kinds
     frame = _frame(
         {
-            "position": np.arange(len(pool)),
             "id": list(pool.ids),
-            "title": [chunk.title or "" for chunk in pool.chunks],
-            "tokens": np.asarray(pool.token_counts),
-            "relevance": np.round(selection.relevance, 4),
             "verdict": [plain_name(kind) for kind, _ in verdicts],
             "step": [step for _, step in verdicts],
+            "tokens": np.asarray(pool.token_counts),
+            "relevance": np.round(selection.relevance, 4),
+            "title": [chunk.title or "" for chunk in pool.chunks],
+            "position": np.arange(len(pool)),
             "text": list(pool.texts),
         }
     )
     if pool.gold_ids:
-        frame.insert(3, "gold", [chunk.gold for chunk in pool.chunks])
+        frame.insert(5, "gold", [chunk.gold for chunk in pool.chunks])
     return frame
 
 
@@ -158,13 +159,14 @@ def heatmap_rows_frame(pool: Pool, selection: Selection, shown: Sequence[int]) -
 
 
 def pairs_frame(pool: Pool, duplicates: NearDuplicates, picked: Iterable[int]) -> pd.DataFrame:
-    """Near-duplicate pairs, most similar first: ids, cosine, which are selected, snippets."""
+    """Near-duplicate pairs, most similar first: ids, cosine, which are selected ("both",
+    the selected one's id, or "neither"), snippets."""
     chosen = set(picked)
 
-    def selected(i: int, j: int) -> str:
+    def selected(i: int, j: int) -> str:  # which of the pair is picked, by its id
         if i in chosen and j in chosen:
             return "both"
-        return "A" if i in chosen else "B" if j in chosen else ""
+        return pool.ids[i] if i in chosen else pool.ids[j] if j in chosen else "neither"
 
     pairs = duplicates.pairs
     return _frame(
@@ -269,10 +271,14 @@ def as_percent(frame: pd.DataFrame, column: str) -> pd.DataFrame:
 # --------------------------------------------------------------------------- why dropped
 
 
-def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
+def history_frame(pool: Pool, selection: Selection, verdict: Verdict) -> pd.DataFrame:
     """A chunk's score (what the rule maximised) and marginal F gain at every step it was in
-    play, against the winner's."""
+    play, against the winner's; ``fits``: it fitted the tokens left then; ``could be taken``: "yes",
+    or why the rule could not take it (the words of the verdict chart's hover)."""
+    from adagres.figures import verdict_data
+
     history = verdict.history
+    data = verdict_data(selection, verdict.chunk, ids=pool.ids)
     return _frame(
         {
             "step": [h.step for h in history],
@@ -280,9 +286,10 @@ def history_frame(pool: Pool, verdict: Verdict) -> pd.DataFrame:
             "winner score": [
                 None if h.winner_score is None else round(h.winner_score, 4) for h in history
             ],
-            "its gain": [round(h.gain, 4) for h in history],
-            "fits": [h.eligible for h in history],
+            "fits": list(data.fits),
+            "could be taken": [why or "yes" for why in data.barred],
             "winner": [None if h.winner is None else pool.ids[h.winner] for h in history],
+            "its gain": [round(h.gain, 4) for h in history],
             "winner gain": [
                 None if h.winner_gain is None else round(h.winner_gain, 4) for h in history
             ],

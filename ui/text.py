@@ -18,6 +18,7 @@ __all__ = [
     "both_in_selection",
     "count",
     "escape_md",
+    "lam_note",
     "percent",
     "plain_name",
     "reference_code_note",
@@ -86,6 +87,27 @@ def percent(fraction: float) -> str:
 def strategy_label(strategy: str) -> str:
     """What a strategy id is, for prose (the id itself if unknown)."""
     return STRATEGIES[strategy].long_label if strategy in STRATEGIES else strategy
+
+
+def lam_note(strategy: str, *, short: bool = False) -> str | None:
+    """Why λ changes no pick under ``strategy`` (None where it can); ``short``: the first
+    clause alone, for one line on a page.
+
+    >>> lam_note("adagres") is None, lam_note("topk_same_k") is None
+    (True, True)
+    >>> lam_note("topk_budget", short=True)
+    'topk_budget: score = relevance, with no λ; moving λ changes no pick.'
+    """
+    chosen = STRATEGIES.get(strategy)
+    if chosen is None or chosen.lam_changes_picks:
+        return None
+    if short:
+        return f"{chosen.name}: score = {chosen.score}, with no λ; moving λ changes no pick."
+    return (
+        f"{chosen.long_label} scores by {chosen.score}, with no λ: moving λ changes none of "
+        "its picks, only the paper's F(S) reported for them. The paper's method weighs "
+        "redundancy by λ."
+    )
 
 
 def strategy_short(strategy: str) -> str:

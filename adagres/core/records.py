@@ -212,7 +212,9 @@ class Verdict:
     ``score_relevance`` and ``score_redundancy`` are its score and terms at that step (the
     selection's ``scoring`` names them); ``winner`` and ``winner_score`` the chunk it lost
     to there. ``gain``, ``relevance_term`` and ``redundancy_term`` are its marginal F gain
-    and terms at the shared λ and τ. ``history`` lists its gain and score against the
+    and terms at the shared λ and τ. A pick's ``runner_up`` is the chunk that came second
+    at its step, with that chunk's ``runner_up_score`` (the rule's score) and
+    ``runner_up_gain`` (its marginal F gain). ``history`` lists its gain and score against the
     winner's at every step it was in play (traced runs only). ``redundancy_sources`` lists
     the picks made before ``step`` whose similarity (as the rule reads it) made most of its
     redundancy, as (chunk, similarity), largest first. ``fill_from`` is the step from
@@ -244,6 +246,7 @@ class Verdict:
     duplicate_cosine: float | None = None
     duplicate_shared_text: float | None = None
     duplicate_inside: bool = False  # packing found it adds nothing new, not the guard
+    runner_up_score: float | None = None
     #: packing: (holder, sentence) of each sentence left out of this pick's text, the
     #: context already holding it (the pick ``holder`` put it there)
     left_out: tuple[tuple[int, str], ...] = ()
@@ -270,12 +273,18 @@ class Verdict:
                 f"selected at step {self.step}: gain {self.gain:+.4f} = relevance "
                 f"{self.relevance_term:.4f} − redundancy {self.redundancy_term:.4f}"
             )
-            if self.score is not None and self.score != self.gain:
+            # The runner-up is named with the quantity the pick's own number is given in:
+            # its score where the rule's score is not F's gain, else its gain.
+            by_score = self.score is not None and (
+                self.score != self.gain or self.runner_up_score != self.runner_up_gain
+            )
+            if by_score:
                 text += f"; score {self.score:+.4f}{rule}"
             if self.runner_up is not None:
                 text += f"; runner-up {name(self.runner_up)}"
-                if self.runner_up_gain is not None:
-                    text += f" ({self.runner_up_gain:+.4f})"
+                second = self.runner_up_score if by_score else self.runner_up_gain
+                if second is not None:
+                    text += f" ({'score' if by_score else 'gain'} {second:+.4f})"
             return text + repeats + self.left_out_note(name) + self.fill_note()
         if self.kind is VerdictKind.DUPLICATE:
             if self.duplicate_inside:
@@ -311,7 +320,7 @@ class Verdict:
             return f"outscored until the stop (step {self.step}){repeats}" + self.fill_note()
         return (
             f"outscored: closest at step {self.step}, score {self.score:+.4f} against "
-            f"{name(self.winner)}'s {self.winner_score:+.4f}{rule}{repeats}" + self.fill_note()
+            f"{self.winner_score:+.4f} for {name(self.winner)}{rule}{repeats}" + self.fill_note()
         )
 
     def left_out_note(self, name: Any) -> str:

@@ -49,6 +49,24 @@ class Strategy:
     label: str
     short: str = ""
     in_sweeps: bool = False
+    #: It takes as many chunks as the AdaGReS selection with the same settings.
+    same_k_as_adagres: bool = False
+
+    @property
+    def weighs_lam(self) -> bool:
+        """Whether λ weighs a term of its score (``score`` has "λ·"): under a strategy that
+        does not (top-k, MMR's own λ_mmr, coverage), λ changes no pick, only the F reported.
+
+        >>> STRATEGIES["adagres"].weighs_lam, STRATEGIES["topk_budget"].weighs_lam
+        (True, False)
+        """
+        return "λ·" in self.score
+
+    @property
+    def lam_changes_picks(self) -> bool:
+        """Whether λ can change its picks: it weighs the score, or the strategy takes as
+        many chunks as AdaGReS does (``same_k_as_adagres``)."""
+        return self.weighs_lam or self.same_k_as_adagres
 
     @property
     def long_label(self) -> str:
@@ -102,9 +120,10 @@ class Registry(Mapping[str, Strategy]):
 
 def entry(
     name: str, family: str, fn: StrategyFn, description: str, score: str, label: str,
-    short: str = "", *, in_sweeps: bool = False,
+    short: str = "", *, in_sweeps: bool = False, same_k_as_adagres: bool = False,
 ) -> Strategy:  # fmt: skip
-    return Strategy(name, family, description, score, fn, label, short, in_sweeps)
+    return Strategy(name, family, description, score, fn, label, short, in_sweeps,
+                    same_k_as_adagres)  # fmt: skip
 
 
 #: Every strategy by name, as the CLI, the app and the evaluation offer them.
@@ -114,7 +133,7 @@ STRATEGIES = Registry(
           "AdaGReS", "AdaGReS", in_sweeps=True),
     entry("topk_same_k", "baseline", classic.topk_same_k,
           "relevance order, k = the AdaGReS selection's size", "relevance",
-          "top-k, AdaGReS's k", "AdaGReS's k", in_sweeps=True),
+          "top-k, AdaGReS's k", "AdaGReS's k", in_sweeps=True, same_k_as_adagres=True),
     entry("topk_budget", "baseline", classic.topk_budget,
           "relevance order, skipping chunks that do not fit, until nothing fits", "relevance",
           "top-k until the budget", "fill budget", in_sweeps=True),

@@ -163,6 +163,7 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
                        s.redundancy_term, s.gain, s.runner_up, s.runner_up_gain, history,
                        sources, selection.scoring, s.score, s.score_relevance,
                        s.score_redundancy, fill_from=fill_from,
+                       runner_up_score=s.runner_up_score,
                        left_out=left_out_of(selection, i))  # fmt: skip
     relevance_term = float(selection.alpha * selection.relevance[i])
     if kind is VerdictKind.DUPLICATE:

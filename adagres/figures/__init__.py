@@ -23,6 +23,7 @@ _HOME = {
     "HeatmapData": "heatmap",
     "LABEL_CHAR_WIDTH": "budget_bar",
     "LABEL_FIT_WIDTH": "budget_bar",
+    "MIN_ID_CHARS": "budget_bar",
     "MARKER_STEPS": "timeline",
     "MAX_PICK_LABELS": "pool_map",
     "METRIC_LABELS": "sweeps",
@@ -64,6 +65,8 @@ _HOME = {
     "timeline_data": "timeline",
     "verdict_data": "verdict",
     "verdict_figure": "verdict",
+    "verdict_phrase": "pool_map",
+    "VERDICT_MARKERS": "pool_map",
 }
 
 __all__ = sorted(_HOME)

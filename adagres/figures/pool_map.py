@@ -10,6 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..core import validate as v
+from ..core.records import VerdictKind
 from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length, step_candidates
@@ -30,12 +31,26 @@ from .projection import Projection
 
 __all__ = [
     "MAX_PICK_LABELS",
+    "VERDICT_MARKERS",
     "MapData",
     "MapPoints",
     "away_from",
     "map_data",
     "pool_map",
+    "verdict_phrase",
 ]
+
+#: How the map draws the chunks not picked, by verdict, once the run has stopped (colour,
+#: symbol): those that lost on score as light circles, those too large as crosses, those
+#: the rule might not take as open diamonds; an unknown kind gets the last entry.
+VERDICT_MARKERS: dict[str, tuple[str, str]] = {
+    "outscored": ("#9ECAE1", "circle"),
+    "non_positive_gain": ("#FDAE6B", "circle"),
+    "not_in_optimum": ("#9ECAE1", "circle"),
+    "did_not_fit": ("#999999", "x"),
+    "duplicate": ("#CC79A7", "diamond-open"),
+    "other": ("#666666", "square-open"),
+}
 
 #: Picks numbered on the map at most; past it each pick's number is only in its hover.
 #: Hundreds of numbers overlap into an unreadable blot, and each is an SVG text the browser
@@ -69,8 +84,13 @@ class MapData:
     pick". ``picked`` are the accepted picks up to that step, in pick order, labelled
     "1", "2", …; ``winner`` is the step's winner (accepted: it is the last of ``picked``;
     not accepted: the chunk that would have come next when the run stopped, with
-    ``stop_reason`` set). ``candidates`` are the other chunks in play that fit, valued by
-    their gain at the step; ``unfit`` are chunks in play that no longer fit.
+    ``stop_reason`` set). Before the stop: ``candidates`` are the other chunks in play that
+    can be taken, valued by their score at the step; ``unfit`` are chunks in play too large
+    for the tokens left; ``ineligible`` those that fit but the rule may not take (the
+    near-duplicate guard dropped them; their verdict says why). At the stop the run's
+    verdicts are final, so every chunk not picked is in ``by_verdict`` instead, one group per
+    verdict kind (kind value, chunks) in the order of ``VerdictKind``: the groups count what
+    the Pool table counts, and ``candidates``, ``unfit`` and ``ineligible`` are empty.
     """
 
     step: int
@@ -84,6 +104,27 @@ class MapData:
     winner_accepted: bool
     stop_reason: str | None
     color_by: str
+    ineligible: MapPoints = MapPoints((), (), (), ())
+    by_verdict: tuple[tuple[str, MapPoints], ...] = ()
+
+
+def verdict_phrase(kind: Any, step: int | None) -> str:
+    """A chunk's final verdict in a few words, with its step, as every view says it.
+
+    >>> verdict_phrase("outscored", 3), verdict_phrase("duplicate", 1)
+    ('outscored (closest at step 3)', 'duplicate of a pick (dropped at step 1)')
+    """
+    raw = str(getattr(kind, "value", kind))
+    if step is None:
+        return plain_name(raw)
+    return {
+        "selected": f"selected at step {step}",
+        "did_not_fit": f"did not fit at step {step}",
+        "outscored": f"outscored (closest at step {step})",
+        "non_positive_gain": f"no positive gain at the stop (step {step})",
+        "not_in_optimum": "not in the optimum",
+        "duplicate": f"duplicate of a pick (dropped at step {step})",
+    }.get(raw, f"{plain_name(raw)} (step {step})")
 
 
 def _hover(
@@ -97,13 +138,14 @@ def _hover(
     head = f"<b>{escape(ids[i])}</b>"
     if titles is not None and titles[i]:
         head += f" · {snippet(titles[i], 80)}"
-    kind, _ = selection.verdict_kinds[i]
+    kind, step = selection.verdict_kinds[i]
+    lines = [line] if line else []
     return "<br>".join(
         [
             head,
             f"tokens {int(selection.token_counts[i])} · relevance {selection.relevance[i]:.4f}",
-            line,
-            f"verdict: {plain_name(kind)}",
+            *lines,
+            f"verdict: {verdict_phrase(kind, step)}",
             *wrapped_snippet(texts[i], 160, width=HOVER_LINE),
         ]
     )
@@ -174,8 +216,14 @@ def map_data(
     in_play = cand.in_play.copy()
     if accepted and winner is not None:
         in_play[winner] = False
+    left = record.tokens_available
+    stopped = shown and not accepted and t == len(selection.steps)
+    if stopped:  # the verdicts are final: draw them, not the state of the last step
+        in_play[:] = False
     fits = np.flatnonzero(in_play & cand.eligible)
-    unfit_idx = np.flatnonzero(in_play & ~cand.eligible)
+    too_large = selection.token_counts > left
+    unfit_idx = np.flatnonzero(in_play & ~cand.eligible & too_large)
+    barred_idx = np.flatnonzero(in_play & ~cand.eligible & ~too_large)
     at = f"step {max(t, 1)}"
     terms = zip(
         cand.score[fits].tolist(),
@@ -193,10 +241,24 @@ def map_data(
         ],
         values=tuple(float(values[i]) for i in fits),
     )
-    left = selection.steps[max(t, 1) - 1].tokens_available
     unfit = points(
-        unfit_idx.tolist(), [f"does not fit: {left} tokens left at {at}"] * len(unfit_idx)
-    )
+        unfit_idx.tolist(),
+        [f"does not fit at {at}: needs {int(selection.token_counts[i])} tokens, {left} left"
+         for i in unfit_idx.tolist()],
+    )  # fmt: skip
+    barred = points(barred_idx.tolist(), [f"fits at {at} but may not be taken"] * len(barred_idx))
+    by_verdict: list[tuple[str, MapPoints]] = []
+    if stopped:
+        kinds = [str(getattr(k, "value", k)) for k, _ in selection.verdict_kinds]
+        chosen = set(picks)
+        for kind in dict.fromkeys(str(k.value) for k in VerdictKind):
+            members = [i for i in range(n) if kinds[i] == kind and i not in chosen]
+            if members:
+                by_verdict.append((kind, points(members, [""] * len(members))))
+        extra = sorted({k for k in kinds} - {str(k.value) for k in VerdictKind})
+        for kind in extra:  # a kind this module does not know yet still gets its group
+            members = [i for i in range(n) if kinds[i] == kind and i not in chosen]
+            by_verdict.append((kind, points(members, [""] * len(members))))
     return MapData(
         step=t,
         method=projection.method,
@@ -209,6 +271,8 @@ def map_data(
         winner_accepted=accepted,
         stop_reason=None if accepted or not shown else selection.stop_reason.value,
         color_by=color_by,
+        ineligible=barred,
+        by_verdict=tuple(by_verdict),
     )
 
 
@@ -319,6 +383,19 @@ def pool_map(
             {"size": marker_size, "color": unfit_color, "symbol": "x"},
         )
     )
+    if data.ineligible.indices:
+        color, symbol = VERDICT_MARKERS["duplicate"]
+        fig.add_trace(
+            _layer_trace(kind, data.ineligible, "fits, may not be taken",
+                         {"size": marker_size, "color": color, "symbol": symbol})
+        )  # fmt: skip
+    for verdict, group in data.by_verdict:
+        color, symbol = VERDICT_MARKERS.get(verdict, VERDICT_MARKERS["other"])
+        fig.add_trace(
+            _layer_trace(kind, group, f"{plain_name(verdict)} ({len(group.indices)})",
+                         {"size": marker_size, "color": color, "symbol": symbol,
+                          "line": {"color": "#555555", "width": 0.5}})
+        )  # fmt: skip
     if data.winner_xy is not None:
         stopped = plain_name(data.stop_reason)
         ring_name = "winner" if data.winner_accepted else f"next best (stopped: {stopped})"
@@ -385,12 +462,14 @@ def pool_map(
         fig.update_traces(unselected_textfont_color=selected_color, selector={"name": "selected"})
     if title is None:
         n_steps = len(selection.steps)
+        # Two short lines: the map shares its row with the timeline, and a long title line
+        # would run past a narrow map's edge (the step first, what happened second).
         if data.step == 0:
             title = "Pool before the first pick"
         elif data.winner_accepted and data.winner is not None:
-            title = f"Step {data.step} of {n_steps}: pick {data.step} ({escape(ids[data.winner])})"
+            title = f"Step {data.step} of {n_steps}: pick {data.step}<br>{escape(ids[data.winner])}"
         else:
-            title = f"Step {data.step} of {n_steps}: stopped ({plain_name(data.stop_reason)})"
+            title = f"Step {data.step} of {n_steps}: stopped<br>{plain_name(data.stop_reason)}"
         title += f" · {data.method.upper()} map"
     apply_layout(fig, title=title, height=height)
     fig.update_layout(hoverlabel=HOVER_LABEL)

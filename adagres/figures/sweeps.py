@@ -153,12 +153,15 @@ def distributions_figure(
     tokens: Any,
     *,
     selected: Iterable[int] | None = None,
+    selected_name: str = "selected",
     color: str = PALETTE["candidate"],
     selected_color: str = PALETTE["selected"],
     title: str | None = "Relevance and length of the pool's chunks",
     height: int | None = 340,
 ) -> go.Figure:
-    """Relevance histogram and token-length histogram side by side (selected overlaid)."""
+    """Relevance histogram and token-length histogram side by side, the chunks at positions
+    ``selected`` overlaid under the name ``selected_name`` (the picks, or the chunks chosen
+    on a map)."""
     data = distributions_data(relevance, tokens, selected=selected)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)
     fig.add_trace(
@@ -183,7 +186,7 @@ def distributions_figure(
         fig.add_trace(
             go.Histogram(
                 x=list(data.selected_relevance),
-                name="selected",
+                name=selected_name,
                 marker={"color": selected_color},
                 legendgroup="selected",
             ),
@@ -193,7 +196,7 @@ def distributions_figure(
         fig.add_trace(
             go.Histogram(
                 x=list(data.selected_tokens or ()),
-                name="selected",
+                name=selected_name,
                 marker={"color": selected_color},
                 legendgroup="selected",
                 showlegend=False,

@@ -179,6 +179,8 @@ def gain_timeline(
     if data.marker is not None:
         fig.add_vline(x=data.marker, line={"color": PALETTE["winner"], "dash": "dot", "width": 2})
     apply_layout(fig, title=title, height=height)
-    fig.update_xaxes(title="step", dtick=1 if len(x) <= 30 else None)
+    # The step axis spans the run's steps (autorange pads past the last one).
+    fig.update_xaxes(title="step", dtick=1 if len(x) <= 30 else None,
+                     range=[0.5, max(len(x), 1) + 0.5])  # fmt: skip
     fig.update_yaxes(title=data.formula)
     return fig

@@ -1,4 +1,4 @@
-"""The "why dropped" view: one chunk's gain at each step against the winner's."""
+"""The "why dropped" view: one chunk's score at each step against the winner's."""
 
 from __future__ import annotations
 
@@ -22,8 +22,12 @@ class VerdictData:
     """A chunk's score per step it was in play (what the rule maximised), the winners'
     scores, its marginal F gains, and its verdict.
 
-    ``eligible`` says whether it fitted at each step. ``event_step`` is the step of the
-    verdict (pick, first did-not-fit or stop) and ``event`` a short label for it.
+    ``eligible`` says whether the rule could take it at each step, ``fits`` whether it fitted
+    the tokens left (a chunk that fits may still be barred: the near-duplicate guard);
+    ``barred`` says why it could not be taken where it could not ("" where it could).
+    ``event_step`` is the step of the verdict (pick, first did-not-fit or stop) and ``event``
+    a short label for it. ``n_steps`` is the run's number of steps (the x axis spans
+    1..n_steps) and ``score_name`` the rule's score in words ("score = relevance").
     """
 
     chunk: int
@@ -37,6 +41,10 @@ class VerdictData:
     event_step: int | None
     event: str
     summary: str
+    fits: tuple[bool, ...] = ()
+    barred: tuple[str, ...] = ()
+    n_steps: int = 0
+    score_name: str = "score"
 
 
 def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> VerdictData:
@@ -54,7 +62,12 @@ def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> Ver
         "non_positive_gain": "stop: score ≤ 0",
         "not_in_optimum": "not in the optimum",
         "duplicate": f"duplicate of the pick at step {verdict.step}",
-    }[kind]
+    }.get(kind, f"{plain_name(kind)} (step {verdict.step})")
+    fits = tuple(verdict.tokens <= selection.steps[g.step - 1].tokens_available for g in h)
+    barred = tuple(
+        "" if g.eligible else "does not fit" if not fit else plain_name(kind)
+        for g, fit in zip(h, fits, strict=True)
+    )
     return VerdictData(
         chunk=int(chunk),
         kind=kind,
@@ -67,6 +80,10 @@ def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> Ver
         event_step=verdict.step,
         event=event,
         summary=escape(verdict.summary(ids)),
+        fits=fits,
+        barred=barred,
+        n_steps=len(selection.steps),
+        score_name=selection.scoring.formula,
     )
 
 
@@ -77,16 +94,24 @@ def verdict_figure(
     ids: Sequence[Any],
     chunk_color: str = PALETTE["winner"],
     winner_color: str = PALETTE["selected"],
+    barred_color: str = PALETTE["candidate"],
     title: str | None = None,
     height: int | None = 360,
 ) -> go.Figure:
-    """The chunk's score (steps where it did not fit drawn hollow) against the winner's score
-    at every step it was in play, a zero line, and a marker at its pick, first did-not-fit
-    step or the stop."""
+    """The chunk's score against the winner's score at every step it was in play, a zero
+    line, and a marker at its pick, first did-not-fit step or the stop.
+
+    Its score is a line where the rule could take it; where it could not (too large for
+    the tokens left, or barred as a duplicate) it is a hollow grey point whose hover says
+    why, so a barred chunk above the winners does not read as one that should have won.
+    The x axis spans the run's steps; the y axis names the rule's score.
+    """
     data = verdict_data(selection, chunk, ids=ids)
     fig = go.Figure()
     # numpy arrays, not lists: plotly checks a list element by element (see pool_map).
     steps = np.asarray(data.steps, dtype=np.int64)
+    score = np.asarray(data.score, dtype=np.float64)
+    could = np.asarray(data.eligible, dtype=bool)
     fig.add_trace(
         go.Scatter(
             x=steps,
@@ -97,22 +122,31 @@ def verdict_figure(
             hovertemplate="step %{x}: winner score %{y:+.4f}<extra></extra>",
         )
     )
+    name = escape(ids[data.chunk])
     fig.add_trace(
         go.Scatter(
             x=steps,
-            y=np.asarray(data.score, dtype=np.float64),
+            y=np.where(could, score, np.nan),
             mode="lines+markers",
-            name=f"{escape(ids[data.chunk])}",
+            name=f"{name}: could be taken",
             line={"color": chunk_color},
-            marker={
-                "symbol": np.where(
-                    np.asarray(data.eligible, dtype=bool), "circle", "circle-open"
-                ).astype(object),
-                "size": 9,
-            },
+            marker={"size": 9},
+            connectgaps=False,
             hovertemplate="step %{x}: score %{y:+.4f}<extra></extra>",
         )
     )
+    if not could.all():
+        fig.add_trace(
+            go.Scatter(
+                x=steps[~could],
+                y=score[~could],
+                customdata=np.asarray(data.barred, dtype=object)[~could],
+                mode="markers",
+                name=f"{name}: could not be taken",
+                marker={"symbol": "circle-open", "size": 9, "color": barred_color},
+                hovertemplate="step %{x}: score %{y:+.4f}, not taken: %{customdata}<extra></extra>",
+            )
+        )
     fig.add_hline(y=0.0, line={"color": PALETTE["zero"], "width": 1})
     if data.event_step is not None:
         fig.add_vline(
@@ -122,6 +156,7 @@ def verdict_figure(
             annotation_position="top left",
         )
     apply_layout(fig, title=data.summary if title is None else title, height=height)
-    fig.update_xaxes(title="step", dtick=1 if len(data.steps) <= 30 else None)
-    fig.update_yaxes(title="marginal gain")
+    last = max(data.n_steps, 1)
+    fig.update_xaxes(title="step", range=[0.5, last + 0.5], dtick=1 if last <= 30 else None)
+    fig.update_yaxes(title=escape(data.score_name))
     return fig

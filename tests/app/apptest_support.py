@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,18 @@ def metric(at: AppTest, label: str) -> str:
     values = [m.value for m in at.metric if m.label == label]
     assert values, f"no metric {label!r} in {[m.label for m in at.metric]}"
     return values[0]
+
+
+def shown_number(at: AppTest, label: str) -> str:
+    """The Selection page's λ or F(S): its headline tile where the rule uses λ, else the
+    paper's number in the folded whole-run line ("the paper's F(S) -0.2977 at λ 0.2222")."""
+    tiles = [m.value for m in at.metric if m.label == label]
+    if tiles:
+        return tiles[0]
+    pattern = {"λ": r"at λ (-?[0-9.]+)", "F(S)": r"the paper's F\(S\) (-?[0-9.]+)"}[label]
+    found = [m.group(1) for e in at.expander if (m := re.search(pattern, e.label))]
+    assert found, f"no {label} in the tiles or in {[e.label for e in at.expander]}"
+    return found[0]
 
 
 def frames(at: AppTest, column: str) -> list[Any]:

@@ -172,3 +172,28 @@ def test_under_umap_the_question_sits_at_its_neighbours_weighted_mean():
     expected = ((0.25 * 3 + 1e-6 * 100) / total, (0.25 * 6 + 1e-6 * 100) / total)
     assert (placed.x, placed.y) == pytest.approx(expected, rel=1e-12)
     assert placed.how == "weighted mean of the 3 nearest chunks"
+
+
+def test_a_question_opens_in_every_page_and_its_link_asks_it_again(words, fake_encoder):
+    """ "Open this question in every page" makes the question's pool (the same chunks, the
+    question as query) the current one; its address opens it on the Selection page of
+    another session, with the picks the library makes for the question."""
+    from apptest_support import SELECTION, context_ids
+
+    question = "who should avoid aspirin and kidney disease"
+    at = page(POOL_PAGE, pool=WORDS, strategy="adagres", ask=question, **PARAMS)
+    at.button(key="pool_ask_open").click().run()
+    no_error(at)
+    key = at.session_state["settings"].pool
+    params = dict(at.query_params)
+    assert key.startswith("asked-") and params["pool"] == key
+    assert params["ask"] == question and params["asked_from"] == WORDS
+    assert at.text[0].value == question  # the Pool page's query is the question
+    linked = page(SELECTION, **params)  # another browser: asked again from the address
+    no_error(linked)
+    assert not linked.warning, [w.value for w in linked.warning]
+    assert linked.session_state["settings"].pool == key
+    q_new = fake_encoder.vectors([question])[0]
+    expected = baselines.run("adagres", q_new, words.embeddings, words.token_counts, 600,
+                             settings=SETTINGS, texts=words.texts)  # fmt: skip
+    assert context_ids(linked) == [words.ids[i] for i in expected.indices]

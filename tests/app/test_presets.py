@@ -50,8 +50,11 @@ def test_the_default_is_the_recommended_preset(data_dir):
     assert expected.strategy == "topk_budget"
     pool = pool_of(data_dir, DEMO)
     assert context_ids(at) == [pool.ids[i] for i in expected.indices]
-    assert metric(at, "F(S)") == f"{expected.objective:.4f}"
-    assert metric(at, "λ") == f"{expected.lam:.4f}"
+    # top-k maximises neither F nor uses λ: they are no headline numbers, but the paper's
+    # F(S) at λ, named as such, in the folded whole-run line.
+    assert {m.label for m in at.metric}.isdisjoint({"F(S)", "λ"})
+    paper_f = f"the paper's F(S) {expected.objective:.4f} at λ {expected.lam:.4f}"
+    assert any(paper_f in e.label for e in at.expander)
     assert metric(at, "Tokens used") == f"{expected.tokens_used:,} / 1,000"
     # The address is written once the user changes something, and then names every field
     # of the preset (a saved link keeps its view if the default preset changes).
@@ -88,7 +91,7 @@ def test_one_click_gives_the_papers_picks_and_another_gives_back_the_default(dat
     assert shown_settings(at) == ("adagres", "skip", "paper")
     expected = paper_selection(pool, 1000)  # adagres.select with its defaults
     assert context_ids(at) == [pool.ids[i] for i in expected.indices]
-    assert metric(at, "F(S)") == f"{expected.objective:.4f}"
+    assert metric(at, "F(S)") == f"{expected.objective:.4f}"  # the paper's own number
     assert metric(at, "Stop reason") == "no positive gain"
     # The paper's method stops early here; the recommended preset spends the budget.
     assert expected.tokens_used < recommended_selection(pool, 1000).tokens_used
@@ -153,3 +156,38 @@ def test_the_app_says_which_targets_the_recommended_preset_misses():
     assert RECOMMENDED.caveat in [c.value for c in at.caption]
     at = page(SELECTION, pool=DEMO, budget="1000", **PAPER)
     assert RECOMMENDED.caveat not in [c.value for c in at.caption]
+
+
+def test_under_the_default_preset_lambda_says_why_it_does_nothing_and_one_click_shows_it(
+    data_dir,
+):
+    """Manual λ under the recommended preset (top-k) changes no pick: the sidebar says so
+    under the λ control with a button to the paper's method, the page beside a button to
+    the λ page (tested in Chromium); the sidebar's button opens the paper's method, where
+    the same λ move changes the picks."""
+    pool = pool_of(data_dir, DEMO)
+    at = page(SELECTION, pool=DEMO, budget="1000")
+    before = context_ids(at)
+    at.radio(key="sb_lam_mode").set_value("manual").run()
+    at.slider(key="sb_lam").set_value(0.0).run()
+    no_error(at)
+    assert context_ids(at) == before  # top-k: λ changes nothing
+    notes = {c.value for c in at.caption if "with no λ" in c.value}
+    assert notes == {
+        "topk_budget (top-k until the budget) scores by relevance, with no λ: moving λ "
+        "changes none of its picks, only the paper's F(S) reported for them. The paper's "
+        "method weighs redundancy by λ.",  # the sidebar, under λ
+        "topk_budget: score = relevance, with no λ; moving λ changes no pick.",
+    }
+    assert not at.button(key="sel_lam_page").disabled
+    at.button(key="sb_lam_paper").click().run()
+    no_error(at)
+    assert shown_settings(at) == ("adagres", "skip", "paper")
+    assert preset_caption(at).startswith("Preset: paper (")
+    assert not [c.value for c in at.caption if "with no λ" in c.value]
+    assert metric(at, "λ") == f"{paper_selection(pool, 1000).lam:.4f}"
+    paper = context_ids(at)
+    at.radio(key="sb_lam_mode").set_value("manual").run()
+    at.slider(key="sb_lam").set_value(0.0).run()
+    no_error(at)
+    assert context_ids(at) != paper  # under the paper's method λ changes the picks

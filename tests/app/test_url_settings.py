@@ -11,10 +11,10 @@ from apptest_support import (
     array,
     context_ids,
     figures,
-    metric,
     no_error,
     page,
     recommended_selection,
+    shown_number,
     trace,
 )
 
@@ -46,7 +46,7 @@ def test_url_round_trip(pools_dir):
     assert at.slider(key="sb_lam").value == pytest.approx(0.25)
     assert at.radio(key="sb_floor_mode").value == "pool"
     assert at.slider(key="sel_step").value == 2
-    assert metric(at, "λ") == "0.2500"
+    assert shown_number(at, "λ") == "0.2500"
     assert at.query_params == params  # written back unchanged
     # A second session from the same URL shows the same selection.
     again = page(SELECTION, **params)
@@ -78,30 +78,30 @@ def test_url_settings_reach_the_core_unchanged(pools_dir, strategy):
     assert context_ids(at) == [pool.ids[i] for i in expected.indices]
     # The timeline draws the score each step maximised (for mmr its own score, not the
     # gain); its hover carries the marginal F gains, whose sum is F.
-    timeline = figures(at)[2]  # map, budget bar, timeline
+    timeline = figures(at)[1]  # map, timeline, budget bar
     winner = trace(timeline, "winner")
     accepted = [st for st in expected.steps if st.accepted]
     assert array(winner["y"]).tolist() == [st.score for st in accepted]
     gains = [row[2] for row in winner["customdata"]]
     assert math.fsum(gains) == pytest.approx(expected.objective, rel=1e-12)
-    assert metric(at, "F(S)") == f"{expected.objective:.4f}"
-    assert metric(at, "λ") == f"{expected.lam:.4f}"
+    assert shown_number(at, "F(S)") == f"{expected.objective:.4f}"
+    assert shown_number(at, "λ") == f"{expected.lam:.4f}"
     # Without topn the calibration takes the whole pool: another λ.
     whole = page(SELECTION, **{k: v for k, v in params.items() if k != "topn"})
     assert "topn" not in whole.query_params
     over_all = adagres.select(*args, settings=settings.replace(calibration_top_n=None))
-    assert metric(whole, "λ") == f"{over_all.lam:.4f}" != metric(at, "λ")
+    assert shown_number(whole, "λ") == f"{over_all.lam:.4f}" != shown_number(at, "λ")
 
 
 def test_manual_lambda_starts_at_the_adaptive_lambda(pools_dir):
     at = page(SELECTION, pool="medium", budget="1200", scale="0.8")  # the default preset
-    adaptive = metric(at, "λ")
+    adaptive = shown_number(at, "λ")
     pool = load_pool(pools_dir / "medium.json")
     expected = recommended_selection(pool, 1200, scale=0.8)
     at.radio(key="sb_lam_mode").set_value("manual").run()
     no_error(at)
     assert at.slider(key="sb_lam").value == pytest.approx(expected.lam, rel=1e-5)
-    assert metric(at, "λ") == adaptive == f"{expected.lam:.4f}"
+    assert shown_number(at, "λ") == adaptive == f"{expected.lam:.4f}"
     assert float(at.query_params["lam"]) == pytest.approx(expected.lam, rel=1e-5)
     # The URL carries the manual λ exactly as the session uses it.
     again = page(SELECTION, **dict(at.query_params))
@@ -119,7 +119,7 @@ def test_calibration_top_n_from_the_sidebar(pools_dir):
     assert at.query_params["topn"] == "60"
     pool = load_pool(pools_dir / "medium.json")
     expected = recommended_selection(pool, 1500, calibration_top_n=60)  # the default preset
-    assert metric(at, "λ") == f"{expected.lam:.4f}"
+    assert shown_number(at, "λ") == f"{expected.lam:.4f}"
     assert context_ids(at) == [pool.ids[i] for i in expected.indices]
     at.radio(key="sb_topn_mode").set_value("whole pool").run()
     assert "topn" not in at.query_params

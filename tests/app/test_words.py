@@ -17,9 +17,12 @@ def test_policy_help_names_each_presets_policy_and_no_default(pools_dir, preset)
     box = at.selectbox(key="sb_policy")
     assert box.value == PRESETS[preset].settings.policy
     assert "default" not in box.help  # each preset has its own policy
-    for name, chosen in PRESETS.items():
-        start = box.help.index(f"{chosen.settings.policy}:")
-        assert f"(the {name} preset's)" in box.help[start : box.help.index(".", start) + 1]
+    for policy in {chosen.settings.policy for chosen in PRESETS.values()}:
+        names = [name for name, chosen in PRESETS.items() if chosen.settings.policy == policy]
+        start = box.help.index(f"{policy}:")
+        note = box.help[start : box.help.index(".", start) + 1]
+        # Every preset of the policy named in one note, never one note per preset.
+        assert all(name in note for name in names) and note.count("(the ") == 1, note
 
 
 def test_near_duplicate_caption_counts_the_listed_pairs_in_words(pools_dir):
