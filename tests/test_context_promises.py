@@ -171,7 +171,7 @@ def test_the_array_api_packs_with_texts_and_refuses_packing_without():
         assert s.tokens_used < sum(tokens)
         with pytest.raises(InputError, match=r"^packing: needs the chunk texts"):
             call(packing=True)
-    with pytest.raises(InputError, match=r"^offsets: chunk 1: offset 18446744073709551616 is beyond"):
+    with pytest.raises(InputError, match=r"^offsets: chunk 1: offset 18446744073709551616 "):
         adagres.select(q, C, tokens, 240, texts=texts, offsets=[0, 2**64, 0, 0, 0])
 
 

@@ -51,11 +51,11 @@ import numpy as np
 
 from ..core import baselines
 from ..core import validate as v
+from ..core.metrics import checked_texts
 from ..core.prepared import prepare
 from ..core.presets import preset as find_preset
 from ..core.result import Selection
 from ..core.settings import Settings
-from ..core.metrics import checked_texts
 from ..errors import InputError, one_line
 from ..pools.io import pool_from_retrieval
 from ..pools.pool import GIVEN, Pool
