@@ -360,8 +360,10 @@ def test_cli_errors_are_one_line_with_status_2(lite, tmp_path, capsys):
     assert main(["retrieve", str(tmp_path / "none.db"), "pets", "q"]) == 2
     errors = capsys.readouterr().err.splitlines()
     messages = [line for line in errors if line.startswith("adagres: error:")]
+    missing = tmp_path / "missing.md"
     assert messages == [
-        "adagres: error: missing.md: cannot read the file (No such file or directory)",
+        f"adagres: error: documents: '{missing}' is missing; give the path of a text file (a "
+        "folder alone, not inside a list), or the text in a mapping, {'doc': text}",
         f"adagres: error: no Milvus Lite store at {tmp_path / 'none.db'} (make one with "
         "'adagres index')",
     ]

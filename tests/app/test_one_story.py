@@ -1,9 +1,10 @@
 """One story per chunk: the Selection map, the Pool table and Why dropped's sentence, table
 and chart read each chunk's verdict from the selection's record, and say the same.
 
-The view is the app's default: the recommended preset (top-k with the near-duplicate guard)
-on the biomedical demo pool at 1,000 tokens, where faq-02 is dropped as a duplicate of
-faq-01 at step 1 and the run stops with the budget exhausted.
+The view is the app's default, the recommended preset (top-k, repeated text paid for once),
+with the near-duplicate guard a user may add (in the address), on the biomedical demo pool
+at 1,000 tokens, where faq-02 is dropped as a duplicate of faq-01 at step 1 and the run
+stops with the budget exhausted.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from apptest_support import (
 from adagres.figures.layout import plain_name
 
 pytestmark = pytest.mark.usefixtures("data_dir")
-VIEW = {"pool": DEMO, "budget": "1000"}
+VIEW = {"pool": DEMO, "budget": "1000", "guard": "0.9,0.8"}
+GUARD = (0.9, 0.8)
 
 
 def chunk_map(at) -> dict:
@@ -52,7 +54,10 @@ def test_the_map_and_the_pool_table_count_the_same_verdicts(data_dir):
     outscored, 23 did not fit and 1 duplicate, as the Pool table counts them, not 77 chunks
     that "do not fit"."""
     pool = pool_of(data_dir, DEMO)
-    record = Counter(kind.value for kind, _ in recommended_selection(pool, 1000).verdict_kinds)
+    record = Counter(
+        kind.value
+        for kind, _ in recommended_selection(pool, 1000, duplicate_guard=GUARD).verdict_kinds
+    )
     table = page(POOL_PAGE, **VIEW)
     no_error(table)
     counted = Counter(frame(table, "verdict")["verdict"])
@@ -74,7 +79,7 @@ def test_faq_02_reads_as_a_duplicate_on_every_view(data_dir):
     steps with the rule's score on its y axis."""
     pool = pool_of(data_dir, DEMO)
     i = pool.ids.index("faq-02")
-    selection = recommended_selection(pool, 1000)
+    selection = recommended_selection(pool, 1000, duplicate_guard=GUARD)
     verdict = selection.verdict(i)
     assert verdict.kind.value == "duplicate" and verdict.step == 1
     at = page(SELECTION, **VIEW, step="2")
@@ -108,7 +113,7 @@ def test_a_pick_names_its_runner_up_by_the_rule_s_score(data_dir):
     """The sentence gives the runner-up's number in the quantity it gives the pick's: under
     top-k the score (relevance), not the runner-up's F gain; and names are quoted once."""
     pool = pool_of(data_dir, DEMO)
-    selection = recommended_selection(pool, 1000)
+    selection = recommended_selection(pool, 1000, duplicate_guard=GUARD)
     step = next(s for s in selection.steps
                 if s.accepted and s.runner_up is not None
                 and s.runner_up_score != s.runner_up_gain)  # fmt: skip
