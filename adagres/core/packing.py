@@ -68,18 +68,27 @@ REPEAT_MIN_WORDS = 6
 _SENTENCE = re.compile(r"\S(?:.*?)(?:[.!?]+[\"')\]]*(?=\s)|(?=\n)|$)", re.S)
 
 
+_ENDED = re.compile(r"[.!?]+[\"')\]]*$")
+
+
 def sentences(text: str) -> list[tuple[int, int, str | None]]:
     """(start, end, key) of each sentence of ``text``; key is its words joined by one space,
-    None for a sentence shorter than :data:`REPEAT_MIN_WORDS` words (never left out).
+    None (never left out) for a sentence shorter than :data:`REPEAT_MIN_WORDS` words and for
+    the piece a chunk ends with when it stops mid-sentence (a window may cut a sentence: a
+    later window of the same source completes it).
 
     >>> [(a, b, k) for a, b, k in sentences("One two three four five six. Short one.\\nEnd")]
     [(0, 28, 'One two three four five six.'), (29, 39, None), (40, 43, None)]
+    >>> sentences("One two three four five six seven")[0][2] is None  # cut: not a sentence
+    True
     """
     out: list[tuple[int, int, str | None]] = []
     for found in _SENTENCE.finditer(text):
-        words = found.group().split()
-        key = " ".join(words) if len(words) >= REPEAT_MIN_WORDS else None
-        out.append((found.start(), found.start() + len(found.group().rstrip()), key))
+        body = found.group().rstrip()
+        words = body.split()
+        whole = found.end() < len(text) or _ENDED.search(body) is not None
+        key = " ".join(words) if whole and len(words) >= REPEAT_MIN_WORDS else None
+        out.append((found.start(), found.start() + len(body), key))
     return out
 
 
