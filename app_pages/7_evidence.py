@@ -61,7 +61,26 @@ else:
     st.dataframe(targets, key="ev_targets", hide_index=True)
     st.caption(
         "Each against topk_budget on the same queries. –: the target does not apply there "
-        "(top-k repeats under 1 % of its words, or under 3 % for more answers)."
+        "(top-k repeats under 2 % of its words)."
+    )
+packed = evidence.packing_frame(doc)
+if not packed.empty:
+    st.subheader("What packing did")
+    st.dataframe(
+        packed,
+        key="ev_packing",
+        hide_index=True,
+        column_config={
+            label: PERCENT if label.endswith("repeated text") else NUMBER
+            for label in packed.columns
+            if label not in ("corpus", "budget", "strategy")
+        },
+    )
+    st.caption(
+        "Means per query, for each strategy that packs. Stitched: picks joined to a passage "
+        "of their source (overlapping windows); left out: sentences of at least six words "
+        "the context already held (a marker stands in their place); tokens saved: what the "
+        "picks would have cost apart, less what the budget paid."
     )
 
 # ---- one corpus: its frontier, then what folds away

@@ -23,6 +23,7 @@ from adagres.core.strategies import STRATEGIES
 from adagres.eval.aggregate import METRIC_LABELS
 from adagres.eval.charts import frontier_figure, tradeoff_figure
 from adagres.eval.frontier import compared, preset_entry, summary_rows, verdict
+from adagres.eval.report import PACKING_COLUMNS, packing_rows
 from adagres.eval.results import primary_label, read_results, strategy_table
 from adagres.eval.targets import targets_table
 
@@ -34,6 +35,7 @@ __all__ = [
     "document",
     "frontier",
     "open_query",
+    "packing_frame",
     "query_frame",
     "report_names",
     "reports_dir",
@@ -71,6 +73,14 @@ def targets_frame(doc: Mapping[str, Any]) -> pd.DataFrame:
     (:func:`adagres.eval.targets.targets_table`); empty when the run did not measure it."""
     name = preset_entry(doc, "recommended")
     return pd.DataFrame(targets_table(doc, name) if name else [])
+
+
+def packing_frame(doc: Mapping[str, Any]) -> pd.DataFrame:
+    """What packing did, per corpus and budget, for each strategy that packs
+    (:func:`adagres.eval.report.packing_rows`, columns labelled as in the report); empty
+    when no strategy of the run packs."""
+    labels = {"corpus": "corpus", "budget": "budget", "strategy": "strategy", **PACKING_COLUMNS}
+    return pd.DataFrame([{labels[k]: v for k, v in row.items()} for row in packing_rows(doc)])
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -33,8 +33,11 @@ from .strategies import BASELINE_BUDGET
 from .targets import TARGETS, target_failures, targets_table
 
 __all__ = [
+    "PACKING_COLUMNS",
     "PLOTLY_JS",
     "lead_markdown",
+    "packing_markdown",
+    "packing_rows",
     "targets_markdown",
     "tradeoff_figure",
     "tradeoff_points",
@@ -104,11 +107,23 @@ def targets_markdown(document: Mapping[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-def packing_markdown(document: Mapping[str, Any]) -> list[str]:
+#: The columns of :func:`packing_rows` after corpus, budget and strategy, with their labels.
+PACKING_COLUMNS = {
+    "stitched": "stitched",
+    "left_out": "sentences left out",
+    "left_out_words": "words left out",
+    "tokens_saved": "tokens saved",
+    "repeated_text": "repeated text",
+    "topk_repeated_text": "top-k's repeated text",
+}
+
+
+def packing_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     """What each mechanism of packing did, per corpus and budget, for every strategy of the
-    run that packs (its settings say ``packing``): picks stitched to a passage (windows of
-    one source), sentences left out because the context already held them, the tokens the
-    budget did not pay for, and the repeated text left, beside top-k's."""
+    run that packs (its settings say ``packing``): the means per query of the picks
+    stitched to a passage (windows of one source), the sentences and words left out because
+    the context already held them, the tokens the budget did not pay for, and the repeated
+    text left, beside top-k's; None where not measured."""
     packs = {
         name
         for name, info in document.get("strategies", {}).items()
@@ -124,13 +139,27 @@ def packing_markdown(document: Mapping[str, Any]) -> list[str]:
         m = e["metrics"]
         if e["strategy"] not in packs or "tokens_saved" not in m:
             continue
-        rows.append(
-            f"| {e['corpus']} | {e['budget']} | {role(document, e['strategy'])} | "
-            f"{_num(m['stitched']['mean'], 2)} | {_num(m['left_out']['mean'], 2)} | "
-            f"{_num(m['left_out_words']['mean'], 1)} | {_num(m['tokens_saved']['mean'], 1)} | "
-            f"{_share(m.get('repeated_text', {}).get('mean'))} | "
-            f"{_share(top.get((e['corpus'], e['budget'])))} |"
-        )
+        row: dict[str, Any] = {
+            "corpus": e["corpus"],
+            "budget": e["budget"],
+            "strategy": role(document, e["strategy"]),
+        }
+        for key in ("stitched", "left_out", "left_out_words", "tokens_saved", "repeated_text"):
+            row[key] = m.get(key, {}).get("mean")
+        row["topk_repeated_text"] = top.get((e["corpus"], e["budget"]))
+        rows.append(row)
+    return rows
+
+
+def packing_markdown(document: Mapping[str, Any]) -> list[str]:
+    """:func:`packing_rows` as the report's section "What packing did" (none without rows)."""
+    rows = [
+        f"| {r['corpus']} | {r['budget']} | {r['strategy']} | {_num(r['stitched'], 2)} | "
+        f"{_num(r['left_out'], 2)} | {_num(r['left_out_words'], 1)} | "
+        f"{_num(r['tokens_saved'], 1)} | {_share(r['repeated_text'])} | "
+        f"{_share(r['topk_repeated_text'])} |"
+        for r in packing_rows(document)
+    ]
     if not rows:
         return []
     return [
@@ -141,8 +170,7 @@ def packing_markdown(document: Mapping[str, Any]) -> list[str]:
         "(the context already held them, a marker stands in their place); tokens saved: "
         "what the picks would have cost apart, less what the budget paid.",
         "",
-        "| corpus | budget | strategy | stitched | sentences left out | words left out "
-        "| tokens saved | repeated text | top-k's repeated text |",
+        "| corpus | budget | strategy | " + " | ".join(PACKING_COLUMNS.values()) + " |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|",
         *rows,
         "",

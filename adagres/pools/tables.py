@@ -178,20 +178,14 @@ def _pool_fields(
 
 
 def _place(value: Any) -> Any:
-    """A place in a source as a whole number where the table wrote one: a CSV cell of
-    digits, or a float with no fraction (pandas writes an integer column with gaps as
-    floats); any other value is kept as it is, for the checks to name."""
+    """A place in a source as a whole number where a CSV cell holds only digits (CSV has no
+    types); any other value is kept exactly as given, for the checks to name (a float, even
+    a whole one, places nothing: write an integer column, e.g. pandas' ``Int64`` where it
+    has gaps)."""
     if isinstance(value, str):
         text = value.strip()
         if text.isascii() and text.isdigit():
             return int(text)
-        try:
-            number = float(text)
-        except ValueError:
-            return value
-        value = number if number.is_integer() else value
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2.0**63:
-        return int(value)
     return value
 
 

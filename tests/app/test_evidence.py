@@ -13,7 +13,7 @@ from adagres.eval import cases as harness_cases
 from adagres.eval import harness
 from adagres.eval.charts import frontier_figure
 from adagres.eval.frontier import compared, preset_entry, role, verdict
-from adagres.eval.report import tradeoff_figure, write_report
+from adagres.eval.report import packing_rows, tradeoff_figure, write_report
 from adagres.eval.results import read_results
 from adagres.eval.targets import targets_table
 from ui import evidence as ui_evidence
@@ -58,7 +58,7 @@ def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
     document = read_results(reports / "latest" / "results.json")
     for budget in (300, 900):
         at.selectbox(key="ev_budget").set_value(budget).run()
-        table = at.dataframe[2].value  # after the summary and the targets
+        table = at.dataframe[3].value  # after the summary, the targets and what packing did
         entries = {e["strategy"]: e for e in document["aggregates"] if e["budget"] == budget}
         assert list(table["strategy"]) == list(entries)
         for _, row in table.iterrows():
@@ -84,7 +84,7 @@ def test_the_table_shows_the_numbers_of_results_json(evidence, reports):
 def test_the_per_query_rows_are_the_rows_of_results_json(evidence, reports):
     at = evidence
     at.selectbox(key="ev_strategy").set_value("mmr").run()
-    queries = at.dataframe[3].value
+    queries = at.dataframe[4].value  # the per-query table, after the strategy table
     document = read_results(reports / "latest" / "results.json")
     rows = {r["query_id"]: r for r in document["rows"]
             if r["strategy"] == "mmr" and r["budget"] == 300}  # fmt: skip
@@ -147,6 +147,7 @@ def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
     before = copy.deepcopy(doc)
     ui_evidence.summary_frame(doc)
     ui_evidence.targets_frame(doc)
+    ui_evidence.packing_frame(doc)
     ui_evidence.verdicts(doc)
     for corpus in doc["corpora"]:
         tradeoff_figure(doc, corpus)
@@ -197,3 +198,40 @@ def test_the_long_tables_and_the_paragraphs_fold_away(evidence, reports):
     document = read_results(reports / "latest" / "results.json")
     assert len(at.main.expander[2].text) == sum(f["corpus"] == "demo" for f in document["findings"])
     assert at.main.expander[0].dataframe[0].value.shape[0] == len(document["strategies"])
+
+
+def test_the_page_says_what_packing_did(evidence, reports):
+    """After the targets, one row per corpus and budget of each strategy that packs (the
+    recommended preset and the packed candidates of the run), the means of results.json:
+    picks stitched, sentences and words left out, tokens saved, repeated text beside
+    top-k's; tokens saved is never negative and at most what top-k's picks could cost."""
+    at = evidence
+    document = read_results(reports / "latest" / "results.json")
+    table = at.dataframe[2].value
+    rows = packing_rows(document)
+    packs = [n for n, i in document["strategies"].items() if (i["settings"] or {}).get("packing")]
+    assert rows and len(rows) == len(packs) * 2  # the demo pools at 300 and 900 tokens
+    assert list(table.columns) == [
+        "corpus",
+        "budget",
+        "strategy",
+        "stitched",
+        "sentences left out",
+        "words left out",
+        "tokens saved",
+        "repeated text",
+        "top-k's repeated text",
+    ]
+    entries = {(e["strategy"], e["budget"]): e for e in document["aggregates"]}
+    names = {role(document, n): n for n in packs}
+    for _, row in table.iterrows():
+        entry = entries[names[row["strategy"]], row["budget"]]
+        m = entry["metrics"]
+        assert close(row["stitched"], m["stitched"]["mean"])
+        assert close(row["sentences left out"], m["left_out"]["mean"])
+        assert close(row["words left out"], m["left_out_words"]["mean"])
+        assert close(row["tokens saved"], m["tokens_saved"]["mean"])
+        assert close(row["repeated text"], m["repeated_text"]["mean"])
+        top = entries["topk_budget", row["budget"]]["metrics"]["repeated_text"]["mean"]
+        assert close(row["top-k's repeated text"], top)
+        assert 0 <= row["tokens saved"] <= row["budget"]
