@@ -214,7 +214,7 @@ def _row_to_chunk(
             chunk["id"] = value if not typed or value is None else str(value)
         elif key == "offset":  # where the text starts in its source: a chunk field, as in JSON
             if not (typed and value is None) and value != "":
-                chunk[key] = _place(value)
+                chunk[key] = value if typed else _place(value)
         elif key in CHUNK_FIELDS:
             if typed:
                 if value is not None:
@@ -222,7 +222,7 @@ def _row_to_chunk(
             elif value != "":
                 chunk[key] = _csv_value(key, value, number, cells, row.get(id_column))
         elif not (typed and value is None) and not (not typed and value == ""):
-            metadata[key] = _place(value) if key in _PLACE_COLUMNS else value
+            metadata[key] = _place(value) if key in _PLACE_COLUMNS and not typed else value
     if chunk.get("id") in (None, ""):
         chunk["id"] = f"row{number}"
     if metadata:
