@@ -115,7 +115,7 @@ def draw_step(step: int) -> None:
     with views[0]:
         render.chart(map_figure, "sel_map", on_select=open_verdict, selection_mode="points")
     with views[1]:
-        render.chart(timeline, "sel_timeline")
+        render.chart(timeline, "sel_timeline", modebar=False)  # a narrow column at 1024 px
     if st.session_state.pop("sel_open_why", False):
         state.switch_page("app_pages/6_why.py")
     render.projection_note(method, pending)

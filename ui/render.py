@@ -61,10 +61,12 @@ CHART_CONFIG: dict[str, Any] = {
 }
 
 
-def chart(figure: Any, key: str, **options: Any) -> Any:
+def chart(figure: Any, key: str, *, modebar: bool = True, **options: Any) -> Any:
     """``st.plotly_chart`` as the pages use it: full width, an explicit key, a short mode
-    bar; ``options`` go through (``on_select``, ``selection_mode``)."""
-    return st.plotly_chart(figure, key=key, width="stretch", config=CHART_CONFIG, **options)
+    bar (none with ``modebar=False``: a chart in a narrow column, whose title the bar would
+    cover); ``options`` go through (``on_select``, ``selection_mode``)."""
+    config = CHART_CONFIG if modebar else {**CHART_CONFIG, "displayModeBar": False}
+    return st.plotly_chart(figure, key=key, width="stretch", config=config, **options)
 
 
 def metrics(
