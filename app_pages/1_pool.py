@@ -45,8 +45,11 @@ if pool.embedding_model:
     st.text(f"Embedding model: {pool.embedding_model}")
 # A link or a reload elsewhere cannot bring this pool back (a Live pool's or a shared pool
 # set's query can: the address says where to read it again).
-lost_by_links = not (live.is_live_key(settings.pool) or poolset_links.linkable(settings.pool)
-                     or asking.is_asked_key(settings.pool))  # fmt: skip
+lost_by_links = not (
+    live.is_live_key(settings.pool)
+    or poolset_links.linkable(settings.pool)
+    or asking.is_asked_key(settings.pool)
+)
 if pools.is_private(settings.pool) and lost_by_links:
     keep = st.container(horizontal=True, vertical_alignment="center")
     keep.caption(
@@ -117,17 +120,26 @@ if asked is not None and placed is not None and reselected is not None:
     ))  # fmt: skip
     relevance = {"relevance to the question": st.column_config.NumberColumn(format="%.4f")}
     render.table(asking.beside_frame(pool, selection, reselected), "pool_ask_picks", relevance)
-    st.button("Open this question in every page", key="pool_ask_open",
-              on_click=asking.open_everywhere, args=(settings.pool, asked),
-              help="Selection, Why dropped and every other page then select for the question "
-              "(the same chunks, the question as the query); the link keeps it.")  # fmt: skip
+    st.button(
+        "Open this question in every page",
+        key="pool_ask_open",
+        on_click=asking.open_everywhere,
+        args=(settings.pool, asked),
+        help="Selection, Why dropped and every other page then select for the question "
+        "(the same chunks, the question as the query); the link keeps it.",
+    )
 if found is not None:
-    st.caption(render.md_line(
-        f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed), listed below."
-    ))  # fmt: skip
+    st.caption(
+        render.md_line(
+            f"{count(len(found), 'chunk')} contain {found_text.strip()!r} (ringed), listed below."
+        )
+    )
     if found:
-        render.table(frame.iloc[list(found)], "pool_found",
-                     {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
+        render.table(
+            frame.iloc[list(found)],
+            "pool_found",
+            {"relevance": st.column_config.NumberColumn(format="%.4f")},
+        )
 chosen = explorer.picked(pool)
 if chosen:
     st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
@@ -150,8 +162,11 @@ render.table(frame, "pool_table", {"relevance": st.column_config.NumberColumn(fo
 
 st.subheader("Relevance and length")
 # Linked to the map: the chunks chosen there (lasso or box) over the pool, else the picks.
-overlay, overlay_name = (chosen, f"chosen on the map ({len(chosen)})") if chosen else (
-    selection.indices, f"selected ({selection.size})")  # fmt: skip
+overlay, overlay_name = (
+    (chosen, f"chosen on the map ({len(chosen)})")
+    if chosen
+    else (selection.indices, f"selected ({selection.size})")
+)
 render.chart(figures.distributions_figure(selection.relevance, pool.token_counts,
                                           selected=overlay, selected_name=overlay_name),
              "pool_distributions")  # fmt: skip

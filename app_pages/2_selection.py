@@ -28,9 +28,12 @@ def lam_at_work() -> None:
         return
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")
     row.caption(note, width="content")
-    if row.button("See λ at work", key="sel_lam_page", icon=":material/function:",
-                  help="The λ page: the paper's method at every λ, and where its picks "
-                  "change."):  # fmt: skip
+    if row.button(
+        "See λ at work",
+        key="sel_lam_page",
+        icon=":material/function:",
+        help="The λ page: the paper's method at every λ, and where its picks change.",
+    ):
         state.switch_page("app_pages/4_lambda.py")
 
 
@@ -45,7 +48,7 @@ def draw_header(step: int) -> None:
         ("Tokens used", f"{used:,} / {selection.budget:,}"),
         # Short while replaying ("not yet"): the slider and the sentence below give the step.
         ("Stop reason", plain_name(selection.stop_reason) if step >= last else "not yet"),
-    ]  # fmt: skip
+    ]
     if weighs_lam:  # λ and F(S) are this rule's own numbers only where λ weighs its score
         headline[2:2] = [("λ", f"{selection.lam:.4f}"), ("F(S)", f"{objective:.4f}")]
     render.metrics(headline, gap="small")  # three tiles on one row at 1024 px

@@ -5,8 +5,15 @@ from __future__ import annotations
 from adagres.eval.targets import passes, target_checks, target_failures, targets_table
 
 
-def entry(corpus: str, budget: int, strategy: str, *, recall: float, repeated: float,
-          wtl: tuple[int, int, int] | None = None) -> dict:  # fmt: skip
+def entry(
+    corpus: str,
+    budget: int,
+    strategy: str,
+    *,
+    recall: float,
+    repeated: float,
+    wtl: tuple[int, int, int] | None = None,
+) -> dict:
     out = {
         "corpus": corpus,
         "budget": budget,

@@ -45,8 +45,9 @@ def test_budget_bar_cuts_long_ids_instead_of_dropping_them():
     for n, tokens, cut in ((5, 200, True), (11, 90, False)):
         C = np.eye(n, 12)
         q = np.ones(12)
-        ids = [f"some/long/folder/document-number-{i:02d}-of-the-collection.md#{i}"
-               for i in range(n)]  # fmt: skip
+        ids = [
+            f"some/long/folder/document-number-{i:02d}-of-the-collection.md#{i}" for i in range(n)
+        ]
         s = adagres.select(q, C, np.full(n, tokens), 1000, lam=0.0)
         assert s.size == n
         picks = trace(F.budget_bar(s, ids=ids), "picks")

@@ -171,8 +171,9 @@ def test_map_at_and_beyond_the_stop_shows_all_picks_and_the_stop(pool):
     # its verdict kind, the groups the Pool table counts (the record's verdict kinds).
     assert data.candidates.indices == data.unfit.indices == data.ineligible.indices == ()
     drawn = {i: kind for kind, group in data.by_verdict for i in group.indices}
-    record = {i: kind.value for i, (kind, _) in enumerate(s.verdict_kinds)
-              if kind.value != "selected"}  # fmt: skip
+    record = {
+        i: kind.value for i, (kind, _) in enumerate(s.verdict_kinds) if kind.value != "selected"
+    }
     assert drawn == record and len(set(record.values())) > 1
     figure = F.pool_map(p, s, last, ids=pool["ids"], texts=pool["texts"])
     for kind, group in data.by_verdict:

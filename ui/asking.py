@@ -40,9 +40,23 @@ from . import compute, pools, render, state
 from .cache import Slot
 from .compute import PoolKey, SelectionKey
 
-__all__ = ["ASK", "ASKED_FROM", "NEIGHBOURS", "Placed", "Question", "asked", "asked_pool",
-           "beside_frame", "clear", "is_asked_key", "open_everywhere", "place", "question",
-           "reselect", "restore_from_url"]  # fmt: skip
+__all__ = [
+    "ASK",
+    "ASKED_FROM",
+    "NEIGHBOURS",
+    "Placed",
+    "Question",
+    "asked",
+    "asked_pool",
+    "beside_frame",
+    "clear",
+    "is_asked_key",
+    "open_everywhere",
+    "place",
+    "question",
+    "reselect",
+    "restore_from_url",
+]
 
 #: How many nearest chunks are ringed on the map (and, under UMAP, place the question).
 NEIGHBOURS = 10
@@ -202,8 +216,13 @@ def asked_pool(pool: Pool, asked_question: Question) -> Pool:
     """``pool`` with the question as its query: its text and vector; no gold labels or
     answers (they belong to the original query)."""
     chunks = tuple(dataclasses.replace(chunk, gold=False) for chunk in pool.chunks)
-    return dataclasses.replace(pool, query=asked_question.text, chunks=chunks, answers=(),
-                               raw_query_embedding=asked_question.vector)  # fmt: skip
+    return dataclasses.replace(
+        pool,
+        query=asked_question.text,
+        chunks=chunks,
+        answers=(),
+        raw_query_embedding=asked_question.vector,
+    )
 
 
 def is_asked_key(key: str) -> bool:

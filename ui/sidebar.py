@@ -244,8 +244,13 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
     note = lam_note(state.current().strategy)
     if note:  # λ changes no pick here: say why, right under it, and offer the paper's method
         st.caption(note)
-        st.button("Use the paper's method", key="sb_lam_paper", on_click=apply_preset,
-                  args=("paper",), help=PRESETS["paper"].description)  # fmt: skip
+        st.button(
+            "Use the paper's method",
+            key="sb_lam_paper",
+            on_click=apply_preset,
+            args=("paper",),
+            help=PRESETS["paper"].description,
+        )
     with st.expander("Calibration pool (top N)"):
         _bind_setting(
             st.radio,

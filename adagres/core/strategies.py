@@ -122,8 +122,9 @@ def entry(
     name: str, family: str, fn: StrategyFn, description: str, score: str, label: str,
     short: str = "", *, in_sweeps: bool = False, same_k_as_adagres: bool = False,
 ) -> Strategy:  # fmt: skip
-    return Strategy(name, family, description, score, fn, label, short, in_sweeps,
-                    same_k_as_adagres)  # fmt: skip
+    return Strategy(
+        name, family, description, score, fn, label, short, in_sweeps, same_k_as_adagres
+    )
 
 
 #: Every strategy by name, as the CLI, the app and the evaluation offer them.

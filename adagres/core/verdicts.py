@@ -159,12 +159,27 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
         fill_from = None
     if kind is VerdictKind.SELECTED:
         sources = redundancy_sources(selection, i, number - 1)
-        return Verdict(i, kind, number, tokens, s.tokens_available, s.relevance_term,
-                       s.redundancy_term, s.gain, s.runner_up, s.runner_up_gain, history,
-                       sources, selection.scoring, s.score, s.score_relevance,
-                       s.score_redundancy, fill_from=fill_from,
-                       runner_up_score=s.runner_up_score,
-                       left_out=left_out_of(selection, i))  # fmt: skip
+        return Verdict(
+            i,
+            kind,
+            number,
+            tokens,
+            s.tokens_available,
+            s.relevance_term,
+            s.redundancy_term,
+            s.gain,
+            s.runner_up,
+            s.runner_up_gain,
+            history,
+            sources,
+            selection.scoring,
+            s.score,
+            s.score_relevance,
+            s.score_redundancy,
+            fill_from=fill_from,
+            runner_up_score=s.runner_up_score,
+            left_out=left_out_of(selection, i),
+        )
     relevance_term = float(selection.alpha * selection.relevance[i])
     if kind is VerdictKind.DUPLICATE:
         d = next(d for d in selection.duplicates if d.chunk == i)

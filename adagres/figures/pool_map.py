@@ -243,9 +243,11 @@ def map_data(
     )
     unfit = points(
         unfit_idx.tolist(),
-        [f"does not fit at {at}: needs {int(selection.token_counts[i])} tokens, {left} left"
-         for i in unfit_idx.tolist()],
-    )  # fmt: skip
+        [
+            f"does not fit at {at}: needs {int(selection.token_counts[i])} tokens, {left} left"
+            for i in unfit_idx.tolist()
+        ],
+    )
     barred = points(barred_idx.tolist(), [f"fits at {at} but may not be taken"] * len(barred_idx))
     by_verdict: list[tuple[str, MapPoints]] = []
     if stopped:
@@ -386,16 +388,28 @@ def pool_map(
     if data.ineligible.indices:
         color, symbol = VERDICT_MARKERS["duplicate"]
         fig.add_trace(
-            _layer_trace(kind, data.ineligible, "fits, may not be taken",
-                         {"size": marker_size, "color": color, "symbol": symbol})
-        )  # fmt: skip
+            _layer_trace(
+                kind,
+                data.ineligible,
+                "fits, may not be taken",
+                {"size": marker_size, "color": color, "symbol": symbol},
+            )
+        )
     for verdict, group in data.by_verdict:
         color, symbol = VERDICT_MARKERS.get(verdict, VERDICT_MARKERS["other"])
         fig.add_trace(
-            _layer_trace(kind, group, f"{plain_name(verdict)} ({len(group.indices)})",
-                         {"size": marker_size, "color": color, "symbol": symbol,
-                          "line": {"color": "#555555", "width": 0.5}})
-        )  # fmt: skip
+            _layer_trace(
+                kind,
+                group,
+                f"{plain_name(verdict)} ({len(group.indices)})",
+                {
+                    "size": marker_size,
+                    "color": color,
+                    "symbol": symbol,
+                    "line": {"color": "#555555", "width": 0.5},
+                },
+            )
+        )
     if data.winner_xy is not None:
         stopped = plain_name(data.stop_reason)
         ring_name = "winner" if data.winner_accepted else f"next best (stopped: {stopped})"

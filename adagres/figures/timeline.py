@@ -180,7 +180,8 @@ def gain_timeline(
         fig.add_vline(x=data.marker, line={"color": PALETTE["winner"], "dash": "dot", "width": 2})
     apply_layout(fig, title=title, height=height)
     # The step axis spans the run's steps (autorange pads past the last one).
-    fig.update_xaxes(title="step", dtick=1 if len(x) <= 30 else None,
-                     range=[0.5, max(len(x), 1) + 0.5])  # fmt: skip
+    fig.update_xaxes(
+        title="step", dtick=1 if len(x) <= 30 else None, range=[0.5, max(len(x), 1) + 0.5]
+    )
     fig.update_yaxes(title=data.formula)
     return fig

@@ -194,6 +194,13 @@ def test_a_question_opens_in_every_page_and_its_link_asks_it_again(words, fake_e
     assert not linked.warning, [w.value for w in linked.warning]
     assert linked.session_state["settings"].pool == key
     q_new = fake_encoder.vectors([question])[0]
-    expected = baselines.run("adagres", q_new, words.embeddings, words.token_counts, 600,
-                             settings=SETTINGS, texts=words.texts)  # fmt: skip
+    expected = baselines.run(
+        "adagres",
+        q_new,
+        words.embeddings,
+        words.token_counts,
+        600,
+        settings=SETTINGS,
+        texts=words.texts,
+    )
     assert context_ids(linked) == [words.ids[i] for i in expected.indices]

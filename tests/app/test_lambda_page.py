@@ -47,8 +47,7 @@ def test_lambda_page_shows_the_calibration(data_dir, pool_name, preset):
     assert PRESETS[preset].settings.formula == "paper" and used.lam == paper.lam
     assert any(f"**{TITLES[used.formula]}** · in use" == m.value for m in at.markdown)
     # Under the recommended preset the page says whose λ this is.
-    said = any("topk_budget" in c.value and "does not select with λ" in c.value
-               for c in at.caption)  # fmt: skip
+    said = any("topk_budget" in c.value and "does not select with λ" in c.value for c in at.caption)
     assert said == (preset == "recommended")
     assert metric(at, "L̄ (mean tokens)") == f"{paper.mean_tokens:.2f}"
     assert metric(at, "k̄ = T / L̄") == f"{paper.expected_k:.3f}"

@@ -23,8 +23,11 @@ def test_search_hits_are_listed(data_dir):
     pool = pool_of(data_dir, DEMO)
     at = page(POOL_PAGE, pool=DEMO, budget="1000", find="ibuprofen")
     no_error(at)
-    hits = [i for i, chunk in enumerate(pool.chunks)
-            if "ibuprofen" in (chunk.text + (chunk.title or "") + chunk.id).casefold()]  # fmt: skip
+    hits = [
+        i
+        for i, chunk in enumerate(pool.chunks)
+        if "ibuprofen" in (chunk.text + (chunk.title or "") + chunk.id).casefold()
+    ]
     assert hits
     listed = [f for f in frames(at, "verdict") if len(f) == len(hits)]
     assert listed and list(listed[0]["id"]) == [pool.ids[i] for i in hits]

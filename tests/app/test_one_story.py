@@ -94,12 +94,16 @@ def test_faq_02_reads_as_a_duplicate_on_every_view(data_dir):
     sentence = why.text[0].value
     assert sentence.startswith("faq-02: duplicate of 'faq-01' (picked at step 1)")
     history = frame(why, "could be taken")
-    fits = [int(pool.token_counts[i]) <= selection.steps[s - 1].tokens_available
-            for s in history["step"]]  # fmt: skip
+    fits = [
+        int(pool.token_counts[i]) <= selection.steps[s - 1].tokens_available
+        for s in history["step"]
+    ]
     assert list(history["fits"]) == fits and all(fits[:2])
     # Step 1 it competed (and lost to faq-01); after, the guard barred it while it fitted.
-    expected = ["yes" if s == 1 else "duplicate of a pick" if fit else "does not fit"
-                for s, fit in zip(history["step"], fits, strict=True)]  # fmt: skip
+    expected = [
+        "yes" if s == 1 else "duplicate of a pick" if fit else "does not fit"
+        for s, fit in zip(history["step"], fits, strict=True)
+    ]
     assert list(history["could be taken"]) == expected
     chart = next(f for f in figures(why) if f["layout"]["yaxis"].get("title"))
     assert chart["layout"]["xaxis"]["range"] == [0.5, len(selection.steps) + 0.5]
@@ -114,9 +118,11 @@ def test_a_pick_names_its_runner_up_by_the_rule_s_score(data_dir):
     top-k the score (relevance), not the runner-up's F gain; and names are quoted once."""
     pool = pool_of(data_dir, DEMO)
     selection = recommended_selection(pool, 1000, duplicate_guard=GUARD)
-    step = next(s for s in selection.steps
-                if s.accepted and s.runner_up is not None
-                and s.runner_up_score != s.runner_up_gain)  # fmt: skip
+    step = next(
+        s
+        for s in selection.steps
+        if s.accepted and s.runner_up is not None and s.runner_up_score != s.runner_up_gain
+    )
     chunk = pool.ids[step.winner]
     at = page(WHY, **VIEW, chunk=chunk)
     no_error(at)
@@ -124,7 +130,8 @@ def test_a_pick_names_its_runner_up_by_the_rule_s_score(data_dir):
     runner = pool.ids[step.runner_up]
     assert f"runner-up {runner!r} (score {step.runner_up_score:+.4f})" in sentence
     assert f"{step.runner_up_gain:+.4f}" not in sentence
-    outscored = next(j for j, (kind, _) in enumerate(selection.verdict_kinds)
-                     if kind.value == "outscored")  # fmt: skip
+    outscored = next(
+        j for j, (kind, _) in enumerate(selection.verdict_kinds) if kind.value == "outscored"
+    )
     text = selection.verdict(outscored).summary(pool.ids)
     assert "''" not in text and "'s " not in text

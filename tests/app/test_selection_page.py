@@ -243,11 +243,18 @@ def test_replayed_step_shows_its_own_numbers_and_context_download(pools_dir):
     # Under the paper's method F(S) is a headline number, that of the first 3 picks.
     paper = paper_selection(pool, 1500)
     first = [s.winner for s in paper.steps[:3] if s.accepted]
-    expected_f = adagres.objective(pool.query_embedding, pool.embeddings, first, paper.lam,
-                                   alpha=paper.alpha,
-                                   redundancy_floor=paper.redundancy_floor)  # fmt: skip
-    assert metric(page(SELECTION, pool="medium", budget="1500", step="3", **PAPER),
-                  "F(S)") == f"{expected_f:.4f}"  # fmt: skip
+    expected_f = adagres.objective(
+        pool.query_embedding,
+        pool.embeddings,
+        first,
+        paper.lam,
+        alpha=paper.alpha,
+        redundancy_floor=paper.redundancy_floor,
+    )
+    assert (
+        metric(page(SELECTION, pool="medium", budget="1500", step="3", **PAPER), "F(S)")
+        == f"{expected_f:.4f}"
+    )
     (button,) = [b for b in at.get("download_button") if "context" in b.proto.label]
     assert button.proto.label == "Download context after step 3 (text)"
     text = "\n\n".join(pool.texts[i] for i in chosen)

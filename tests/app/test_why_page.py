@@ -98,8 +98,16 @@ def test_why_dropped_names_what_blog_02_repeats_under_the_orthogonal_variant(dat
     from adagres.core.baselines import run_prepared
     from adagres.eval.strategies import TUNED
 
-    at = page(WHY, pool="biomedical_redundant", budget="1000", chunk="blog-02",
-              strategy="orthogonal", policy="fill", formula="derived", guard="0.9,0.8")  # fmt: skip
+    at = page(
+        WHY,
+        pool="biomedical_redundant",
+        budget="1000",
+        chunk="blog-02",
+        strategy="orthogonal",
+        policy="fill",
+        formula="derived",
+        guard="0.9,0.8",
+    )
     no_error(at)
     pool = load_pool(data_dir / "biomedical_redundant.json")
     summary = at.text[0].value

@@ -122,8 +122,14 @@ def test_retriever_reembeds_when_the_base_retriever_is_no_vector_store(store, de
     picked = retriever.invoke(demo.query)
     tokens = [words(doc.page_content) for doc in documents]
     texts = [doc.page_content for doc in documents]
-    want = expected(store.embeddings.embed_query(demo.query), vectors, texts, budget=300,
-                    tokens=tokens, counter=words)  # fmt: skip
+    want = expected(
+        store.embeddings.embed_query(demo.query),
+        vectors,
+        texts,
+        budget=300,
+        tokens=tokens,
+        counter=words,
+    )
     check_picks([doc.id for doc in picked], [doc.id for doc in documents], want)
     tokens_of = {doc.id: count for doc, count in zip(documents, tokens, strict=True)}
     assert sum(tokens_of[doc.id] for doc in picked) <= 300
