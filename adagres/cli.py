@@ -217,12 +217,8 @@ def _traces(args: argparse.Namespace) -> int:
         done = write_pool_set(
             export, args.out, tokenizer=args.tokenizer, embed=args.embed, limits=limits
         )
-    except AdagresError as exc:
-        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(one_line(f"adagres: error: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
-        return 2
+    except (AdagresError, OSError) as exc:
+        return failed(exc)
     finally:
         if fetched is not None:
             fetched.unlink(missing_ok=True)
@@ -272,12 +268,8 @@ def _live(args: argparse.Namespace) -> int:
             from .pools.jsonfile import save_pool
 
             save_pool(pool, args.out)
-    except AdagresError as exc:
-        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(one_line(f"adagres: error: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
-        return 2
+    except (AdagresError, OSError) as exc:
+        return failed(exc)
     total = int(np.asarray(pool.token_counts).sum())
     _say(f"{len(pool)} chunks for {pool.query!r} ({total} tokens from {pool.tokenizer})")
     _say(f"{'rank':>4}  {'chunk':<32} {'score':>7} {'tokens':>6}  title")
@@ -337,6 +329,16 @@ def _select(args: argparse.Namespace) -> dict[str, Any]:
         "embedding_model": pool.embedding_model,
     }
     return out
+
+
+def failed(exc: AdagresError | OSError) -> int:
+    """Print a command's error as the one line the CLI gives (an OSError names its file);
+    the exit status 2."""
+    if isinstance(exc, OSError):
+        print(one_line(f"adagres: error: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
+    else:
+        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
+    return 2
 
 
 def _say(text: str = "") -> None:
