@@ -211,7 +211,7 @@ def test_pool_page_shows_query_and_chunks_as_written(app, page):
     visit(page, app, f"pool?{SETTINGS}", "pool")
     query = page.locator("[data-testid='stText']").first
     assert query.evaluate("e => e.textContent") == QUERY
-    rows = table_rows(page, "position", "id")
+    rows = table_rows(page, "id", "verdict")
     assert [row["id"] for row in rows] == IDS
     assert [row["title"] for row in rows] == TEXTS
     assert [row["text"] for row in rows] == TEXTS
@@ -235,7 +235,7 @@ def test_why_dropped_shows_ids_and_text_as_written(app, page):
         assert header in texts, (name, [t[:80] for t in texts])
         code = page.locator("[data-testid='stCode'] code").last
         assert code.evaluate("e => e.textContent") == TEXTS[k], name
-    rows = table_rows(page, "position", "id")
+    rows = table_rows(page, "id", "verdict")
     assert by_id(rows, "text") == dict(zip(IDS, TEXTS, strict=True))
 
 
