@@ -73,9 +73,11 @@ OFFLINE_TESTS := tests/test_selection.py tests/test_baselines.py tests/test_cali
 test-offline: install
 	unshare -n sh -c 'ip link set lo up && $(PY) -m pytest -q -m "not browser" $(OFFLINE_TESTS)'
 
-# The fuzz suite at length: thousands of examples per property (tests/conftest.py, "long").
+# The fuzz suite at length: thousands of examples per property (tests/conftest.py, "long"),
+# with the packed context's promises (budget, true slices, nothing new lost).
 fuzz: install
-	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q tests/fuzz tests/test_hardening_pools.py
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q tests/fuzz tests/test_hardening_pools.py \
+	  tests/test_context_promises.py
 
 lint: install
 	$(PY) -m ruff check .
