@@ -347,20 +347,16 @@ class Packer:
         offset = start - begin
         gaps = _gaps(offset, offset + len(text), covered)  # what the chunk adds, in union
         new: list[Omission] = []
-        added_words = 0
         for a, b, key in self.sentences_of(chunk):
-            a, b = a + offset, b + offset
-            inside = next(((x, y) for x, y in gaps if x <= a and b <= y), None)
-            if inside is None:
+            holder = None if key is None else self.held.get(key)
+            if holder is None:  # (most sentences: no lookup of the gaps)
                 continue
-            holder = self.held.get(key) if key is not None else None
-            if holder is not None:
+            a, b = a + offset, b + offset
+            if any(x <= a and b <= y for x, y in gaps):  # whole in what the chunk adds
                 new.append(Omission(chunk, holder, a, b, union[a:b]))
         omitted = sum(o.end - o.start for o in new)
-        for x, y in gaps:
-            added_words += len(union[x:y].split())
+        added_words = sum(len(union[x:y].split()) for x, y in gaps)
         kept_words = added_words - sum(len(o.text.split()) for o in new)
-        passage_text = render(union, [*omissions, *new])
         if kept_words <= 0 and len(absorbed) < 2:  # (joining two passages is something new)
             holder = self.holder(chunk, absorbed, new)
             return _Plan(
@@ -368,7 +364,8 @@ class Packer:
             )
         if not absorbed and not new:
             charge = ell
-        elif self.count is not None:
+        elif self.count is not None:  # the passage as it would be sent, counted
+            passage_text = render(union, [*omissions, *new])
             charge = max(0, context_tokens(passage_text, self.count, self.piece_tokens) - paid)
         else:  # the chunk's own tokens per character, over the characters it adds
             added = sum(y - x for x, y in gaps) - omitted + len(OMISSION_MARK) * len(new)
