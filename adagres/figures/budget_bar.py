@@ -168,7 +168,7 @@ def budget_bar(
         title = (
             f"{data.used} of {data.budget} tokens used by {len(data.segments)} "
             f"chunk{'s' if len(data.segments) != 1 else ''}"
-            + (f" · {saved} overlapping tokens paid once" if saved else "")
+            + (f" · {saved} repeated tokens paid once" if saved else "")
         )
     apply_layout(fig, title=title, height=height)
     # Labels that do not fit their segment at a readable size are hidden, not shrunk to a

@@ -78,7 +78,7 @@ def test_overlapping_picks_are_one_passage_paid_for_once(windows_dir):
     assert context_ids(at2) == ["d#0 + d#1"]  # the passage as it was after step 2
     assert frame(at2, "order")["tokens"].tolist() == [160]
     assert frame(at2, "order")["text"].tolist() == [" ".join(f"w{i}" for i in range(160))]
-    assert "120 overlapping tokens paid once" in bar["layout"]["title"]["text"].replace("<br>", " ")
+    assert "120 repeated tokens paid once" in bar["layout"]["title"]["text"].replace("<br>", " ")
 
 
 def test_the_toggle_turns_packing_off_and_the_address_keeps_it(windows_dir):
