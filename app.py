@@ -62,8 +62,14 @@ pages = [
 # Streamlit's page list drops the query string on a page switch; the sidebar's own list
 # (ui.nav) carries the view's address instead.
 nav.register(pages)
-pages.append(st.Page(lambda: st.switch_page(selection, query_params=st.query_params.to_dict()),
-                     title="Selection", url_path="selection", visibility="hidden"))  # fmt: skip
+pages.append(
+    st.Page(
+        lambda: st.switch_page(selection, query_params=st.query_params.to_dict()),
+        title="Selection",
+        url_path="selection",
+        visibility="hidden",
+    )
+)
 st.navigation(pages, position="hidden").run()
 # The end of a full run, as a number that grows: the real-browser tests wait for it after an
 # action instead of sleeping (a style element with only a comment takes no room).

@@ -78,8 +78,19 @@ def settings_from_args(args: argparse.Namespace) -> tuple[str, Any]:
     from .core.settings import Settings
 
     base = preset(args.preset) if args.preset is not None else None
-    fields = ("lam", "alpha", "policy", "formula", "scale", "offset", "lam_max",
-              "redundancy_floor", "calibration_top_n", "lambda_mmr", "packing")  # fmt: skip
+    fields = (
+        "lam",
+        "alpha",
+        "policy",
+        "formula",
+        "scale",
+        "offset",
+        "lam_max",
+        "redundancy_floor",
+        "calibration_top_n",
+        "lambda_mmr",
+        "packing",
+    )
     overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
     settings = Settings.of(None if base is None else base.settings, **overrides)
     strategy = getattr(args, "strategy", None) or (base.strategy if base else "adagres")
@@ -95,34 +106,45 @@ def _parser() -> argparse.ArgumentParser:
     # Settings options default to "not given" (SUPPRESS), so a preset's values stand unless
     # the user names an option; the defaults shown are those of adagres.Settings.
     given = argparse.SUPPRESS
-    sel.add_argument("--strategy", choices=STRATEGIES, default=given,
-                     help="default: adagres, or the preset's")  # fmt: skip
     sel.add_argument(
-        "--preset", choices=tuple(PRESETS), default=None,
+        "--strategy", choices=STRATEGIES, default=given, help="default: adagres, or the preset's"
+    )
+    sel.add_argument(
+        "--preset",
+        choices=tuple(PRESETS),
+        default=None,
         help="a named strategy and settings ('paper', 'recommended'); other options override",
-    )  # fmt: skip
+    )
     sel.add_argument("--lam", type=_lam, default=given, help="'adaptive' (default) or >= 0")
     sel.add_argument("--policy", choices=POLICIES, default=given, help="default: skip")
-    sel.add_argument("--formula", choices=("paper", "derived"), default=given,
-                     help="default: paper")  # fmt: skip
+    sel.add_argument(
+        "--formula", choices=("paper", "derived"), default=given, help="default: paper"
+    )
     sel.add_argument("--alpha", type=float, default=given, help="default: 1")
     sel.add_argument("--scale", type=float, default=given, help="λ = max(0, scale·λ* + offset)")
     sel.add_argument("--offset", type=float, default=given, help="default: 0")
     sel.add_argument("--lam-max", type=float, default=given, help="upper clip of adaptive λ")
     sel.add_argument(
-        "--floor", type=_floor, default=given, dest="redundancy_floor",
+        "--floor",
+        type=_floor,
+        default=given,
+        dest="redundancy_floor",
         help="redundancy floor τ: a cosine, 'pool' (ρ̄) or 'off' (default)",
-    )  # fmt: skip
+    )
     sel.add_argument("--lambda-mmr", type=float, default=given, help="MMR's relevance weight")
     sel.add_argument(
-        "--packing", action=argparse.BooleanOptionalAction, default=given,
+        "--packing",
+        action=argparse.BooleanOptionalAction,
+        default=given,
         help="stitch picks that overlap in their source and pay for their tokens once "
         "(default: off; on in the recommended preset)",
-    )  # fmt: skip
+    )
     sel.add_argument(
-        "--calibration-top-n", type=int, default=given,
+        "--calibration-top-n",
+        type=int,
+        default=given,
         help="take the adaptive-λ statistics over the N most relevant chunks (default: all)",
-    )  # fmt: skip
+    )
     sel.add_argument("--index", type=int, default=None, help="pool index in a multi-pool file")
     sel.add_argument("--query", default=None, help="query text (choose a pool, or supply one)")
     sel.add_argument(
@@ -132,19 +154,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     sel.add_argument("--json", action="store_true", help="print one JSON object")
     sel.add_argument(
-        "--explain", action="store_true",
+        "--explain",
+        action="store_true",
         help="with --json: every chunk's verdict with its numbers and sentence (traces the run; "
         "without it, verdicts are kinds and steps, cheap at any pool size)",
-    )  # fmt: skip
+    )
     val = commands.add_parser("validate", help="load a pool file and report what it holds")
     val.add_argument("pool_file")
     val.add_argument("--index", type=int, default=None)
     val.add_argument("--query", default=None)
     for command in (sel, val):
         command.add_argument(
-            "--limit", type=_limit, action="append", default=[], metavar="NAME=N",
+            "--limit",
+            type=_limit,
+            action="append",
+            default=[],
+            metavar="NAME=N",
             help="raise a loader limit, e.g. --limit max_depth=200 (repeatable)",
-        )  # fmt: skip
+        )
     _live_parsers(commands)
     tr = commands.add_parser(
         "traces",
@@ -316,9 +343,12 @@ def _select(args: argparse.Namespace) -> dict[str, Any]:
     )
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
     metrics = evaluate(
-        selection, prepared, gold=gold or None, answers=list(pool.answers) or None,
+        selection,
+        prepared,
+        gold=gold or None,
+        answers=list(pool.answers) or None,
         texts=pool.texts,
-    )  # fmt: skip
+    )
     out = selection.to_dict(pool.ids, explain=args.explain)
     out["metrics"] = metrics.as_dict()
     out["pool"] = {
@@ -369,12 +399,16 @@ def _print_selection(out: dict[str, Any]) -> None:
         )
     for merge in out["merges"]:
         joined = ", ".join(map(str, merge["joined"]))
-        _say(f"merge   step {merge['step']}: {merge['chunk']} joined {joined} in one passage "
-             f"(charged {merge['tokens']} tokens, {merge['saved']} saved)")  # fmt: skip
+        _say(
+            f"merge   step {merge['step']}: {merge['chunk']} joined {joined} in one passage "
+            f"(charged {merge['tokens']} tokens, {merge['saved']} saved)"
+        )
     _say()
     saved = sum(p["separate_tokens"] - p["tokens"] for p in out["passages"])
-    _say(f"tokens  {out['tokens_used']} of {out['budget']} ({out['budget_use']:.0%})"
-         + (f"; overlapping picks merged: {saved} tokens saved" if saved else ""))  # fmt: skip
+    _say(
+        f"tokens  {out['tokens_used']} of {out['budget']} ({out['budget_use']:.0%})"
+        + (f"; overlapping picks merged: {saved} tokens saved" if saved else "")
+    )
     _say(f"stop    {out['stop_reason']}")
     _say(f"F       {_num(out['objective'])} at λ = {_num(out['lam'])}")
     if cal is not None:
@@ -387,7 +421,7 @@ def _print_selection(out: dict[str, Any]) -> None:
                 if cal["fallback"] is None
                 else f"fallback ({cal['fallback']})"
             )
-        )  # fmt: skip
+        )
     m = out["metrics"]
     line = (
         f"metrics relevance mean {_num(m['relevance_mean'])}, redundancy mean "

@@ -71,24 +71,41 @@ if pools.is_private(settings.pool) and lost_by_links:
 st.subheader("Map")
 explore = st.columns([2, 1])
 with explore[0]:
-    found_text = state.bind_option(st.text_input, explorer.FIND, "pool_find", "Find text",
-                                   default="", placeholder="a word in the chunks")  # fmt: skip
+    found_text = state.bind_option(
+        st.text_input,
+        explorer.FIND,
+        "pool_find",
+        "Find text",
+        default="",
+        placeholder="a word in the chunks",
+    )
 with explore[1]:
     fields = explorer.color_fields(pool)
     if state.option(explorer.COLOR, "verdict") not in fields:
         state.set_option(explorer.COLOR, "verdict", record=False)
-    color_by = state.bind_option(st.selectbox, explorer.COLOR, "pool_color", "Colour by",
-                                 default="verdict", options=fields)  # fmt: skip
+    color_by = state.bind_option(
+        st.selectbox, explorer.COLOR, "pool_color", "Colour by", default="verdict", options=fields
+    )
 ask_row = st.columns([3, 1], vertical_alignment="bottom")
 with ask_row[0]:
-    state.bind_option(st.text_input, asking.ASK, "pool_ask", "Ask a new question",
-                      default="", placeholder="embedded offline by the pool's model")  # fmt: skip
+    state.bind_option(
+        st.text_input,
+        asking.ASK,
+        "pool_ask",
+        "Ask a new question",
+        default="",
+        placeholder="embedded offline by the pool's model",
+    )
 # A pool opened from a question has it as its query already: no new query on top of it.
 question_text = "" if asking.is_asked_key(settings.pool) else asking.asked()
 with ask_row[1]:
-    st.button("Original query", key="pool_ask_clear", on_click=asking.clear,
-              help="Back to the pool's own query: clears the new question.",
-              disabled=not question_text)  # fmt: skip
+    st.button(
+        "Original query",
+        key="pool_ask_clear",
+        on_click=asking.clear,
+        help="Back to the pool's own query: clears the new question.",
+        disabled=not question_text,
+    )
 values, numeric = explorer.color_values(pool, selection, color_by)
 found = explorer.matches(pool, found_text)
 projected, method, _pending = projection(key.pool)
@@ -102,22 +119,32 @@ if question_text:
         asked = placed = reselected = None
         st.warning(render.md_line(f"No new query: {exc}"))
 render.chart(
-    figures.explorer_map(projected.chunks, ids=pool.ids, texts=pool.texts, values=values,
-                         numeric=numeric, color_by=color_by, matches=found,
-                         query=projected.query,
-                         asked=None if placed is None else (placed.x, placed.y),
-                         neighbours=asked.neighbours if asked else (),
-                         new_picks=reselected.indices if reselected else (),
-                         title=f"{method.upper()} map of the pool"),
-    "pool_map", on_select=lambda: explorer.record_pick("pool_map"),
+    figures.explorer_map(
+        projected.chunks,
+        ids=pool.ids,
+        texts=pool.texts,
+        values=values,
+        numeric=numeric,
+        color_by=color_by,
+        matches=found,
+        query=projected.query,
+        asked=None if placed is None else (placed.x, placed.y),
+        neighbours=asked.neighbours if asked else (),
+        new_picks=reselected.indices if reselected else (),
+        title=f"{method.upper()} map of the pool",
+    ),
+    "pool_map",
+    on_select=lambda: explorer.record_pick("pool_map"),
     selection_mode=("lasso", "box", "points"),
-)  # fmt: skip
+)
 if asked is not None and placed is not None and reselected is not None:
-    st.caption(render.md_line(
-        f"New query {question_text!r} (green star, placed by {placed.how}): its "
-        f"{len(asked.neighbours)} nearest chunks ringed in green, its selection "
-        f"({count(len(reselected.indices), 'chunk')}, same strategy and settings) crossed."
-    ))  # fmt: skip
+    st.caption(
+        render.md_line(
+            f"New query {question_text!r} (green star, placed by {placed.how}): its "
+            f"{len(asked.neighbours)} nearest chunks ringed in green, its selection "
+            f"({count(len(reselected.indices), 'chunk')}, same strategy and settings) crossed."
+        )
+    )
     relevance = {"relevance to the question": st.column_config.NumberColumn(format="%.4f")}
     render.table(asking.beside_frame(pool, selection, reselected), "pool_ask_picks", relevance)
     st.button(
@@ -145,14 +172,19 @@ if chosen:
     st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
     verdicts = frame.iloc[list(chosen)]["verdict"].value_counts()
     st.text("Their verdicts: " + " · ".join(f"{n} {v}" for v, n in verdicts.items()))
-    render.table(frame.iloc[list(chosen)], "pool_chosen",
-                 {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
+    render.table(
+        frame.iloc[list(chosen)],
+        "pool_chosen",
+        {"relevance": st.column_config.NumberColumn(format="%.4f")},
+    )
     st.download_button(
         "Download the chosen chunks as a pool (JSON)",
         data=lambda: explorer.export_text(pool, chosen),
         file_name=f"pool-{settings.pool}-{len(chosen)}-chosen.json",
-        mime="application/json", key="pool_chosen_download", on_click="ignore",
-    )  # fmt: skip
+        mime="application/json",
+        key="pool_chosen_download",
+        on_click="ignore",
+    )
 else:
     st.caption("Lasso or box chunks on the map to list them here and export them as a pool.")
 
@@ -167,9 +199,12 @@ overlay, overlay_name = (
     if chosen
     else (selection.indices, f"selected ({selection.size})")
 )
-render.chart(figures.distributions_figure(selection.relevance, pool.token_counts,
-                                          selected=overlay, selected_name=overlay_name),
-             "pool_distributions")  # fmt: skip
+render.chart(
+    figures.distributions_figure(
+        selection.relevance, pool.token_counts, selected=overlay, selected_name=overlay_name
+    ),
+    "pool_distributions",
+)
 
 st.subheader("Near-duplicates")
 threshold = st.slider("Cosine at least", 0.5, 1.0, 0.9, 0.01, key="pool_dup_threshold")

@@ -153,8 +153,11 @@ def draw_step(step: int) -> None:
     table = st.expander("Context as a table", key="sel_context_table", on_change="rerun")
     if table.open:
         with table:
-            render.table(tables.context_frame(pool, context), "sel_context",
-                         {"text": st.column_config.TextColumn("text", width="large")})  # fmt: skip
+            render.table(
+                tables.context_frame(pool, context),
+                "sel_context",
+                {"text": st.column_config.TextColumn("text", width="large")},
+            )
     text = tables.context_text(context)
     plain_text = st.expander("Context as plain text", key="sel_plain_text", on_change="rerun")
     if plain_text.open:

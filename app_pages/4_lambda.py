@@ -65,8 +65,10 @@ top = st.number_input(
 marks = [] if manual_lam is None else [manual_lam]
 lams = tuple(default_lams(adaptive_lam, points=GRID_POINTS, include=marks, top=top).tolist())
 sweep = compute.lam_sweep_of(key, lams)
-render.chart(figures.sensitivity_figure(sweep, adaptive_lam=adaptive_lam, manual_lam=manual_lam),
-             "lam_sensitivity")  # fmt: skip
+render.chart(
+    figures.sensitivity_figure(sweep, adaptive_lam=adaptive_lam, manual_lam=manual_lam),
+    "lam_sensitivity",
+)
 st.caption(
     f"AdaGReS (policy {settings.selector.policy}) at every λ, budget {settings.budget} "
     "tokens. Diamonds mark the λ values where the picked set changes."
@@ -76,8 +78,9 @@ if not sweep.change_positions:
 else:
     changes = len(sweep.change_positions)
     st.text(f"The picked set changes at {count(changes, 'value')} of λ:")
-    render.table(tables.lam_changes_frame(pool, sweep), "lam_changes",
-                 {"λ": FOUR_PLACES, "F": FOUR_PLACES})  # fmt: skip
+    render.table(
+        tables.lam_changes_frame(pool, sweep), "lam_changes", {"λ": FOUR_PLACES, "F": FOUR_PLACES}
+    )
 
 # ---- the paper's guarantee, measured
 st.subheader("The paper's guarantee, measured")

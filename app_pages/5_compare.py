@@ -50,9 +50,12 @@ if len(selections) == 2:
     in_a, in_b = set(selections["A"].indices), set(selections["B"].indices)
     st.subheader("Difference")
     render.metrics(
-        [("only in A", len(in_a - in_b)), ("in both", len(in_a & in_b)),
-         ("only in B", len(in_b - in_a))]
-    )  # fmt: skip
+        [
+            ("only in A", len(in_a - in_b)),
+            ("in both", len(in_a & in_b)),
+            ("only in B", len(in_b - in_a)),
+        ]
+    )
     difference = tables.difference_frame(pool, selections["A"], selections["B"])
     map_column, table_column = st.columns(2)
     with map_column:
@@ -60,8 +63,11 @@ if len(selections) == 2:
         render.chart(overlay, "cmp_overlay")
         render.projection_note(method, pending)
     with table_column:
-        render.table(difference, "cmp_difference",
-                     {"relevance": st.column_config.NumberColumn(format="%.4f")})  # fmt: skip
+        render.table(
+            difference,
+            "cmp_difference",
+            {"relevance": st.column_config.NumberColumn(format="%.4f")},
+        )
 
 if selections:
     st.subheader("Metrics")

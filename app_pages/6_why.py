@@ -94,9 +94,11 @@ if verdict.history:
         ),
         "why_verdict",
     )
-    render.table(tables.history_frame(pool, selection, verdict), "why_history",
-                 {"its score": SIGNED, "winner score": SIGNED, "its gain": SIGNED,
-                  "winner gain": SIGNED})  # fmt: skip
+    render.table(
+        tables.history_frame(pool, selection, verdict),
+        "why_history",
+        {"its score": SIGNED, "winner score": SIGNED, "its gain": SIGNED, "winner gain": SIGNED},
+    )
 if verdict.redundancy_sources:
     similarity = selection.scoring.similarity
     st.text(f"Selected chunks that made it redundant ({similarity} to this chunk):")
@@ -105,6 +107,11 @@ render.chunk_text(pool, chunk)
 
 # ---- pick another chunk in the table
 st.subheader("All chunks")
-render.table(tables.pool_frame(pool, selection), "why_table", {"relevance": FOUR_PLACES},
-             on_select=chunk_from_table, selection_mode="single-row")  # fmt: skip
+render.table(
+    tables.pool_frame(pool, selection),
+    "why_table",
+    {"relevance": FOUR_PLACES},
+    on_select=chunk_from_table,
+    selection_mode="single-row",
+)
 state.sync_url()

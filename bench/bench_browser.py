@@ -184,9 +184,11 @@ def cold_launch(
             shell = time.monotonic() - server.started
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=120_000)
             polled = time.monotonic() - server.started
-            shown = page.wait_for_function("() => window.__adagresFirstChart && "
-                                           "performance.timeOrigin + window.__adagresFirstChart",
-                                           timeout=120_000).json_value()  # fmt: skip
+            shown = page.wait_for_function(
+                "() => window.__adagresFirstChart && "
+                "performance.timeOrigin + window.__adagresFirstChart",
+                timeout=120_000,
+            ).json_value()
             first = shown / 1000 - server.started_wall
             page.wait_for_function(f"() => ({APP_RUNS})() > 0", timeout=120_000)
             ran = time.monotonic() - server.started  # the first run's end, on the page
@@ -199,18 +201,30 @@ def cold_launch(
     finally:
         server.stop()
     seen = "" if profile is None else ", browser that has seen the app"
-    log(f"    cold launch ({projection}, BLAS threads {blas_threads or 'default'}{seen}): "
+    log(
+        f"    cold launch ({projection}, BLAS threads {blas_threads or 'default'}{seen}): "
         f"server up {up:.1f} s, page shell {shell:.1f} s, first chart {first:.1f} s (Playwright "
         f"saw it at {polled:.1f} s), first run "
-        f"drawn {ran:.1f} s, UMAP map {umap:.1f} s")  # fmt: skip
-    return {"server up": up, "page shell": shell, "first chart": first,
-            "first chart, polled": polled, "first run": ran, "umap": umap}  # fmt: skip
+        f"drawn {ran:.1f} s, UMAP map {umap:.1f} s"
+    )
+    return {
+        "server up": up,
+        "page shell": shell,
+        "first chart": first,
+        "first chart, polled": polled,
+        "first run": ran,
+        "umap": umap,
+    }
 
 
 def summary(values: list[float]) -> dict[str, float]:
     ok = [v for v in values if v >= 0]
-    return {"median": statistics.median(ok) if ok else -1.0, "max": max(ok) if ok else -1.0,
-            "n": len(values), "timeouts": len(values) - len(ok)}  # fmt: skip
+    return {
+        "median": statistics.median(ok) if ok else -1.0,
+        "max": max(ok) if ok else -1.0,
+        "n": len(values),
+        "timeouts": len(values) - len(ok),
+    }
 
 
 def run_config(
@@ -243,8 +257,9 @@ def run_config(
         profile = Path(tempfile.mkdtemp(prefix="adagres-profile-"))
         try:
             cold_launch(data, blas_threads, lambda _line: None, profile=profile)
-            out["cold_seen"] = [cold_launch(data, blas_threads, log, profile=profile)
-                                for _ in range(cold)]  # fmt: skip
+            out["cold_seen"] = [
+                cold_launch(data, blas_threads, log, profile=profile) for _ in range(cold)
+            ]
         finally:
             shutil.rmtree(profile, ignore_errors=True)
     return out
@@ -266,38 +281,52 @@ def report(result: dict[str, Any]) -> list[str]:
             target = LIMITS["page switch"] if switch else TARGETS.get(n)
             verdict = "" if target is None else ("ok" if s["median"] <= target else "SLOW")
             timeouts = f"  ({s['timeouts']} timed out)" if s["timeouts"] else ""
-            lines.append(f"    {name:38s} {s['median']:6.2f} {s['max']:6.2f}   {run:6.2f}  "
-                         f"{verdict}{timeouts}")  # fmt: skip
+            lines.append(
+                f"    {name:38s} {s['median']:6.2f} {s['max']:6.2f}   {run:6.2f}  "
+                f"{verdict}{timeouts}"
+            )
     lines.append(f"  slowest interaction {worst:.2f} s (limit {LIMITS['any interaction']:g} s)")
     retried = result.get("retried", [])
     if retried:
-        lines.append(f"  taken again (no run began within 3 s of the first try): "
-                     f"{len(retried)}: {', '.join(retried)}")  # fmt: skip
+        lines.append(
+            f"  taken again (no run began within 3 s of the first try): "
+            f"{len(retried)}: {', '.join(retried)}"
+        )
     for key in ("first chart", "umap"):
         values = [c[key] for c in result["cold"]]
         if values:
             median = statistics.median(values)
             verdict = "ok" if median <= LIMITS[key] else "SLOW"
-            lines.append(f"  cold launch → {key}: median {median:.1f} s, max {max(values):.1f} s"
-                         f" (limit {LIMITS[key]:g} s, n={len(values)})  {verdict}")  # fmt: skip
+            lines.append(
+                f"  cold launch → {key}: median {median:.1f} s, max {max(values):.1f} s"
+                f" (limit {LIMITS[key]:g} s, n={len(values)})  {verdict}"
+            )
     polled = [c["first chart, polled"] for c in result["cold"]]
     if polled:
-        lines.append(f"    (Playwright's wait_for_selector returned at: median "
-                     f"{statistics.median(polled):.1f} s, max {max(polled):.1f} s)")  # fmt: skip
+        lines.append(
+            f"    (Playwright's wait_for_selector returned at: median "
+            f"{statistics.median(polled):.1f} s, max {max(polled):.1f} s)"
+        )
     loads = [c["first chart"] - c["server up"] for c in result["cold"]]
     if loads:
-        lines.append(f"  of which page load → first chart (server answering): median "
-                     f"{statistics.median(loads):.1f} s, max {max(loads):.1f} s")  # fmt: skip
+        lines.append(
+            f"  of which page load → first chart (server answering): median "
+            f"{statistics.median(loads):.1f} s, max {max(loads):.1f} s"
+        )
     seen = result.get("cold_seen", [])
     for key in ("first chart", "umap"):
         values = [c[key] for c in seen]
         if values:
-            lines.append(f"  cold server, browser that has seen the app → {key}: median "
-                         f"{statistics.median(values):.1f} s, max {max(values):.1f} s")  # fmt: skip
+            lines.append(
+                f"  cold server, browser that has seen the app → {key}: median "
+                f"{statistics.median(values):.1f} s, max {max(values):.1f} s"
+            )
     values = [c["first chart"] for c in result.get("cold_pca", [])]
     if values:
-        lines.append(f"  cold launch without UMAP → first chart: median "
-                     f"{statistics.median(values):.1f} s (what the warm-up costs it)")  # fmt: skip
+        lines.append(
+            f"  cold launch without UMAP → first chart: median "
+            f"{statistics.median(values):.1f} s (what the warm-up costs it)"
+        )
     return lines
 
 
@@ -331,18 +360,28 @@ def main(argv: list[str] | None = None) -> int:
     configs: tuple[int | None, ...] = (1,) if args.quick or args.one_thread else (1, None)
     data = write_pools(Path(tempfile.mkdtemp(prefix="adagres-browser-")))
     # As ``make run`` does before it starts the server: the app's modules compiled once.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "app.py", "app_pages", "ui",
-                    "adagres"], cwd=ROOT, check=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "app.py", "app_pages", "ui", "adagres"],
+        cwd=ROOT,
+        check=True,
+    )
     results = []
     load_before = os.getloadavg()[0]  # other work on the machine slows every number
     before = probe()
     try:
         for threads in configs:
             print(f"== server with BLAS threads: {threads or 'default'} ==", flush=True)
-            results.append(run_config(data, threads, repeats, cold,
-                                      lambda line: print(line, flush=True),
-                                      pages=not args.cold_only,
-                                      pools=args.pool or list(POOLS)))  # fmt: skip
+            results.append(
+                run_config(
+                    data,
+                    threads,
+                    repeats,
+                    cold,
+                    lambda line: print(line, flush=True),
+                    pages=not args.cold_only,
+                    pools=args.pool or list(POOLS),
+                )
+            )
     finally:
         shutil.rmtree(data, ignore_errors=True)
     after = probe()
@@ -350,9 +389,11 @@ def main(argv: list[str] | None = None) -> int:
     for result in results:
         result["machine_probe_us"] = {"before": round(before, 2), "after": round(after, 2)}
         result["load_average_1min"] = {"before": load_before, "after": load_after}
-    print(f"\nmachine probe (a 1,000-step Python loop): {before:.1f} µs before, {after:.1f} µs "
-          f"after (smaller is faster); load average {load_before:.2f} before, "
-          f"{load_after:.2f} after")  # fmt: skip
+    print(
+        f"\nmachine probe (a 1,000-step Python loop): {before:.1f} µs before, {after:.1f} µs "
+        f"after (smaller is faster); load average {load_before:.2f} before, "
+        f"{load_after:.2f} after"
+    )
     for result in results:
         print("\n".join(report(result)))
     args.json.write_text(json.dumps(results, indent=1) + "\n")

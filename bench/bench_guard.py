@@ -43,8 +43,9 @@ def main() -> None:
 
     def run(guard: object = "preset") -> object:
         extra = {} if guard == "preset" else {"duplicate_guard": guard}
-        return run_preset("recommended", q, chunks, tokens, budget, texts=texts, trace=False,
-                          **extra)  # fmt: skip
+        return run_preset(
+            "recommended", q, chunks, tokens, budget, texts=texts, trace=False, **extra
+        )
 
     def cold() -> object:
         ngrams.gram_set.cache_clear()
@@ -68,8 +69,10 @@ def main() -> None:
     print(f"N = 2,000, budget {budget} tokens, {run().size} picks, {ROUNDS} rounds")
     for name, values in times.items():
         median = float(np.median(values))
-        print(f"{name:>20}: median {1e3 * median:7.2f} ms, ratio {median / base:.2f} "
-              f"(target ≤ {TARGET})")  # fmt: skip
+        print(
+            f"{name:>20}: median {1e3 * median:7.2f} ms, ratio {median / base:.2f} "
+            f"(target ≤ {TARGET})"
+        )
 
 
 if __name__ == "__main__":

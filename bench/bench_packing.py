@@ -107,13 +107,17 @@ def main() -> None:
     medians = {name: r["median_s"] for name, r in time_interleaved(ways, ROUNDS).items()}
     packed, apart = run(kept, True, True), run(base, True, False)
     print(f"N = {N:,} windows overlapping by about half, budget {budget} tokens, {ROUNDS} rounds")
-    print(f"guard: {apart.size} picks, {apart.tokens_used} tokens; guard + packing: "  # type: ignore[attr-defined]
-          f"{packed.size} picks, {packed.tokens_used} tokens, "  # type: ignore[attr-defined]
-          f"{packed.tokens_saved} saved by {len(packed.merges)} merges")  # type: ignore[attr-defined]  # fmt: skip
+    print(
+        f"guard: {apart.size} picks, {apart.tokens_used} tokens; guard + packing: "  # type: ignore[attr-defined]
+        f"{packed.size} picks, {packed.tokens_used} tokens, "  # type: ignore[attr-defined]
+        f"{packed.tokens_saved} saved by {len(packed.merges)} merges"
+    )  # type: ignore[attr-defined]
     for name, median in medians.items():
         first = medians["before, " + name.rsplit(" ", 1)[-1]]
-        print(f"{name:>30}: median {1e3 * median:7.2f} ms, ratio {median / first:.2f} "
-              f"(target ≤ {TARGET})")  # fmt: skip
+        print(
+            f"{name:>30}: median {1e3 * median:7.2f} ms, ratio {median / first:.2f} "
+            f"(target ≤ {TARGET})"
+        )
 
 
 if __name__ == "__main__":

@@ -69,13 +69,16 @@ def make_pool(seed: int, n: int = 40, d: int = 384) -> dict:
         "query_embedding": q.astype(np.float32).tolist(),
         "answers": [answer],
         "chunks": [
-            {"id": f"q{seed}-c{i}", "text": f"chunk {i} of query {seed}"
-             + (f" holds {answer}" if i in gold else ""),
-             "tokens": int(tokens[i]), "gold": i in gold,
-             "embedding": C[i].astype(np.float32).tolist()}
+            {
+                "id": f"q{seed}-c{i}",
+                "text": f"chunk {i} of query {seed}" + (f" holds {answer}" if i in gold else ""),
+                "tokens": int(tokens[i]),
+                "gold": i in gold,
+                "embedding": C[i].astype(np.float32).tolist(),
+            }
             for i in range(n)
         ],
-    }  # fmt: skip
+    }
 
 
 def write_set(path: Path, queries: int) -> Path:

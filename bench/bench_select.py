@@ -91,10 +91,16 @@ def phase_breakdown(q, chunks, tokens, budget, lam, repeat) -> dict[str, Any]:
         "resolve λ (calibration from Σc)": lambda: resolve_terms(pool, budget, settings),
         "greedy loop (trace=False)": lambda: greedy(pool, budget, terms, rule, False),
         "finish (objective, Selection)": lambda: finish(
-            "adagres", pool, budget, run, terms, calibration=calibration,
-            settings=settings, policy="skip",
+            "adagres",
+            pool,
+            budget,
+            run,
+            terms,
+            calibration=calibration,
+            settings=settings,
+            policy="skip",
         ),
-    }  # fmt: skip
+    }
     timer = time_call if chunks.shape[0] <= 10_000 else time_wall
     return {name: timer(fn, repeat)["median_s"] for name, fn in phases.items()}
 
@@ -104,8 +110,10 @@ def part_small(args, results) -> None:
     q, chunks, tokens = make_pool(SMALL_N, D, SEED)
     relevance = chunks @ q  # float32, the scores the MMR libraries are given
     k = SMALL_K
-    print(f"\n== Part 1: N={SMALL_N}, d={D}, float32, tokens 40-160, k≈{k} "
-          f"(median and IQR over {repeat} interleaved repeats, µs per call) ==")  # fmt: skip
+    print(
+        f"\n== Part 1: N={SMALL_N}, d={D}, float32, tokens 40-160, k≈{k} "
+        f"(median and IQR over {repeat} interleaved repeats, µs per call) =="
+    )
 
     def sel(budget, lam, trace):
         return adagres.select(q, chunks, tokens, budget, lam=lam, trace=trace)
@@ -121,8 +129,13 @@ def part_small(args, results) -> None:
     for name, (budget, lam, trace) in variants.items():
         s = sel(budget, lam, trace)
         fns[name] = lambda b=budget, l=lam, t=trace: sel(b, l, t)  # noqa: E741
-        info[name] = dict(picks=s.size, budget=budget, lam=s.lam, stop=s.stop_reason.value,
-                          tokens_used=s.tokens_used)  # fmt: skip
+        info[name] = dict(
+            picks=s.size,
+            budget=budget,
+            lam=s.lam,
+            stop=s.stop_reason.value,
+            tokens_used=s.tokens_used,
+        )
         if not 15 <= s.size <= 25:
             print(f"  WARNING: {name} made {s.size} picks, not ~{k}")
     fast_picks = list(sel(SMALL_BUDGET, SMALL_LAM, False).indices)
@@ -175,26 +188,36 @@ def part_small(args, results) -> None:
         if value is not None and target is not None:
             verdict = f"  target ≤ {target:g}: {'MET' if value <= target else 'MISSED'}"
         print(f"    {name:28s} {'n/a' if value is None else f'{value:8.2f}'}{verdict}")
-    print("  note: pyversity and LangChain pick a fixed k=20 and do no token bookkeeping;\n"
-          "  adagres also validates its input, derives λ (or records the calibration even for\n"
-          "  a manual λ), checks every chunk against the tokens left, stops on the budget or a\n"
-          "  non-positive gain, and records each step (winner, runner-up, terms).")  # fmt: skip
+    print(
+        "  note: pyversity and LangChain pick a fixed k=20 and do no token bookkeeping;\n"
+        "  adagres also validates its input, derives λ (or records the calibration even for\n"
+        "  a manual λ), checks every chunk against the tokens left, stops on the budget or a\n"
+        "  non-positive gain, and records each step (winner, runner-up, terms)."
+    )
 
     repeat_ops = 7 if args.quick else 31
     phases = phase_breakdown(q, chunks, tokens, SMALL_BUDGET, SMALL_LAM, repeat_ops)
     print_breakdown(phases, rows[fm]["median_s"])
     results["small"] = {
-        "n": SMALL_N, "d": D, "dtype": "float32", "seed": SEED, "k": k,
-        "rows": rows, "ratios": ratios, "phases_s": phases,
-    }  # fmt: skip
+        "n": SMALL_N,
+        "d": D,
+        "dtype": "float32",
+        "seed": SEED,
+        "k": k,
+        "rows": rows,
+        "ratios": ratios,
+        "phases_s": phases,
+    }
 
 
 def print_breakdown(phases, total) -> None:
     if not phases:
         return
     whole = sum(phases.values())
-    print(f"  phases of select(trace=False), each timed on its own (sum {ms(whole)} ms;"
-          f" the whole call measured above: {ms(total)} ms):")  # fmt: skip
+    print(
+        f"  phases of select(trace=False), each timed on its own (sum {ms(whole)} ms;"
+        f" the whole call measured above: {ms(total)} ms):"
+    )
     for name, t in phases.items():
         print(f"    {name:48s} {ms(t):>9s} ms  {100 * t / whole:5.1f}% of the sum")
 
@@ -208,8 +231,14 @@ def part_large(args, results) -> None:
         f"\n== Part 2: N={LARGE_N:,}, d={D}, T={LARGE_BUDGET}, λ={LARGE_LAM} "
         f"(wall time, median of {repeat} interleaved rounds; memory from one extra call) =="
     )
-    out: dict[str, Any] = {"n": LARGE_N, "d": D, "budget": LARGE_BUDGET, "lam": LARGE_LAM,
-                           "nxn_float32_bytes": nxn, "seed": SEED + 1}  # fmt: skip
+    out: dict[str, Any] = {
+        "n": LARGE_N,
+        "d": D,
+        "budget": LARGE_BUDGET,
+        "lam": LARGE_LAM,
+        "nxn_float32_bytes": nxn,
+        "seed": SEED + 1,
+    }
     probe = time_wall(lambda: chunks32.sum(), 9)["median_s"]
     out["read_bandwidth_gb_s"] = emb32 / probe / 1e9
     print(
@@ -249,11 +278,15 @@ def part_large(args, results) -> None:
         timed = {k: summarise(v, 1) for k, v in samples.items()}
         mem = measure_memory(call)
         rows[name] = {
-            "picks": s.size, "stop": s.stop_reason.value, "tokens_used": s.tokens_used,
-            "embeddings_bytes": int(chunks.nbytes), "wall": timed["select"], "memory": mem,
-            "floor": timed["floor"], "ratio_to_floor": timed["select"]["median_s"]
-            / timed["floor"]["median_s"],
-        }  # fmt: skip
+            "picks": s.size,
+            "stop": s.stop_reason.value,
+            "tokens_used": s.tokens_used,
+            "embeddings_bytes": int(chunks.nbytes),
+            "wall": timed["select"],
+            "memory": mem,
+            "floor": timed["floor"],
+            "ratio_to_floor": timed["select"]["median_s"] / timed["floor"]["median_s"],
+        }
         if name == "float32":
             repeat_ops = 3 if args.quick else 5
             phases = phase_breakdown(qq, chunks, tokens, LARGE_BUDGET, LARGE_LAM, repeat_ops)
@@ -261,32 +294,42 @@ def part_large(args, results) -> None:
         del chunks, call, fns
         gc.collect()
 
-    print(f"  {'input':46s} {'picks':>5s} {'median s':>8s} {'IQR s':>6s} {'floor s':>7s} "
-          f"{'x floor':>7s} {'tracemalloc peak':>16s} {'RSS peak Δ':>10s} "
-          f"{'embeddings':>10s}")  # fmt: skip
+    print(
+        f"  {'input':46s} {'picks':>5s} {'median s':>8s} {'IQR s':>6s} {'floor s':>7s} "
+        f"{'x floor':>7s} {'tracemalloc peak':>16s} {'RSS peak Δ':>10s} "
+        f"{'embeddings':>10s}"
+    )
     for name, r in rows.items():
         m = r["memory"]
         rss = m.get("rss_peak_extra_bytes")
-        print(f"  {name:46s} {r['picks']:5d} {r['wall']['median_s']:8.3f} "
-              f"{r['wall']['iqr_s']:6.3f} {r['floor']['median_s']:7.3f} {r['ratio_to_floor']:7.2f} "
-              f"{mb(m['tracemalloc_peak_extra_bytes']):>16s} "
-              f"{'n/a' if rss is None else mb(rss):>10s} "
-              f"{mb(r['embeddings_bytes']):>10s}")  # fmt: skip
+        print(
+            f"  {name:46s} {r['picks']:5d} {r['wall']['median_s']:8.3f} "
+            f"{r['wall']['iqr_s']:6.3f} {r['floor']['median_s']:7.3f} {r['ratio_to_floor']:7.2f} "
+            f"{mb(m['tracemalloc_peak_extra_bytes']):>16s} "
+            f"{'n/a' if rss is None else mb(rss):>10s} "
+            f"{mb(r['embeddings_bytes']):>10s}"
+        )
     f32 = rows["float32"]
     t = f32["wall"]["median_s"]
     peak = f32["memory"]["tracemalloc_peak_extra_bytes"]
-    print(f"  float32 fast path: {t:.3f} s for {f32['picks']} picks (target < "
-          f"{TARGETS['large_fast_seconds']:g} s: "
-          f"{'MET' if t < TARGETS['large_fast_seconds'] else 'MISSED'}); "
-          f"{t / f32['picks'] * 1e3:.1f} ms per pick; floor "
-          f"{f32['floor']['median_s'] / f32['picks'] * 1e3:.1f} ms per matvec")  # fmt: skip
-    print(f"  peak extra memory (tracemalloc) {mb(peak)} = {peak / emb32:.3f}x the float32 "
-          f"embeddings ({mb(emb32)}) = {peak / nxn:.1e} of an N x N float32 matrix "
-          f"({nxn / 1e9:.0f} GB)")  # fmt: skip
+    print(
+        f"  float32 fast path: {t:.3f} s for {f32['picks']} picks (target < "
+        f"{TARGETS['large_fast_seconds']:g} s: "
+        f"{'MET' if t < TARGETS['large_fast_seconds'] else 'MISSED'}); "
+        f"{t / f32['picks'] * 1e3:.1f} ms per pick; floor "
+        f"{f32['floor']['median_s'] / f32['picks'] * 1e3:.1f} ms per matvec"
+    )
+    print(
+        f"  peak extra memory (tracemalloc) {mb(peak)} = {peak / emb32:.3f}x the float32 "
+        f"embeddings ({mb(emb32)}) = {peak / nxn:.1e} of an N x N float32 matrix "
+        f"({nxn / 1e9:.0f} GB)"
+    )
     for name, r in rows.items():
         if name.startswith("float64"):
-            print(f"  {name}: {r['wall']['median_s']:.3f} s, peak extra "
-                  f"{mb(r['memory']['tracemalloc_peak_extra_bytes'])}")  # fmt: skip
+            print(
+                f"  {name}: {r['wall']['median_s']:.3f} s, peak extra "
+                f"{mb(r['memory']['tracemalloc_peak_extra_bytes'])}"
+            )
     print_breakdown(out.get("phases_s"), t)
     out["rows"] = rows
     results["large"] = out
@@ -295,21 +338,29 @@ def part_large(args, results) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="few repeats (smoke run)")
-    parser.add_argument("--json", type=Path, default=Path(__file__).with_name("results.json"),
-                        help="where to write the results (default bench/results.json)")  # fmt: skip
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=Path(__file__).with_name("results.json"),
+        help="where to write the results (default bench/results.json)",
+    )
     parser.add_argument("--skip-large", action="store_true", help="only the N=200 part")
     args = parser.parse_args(argv)
 
     info = machine_info()
     results: dict[str, Any] = {"machine": info, "quick": args.quick, "targets": TARGETS}
     print("AdaGReS select() benchmark" + (" (--quick)" if args.quick else ""))
-    print(f"  {info['date_utc']}  python {info['python']}  numpy {info['numpy']}  "
-          f"BLAS {info.get('blas')}  CPUs {info['cpu_count_logical']} "
-          f"({info.get('cpu_model', info['processor'])})")  # fmt: skip
+    print(
+        f"  {info['date_utc']}  python {info['python']}  numpy {info['numpy']}  "
+        f"BLAS {info.get('blas')}  CPUs {info['cpu_count_logical']} "
+        f"({info.get('cpu_model', info['processor'])})"
+    )
     if isinstance(info.get("blas_threadpools"), list):
         for p in info["blas_threadpools"]:
-            print(f"  threadpool: {p['internal_api']} {p['version']} threads={p['num_threads']} "
-                  f"arch={p['architecture']}")  # fmt: skip
+            print(
+                f"  threadpool: {p['internal_api']} {p['version']} threads={p['num_threads']} "
+                f"arch={p['architecture']}"
+            )
     load = info.get("load_average_1_5_15")
     if load and load[0] > 0.5:
         print(

@@ -31,8 +31,18 @@ from browser_support import (  # noqa: E402
 from browser_support import RUNS as APP_RUNS  # noqa: E402
 from playwright.sync_api import Page  # noqa: E402
 
-__all__ = ["CHROMIUM", "FLAGS", "RETRIED", "ROOT", "RUNS", "Server", "free_port", "open_page",
-           "settle", "slider"]  # fmt: skip
+__all__ = [
+    "CHROMIUM",
+    "FLAGS",
+    "RETRIED",
+    "ROOT",
+    "RUNS",
+    "Server",
+    "free_port",
+    "open_page",
+    "settle",
+    "slider",
+]
 
 # Records every change of Streamlit's run state with its time (installed once per page).
 RECORDER = """() => {
@@ -90,8 +100,9 @@ class Server:
         command = app_command(self.port)
         self.started = time.monotonic()
         self.started_wall = time.time()  # to place times taken inside the page (their clock)
-        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)  # fmt: skip
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
 
     def wait_up(self, timeout: float = 90.0) -> None:
         """Return once the server answers (asked every 50 ms: cold launches are timed)."""
@@ -148,8 +159,9 @@ def open_page(page: Page, url: str) -> None:
     begun, when the sidebar's page list is not drawn yet) and the page has settled."""
     page.goto(url)
     page.wait_for_function(f"() => ({APP_RUNS})() > 0", timeout=120_000)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                           timeout=120_000)  # fmt: skip
+    page.wait_for_selector(
+        '[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=120_000
+    )
     page.evaluate(RECORDER)
     page.evaluate(SETTLED, [0, 120_000, False, 0, 0])
 

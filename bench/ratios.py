@@ -129,8 +129,11 @@ def measure(n: int, rounds: int, make_pool: Callable) -> dict[str, Any]:
         spread = {
             name: float(np.subtract(*np.percentile(v, [75, 25]))) for name, v in by_name.items()
         }
-        out["by_threads"][threads] = {"median_s": medians, "iqr_s": spread,
-                                      "ratios": ratios(medians, n)}  # fmt: skip
+        out["by_threads"][threads] = {
+            "median_s": medians,
+            "iqr_s": spread,
+            "ratios": ratios(medians, n),
+        }
     return out
 
 

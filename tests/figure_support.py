@@ -56,8 +56,16 @@ def figure_pool(n: int, budget: int) -> dict[str, Any]:
     texts = [f"chunk {i}: <script>alert({i})</script> & more text " * 4 for i in range(n)]
     selection = adagres.select(q, C, tokens, budget, lam=0.2)  # runs until the budget is out
     adaptive = adagres.select(q, C, tokens, budget)  # stops on a non-positive gain
-    return {"q": q, "C": C, "tokens": tokens, "ids": ids, "texts": texts, "s": selection,
-            "adaptive": adaptive, "proj": project(C, q, method="pca")}  # fmt: skip
+    return {
+        "q": q,
+        "C": C,
+        "tokens": tokens,
+        "ids": ids,
+        "texts": texts,
+        "s": selection,
+        "adaptive": adaptive,
+        "proj": project(C, q, method="pca"),
+    }
 
 
 def strip_own_markup(text: str) -> str:

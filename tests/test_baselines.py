@@ -166,8 +166,14 @@ def test_every_strategy_reports_f_and_gains_at_the_shared_settings(strategy):
     """F of every strategy is objective(...) of its picks at the λ and τ AdaGReS gets."""
     rng = np.random.default_rng(21)
     q, C, tokens = random_pool(rng, n=14)
-    settings = Settings(scale=2.0, offset=0.05, policy="fill", formula="derived",
-                        redundancy_floor=0.3, calibration_top_n=8)  # fmt: skip
+    settings = Settings(
+        scale=2.0,
+        offset=0.05,
+        policy="fill",
+        formula="derived",
+        redundancy_floor=0.3,
+        calibration_top_n=8,
+    )
     ada = select(q, C, tokens, 300, settings=settings)
     s = b.run(strategy, q, C, tokens, 300, settings=settings, texts=["t" * 40] * 14)
     assert s.lam == pytest.approx(ada.lam, rel=1e-15) and s.redundancy_floor == 0.3

@@ -75,8 +75,9 @@ def test_text_output_names_the_numbers(pool_file, capsys):
 def test_bad_arguments_exit_2_with_one_line(pool_file, args, message):
     proc = subprocess.run(
         [sys.executable, "-m", "adagres", "select", str(pool_file), *args],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0]
@@ -90,8 +91,9 @@ def test_bad_files_exit_2_naming_the_problem(tmp_path):
     for path, needle in ((broken, "broken.json"), (missing, "missing.json")):
         proc = subprocess.run(
             [sys.executable, "-m", "adagres", "select", str(path), "--budget", "10"],
-            capture_output=True, text=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 2, proc.stderr
         assert needle in proc.stderr and "Traceback" not in proc.stderr
     assert (

@@ -17,12 +17,29 @@ DEMO = Path(__file__).parents[1] / "data" / "biomedical_redundant.json"
 @pytest.mark.parametrize("strategy", baselines.STRATEGIES)
 def test_cli_equals_the_library_for_every_strategy(strategy, capsys):
     budget = 150 if strategy == "exact" else 900  # exact: a budget it proves at once
-    args = ["select", str(DEMO), "--budget", str(budget), "--strategy", strategy,
-            "--policy", "fill", "--scale", "0.8", "--offset", "0.01", "--floor", "0.2",
-            "--calibration-top-n", "40", "--json"]  # fmt: skip
+    args = [
+        "select",
+        str(DEMO),
+        "--budget",
+        str(budget),
+        "--strategy",
+        strategy,
+        "--policy",
+        "fill",
+        "--scale",
+        "0.8",
+        "--offset",
+        "0.01",
+        "--floor",
+        "0.2",
+        "--calibration-top-n",
+        "40",
+        "--json",
+    ]
     pool = adagres.load_pool(DEMO)
-    settings = adagres.Settings(policy="fill", scale=0.8, offset=0.01, redundancy_floor=0.2,
-                                calibration_top_n=40)  # fmt: skip
+    settings = adagres.Settings(
+        policy="fill", scale=0.8, offset=0.01, redundancy_floor=0.2, calibration_top_n=40
+    )
     arrays = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
@@ -32,8 +49,9 @@ def test_cli_equals_the_library_for_every_strategy(strategy, capsys):
     assert out["lam"] == pytest.approx(expected.lam, rel=1e-12)
     assert out["settings"] == settings.as_dict()
     if strategy == "topk_same_k":  # k is the size of AdaGReS with the same policy (fill)
-        ada = adagres.select(pool.query_embedding, pool.embeddings, pool.token_counts, budget,
-                             settings=settings)  # fmt: skip
+        ada = adagres.select(
+            pool.query_embedding, pool.embeddings, pool.token_counts, budget, settings=settings
+        )
         assert out["params"]["k"] == ada.size == len(out["selected"])
 
 

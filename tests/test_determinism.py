@@ -65,8 +65,13 @@ def run(threads: int) -> dict:
     pool_file = ROOT / "data" / "biomedical_redundant.json"
     done = subprocess.run(
         [sys.executable, "-c", RUN, str(pool_file)],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 

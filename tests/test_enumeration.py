@@ -47,7 +47,11 @@ def test_few_feasible_sets_are_enumerated_whatever_the_node_limit():
     terms = resolve_terms(pool, 150, Settings())[0]
     r = exact.solve(pool, 150, terms, max_nodes=1)
     assert r.proven and r.enumerated and r.k_max == 2
-    pairs = [(i, j) for i in range(88) for j in range(i + 1, 88)
-             if pool.tokens[i] + pool.tokens[j] <= 150]  # fmt: skip
+    pairs = [
+        (i, j)
+        for i in range(88)
+        for j in range(i + 1, 88)
+        if pool.tokens[i] + pool.tokens[j] <= 150
+    ]
     values = [objective_value(pool, list(s), terms) for s in [*pairs, *[(i,) for i in range(88)]]]
     assert r.objective == pytest.approx(max(0.0, *values), abs=1e-9)

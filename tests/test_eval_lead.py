@@ -158,8 +158,14 @@ def _document() -> dict[str, Any]:
     }
 
 
-COMPARED = ["topk_budget", "adagres_paper_skip", "packed_topk", "mmr", "near_duplicates",
-            "coverage"]  # fmt: skip
+COMPARED = [
+    "topk_budget",
+    "adagres_paper_skip",
+    "packed_topk",
+    "mmr",
+    "near_duplicates",
+    "coverage",
+]
 
 
 def test_a_reader_compares_topk_the_presets_mmr_near_duplicates_and_the_best_of_the_rest():
@@ -218,8 +224,9 @@ def test_the_frontier_points_are_the_numbers_of_the_summary_table():
                 )
     assert rows["adagres_paper_skip"]["qa"]["delta"] == pytest.approx(-0.05)
     lead = "\n".join(lead_markdown(document))
-    assert ("| paper (adagres_paper_skip) | 0.700 | -5.0 pt | 0.0 % | 0.400 | +0.0 pt | "
-            "0.0 % |") in lead  # fmt: skip
+    assert (
+        "| paper (adagres_paper_skip) | 0.700 | -5.0 pt | 0.0 % | 0.400 | +0.0 pt | 0.0 % |"
+    ) in lead
     assert "| top-k | 0.750 | +0.0 pt | 8.0 % | 0.400 | +0.0 pt | 0.4 % |" in lead
 
 

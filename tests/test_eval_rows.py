@@ -84,10 +84,16 @@ def tiny_case() -> harness_cases.Case:
     """Ten chunks of 20-40 tokens: small enough for the exact solver at any budget."""
     rng = np.random.default_rng(4)
     vectors = rng.normal(size=(11, 16))
-    chunks = tuple(Chunk(f"c{i}", f"text {i}", tokens=int(20 + 2 * i), gold=i in (1, 4))
-                   for i in range(10))  # fmt: skip
-    pool = Pool("q", chunks, raw_embeddings=vectors[:10] + vectors[10],
-                raw_query_embedding=vectors[10], answers=("text 4",))  # fmt: skip
+    chunks = tuple(
+        Chunk(f"c{i}", f"text {i}", tokens=int(20 + 2 * i), gold=i in (1, 4)) for i in range(10)
+    )
+    pool = Pool(
+        "q",
+        chunks,
+        raw_embeddings=vectors[:10] + vectors[10],
+        raw_query_embedding=vectors[10],
+        answers=("text 4",),
+    )
     return harness_cases.Case("tiny", "q0", pool, {})
 
 
@@ -143,8 +149,9 @@ def test_the_rows_say_what_packing_did_by_hand():
 
 def test_exact_is_never_below_a_strategy_with_the_same_settings():
     rows = evaluate_cases([tiny_case()], strategies.resolve(None), [60, 120], workers=1)
-    same = [n for n, e in strategies.registered().items()
-            if e.settings == Settings() and n != "exact"]  # fmt: skip
+    same = [
+        n for n, e in strategies.registered().items() if e.settings == Settings() and n != "exact"
+    ]
     by_key = {(r["strategy"], r["budget"]): r for r in rows}
     for budget in (60, 120):
         exact = by_key["exact", budget]
@@ -170,8 +177,12 @@ def test_the_greedy_against_the_optimum_with_the_papers_bound():
     tokens = [c.tokens for c in case.pool.chunks]
     for budget in (60, 120):
         exact = by_key["exact", budget]
-        k = max(len(s) for n in range(11) for s in itertools.combinations(range(10), n)
-                if sum(tokens[i] for i in s) <= budget)  # fmt: skip
+        k = max(
+            len(s)
+            for n in range(11)
+            for s in itertools.combinations(range(10), n)
+            if sum(tokens[i] for i in s) <= budget
+        )
         epsilon = exact["lam"] * k * max(0.0, delta)
         expected = (1 - 1 / math.e) * exact["objective"] - k * epsilon / math.e
         # δ comes from float32 products there, from float64 here: 1e-6 relative
@@ -304,8 +315,9 @@ def test_figure_points_are_the_aggregates(demo_run):
     # Each budget's markers and its x = 0 line sit in that budget's panel (row by row).
     budgets = sorted({p["budget"] for p in points})
     for trace, p in zip(figure["data"], points, strict=True):
-        panel = built.get_subplot(budgets.index(p["budget"]) // 2 + 1,
-                                  budgets.index(p["budget"]) % 2 + 1)  # fmt: skip
+        panel = built.get_subplot(
+            budgets.index(p["budget"]) // 2 + 1, budgets.index(p["budget"]) % 2 + 1
+        )
         assert (trace.get("xaxis", "x"), trace.get("yaxis", "y")) == (
             panel.xaxis.plotly_name.replace("axis", ""),
             panel.yaxis.plotly_name.replace("axis", ""),

@@ -49,8 +49,9 @@ def test_exact_equals_brute_force_and_bounds_every_greedy(seed):
     assert s.objective == pytest.approx(best, abs=1e-7)
     assert s.stop_reason is StopReason.OPTIMAL and s.tokens_used <= budget
     for policy in ("skip", "stop", "ratio", "fill"):
-        greedy = select(q, C, tokens, budget, lam=lam, alpha=alpha, redundancy_floor=tau,
-                        policy=policy)  # fmt: skip
+        greedy = select(
+            q, C, tokens, budget, lam=lam, alpha=alpha, redundancy_floor=tau, policy=policy
+        )
         assert greedy.objective <= s.objective + 1e-9
 
 
@@ -111,8 +112,11 @@ def small_problem(seed: int):
 
 
 def completions(g, w, tokens, budget, which=lambda T: True):
-    values = [float(g[list(T)].sum() - 0.5 * w[np.ix_(T, T)].sum())
-              for T in subsets(len(g)) if tokens[list(T)].sum() <= budget and which(T)]  # fmt: skip
+    values = [
+        float(g[list(T)].sum() - 0.5 * w[np.ix_(T, T)].sum())
+        for T in subsets(len(g))
+        if tokens[list(T)].sum() <= budget and which(T)
+    ]
     return max(values, default=-np.inf)
 
 
@@ -136,8 +140,17 @@ def test_split_and_convex_bounds_are_upper_bounds(seed):
     rng = np.random.default_rng(seed)
     # Valid from any point and after any number of steps, not only at convergence.
     for start, steps in ((None, 60), (rng.random(len(g)), 1), (rng.random(len(g)), 5)):
-        r = bounds.convex_bound(g + e / 2, q, tokens.astype(float), budget, k, start,
-                                lipschitz, target=-np.inf, iterations=steps)  # fmt: skip
+        r = bounds.convex_bound(
+            g + e / 2,
+            q,
+            tokens.astype(float),
+            budget,
+            k,
+            start,
+            lipschitz,
+            target=-np.inf,
+            iterations=steps,
+        )
         assert r.bound >= best - 1e-9
         assert ((r.x >= 0) & (r.x <= 1)).all() and tokens @ r.x <= budget + 1e-9
         for i in range(len(g)):  # the bounds on completions with and without each chunk
@@ -332,8 +345,17 @@ def test_per_chunk_diagonal_keeps_the_relaxation_an_upper_bound(seed):
     lipschitz = max(float(np.linalg.eigvalsh(q)[-1]), 1e-3)
     best = best_completion(g, w, tokens, budget)
     for steps in (1, 5, 60):
-        r = bounds.convex_bound(g + d / 2, q, tokens.astype(float), budget, k, None, lipschitz,
-                                target=-np.inf, iterations=steps)  # fmt: skip
+        r = bounds.convex_bound(
+            g + d / 2,
+            q,
+            tokens.astype(float),
+            budget,
+            k,
+            None,
+            lipschitz,
+            target=-np.inf,
+            iterations=steps,
+        )
         assert r.bound >= best - 1e-9
         for i in range(len(g)):
             assert r.with_[i] >= completions(g, w, tokens, budget, lambda T, i=i: i in T) - 1e-9
@@ -362,8 +384,18 @@ def test_per_chunk_diagonal_reaches_the_semidefinite_bound(seed):
     def relaxed(d):
         q = w + np.diag(d)
         lipschitz = float(np.linalg.eigvalsh(q)[-1])
-        return bounds.convex_bound(g + d / 2, q, tokens.astype(float), budget, k, None,
-                                   lipschitz, -np.inf, 5000, patient=True).bound  # fmt: skip
+        return bounds.convex_bound(
+            g + d / 2,
+            q,
+            tokens.astype(float),
+            budget,
+            k,
+            None,
+            lipschitz,
+            -np.inf,
+            5000,
+            patient=True,
+        ).bound
 
     shor = SHOR_BOUNDS[seed]
     ours = relaxed(bounds.diagonal(w, g, tokens, budget, k))
@@ -391,8 +423,11 @@ def test_incumbent_is_a_feasible_set_no_worse_than_its_starts(seed):
     singles = [exact.local_search(p, [i])[1] for i in range(len(p.positions))]
     assert value >= max(singles, default=0.0) - 1e-9
     assert value >= 0.0  # the empty set
-    best = max(objective_value(pool, list(S), terms) for S in subsets(len(C))
-               if tokens[list(S)].sum() <= budget)  # fmt: skip
+    best = max(
+        objective_value(pool, list(S), terms)
+        for S in subsets(len(C))
+        if tokens[list(S)].sum() <= budget
+    )
     assert value <= best + 1e-9
     # Deterministic: the same seed gives the same set.
     assert incumbent(p, [[]], kicks=50) == (found, value)

@@ -123,10 +123,12 @@ def test_milvus_names_the_milvus_extra(monkeypatch):
 
 @pytest.mark.parametrize(
     ("adapter", "module", "extra"),
-    [("langchain", "langchain_core", "langchain"),
-     ("llamaindex", "llama_index.core", "llamaindex"),
-     ("haystack", "haystack", "haystack")],
-)  # fmt: skip
+    [
+        ("langchain", "langchain_core", "langchain"),
+        ("llamaindex", "llama_index.core", "llamaindex"),
+        ("haystack", "haystack", "haystack"),
+    ],
+)
 def test_each_adapter_names_its_framework_extra(monkeypatch, adapter, module, extra):
     hide(monkeypatch, module, f"adagres.integrations.{adapter}")
     monkeypatch.delitem(sys.modules, f"adagres.integrations.{adapter}")

@@ -78,8 +78,9 @@ def test_heatmap_z_and_outline_in_pick_order(pool):
     order = F.heatmap_order(s, C)
     rest = sorted(set(range(N)) - set(s.indices), key=lambda i: (-float(C[i] @ pool["q"]), i))
     assert order == (*s.indices, *rest)
-    fig = F.similarity_heatmap(C, order=order, ids=pool["ids"], texts=pool["texts"],
-                               selected=s.indices, max_chunks=25)  # fmt: skip
+    fig = F.similarity_heatmap(
+        C, order=order, ids=pool["ids"], texts=pool["texts"], selected=s.indices, max_chunks=25
+    )
     z = np.asarray(fig.data[0].z)
     shown = list(order[:25])
     np.testing.assert_allclose(z, C[shown] @ C[shown].T, atol=1e-12)
@@ -109,8 +110,7 @@ def test_heatmap_names_chunks_on_its_axes_above_sixty_rows():
     C = rng.normal(size=(150, 6))
     C /= np.linalg.norm(C, axis=1, keepdims=True)
     ids = [f"id{i}" for i in range(150)]
-    fig = as_dict(F.similarity_heatmap(C, order=range(150), ids=ids, texts=ids,
-                                       max_chunks=150))  # fmt: skip
+    fig = as_dict(F.similarity_heatmap(C, order=range(150), ids=ids, texts=ids, max_chunks=150))
     for axis in ("xaxis", "yaxis"):
         assert list(fig["layout"][axis]["ticktext"]) == ids[::3]
         assert fig["layout"][axis].get("showticklabels", True) is not False
@@ -120,8 +120,7 @@ def test_heatmap_outlines_cover_exactly_the_selected_pairs_in_any_order(pool):
     s, C = pool["s"], pool["C"]
     order = F.heatmap_order(s, C, method="cluster")
     assert sorted(order) == list(range(N))
-    data = F.heatmap_data(C, order=order, ids=pool["ids"], texts=pool["texts"],
-                          selected=s.indices)  # fmt: skip
+    data = F.heatmap_data(C, order=order, ids=pool["ids"], texts=pool["texts"], selected=s.indices)
     covered = np.zeros((N, N), dtype=bool)
     for x0, x1, y0, y1 in data.outlines:
         covered[int(y0 + 0.5) : int(y1 + 0.5), int(x0 + 0.5) : int(x1 + 0.5)] = True
@@ -149,9 +148,11 @@ def test_sensitivity_marks_changes_and_both_lams(pool):
     data = as_dict(fig)["data"]
     lines = [t for t in data if t["mode"] == "lines"]
     assert [t["y"] for t in lines] == [
-        sweep.objective.tolist(), sweep.relevance_sum.tolist(),
-        sweep.redundancy_mean.tolist(), sweep.size.tolist(),
-    ]  # fmt: skip
+        sweep.objective.tolist(),
+        sweep.relevance_sum.tolist(),
+        sweep.redundancy_mean.tolist(),
+        sweep.size.tolist(),
+    ]
     markers = [t for t in data if t["mode"] == "markers"]
     assert len(markers) == 4 and all(tuple(t["x"]) == sweep.changes for t in markers)
     assert len(sweep.changes) >= 1
@@ -187,8 +188,9 @@ def test_budget_sweep_gaps_where_one_chunk_fits_and_shows_identical_lines():
     # Chunk 0 alone fits 60 tokens: one pick, so no pair; at 200 all three fit.
     q = np.array([1.0, 0.0])
     C = np.array([[1.0, 0.0], [0.8, 0.6], [0.6, 0.8]])
-    sweep = budget_sweep(q, C, [60, 70, 70], [60, 200],
-                         strategies=("topk_budget", "topk_same_k", "adagres"))  # fmt: skip
+    sweep = budget_sweep(
+        q, C, [60, 70, 70], [60, 200], strategies=("topk_budget", "topk_same_k", "adagres")
+    )
     assert sweep.series("size")["topk_budget"] == [1, 3]
     lines = F.sweep_lines(sweep, "redundancy_mean")
     assert lines.values["topk_budget"][0] is None  # not 0.0

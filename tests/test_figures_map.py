@@ -94,10 +94,12 @@ def test_map_numbers_picks_only_up_to_max_labels(pool):
     its hover ("pick k · …"), and the points are the same."""
     s, p = pool["s"], pool["proj"]
     t = s.size
-    labelled = trace(F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"],
-                                max_labels=t), "selected")  # fmt: skip
-    plain = trace(F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"],
-                             max_labels=t - 1), "selected")  # fmt: skip
+    labelled = trace(
+        F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"], max_labels=t), "selected"
+    )
+    plain = trace(
+        F.pool_map(p, s, t, ids=pool["ids"], texts=pool["texts"], max_labels=t - 1), "selected"
+    )
     assert labelled["mode"] == "markers+text"
     assert labelled["text"] == [str(k) for k in range(1, t + 1)]
     assert plain["mode"] == "markers" and "text" not in plain

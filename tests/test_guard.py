@@ -15,8 +15,16 @@ from adagres.core.baselines import run
 from adagres.core.presets import NEAR_DUPLICATE_GUARD, run_preset
 from adagres.core.records import VerdictKind
 
-GREEDY = ("adagres", "topk_budget", "topk_same_k", "mmr", "orthogonal", "near_duplicates",
-          "coverage", "reference_code")  # fmt: skip
+GREEDY = (
+    "adagres",
+    "topk_budget",
+    "topk_same_k",
+    "mmr",
+    "orthogonal",
+    "near_duplicates",
+    "coverage",
+    "reference_code",
+)
 
 
 def unit(v: np.ndarray) -> np.ndarray:
@@ -49,8 +57,7 @@ def test_an_exact_duplicate_is_never_co_selected_under_the_guard(
     q, chunks, texts = pool_with_twin(seed, n)
     tokens = np.random.default_rng(seed + 1).integers(20, 200, size=n)
     tokens[-1] = tokens[0]
-    s = run(strategy, q, chunks, tokens, budget, texts=texts, policy=policy,
-            duplicate_guard=guard)  # fmt: skip
+    s = run(strategy, q, chunks, tokens, budget, texts=texts, policy=policy, duplicate_guard=guard)
     assert not {0, n - 1} <= set(s.indices)
     picked = set(s.indices)
     for d in s.duplicates:  # every drop names a pick made before it, and is not picked
@@ -121,8 +128,16 @@ def test_shared_text_catches_a_near_copy_the_embeddings_miss() -> None:
 
 def test_a_dropped_duplicate_is_ineligible_in_the_record_from_the_next_step() -> None:
     q, chunks, _ = pool_with_twin(5, 5)
-    s = run("adagres", q, chunks, np.full(5, 10), 1000, lam=0.0, policy="fill",
-            duplicate_guard=(0.99, None))  # fmt: skip
+    s = run(
+        "adagres",
+        q,
+        chunks,
+        np.full(5, 10),
+        1000,
+        lam=0.0,
+        policy="fill",
+        duplicate_guard=(0.99, None),
+    )
     (drop,) = s.duplicates
     for step in s.steps:
         c = step.candidates

@@ -44,8 +44,13 @@ def pool_of(overlap: int) -> Pool:
     v0 = np.array([0.8, 0.6, 0.0, 0.0, 0.0, 0.0])
     v1 = with_cosines(0.78, 0.95, v0, axis=2)
     v2 = with_cosines(0.75, 0.97, v0, axis=3)
-    return Pool("q", (*windows, other), raw_embeddings=[v0, v1, v2], raw_query_embedding=q,
-                tokenizer="words")  # fmt: skip
+    return Pool(
+        "q",
+        (*windows, other),
+        raw_embeddings=[v0, v1, v2],
+        raw_query_embedding=q,
+        tokenizer="words",
+    )
 
 
 def run(pool: Pool, budget: int, *, packing: bool):

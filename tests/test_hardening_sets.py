@@ -91,16 +91,27 @@ def test_limits_reach_the_lines_of_a_set(tmp_path):
     ("bad", "problem"),
     [
         ('{"query": "q", "chunks": [}', "line 3, column 27: malformed JSON (Expecting value)"),
-        ("[1, 2]", 'line 3: each line of a pool set must be a pool {"query": ..., "chunks": '
-         "[...]}, got a list"),
-        ('{"page_content": "a document"}', "line 3: each line of a pool set must be a pool "
-         '{"query": ..., "chunks": [...]}, got an object without ' + "'chunks'"),
-        ('{"query": "q", "chunks": [{"id": "a"}]}',
-         "line 3, chunk 'a', field 'text': missing text"),
-        ('{"query": "q", "query": "r", "chunks": []}', "line 3, column 1: the object has the key "
-         '"query" twice (a JSON reader keeps only one value); remove one of them'),
+        (
+            "[1, 2]",
+            'line 3: each line of a pool set must be a pool {"query": ..., "chunks": '
+            "[...]}, got a list",
+        ),
+        (
+            '{"page_content": "a document"}',
+            "line 3: each line of a pool set must be a pool "
+            '{"query": ..., "chunks": [...]}, got an object without ' + "'chunks'",
+        ),
+        (
+            '{"query": "q", "chunks": [{"id": "a"}]}',
+            "line 3, chunk 'a', field 'text': missing text",
+        ),
+        (
+            '{"query": "q", "query": "r", "chunks": []}',
+            "line 3, column 1: the object has the key "
+            '"query" twice (a JSON reader keeps only one value); remove one of them',
+        ),
     ],
-)  # fmt: skip
+)
 @pytest.mark.parametrize("workers", [1, 2])
 def test_one_bad_line_refuses_the_set_naming_file_line_and_problem(tmp_path, bad, problem, workers):
     path = write_set(tmp_path, [LINE, "", bad, LINE])
@@ -130,21 +141,31 @@ SPEC = {"uri": "x.db", "collection": "c", "queries": ["a"]}
         ({"top_n": True}, "field 'top_n' must be a whole number, got a boolean True"),
         ({"uri": 5}, "field 'uri' must be a non-empty string, got an integer 5"),
         ({"collection": ["c"]}, "field 'collection' must be a non-empty string, got a list"),
-        ({"queries": "what is x"}, "field 'queries': must be a list of strings, got a string "
-         "'what is x'; wrap a single item in a list: ['what is x']"),
+        (
+            {"queries": "what is x"},
+            "field 'queries': must be a list of strings, got a string "
+            "'what is x'; wrap a single item in a list: ['what is x']",
+        ),
         ({"queries": {"query": "x"}}, "field 'queries': must be a list of strings, got an object"),
-        ({"queries": [{"query": "x", "answers": "Paris"}]}, "queries[0].answers: must be a list "
-         "of strings, got a string 'Paris'; wrap a single item in a list: ['Paris']"),
-        ({"queries": [{"query": "x", "gold": "c1"}]}, "queries[0].gold: must be a list of "
-         "strings, got a string 'c1'"),
-        ({"queries": [{"query": "x", "gold": [1]}]}, "queries[0].gold: must be a list of "
-         "strings; item 0 is an integer 1"),
+        (
+            {"queries": [{"query": "x", "answers": "Paris"}]},
+            "queries[0].answers: must be a list "
+            "of strings, got a string 'Paris'; wrap a single item in a list: ['Paris']",
+        ),
+        (
+            {"queries": [{"query": "x", "gold": "c1"}]},
+            "queries[0].gold: must be a list of strings, got a string 'c1'",
+        ),
+        (
+            {"queries": [{"query": "x", "gold": [1]}]},
+            "queries[0].gold: must be a list of strings; item 0 is an integer 1",
+        ),
         ({"queries": [7]}, "queries[0]: must be a query text or an object, got an integer 7"),
         ({"queries": [{"query": ""}]}, "queries[0].query: must be a non-empty text"),
         ({"queries": [{"query": "x", "answer": ["a"]}]}, "queries[0]: unknown field(s) 'answer'"),
         ({"topn": 5}, "unknown field(s) 'topn'; a spec has collection, queries, top_n, uri"),
     ],
-)  # fmt: skip
+)
 def test_spec_fields_of_the_wrong_type_are_named(change, message, monkeypatch):
     monkeypatch.setattr(milvus, "retrieve_pools", lambda *a, **k: pytest.fail("retrieved"))
     with pytest.raises(InputError) as refused:

@@ -33,10 +33,13 @@ ROOT = Path(__file__).resolve().parents[1]
     ("text", "where"),
     [
         ('{"query": "q", "chunks": [{"id": "a", "text": "x", "text": "y"}]}', "line 1, column 27"),
-        ('{"query": "q",\n "chunks": [{"id": "a", "text": "x",\n "metadata": {"k": 1, "k": 2}}]}',
-         "line 3, column 14"),
+        (
+            '{"query": "q",\n "chunks": [{"id": "a", "text": "x",\n'
+            ' "metadata": {"k": 1, "k": 2}}]}',
+            "line 3, column 14",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_repeated_key_is_refused_by_both_parsers(text, where, parser, monkeypatch):
     if parser == "standard":  # texts past this size go to the standard library's parser
         monkeypatch.setattr(jsonfile, "FAST_PARSE_MAX_BYTES", 0)
@@ -66,12 +69,16 @@ def test_id_and_chunk_id_are_both_kept():
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ('query,text,metadata,extra\nq,hello,"""s""",1\n',
-         "field 'metadata': must be an object (the other columns join it), got a string"),
-        ('query,text,metadata,lang\nq,hello,"{""lang"": ""fr""}",en\n',
-         "field 'metadata': key 'lang' is also a column; rename one of them"),
+        (
+            'query,text,metadata,extra\nq,hello,"""s""",1\n',
+            "field 'metadata': must be an object (the other columns join it), got a string",
+        ),
+        (
+            'query,text,metadata,lang\nq,hello,"{""lang"": ""fr""}",en\n',
+            "field 'metadata': key 'lang' is also a column; rename one of them",
+        ),
     ],
-)  # fmt: skip
+)
 def test_metadata_cells_that_would_lose_a_value_are_refused(table, message):
     with pytest.raises(PoolError) as refused:
         adagres.load_pool(table.encode(), name="t.csv")
@@ -87,9 +94,15 @@ def test_a_table_with_embeddings_loads_with_its_query_embedding(tmp_path):
     pool = adagres.load_pool(csv.encode(), name="t.csv")
     assert pool.raw_query_embedding.tolist() == [1.0, 0.5] and pool.embedding_model == "m"
     assert pool.answers == ("hello",) and pool.raw_embeddings.tolist() == [[1, 0], [0, 1]]
-    table = pa.table({"query": ["q", "q"], "id": ["a", "b"], "text": ["hello", "world"],
-                      "embedding": [[1.0, 0.0], [0.0, 1.0]],
-                      "query_embedding": [[1.0, 0.5], [1.0, 0.5]]})  # fmt: skip
+    table = pa.table(
+        {
+            "query": ["q", "q"],
+            "id": ["a", "b"],
+            "text": ["hello", "world"],
+            "embedding": [[1.0, 0.0], [0.0, 1.0]],
+            "query_embedding": [[1.0, 0.5], [1.0, 0.5]],
+        }
+    )
     pq.write_table(table, tmp_path / "t.parquet")
     from_parquet = adagres.load_pool(tmp_path / "t.parquet")
     assert from_parquet.raw_query_embedding.tolist() == [1.0, 0.5]
@@ -112,9 +125,16 @@ def round_trip(pool, tmp_path):
 
 def test_llamaindex_relationships_and_offsets_are_kept(tmp_path):
     related = {"node_id": "d1", "node_type": "4", "metadata": {}, "hash": "h"}
-    node = {"id_": "n1", "text": "hello", "class_name": "TextNode", "start_char_idx": 3,
-            "end_char_idx": 8, "relationships": {"1": related}, "metadata": {"file": "a"},
-            "embedding": None}  # fmt: skip
+    node = {
+        "id_": "n1",
+        "text": "hello",
+        "class_name": "TextNode",
+        "start_char_idx": 3,
+        "end_char_idx": 8,
+        "relationships": {"1": related},
+        "metadata": {"file": "a"},
+        "embedding": None,
+    }
     dump = {"query": "q", "source_nodes": [{"node": node, "score": 0.5}]}
     pool = adagres.load_pool(json.dumps(dump).encode(), name="d.json")
     (chunk,) = pool.chunks
@@ -143,10 +163,12 @@ def test_a_langchain_numeric_title_stays_in_the_metadata():
 
 def dictionary_table(rows: int, width: int) -> pa.Table:
     indices = pa.array([0] * rows, pa.int32())
-    return pa.table({
-        "query": pa.DictionaryArray.from_arrays(indices, pa.array(["q"])),
-        "text": pa.DictionaryArray.from_arrays(indices, pa.array(["x" * width])),
-    })  # fmt: skip
+    return pa.table(
+        {
+            "query": pa.DictionaryArray.from_arrays(indices, pa.array(["q"])),
+            "text": pa.DictionaryArray.from_arrays(indices, pa.array(["x" * width])),
+        }
+    )
 
 
 def test_a_dictionary_bomb_is_refused_before_it_decodes(monkeypatch):
@@ -198,8 +220,14 @@ def test_bidirectional_and_format_characters_are_escaped(char):
 
 
 def cli(*args: str, stdout: int | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "adagres", *args], cwd=ROOT, stdout=stdout,
-                          stderr=subprocess.PIPE, text=True, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "adagres", *args],
+        cwd=ROOT,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])

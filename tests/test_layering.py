@@ -5,9 +5,22 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ["streamlit", "plotly", "torch", "sentence_transformers", "pandas", "umap", "scipy",
-         "langchain_core", "langchain_classic", "llama_index", "haystack",
-         "pymilvus", "milvus_lite", "distributed"]  # fmt: skip
+HEAVY = [
+    "streamlit",
+    "plotly",
+    "torch",
+    "sentence_transformers",
+    "pandas",
+    "umap",
+    "scipy",
+    "langchain_core",
+    "langchain_classic",
+    "llama_index",
+    "haystack",
+    "pymilvus",
+    "milvus_lite",
+    "distributed",
+]
 
 
 def test_import_adagres_loads_no_heavy_library():

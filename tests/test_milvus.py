@@ -54,8 +54,12 @@ def store_state(uri: str, collection: str) -> tuple[int, str]:
     client = MilvusClient(uri)
     try:
         count = client.query(collection, filter="", output_fields=["count(*)"])[0]["count(*)"]
-        rows = client.query(collection, filter="pk >= 0", limit=16384,
-                            output_fields=["pk", "text", "tokens", "vector"])  # fmt: skip
+        rows = client.query(
+            collection,
+            filter="pk >= 0",
+            limit=16384,
+            output_fields=["pk", "text", "tokens", "vector"],
+        )
     finally:
         client.close()
     digest = hashlib.sha256()
@@ -173,8 +177,11 @@ def test_lite_and_server_agree(observed):
             x = adagres.select_prepared(a.prepared, BUDGET, settings, trace=False)
             y = adagres.select_prepared(b.prepared, BUDGET, settings, trace=False)
             assert (x.indices, x.tokens_used, x.objective, x.lam) == (
-                y.indices, y.tokens_used, y.objective, y.lam,
-            )  # fmt: skip
+                y.indices,
+                y.tokens_used,
+                y.objective,
+                y.lam,
+            )
     assert lite[0].ids == lite[-1].ids  # one query alone gives the batch's pool
 
 
@@ -217,8 +224,9 @@ def test_index_twice_replaces_and_keeps_metadata(lite, fake_encoder):
     again = milvus.index_documents(str(lite), "pets", DOCS, size=6, overlap=2)
     assert first.rows == again.rows == first.chunks == len(chunks) and cats > 1
     # A document indexed again replaces its rows: cats.md now makes one chunk.
-    shorter = milvus.index_documents(str(lite), "pets", {"cats.md": "Cats sleep."}, size=6,
-                                     overlap=2)  # fmt: skip
+    shorter = milvus.index_documents(
+        str(lite), "pets", {"cats.md": "Cats sleep."}, size=6, overlap=2
+    )
     assert (shorter.chunks, shorter.rows) == (1, len(chunks) - cats + 1)
     pool = milvus.retrieve_pool(str(lite), "pets", "a dog wags", top_n=50)
     assert len(pool) == shorter.rows and "cats.md#0" in pool.ids
@@ -309,8 +317,9 @@ def test_a_store_held_by_another_process(lite, fake_encoder):
         print("ready", flush=True)
         sys.stdin.read()
     """)
-    process = subprocess.Popen([sys.executable, "-c", holder], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert process.stdout.readline().strip() == "ready"
         # The message names the process that holds the store.
@@ -348,8 +357,9 @@ def test_cli_index_retrieve_then_select(lite, fake_encoder, tmp_path, capsys):
     assert [line.split()[1] for line in lines[2:5]] == [i[:32] for i in expected.ids]
     assert main(["select", str(saved), "--budget", "20", "--json"]) == 0
     picked = json.loads(capsys.readouterr().out)["selected"]
-    selection = adagres.select(expected.query_embedding, expected.embeddings,
-                               expected.token_counts, 20)  # fmt: skip
+    selection = adagres.select(
+        expected.query_embedding, expected.embeddings, expected.token_counts, 20
+    )
     assert picked == [expected.ids[i] for i in selection.indices]
 
 

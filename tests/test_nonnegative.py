@@ -22,8 +22,18 @@ def relaxed_bound(g, w, tokens, budget, pairs):
     d = bounds.diagonal(effective, g, tokens, budget, k)
     q = effective + np.diag(d)
     lipschitz = max(float(np.linalg.eigvalsh(q)[-1]), 1e-3)
-    return bounds.convex_bound(g + d / 2, q, np.asarray(tokens, float), budget, k, None,
-                               lipschitz, -np.inf, 5000, patient=True).bound  # fmt: skip
+    return bounds.convex_bound(
+        g + d / 2,
+        q,
+        np.asarray(tokens, float),
+        budget,
+        k,
+        None,
+        lipschitz,
+        -np.inf,
+        5000,
+        patient=True,
+    ).bound
 
 
 def best_subset(g, w, tokens, budget):

@@ -44,14 +44,17 @@ def windows_pool(chunks, relevance_order, *, seed=0, dim=24, keep_offsets=True):
         rows.append(r * query + np.sqrt(1 - r * r) * noise)
     if not keep_offsets:
         chunks = [Chunk(c.id, c.text, tokens=c.tokens) for c in chunks]
-    return Pool("q", tuple(chunks), raw_embeddings=rows, raw_query_embedding=query,
-                tokenizer="words")  # fmt: skip
+    return Pool(
+        "q", tuple(chunks), raw_embeddings=rows, raw_query_embedding=query, tokenizer="words"
+    )
 
 
 def source_range(chunks, members):
     """(start, end) in DOC of the union of ``members`` (chunk_documents' own offsets)."""
-    return (min(chunks[m].metadata["start"] for m in members),
-            max(chunks[m].metadata["end"] for m in members))  # fmt: skip
+    return (
+        min(chunks[m].metadata["start"] for m in members),
+        max(chunks[m].metadata["end"] for m in members),
+    )
 
 
 @pytest.mark.parametrize("offsets", [True, False], ids=["offsets", "shared-edges"])
@@ -96,13 +99,17 @@ def test_packing_off_or_without_overlaps_changes_nothing():
 def test_packed_runs_against_the_source_text(seed):
     rng = np.random.default_rng(seed)
     size = int(rng.integers(20, 60))
-    chunks = chunk_documents({"d": DOC}, size=size, overlap=int(rng.integers(0, size - 5)),
-                             tokenizer="words")  # fmt: skip
+    chunks = chunk_documents(
+        {"d": DOC}, size=size, overlap=int(rng.integers(0, size - 5)), tokenizer="words"
+    )
     order = list(rng.permutation(len(chunks)))
     pool = windows_pool(chunks, order, seed=seed, keep_offsets=bool(seed % 2))
     budget = int(rng.integers(size, 5 * size))
-    settings = Settings(lam=float(rng.uniform(0, 0.3)), packing=True,
-                        policy=str(rng.choice(["skip", "fill", "stop"])))  # fmt: skip
+    settings = Settings(
+        lam=float(rng.uniform(0, 0.3)),
+        packing=True,
+        policy=str(rng.choice(["skip", "fill", "stop"])),
+    )
     fast = select_prepared(pool.prepared, budget, settings, trace=False)
     traced = select_prepared(pool.prepared, budget, settings, trace=True)
     assert traced.indices == fast.indices and traced.passages == fast.passages
@@ -126,11 +133,21 @@ def test_packed_runs_against_the_source_text(seed):
 
 
 def test_a_chunk_inside_a_passage_is_a_duplicate_of_the_pick_that_holds_it():
-    long = Chunk("long", DOC[:200], tokens=int(count_tokens([DOC[:200]], "words")[0]),
-                 source="doc", extra={"offset": 0})  # fmt: skip
+    long = Chunk(
+        "long",
+        DOC[:200],
+        tokens=int(count_tokens([DOC[:200]], "words")[0]),
+        source="doc",
+        extra={"offset": 0},
+    )
     inner_text = DOC[20:80]
-    inner = Chunk("inner", inner_text, tokens=int(count_tokens([inner_text], "words")[0]),
-                  source="doc", extra={"offset": 20})  # fmt: skip
+    inner = Chunk(
+        "inner",
+        inner_text,
+        tokens=int(count_tokens([inner_text], "words")[0]),
+        source="doc",
+        extra={"offset": 20},
+    )
     other = Chunk("other", "something else entirely", tokens=3)
     pool = windows_pool([long, inner, other], [0, 1, 2])
     packed = select_prepared(pool.prepared, 1000, Settings(lam=0.0, packing=True))
@@ -169,8 +186,11 @@ def test_stitch_and_edges_by_hand():
 
 def test_the_pool_format_offset_is_checked_at_load(tmp_path):
     path = tmp_path / "pool.json"
-    path.write_text(json.dumps({"query": "q", "chunks": [
-        {"id": "a", "text": "alpha", "source": "doc", "offset": -3}]}))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {"query": "q", "chunks": [{"id": "a", "text": "alpha", "source": "doc", "offset": -3}]}
+        )
+    )
     with pytest.raises(PoolError, match=r"'a'.*offset.*whole number of characters >= 0"):
         load_pool(path)
 
@@ -179,8 +199,13 @@ def test_a_stitched_passage_is_counted_by_the_pools_tokenizer_not_summed():
     # the passage is counted by cl100k on the stitched text, never as a sum of parts
     chunks = chunk_documents({"d": DOC}, size=40, overlap=10, tokenizer="cl100k")
     pool = windows_pool(chunks, [0, 1])
-    pool = Pool(pool.query, pool.chunks, raw_embeddings=pool.raw_embeddings,
-                raw_query_embedding=pool.raw_query_embedding, tokenizer="cl100k")  # fmt: skip
+    pool = Pool(
+        pool.query,
+        pool.chunks,
+        raw_embeddings=pool.raw_embeddings,
+        raw_query_embedding=pool.raw_query_embedding,
+        tokenizer="cl100k",
+    )
     packed = select_prepared(pool.prepared, 70, Settings(lam=0.0, packing=True))
     assert packed.indices == (0, 1)
     (passage,) = packed.passages
@@ -209,8 +234,11 @@ def test_the_context_bar_and_metrics_read_the_passages():
     start, end = source_range(chunks, (0, 1))
     assert whole[0][1] == DOC[start:end]
     bar = budget_bar_data(packed, ids=pool.ids)
-    assert [(s.chunk, s.tokens, s.saved) for s in bar.segments] == [(0, 100, 0), (3, 100, 0),
-                                                                    (1, 60, 40)]  # fmt: skip
+    assert [(s.chunk, s.tokens, s.saved) for s in bar.segments] == [
+        (0, 100, 0),
+        (3, 100, 0),
+        (1, 60, 40),
+    ]
     assert bar.used == packed.tokens_used and bar.remaining == 0
     apart = select_prepared(pool.prepared, 300, Settings(lam=0.0))  # the same three, unpacked
     assert apart.indices == (0, 3, 1)

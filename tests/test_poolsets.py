@@ -38,12 +38,21 @@ def make_pool(seed: int) -> Pool:
     holders = set(rng.choice(len(C), size=2, replace=False).tolist())
     gold = set(rng.choice(len(C), size=3, replace=False).tolist())
     chunks = tuple(
-        Chunk(f"c{i}", f"chunk {i} of pool {seed}" + (f" holds {answer}" if i in holders else ""),
-              tokens=int(tokens[i]), gold=i in gold)
+        Chunk(
+            f"c{i}",
+            f"chunk {i} of pool {seed}" + (f" holds {answer}" if i in holders else ""),
+            tokens=int(tokens[i]),
+            gold=i in gold,
+        )
         for i in range(len(C))
-    )  # fmt: skip
-    return Pool(f"query {seed}", chunks, raw_embeddings=C, raw_query_embedding=q,
-                answers=(answer,) if seed % 3 else ())  # fmt: skip
+    )
+    return Pool(
+        f"query {seed}",
+        chunks,
+        raw_embeddings=C,
+        raw_query_embedding=q,
+        answers=(answer,) if seed % 3 else (),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -149,8 +158,9 @@ def test_processes_and_dask_give_the_serial_rows(jsonl):
     serial = summarize(pool_set, settings, BUDGET, workers=1)
     assert summarize(pool_set, settings, BUDGET, workers=2) == serial
     assert summarize(pool_set, settings, BUDGET) == serial  # by default: here, for a set this small
-    cluster = LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
-                           dashboard_address=None)  # fmt: skip
+    cluster = LocalCluster(
+        n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None
+    )
     try:
         with Client(cluster) as client:
             assert summarize(pool_set, settings, BUDGET, client=client) == serial
@@ -162,8 +172,9 @@ def test_processes_and_dask_give_the_serial_rows(jsonl):
 def dask_client():
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
-                           dashboard_address=None)  # fmt: skip
+    cluster = LocalCluster(
+        n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None
+    )
     try:
         with Client(cluster) as client:
             yield client
@@ -226,13 +237,20 @@ def test_pools_held_in_memory_are_scattered_not_put_in_the_task_graph(dask_clien
     """A set built from a collection spec carries its pools; the graph carries references."""
     big = [make_pool(seed) for seed in range(6)]
     big = [
-        Pool(p.query, tuple(Chunk(f"{c.id}-{k}", c.text, tokens=c.tokens, gold=c.gold)
-                            for k in range(40) for c in p.chunks),
-             raw_embeddings=np.tile(p.raw_embeddings, (40, 1)) + 0.01 * np.arange(40).repeat(
-                 len(p.chunks))[:, None], raw_query_embedding=p.raw_query_embedding,
-             answers=p.answers)
+        Pool(
+            p.query,
+            tuple(
+                Chunk(f"{c.id}-{k}", c.text, tokens=c.tokens, gold=c.gold)
+                for k in range(40)
+                for c in p.chunks
+            ),
+            raw_embeddings=np.tile(p.raw_embeddings, (40, 1))
+            + 0.01 * np.arange(40).repeat(len(p.chunks))[:, None],
+            raw_query_embedding=p.raw_query_embedding,
+            answers=p.answers,
+        )
         for p in big
-    ]  # fmt: skip
+    ]
     units = tuple(Unit(f"queries[{i}]", pools=(pool,)) for i, pool in enumerate(big))
     pool_set = PoolSet("docs", "store / docs", "fingerprint", units)
     import pickle
@@ -249,8 +267,11 @@ def test_lines_and_fingerprints(pools, tmp_path):
     path = tmp_path / "set.jsonl"
     path.write_text(lines[0] + "\n\n" + lines[1] + "\n" + lines[2][:-5] + "\n")
     pool_set = load_pool_set(path)
-    assert [u.label for u in pool_set.units] == ["set.jsonl, line 1", "set.jsonl, line 3",
-                                                "set.jsonl, line 4"]  # fmt: skip
+    assert [u.label for u in pool_set.units] == [
+        "set.jsonl, line 1",
+        "set.jsonl, line 3",
+        "set.jsonl, line 4",
+    ]
     assert load_unit(pool_set.units[1]) == [pools[1]]
     with pytest.raises(PoolError, match=r"set\.jsonl, line 4, column \d+: malformed JSON"):
         summarize(pool_set, adagres.Settings(), BUDGET, workers=1)
@@ -289,9 +310,15 @@ def test_queries_against_a_collection(tmp_path, monkeypatch, fake_encoder):
     }
     try:
         milvus.index_documents(store, "docs", docs, size=8, overlap=2)
-        spec = {"uri": store, "collection": "docs", "top_n": 6,
-                "queries": ["topic 1 words", {"query": "document 4", "gold": ["d4.md#0"],
-                                              "answers": ["w5"]}]}  # fmt: skip
+        spec = {
+            "uri": store,
+            "collection": "docs",
+            "top_n": 6,
+            "queries": [
+                "topic 1 words",
+                {"query": "document 4", "gold": ["d4.md#0"], "answers": ["w5"]},
+            ],
+        }
         pool_set = load_pool_set(spec)
         spec_file = tmp_path / "spec.json"
         spec_file.write_text(json.dumps(spec))
@@ -369,8 +396,9 @@ def test_workers_let_go_of_an_open_store(jsonl, tmp_path):
         "print(len(rows), len(children) >= 1, held == [os.getpid()], children, held)\n"
     )
     here = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=300, env=here)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=here
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[:3] == [str(N_POOLS), "True", "True"], out.stdout
 

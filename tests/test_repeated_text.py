@@ -17,8 +17,13 @@ def text(*idx: int) -> str:
 
 
 def test_words_are_lower_cased_and_split_at_punctuation() -> None:
-    assert words("Ibuprofen, 200-MG tablets; take_one.") == ["ibuprofen", "200", "mg", "tablets",
-                                                              "take_one"]  # fmt: skip
+    assert words("Ibuprofen, 200-MG tablets; take_one.") == [
+        "ibuprofen",
+        "200",
+        "mg",
+        "tablets",
+        "take_one",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -39,8 +39,9 @@ def test_settings_are_frozen_hashable_and_normalised():
     assert (s.lam, s.alpha, s.calibration_top_n) == (1.0, 2.0, 5)
     assert type(s.lam) is float and type(s.calibration_top_n) is int
     assert hash(s) == hash(Settings(lam=1.0, alpha=2.0, calibration_top_n=5))
-    assert s.replace(policy="fill") == Settings(lam=1.0, alpha=2.0, policy="fill",
-                                                calibration_top_n=5)  # fmt: skip
+    assert s.replace(policy="fill") == Settings(
+        lam=1.0, alpha=2.0, policy="fill", calibration_top_n=5
+    )
     assert pickle.loads(pickle.dumps(s)) == s
     with pytest.raises(AttributeError):
         s.lam = 3.0  # type: ignore[misc]
@@ -98,8 +99,12 @@ def test_extreme_but_valid_vectors_normalise_and_zero_ones_are_named():
     C = np.array([[1e308, 1e308], [1e-300, 1e-300], [3.0, 4.0]])
     unit = v.unit_rows(C)
     assert np.allclose(unit, [[2**-0.5, 2**-0.5], [2**-0.5, 2**-0.5], [0.6, 0.8]], atol=1e-15)
-    pool = adagres.Pool("q", tuple(adagres.Chunk(f"c{i}", "t", tokens=1) for i in range(3)),
-                        raw_embeddings=C, raw_query_embedding=[1e-300, 0.0])  # fmt: skip
+    pool = adagres.Pool(
+        "q",
+        tuple(adagres.Chunk(f"c{i}", "t", tokens=1) for i in range(3)),
+        raw_embeddings=C,
+        raw_query_embedding=[1e-300, 0.0],
+    )
     assert np.allclose(pool.embeddings, unit, atol=1e-7)
     assert pool.prepared.relevance.tolist() == pytest.approx([2**-0.5, 2**-0.5, 0.6], abs=1e-7)
     with pytest.raises(adagres.PoolError, match=r"chunk 'c1': embedding: all 2 values are zero"):

@@ -65,8 +65,10 @@ def test_changes_are_where_the_set_differs_between_neighbours():
     """Changes come from independent single runs at each grid value, not the sweep itself."""
     q, C, tok = make_pool()
     sweep = lam_sweep(q, C, tok, 400)
-    sets = [set(adagres.select(q, C, tok, 400, lam=float(lam), trace=False).indices)
-            for lam in sweep.lams]  # fmt: skip
+    sets = [
+        set(adagres.select(q, C, tok, 400, lam=float(lam), trace=False).indices)
+        for lam in sweep.lams
+    ]
     expected = tuple(float(sweep.lams[k]) for k in range(1, len(sets)) if sets[k] != sets[k - 1])
     assert sweep.changes == expected
     assert len(expected) >= 1  # the near-twin makes the set depend on λ
@@ -125,8 +127,7 @@ def test_budget_sweep_rows_respect_budget_and_report_f_at_the_adaptive_lam():
     strategies = ("adagres", "topk_same_k", "topk_budget", "mmr")
     seen: list[float] = []
     gold = [0, 2, 5]
-    sweep = budget_sweep(q, C, tok, budgets, strategies=strategies, gold=gold,
-                         progress=seen.append)  # fmt: skip
+    sweep = budget_sweep(q, C, tok, budgets, strategies=strategies, gold=gold, progress=seen.append)
     assert len(sweep.rows) == len(budgets) * len(strategies)
     assert seen[-1] == 1.0 and len(seen) == len(sweep.rows)
     for row in sweep.rows:
@@ -169,8 +170,9 @@ def test_budget_sweep_applies_the_settings_to_every_strategy():
     tokens = rng.integers(20, 60, size=20)
     settings = adagres.Settings(scale=1.5, offset=0.1, redundancy_floor=0.3, calibration_top_n=12)
     texts = ["x" * 30] * 20
-    sweep = budget_sweep(q, C, tokens, [200], settings=settings, texts=texts,
-                         strategies=adagres.baselines.STRATEGIES)  # fmt: skip
+    sweep = budget_sweep(
+        q, C, tokens, [200], settings=settings, texts=texts, strategies=adagres.baselines.STRATEGIES
+    )
     reference = adagres.select(q, C, tokens, 200, settings=settings)
     for row in sweep.rows:
         assert row["error"] is None, row["error"]

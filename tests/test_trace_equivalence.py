@@ -19,9 +19,20 @@ from adagres.core import greedy as greedy_module
 from adagres.core.shortlist import SHORTLIST_MIN_CHUNKS
 
 POLICIES = ("skip", "stop", "ratio", "fill")
-FIELDS = ("winner", "accepted", "winner_tokens", "relevance_term", "redundancy_term", "gain",
-          "score", "runner_up", "runner_up_gain", "runner_up_score", "tokens_used",
-          "tokens_left")  # fmt: skip
+FIELDS = (
+    "winner",
+    "accepted",
+    "winner_tokens",
+    "relevance_term",
+    "redundancy_term",
+    "gain",
+    "score",
+    "runner_up",
+    "runner_up_gain",
+    "runner_up_score",
+    "tokens_used",
+    "tokens_left",
+)
 
 
 def seeded_pool(seed: int, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -126,5 +137,8 @@ def test_shortlist_engine_picks_what_one_product_per_pick_picks(policy, dtype, m
         )
         both = np.isfinite(plain.steps[3].candidates.gain) if len(plain.steps) > 3 else None
         if both is not None:
-            np.testing.assert_allclose(traced.steps[3].candidates.gain[both],
-                                       plain.steps[3].candidates.gain[both], atol=tol)  # fmt: skip
+            np.testing.assert_allclose(
+                traced.steps[3].candidates.gain[both],
+                plain.steps[3].candidates.gain[both],
+                atol=tol,
+            )

@@ -32,9 +32,11 @@ CONFIGS = [
 ]
 IDS = [
     *[name for name in STRATEGIES if name != "exact"],
-    "adagres-stop", "adagres-ratio", "adagres-fill",
+    "adagres-stop",
+    "adagres-ratio",
+    "adagres-fill",
     *[f"preset-{name}" for name in PRESETS],
-]  # fmt: skip
+]
 
 
 def load(path: Path):
@@ -170,8 +172,9 @@ def test_the_record_tells_the_rule_in_use(pool, strategy, settings, budget):
             first_best = int(np.flatnonzero(competing & (c.score == best))[0])
             assert step.winner == first_best, (t, step.winner, first_best)
             assert step.score == pytest.approx(float(c.score[step.winner]), abs=1e-6)
-            assert step.score == pytest.approx(step.score_relevance - step.score_redundancy,
-                                               abs=TOL)  # fmt: skip
+            assert step.score == pytest.approx(
+                step.score_relevance - step.score_redundancy, abs=TOL
+            )
         # score = relevance term − redundancy term, each as the rule defines it
         relevance, redundancy = expected_terms(s, prepared, list(s.indices[:t]))
         live = c.in_play

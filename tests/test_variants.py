@@ -148,8 +148,22 @@ def test_presets_name_a_strategy_and_settings_and_the_cli_takes_them(capsys):
         assert out["selected"] == [pool.ids[i] for i in expected.indices]
         assert out["settings"] == chosen.settings.as_dict()
     # An option the user names overrides the preset's value, and only that one.
-    assert main(["select", str(demo), "--budget", "600", "--preset", "recommended",
-                 "--formula", "derived", "--json"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "select",
+                str(demo),
+                "--budget",
+                "600",
+                "--preset",
+                "recommended",
+                "--formula",
+                "derived",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["strategy"] == "topk_budget" and out["settings"]["formula"] == "derived"
     assert out["settings"]["duplicate_guard"] is None and out["settings"]["packing"]

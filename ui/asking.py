@@ -178,10 +178,12 @@ def place(key: PoolKey, asked_question: Question, chunks_xy: np.ndarray, method:
 
 def _run(key: SelectionKey, asked_question: Question) -> Selection:
     pool = key.pool.get()
-    prepared: PreparedPool = prepare(asked_question.vector, pool.prepared.chunks,
-                                     pool.prepared.tokens)  # fmt: skip
-    return baselines.run_prepared(key.strategy, prepared, key.budget, key.selector,
-                                  texts=pool.texts)  # fmt: skip
+    prepared: PreparedPool = prepare(
+        asked_question.vector, pool.prepared.chunks, pool.prepared.tokens
+    )
+    return baselines.run_prepared(
+        key.strategy, prepared, key.budget, key.selector, texts=pool.texts
+    )
 
 
 def reselect(key: SelectionKey, asked_question: Question) -> Selection:

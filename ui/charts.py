@@ -101,8 +101,15 @@ def step_map(key: SelectionKey, step: int) -> tuple[Any, str, bool]:
 
         selection, pool = compute.selection(key), key.pool.get()
         titles = [chunk.title for chunk in pool.chunks]
-        return figures.pool_map(coordinates, selection, step, ids=pool.ids, texts=pool.texts,
-                                titles=titles, svg=uses_svg(len(pool)))  # fmt: skip
+        return figures.pool_map(
+            coordinates,
+            selection,
+            step,
+            ids=pool.ids,
+            texts=pool.texts,
+            titles=titles,
+            svg=uses_svg(len(pool)),
+        )
 
     return _step_maps(key, step, method).fill(build), method, pending
 
@@ -171,10 +178,14 @@ def heatmap(key: SelectionKey, method: str, max_chunks: int) -> tuple[Any, tuple
         by = "pick order, then relevance" if method == "pick" else "clustered"
         with progress.spinner("Drawing the similarity heatmap…"):
             figure = figures.similarity_heatmap(
-                pool.prepared, order=order, ids=pool.ids, texts=pool.texts,
-                selected=selection.indices, max_chunks=max_chunks,
+                pool.prepared,
+                order=order,
+                ids=pool.ids,
+                texts=pool.texts,
+                selected=selection.indices,
+                max_chunks=max_chunks,
                 title=f"Pairwise cosine similarity, {what} ({by})",
-            )  # fmt: skip
+            )
         return figure, order, n
 
     return _heatmaps(key, method, int(max_chunks)).fill(build)

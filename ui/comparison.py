@@ -154,28 +154,54 @@ def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppS
 
         with column:
             st.subheader(side.upper())
-            choice = state.bind_option(st.selectbox, strategy_option, f"cmp_{side}_strategy",
-                                       "Strategy", options=list(STRATEGIES), default=defaults[side],
-                                       format_func=strategy_short,
-                                       help=STRATEGY_HELP)  # fmt: skip
+            choice = state.bind_option(
+                st.selectbox,
+                strategy_option,
+                f"cmp_{side}_strategy",
+                "Strategy",
+                options=list(STRATEGIES),
+                default=defaults[side],
+                format_func=strategy_short,
+                help=STRATEGY_HELP,
+            )
             budget = state.bind_option(
-                st.number_input, budget_option, f"cmp_{side}_budget", "Budget (tokens)",
-                default=settings.budget, min_value=low, max_value=high, step=step,
-                to_widget=lambda b: min(max(int(b), low), high), from_widget=int,
-            )  # fmt: skip
+                st.number_input,
+                budget_option,
+                f"cmp_{side}_budget",
+                "Budget (tokens)",
+                default=settings.budget,
+                min_value=low,
+                max_value=high,
+                step=step,
+                to_widget=lambda b: min(max(int(b), low), high),
+                from_widget=int,
+            )
             side_lam = state.bind_option(
-                st.radio, lam_option, f"cmp_{side}_lam_mode", "λ", default=lam_default,
-                options=("adaptive", "manual"), horizontal=True,
+                st.radio,
+                lam_option,
+                f"cmp_{side}_lam_mode",
+                "λ",
+                default=lam_default,
+                options=("adaptive", "manual"),
+                horizontal=True,
                 to_widget=lambda v: "adaptive" if v == "adaptive" else "manual",
                 from_widget=to_manual,
-            )  # fmt: skip
+            )
             if side_lam != "adaptive":
                 top = max(LAM_SLIDER_MAX, float(side_lam))
                 side_lam = state.bind_option(
-                    st.number_input, lam_option, f"cmp_{side}_lam", "λ value",
-                    default=lam_default, min_value=0.0, max_value=top, step=0.01,
-                    format="%.4f", to_widget=float, from_widget=float,
-                )  # fmt: skip
+                    st.number_input,
+                    lam_option,
+                    f"cmp_{side}_lam",
+                    "λ value",
+                    default=lam_default,
+                    min_value=0.0,
+                    max_value=top,
+                    step=0.01,
+                    format="%.4f",
+                    to_widget=float,
+                    from_widget=float,
+                )
         configs[side.upper()] = settings.replace(
             strategy=choice, budget=int(budget), lam=side_lam, step=None, chunk=None
         )
@@ -243,8 +269,11 @@ def metrics_view(frame: pd.DataFrame) -> pd.DataFrame:
     name), one column per configuration, values as text. Two narrow columns fit any width,
     where a column per metric was cut at 1024 px."""
     names = [c for c in frame.columns if c != "config"]
-    view = {"metric": [str(METRIC_COLUMNS[m].get("label", m)) if m in METRIC_COLUMNS else m
-                       for m in names]}  # fmt: skip
+    view = {
+        "metric": [
+            str(METRIC_COLUMNS[m].get("label", m)) if m in METRIC_COLUMNS else m for m in names
+        ]
+    }
     for _, row in frame.iterrows():
         view[str(row["config"])] = [metric_text(m, row[m]) for m in names]
     return pd.DataFrame(view)
@@ -278,8 +307,9 @@ def sweep_controls(
         "Budgets from … to (tokens)", min_value=1, max_value=high, key="cmp_sweep_range"
     )
     lo, hi = cast(tuple[int, int], picked)
-    points = controls[1].number_input("Budgets", min_value=2, max_value=30, step=1,
-                                      key="cmp_sweep_points")  # fmt: skip
+    points = controls[1].number_input(
+        "Budgets", min_value=2, max_value=30, step=1, key="cmp_sweep_points"
+    )
     # The strategies on a row of their own: their chips do not wrap.
     strategies = st.multiselect(
         "Strategies",
@@ -289,8 +319,14 @@ def sweep_controls(
         f"{compute.EXACT_AUTO_MAX} chunks (it can take seconds per budget).",
     )
     with st.columns([1, 2])[0]:
-        metric = state.bind_option(st.selectbox, SWEEP_METRIC, "cmp_sweep_metric", "Metric",
-                                   default=default_metric, options=metrics,
-                                   format_func=METRIC_LABELS.get)  # fmt: skip
+        metric = state.bind_option(
+            st.selectbox,
+            SWEEP_METRIC,
+            "cmp_sweep_metric",
+            "Metric",
+            default=default_metric,
+            options=metrics,
+            format_func=METRIC_LABELS.get,
+        )
     budgets = tuple(sorted({round(float(x)) for x in np.linspace(lo, hi, int(points))}))
     return budgets, tuple(strategies), metric

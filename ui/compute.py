@@ -131,8 +131,9 @@ def selection_key(settings: AppSettings) -> SelectionKey:
     """
     pool = pools.get_pool(settings.pool)
     budget = min(settings.budget, pools.budget_limits(pool)[1])
-    return SelectionKey(PoolKey(settings.pool, fingerprint(pool)), budget, settings.strategy,
-                        settings.selector)  # fmt: skip
+    return SelectionKey(
+        PoolKey(settings.pool, fingerprint(pool)), budget, settings.strategy, settings.selector
+    )
 
 
 def gold_positions(pool: Pool) -> list[int] | None:
@@ -185,8 +186,14 @@ def selection(key: SelectionKey) -> Selection:
             reference = selection(key.replace(strategy="adagres"))
         label = "Solving exactly…" if key.strategy == "exact" else "Selecting…"
         with progress.spinner(label):
-            return baselines.run_prepared(key.strategy, pool.prepared, key.budget, key.selector,
-                                          texts=pool.texts, reference=reference)  # fmt: skip
+            return baselines.run_prepared(
+                key.strategy,
+                pool.prepared,
+                key.budget,
+                key.selector,
+                texts=pool.texts,
+                reference=reference,
+            )
 
     return _selections(key).fill(run)
 
@@ -243,8 +250,9 @@ def lam_sweep_of(key: SelectionKey, lams: tuple[float, ...]) -> LamSweep:
 
     def run() -> LamSweep:
         with progress.bar(f"Selecting at {len(lams)} values of λ…") as report:
-            return lam_sweep_prepared(key.pool.get().prepared, key.budget, key.selector, lams,
-                                      progress=report)  # fmt: skip
+            return lam_sweep_prepared(
+                key.pool.get().prepared, key.budget, key.selector, lams, progress=report
+            )
 
     return _sweeps("lam", key.replace(strategy="adagres"), lams).fill(run)
 
@@ -268,8 +276,13 @@ def metrics_of(key: SelectionKey) -> Metrics:
 
     def run() -> Metrics:
         pool = key.pool.get()
-        return metrics.evaluate(selection(key), pool.prepared, gold=gold_positions(pool),
-                                answers=pool.answers or None, texts=pool.texts)  # fmt: skip
+        return metrics.evaluate(
+            selection(key),
+            pool.prepared,
+            gold=gold_positions(pool),
+            answers=pool.answers or None,
+            texts=pool.texts,
+        )
 
     return _derived("metrics", key).fill(run)
 
@@ -285,11 +298,18 @@ def budget_sweep_of(
         # budget_sweep takes the arrays and prepares the pool itself, once per sweep.
         with progress.bar(label) as report:
             return budget_sweep(
-                pool.query_embedding, pool.embeddings, pool.token_counts, budgets,
-                strategies=strategies, settings=key.selector, texts=pool.texts,
-                gold=gold_positions(pool), answers=pool.answers or None, progress=report,
+                pool.query_embedding,
+                pool.embeddings,
+                pool.token_counts,
+                budgets,
+                strategies=strategies,
+                settings=key.selector,
+                texts=pool.texts,
+                gold=gold_positions(pool),
+                answers=pool.answers or None,
+                progress=report,
                 spans=pool.prepared.spans,
-            )  # fmt: skip
+            )
 
     # Neither the budget nor the strategy of the key matters here.
     return _sweeps("budget", key.pool, key.selector, budgets, strategies).fill(run)

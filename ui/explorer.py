@@ -103,8 +103,7 @@ def export_text(pool: Pool, positions: tuple[int, ...]) -> str:
     kept), which the Pool page and ``adagres`` load back."""
     import json
 
-    return json.dumps(pool.subset([pool.ids[i] for i in positions]).to_dict(),
-                      ensure_ascii=False)  # fmt: skip
+    return json.dumps(pool.subset([pool.ids[i] for i in positions]).to_dict(), ensure_ascii=False)
 
 
 def record_pick(key: str) -> None:

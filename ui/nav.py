@@ -38,7 +38,8 @@ def draw() -> None:
     def links(params: dict[str, str]) -> None:
         with slot.container(gap=None):
             for page in pages:
-                st.page_link(page, label=page.title, icon=page.icon, query_params=params,
-                             width="stretch")  # fmt: skip
+                st.page_link(
+                    page, label=page.title, icon=page.icon, query_params=params, width="stretch"
+                )
 
     state.on_view_written(links)

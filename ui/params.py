@@ -78,9 +78,25 @@ class AppSettings:
     def param_names(cls) -> frozenset[str]:
         """Every query-string key of the settings: those :meth:`to_params` may write, and
         ``preset``, which :meth:`from_params` reads."""
-        return frozenset({"preset", "pool", "budget", "strategy", "policy", "lam", "formula",
-                          "scale", "offset", "floor", "guard", "pack", "topn", "step",
-                          "chunk"})  # fmt: skip
+        return frozenset(
+            {
+                "preset",
+                "pool",
+                "budget",
+                "strategy",
+                "policy",
+                "lam",
+                "formula",
+                "scale",
+                "offset",
+                "floor",
+                "guard",
+                "pack",
+                "topn",
+                "step",
+                "chunk",
+            }
+        )
 
     def to_params(self) -> dict[str, str]:
         """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set;

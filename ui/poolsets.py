@@ -291,8 +291,16 @@ def redundancy_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
     for prefix, name in _STRATEGY_NAMES.items():
         counts = np.histogram(values[prefix], edges)[0]
         largest = max(largest, int(counts.max(initial=0)))
-        figure.add_trace(go.Bar(x=centres, y=counts, width=width, name=name, opacity=0.6,
-                                marker_color=_STRATEGY_COLORS[prefix]))  # fmt: skip
+        figure.add_trace(
+            go.Bar(
+                x=centres,
+                y=counts,
+                width=width,
+                name=name,
+                opacity=0.6,
+                marker_color=_STRATEGY_COLORS[prefix],
+            )
+        )
     figure.update_layout(
         barmode="overlay", xaxis_title="mean pairwise cosine of the picks", yaxis_title="queries"
     )

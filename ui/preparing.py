@@ -101,6 +101,10 @@ def prepare_pool(pool: Pool, job: jobs.Job | None = None) -> Pool:
 def prepare_bundled(pool: Pool, name: str) -> Pool:
     """A bundled pool file without vectors or counts, prepared while the page shows it."""
     expected = expected_seconds(len(pool), True)
-    job = jobs.start(f"bundled-{name}", lambda j: prepare_pool(pool, j),
-                     label=f"Preparing {name}", expected=expected)  # fmt: skip
+    job = jobs.start(
+        f"bundled-{name}",
+        lambda j: prepare_pool(pool, j),
+        label=f"Preparing {name}",
+        expected=expected,
+    )
     return progress.follow(job, key=f"cancel_bundled_{name}")

@@ -110,8 +110,9 @@ def follow(job: jobs.Job, *, key: str) -> Any:
     holder = st.empty()
     with holder.container():
         shown = st.progress(_fraction(job), text=escape_md(describe(job)))
-        st.button("Cancel", key=key, on_click=jobs.cancel, args=(job.name,),
-                  icon=":material/cancel:")  # fmt: skip
+        st.button(
+            "Cancel", key=key, on_click=jobs.cancel, args=(job.name,), icon=":material/cancel:"
+        )
     while not job.wait(POLL_SECONDS) and not job.cancelled:
         shown.progress(_fraction(job), text=escape_md(describe(job)))
     holder.empty()

@@ -161,8 +161,14 @@ def chunk_text(pool: Pool, index: int) -> None:
 
 def table(frame: Any, key: str, columns: Mapping[str, Any] | None = None, **options: Any) -> Any:
     """``st.dataframe`` as the pages use it: full width, no index, an explicit key."""
-    return st.dataframe(frame, key=key, hide_index=True, width="stretch",
-                        column_config=dict(columns or {}), **options)  # fmt: skip
+    return st.dataframe(
+        frame,
+        key=key,
+        hide_index=True,
+        width="stretch",
+        column_config=dict(columns or {}),
+        **options,
+    )
 
 
 def clicked_position(points: Iterable[Mapping[str, Any]]) -> int | None:

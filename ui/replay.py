@@ -150,12 +150,24 @@ def _controls(last: int, shown: int, playing: bool) -> None:
             # browser had before it drew the last step, which a live slider would take for a
             # scrub. Pause to scrub.
             st.session_state["sel_step_playing"] = shown
-            st.slider("Replay step", min_value=1, max_value=last, key="sel_step_playing",
-                      disabled=True, help="Pause to choose a step.")  # fmt: skip
+            st.slider(
+                "Replay step",
+                min_value=1,
+                max_value=last,
+                key="sel_step_playing",
+                disabled=True,
+                help="Pause to choose a step.",
+            )
         elif last > 1:
             st.session_state["sel_step"] = shown
-            st.slider("Replay step", min_value=1, max_value=last, key="sel_step",
-                      on_change=_step_moved, args=(last,))  # fmt: skip
+            st.slider(
+                "Replay step",
+                min_value=1,
+                max_value=last,
+                key="sel_step",
+                on_change=_step_moved,
+                args=(last,),
+            )
     cells[1].button(
         "Pause" if playing else "Play",
         icon=":material/pause:" if playing else ":material/play_arrow:",
@@ -193,8 +205,10 @@ def step_summary(pool: Pool, selection: Selection, step: int) -> str:
                 f"{merge.tokens + merge.saved} tokens"
             )
     else:
-        nxt = "" if record.winner is None else (
-            f" (next best: {pool.ids[record.winner]}, score {record.score:+.4f})"
-        )  # fmt: skip
+        nxt = (
+            ""
+            if record.winner is None
+            else (f" (next best: {pool.ids[record.winner]}, score {record.score:+.4f})")
+        )
         what = f"stopped: {plain_name(selection.stop_reason)}{nxt}"
     return f"Step {step} of {len(selection.steps)}: {what}"

@@ -110,8 +110,15 @@ def sidebar() -> AppSettings:
                 )
             state.update(pool=keys[0], step=None, chunk=None, record=False)
         labels = {key: pools.pool_label(key) for key in keys}  # read now, in this session
-        state.bind(st.selectbox, "pool", "sb_pool", "Pool", options=keys,
-                   format_func=labels.__getitem__, reset={"step": None, "chunk": None})  # fmt: skip
+        state.bind(
+            st.selectbox,
+            "pool",
+            "sb_pool",
+            "Pool",
+            options=keys,
+            format_func=labels.__getitem__,
+            reset={"step": None, "chunk": None},
+        )
         try:
             pool = pools.get_pool(state.current().pool)
         except AdagresError as error:
@@ -160,8 +167,11 @@ def _pool_keys(wanted: str) -> list[str]:
 def _preset_controls() -> None:
     """Say which preset the settings are, and switch to either with one click."""
     current = state.current()
-    names = [p.name for p in PRESETS.values()
-             if (p.strategy, p.settings) == (current.strategy, current.selector)]  # fmt: skip
+    names = [
+        p.name
+        for p in PRESETS.values()
+        if (p.strategy, p.settings) == (current.strategy, current.selector)
+    ]
     st.caption(
         f"Preset: {names[0]} ({PRESETS[names[0]].description})"
         if names
@@ -173,8 +183,14 @@ def _preset_controls() -> None:
     # cut "Recommended" short in the sidebar).
     with st.container(horizontal=True, gap="small"):
         for name, label in (("recommended", "Recommended"), ("paper", "Paper")):
-            st.button(label, key=f"sb_preset_{name}", on_click=apply_preset, args=(name,),
-                      help=PRESETS[name].description, disabled=name in names)  # fmt: skip
+            st.button(
+                label,
+                key=f"sb_preset_{name}",
+                on_click=apply_preset,
+                args=(name,),
+                help=PRESETS[name].description,
+                disabled=name in names,
+            )
 
 
 def apply_preset(name: str) -> None:
@@ -213,12 +229,21 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
             "a larger pool."
         )
     _preset_controls()
-    _bind_setting(st.selectbox, "strategy", "sb_strategy", "Strategy", options=list(STRATEGIES),
-                  format_func=strategy_short, help=STRATEGY_HELP)  # fmt: skip
-    _bind_setting(st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES,
-                  help=_POLICY_HELP)  # fmt: skip
-    _bind_setting(st.toggle, "packing", "sb_packing", "Pay once for overlapping text",
-                  help=_PACKING_HELP)  # fmt: skip
+    _bind_setting(
+        st.selectbox,
+        "strategy",
+        "sb_strategy",
+        "Strategy",
+        options=list(STRATEGIES),
+        format_func=strategy_short,
+        help=STRATEGY_HELP,
+    )
+    _bind_setting(
+        st.selectbox, "policy", "sb_policy", "Policy (AdaGReS)", options=POLICIES, help=_POLICY_HELP
+    )
+    _bind_setting(
+        st.toggle, "packing", "sb_packing", "Pay once for overlapping text", help=_PACKING_HELP
+    )
     _bind_setting(
         st.radio,
         "lam",
@@ -232,15 +257,38 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
     )
     if state.current().lam_mode == "manual":
         top = max(LAM_SLIDER_MAX, state.current().selector.lam)
-        _bind_setting(st.slider, "lam", "sb_lam", "λ", min_value=0.0, max_value=top,
-                      step=0.005, format="%.4f")  # fmt: skip
+        _bind_setting(
+            st.slider, "lam", "sb_lam", "λ", min_value=0.0, max_value=top, step=0.005, format="%.4f"
+        )
     else:
-        _bind_setting(st.selectbox, "formula", "sb_formula", "Formula (Eq. 7)", options=FORMULAS,
-                      help="paper: Eq. 7 as printed; derived: what Eqs. 5–6 give.")  # fmt: skip
-        _bind_setting(st.number_input, "scale", "sb_scale", "Scale of λ*", step=0.1,
-                      format="%.2f", min_value=-MAX_WEIGHT, max_value=MAX_WEIGHT)  # fmt: skip
-        _bind_setting(st.number_input, "offset", "sb_offset", "Offset of λ", step=0.01,
-                      format="%.3f", min_value=-MAX_WEIGHT, max_value=MAX_WEIGHT)  # fmt: skip
+        _bind_setting(
+            st.selectbox,
+            "formula",
+            "sb_formula",
+            "Formula (Eq. 7)",
+            options=FORMULAS,
+            help="paper: Eq. 7 as printed; derived: what Eqs. 5–6 give.",
+        )
+        _bind_setting(
+            st.number_input,
+            "scale",
+            "sb_scale",
+            "Scale of λ*",
+            step=0.1,
+            format="%.2f",
+            min_value=-MAX_WEIGHT,
+            max_value=MAX_WEIGHT,
+        )
+        _bind_setting(
+            st.number_input,
+            "offset",
+            "sb_offset",
+            "Offset of λ",
+            step=0.01,
+            format="%.3f",
+            min_value=-MAX_WEIGHT,
+            max_value=MAX_WEIGHT,
+        )
     note = lam_note(state.current().strategy)
     if note:  # λ changes no pick here: say why, right under it, and offer the paper's method
         st.caption(note)
@@ -265,8 +313,15 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
         )
         top_n = state.current().selector.calibration_top_n
         if top_n is not None:
-            _bind_setting(st.number_input, "calibration_top_n", "sb_topn", "N (most relevant)",
-                          min_value=2, max_value=max(n_chunks, top_n, 2), step=1)  # fmt: skip
+            _bind_setting(
+                st.number_input,
+                "calibration_top_n",
+                "sb_topn",
+                "N (most relevant)",
+                min_value=2,
+                max_value=max(n_chunks, top_n, 2),
+                step=1,
+            )
     with st.expander("Redundancy floor τ"):
         _bind_setting(
             st.radio,
@@ -280,5 +335,13 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
             format_func=lambda m: {"off": "0 (off)", "pool": "ρ̄ (pool)", "value": "a value"}[m],
         )
         if isinstance(state.current().selector.redundancy_floor, float):
-            _bind_setting(st.number_input, "redundancy_floor", "sb_floor", "τ (cosine)",
-                          min_value=-1.0, max_value=1.0, step=0.05, format="%.2f")  # fmt: skip
+            _bind_setting(
+                st.number_input,
+                "redundancy_floor",
+                "sb_floor",
+                "τ (cosine)",
+                min_value=-1.0,
+                max_value=1.0,
+                step=0.05,
+                format="%.2f",
+            )

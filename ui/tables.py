@@ -235,8 +235,10 @@ def pick_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
 def difference_frame(pool: Pool, a: Selection, b: Selection) -> pd.DataFrame:
     """The chunks of A or B: A only first, then both, then B only (pool order within)."""
     in_a, in_b = set(a.indices), set(b.indices)
-    where = {i: "both" if i in in_a and i in in_b else "A only" if i in in_a else "B only"
-             for i in in_a | in_b}  # fmt: skip
+    where = {
+        i: "both" if i in in_a and i in in_b else "A only" if i in in_a else "B only"
+        for i in in_a | in_b
+    }
     rank = {"A only": 0, "both": 1, "B only": 2}
     union = sorted(where, key=lambda i: (rank[where[i]], i))
     return _frame(

@@ -113,19 +113,29 @@ def run(
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
         raise InputError(f"k: expected a whole number >= 0, got {k!r}")
     return run_prepared(
-        strategy_name, pool, v.budget(budget), settings, texts=texts,
-        k=None if k is None else int(k), reference=reference, max_chunks=max_chunks,
+        strategy_name,
+        pool,
+        v.budget(budget),
+        settings,
+        texts=texts,
+        k=None if k is None else int(k),
+        reference=reference,
+        max_chunks=max_chunks,
         max_nodes=None if max_nodes is None else v.whole(max_nodes, "max_nodes", minimum=1),
         time_limit=None if time_limit is None else v.real(time_limit, "time_limit", minimum=0.0),
-        enforce_budget=enforce_budget, trace=trace,
-    )  # fmt: skip
+        enforce_budget=enforce_budget,
+        trace=trace,
+    )
 
 
 def _by_name(strategy: str, doc: str) -> Callable[..., Selection]:
     def function(
-        query_embedding: Any, chunk_embeddings: Any, token_counts: Any, budget: int,
+        query_embedding: Any,
+        chunk_embeddings: Any,
+        token_counts: Any,
+        budget: int,
         **options: Any,
-    ) -> Selection:  # fmt: skip
+    ) -> Selection:
         return run(strategy, query_embedding, chunk_embeddings, token_counts, budget, **options)
 
     function.__name__ = function.__qualname__ = strategy

@@ -24,15 +24,31 @@ __all__ = ["mmr", "reference_code", "reference_lam", "topk_budget", "topk_same_k
 
 
 def ranked(
-    name: str, pool: PreparedPool, budget: int, settings: Settings, trace: bool, rule: Rule,
-    options: RunOptions, **params: object,
-) -> Selection:  # fmt: skip
+    name: str,
+    pool: PreparedPool,
+    budget: int,
+    settings: Settings,
+    trace: bool,
+    rule: Rule,
+    options: RunOptions,
+    **params: object,
+) -> Selection:
     """A greedy run of ``rule``, whose gains are F's at the settings' terms."""
     terms, calibration = resolve_terms(pool, budget, settings)
-    run = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options),
-                 settings.packing)  # fmt: skip
-    return finish(name, pool, budget, run, terms, calibration=calibration, settings=settings,
-                  params=params, scoring=scoring_of(rule, terms))  # fmt: skip
+    run = greedy(
+        pool, budget, terms, rule, trace, guard_of(pool, settings, options), settings.packing
+    )
+    return finish(
+        name,
+        pool,
+        budget,
+        run,
+        terms,
+        calibration=calibration,
+        settings=settings,
+        params=params,
+        scoring=scoring_of(rule, terms),
+    )
 
 
 def topk_budget(
@@ -61,10 +77,10 @@ def mmr(
     pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
 ) -> Selection:
     """Maximal marginal relevance under the budget: λ_mmr·r_i − (1 − λ_mmr)·max_{j∈S} s_ij."""
-    rule = Rule(score="mmr", budget="skip", stop_nonpositive=False,
-                lambda_mmr=settings.lambda_mmr)  # fmt: skip
-    return ranked("mmr", pool, budget, settings, trace, rule, options,
-                  lambda_mmr=settings.lambda_mmr)  # fmt: skip
+    rule = Rule(score="mmr", budget="skip", stop_nonpositive=False, lambda_mmr=settings.lambda_mmr)
+    return ranked(
+        "mmr", pool, budget, settings, trace, rule, options, lambda_mmr=settings.lambda_mmr
+    )
 
 
 def reference_code(
@@ -80,16 +96,37 @@ def reference_code(
     mean_chars = float(np.mean([len(t) for t in texts]))
     k = max(1, int(budget // mean_chars)) if mean_chars > 0 else 1
     beta = reference_lam(pool, k, settings.alpha) if settings.lam == "adaptive" else terms.lam
-    rule = Rule(score="gain", budget="stop" if options.enforce_budget else "ignore",
-                stop_nonpositive=False, max_picks=k)  # fmt: skip
+    rule = Rule(
+        score="gain",
+        budget="stop" if options.enforce_budget else "ignore",
+        stop_nonpositive=False,
+        max_picks=k,
+    )
     own_terms = Terms(beta, settings.alpha, None)
     own = greedy(pool, budget, own_terms, rule, trace, guard_of(pool, settings, options))
     scoring = scoring_of(rule, own_terms)
-    scoring = Scoring(scoring.relevance, scoring.redundancy.replace("λ", "β"), "cos", None,
-                      False, scoring.competes, False)  # fmt: skip
-    return rescored("reference_code", pool, budget, own, scoring, settings, trace,
-                    respects_budget=options.enforce_budget, k=k, mean_chars=mean_chars,
-                    beta=beta)  # fmt: skip
+    scoring = Scoring(
+        scoring.relevance,
+        scoring.redundancy.replace("λ", "β"),
+        "cos",
+        None,
+        False,
+        scoring.competes,
+        False,
+    )
+    return rescored(
+        "reference_code",
+        pool,
+        budget,
+        own,
+        scoring,
+        settings,
+        trace,
+        respects_budget=options.enforce_budget,
+        k=k,
+        mean_chars=mean_chars,
+        beta=beta,
+    )
 
 
 def reference_lam(pool: PreparedPool, k: int, alpha: float) -> float:

@@ -91,8 +91,17 @@ def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
         above = "" if terms.tau is None else f" above {terms.tau:.2f}"
         redundancy = f"λ·Σ {similarity}{above} to the picks"
     fills = rule.score in ("gain", "ratio") and rule.budget == "skip" and not rule.stop_nonpositive
-    return Scoring(relevance, redundancy, similarity, terms.tau, rule.score == "ratio", competes,
-                   rule.stop_nonpositive, fills=fills, sources=sources)  # fmt: skip
+    return Scoring(
+        relevance,
+        redundancy,
+        similarity,
+        terms.tau,
+        rule.score == "ratio",
+        competes,
+        rule.stop_nonpositive,
+        fills=fills,
+        sources=sources,
+    )
 
 
 def frozen(array: np.ndarray) -> np.ndarray:
@@ -141,13 +150,22 @@ class Loop:
         if rule.engine is not None:
             self.engine = rule.engine(pool, self.penalty, trace)
         elif terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
-            self.engine = Shortlist(pool, terms.lam, terms.alpha, rule.score == "ratio",
-                                    self.penalty)  # fmt: skip
+            self.engine = Shortlist(
+                pool, terms.lam, terms.alpha, rule.score == "ratio", self.penalty
+            )
         elif rule.score == "gain":
             self.engine = Gains(pool, terms.lam, terms.alpha, terms.tau, trace)
         else:
-            self.engine = Scores(pool, terms.lam, terms.alpha, terms.tau, rule.score,
-                                 rule.lambda_mmr, self.penalty, trace)  # fmt: skip
+            self.engine = Scores(
+                pool,
+                terms.lam,
+                terms.alpha,
+                terms.tau,
+                rule.score,
+                rule.lambda_mmr,
+                self.penalty,
+                trace,
+            )
         self.picks: list[int] = []
         self.records = Records()
         self.decisions: list[Any] = []  # traced: what each step decided with
@@ -265,9 +283,15 @@ class Loop:
         )
         steps = []
         for t, (w, accepted, runner_up, values, used) in enumerate(
-            zip(records.winner, records.accepted, records.runner_up, records.values,
-                records.used, strict=True)
-        ):  # fmt: skip
+            zip(
+                records.winner,
+                records.accepted,
+                records.runner_up,
+                records.values,
+                records.used,
+                strict=True,
+            )
+        ):
             cand = candidates[t - first] if t >= first else None
             if w is None:
                 steps.append(Step(t + 1, None, False, used, budget - used, candidates=cand))
@@ -277,19 +301,34 @@ class Loop:
             # Positional, in the order Step declares its fields: keywords double the cost of
             # a Step, made once a step on the fast path (tests/test_truthful_records.py reads
             # every field back).
-            steps.append(Step(
-                t + 1, w, accepted, used, budget - used,  # number … tokens_left
-                tokens, relevance, relevance - gain, gain, score,  # winner_tokens … score
-                runner_up, values.runner_gain, values.runner_score,  # runner_up …
-                cand, score_relevance_w, score_relevance_w - score,  # candidates, score terms
-            ))  # fmt: skip
+            steps.append(
+                Step(
+                    t + 1,
+                    w,
+                    accepted,
+                    used,
+                    budget - used,  # number … tokens_left
+                    tokens,
+                    relevance,
+                    relevance - gain,
+                    gain,
+                    score,  # winner_tokens … score
+                    runner_up,
+                    values.runner_gain,
+                    values.runner_score,  # runner_up …
+                    cand,
+                    score_relevance_w,
+                    score_relevance_w - score,  # candidates, score terms
+                )
+            )
         duplicates = tuple(self.guard.dropped) if self.guard is not None else ()
         if self.packer is None:
             return Run(self.picks, steps, reason, pick_similarity, duplicates)
         passages, merges = self.packer.result()
         duplicates += tuple(self.packer.contained)
-        return Run(self.picks, steps, reason, pick_similarity, duplicates, self.used,
-                   passages, merges)  # fmt: skip
+        return Run(
+            self.picks, steps, reason, pick_similarity, duplicates, self.used, passages, merges
+        )
 
     def cost_rows(self, first: int, rows: int) -> np.ndarray:
         """What each chunk cost at steps ``first``… (one row a step; ℓ without packing)."""
@@ -339,10 +378,9 @@ class Loop:
             frozen(array)
         # iterating an array yields its row views: one Candidates per step
         return [
-            Candidates(redundancy_term=r, gain=g, score=sc, eligible=e, in_play=p,
-                       score_base=base)
+            Candidates(redundancy_term=r, gain=g, score=sc, eligible=e, in_play=p, score_base=base)
             for r, g, sc, e, p in zip(*arrays, strict=True)
-        ]  # fmt: skip
+        ]
 
 
 def objective_value(pool: PreparedPool, picks: list[int] | np.ndarray, terms: Terms) -> float:

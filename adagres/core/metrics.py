@@ -310,5 +310,6 @@ def _apart(
     """The ``pairs`` of picks the context holds as two texts: two picks that overlap-aware
     packing stitched into one passage are one text, its words once, not a pair."""
     passage_of = {chunk: k for k, passage in enumerate(passages) for chunk in passage.chunks}
-    return [(i, j, c) for i, j, c in pairs
-            if i not in passage_of or passage_of[i] != passage_of.get(j)]  # fmt: skip
+    return [
+        (i, j, c) for i, j, c in pairs if i not in passage_of or passage_of[i] != passage_of.get(j)
+    ]

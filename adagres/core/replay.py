@@ -75,15 +75,32 @@ def replay(
     candidates = [
         Candidates(redundancy_term=r, gain=g, score=g, eligible=e, in_play=p, score_base=base)
         for r, g, e, p in zip(term, gain, eligible, in_play, strict=True)
-    ]  # fmt: skip
+    ]
 
     winner_gain = relevance_term[picks] - lam * winner_redundancy
-    looked_up = zip(order, tokens[picks].tolist(), relevance_term[picks].tolist(),
-                    winner_gain.tolist(), used[1:].tolist(), strict=True)  # fmt: skip
+    looked_up = zip(
+        order,
+        tokens[picks].tolist(),
+        relevance_term[picks].tolist(),
+        winner_gain.tolist(),
+        used[1:].tolist(),
+        strict=True,
+    )
     steps = []
     for t, (chunk, size, relevance_w, gain_w, spent) in enumerate(looked_up):
-        steps.append(gain_step(t + 1, chunk, True, size, relevance_w, gain_w, spent, budget,
-                               candidates[t] if trace else None))  # fmt: skip
+        steps.append(
+            gain_step(
+                t + 1,
+                chunk,
+                True,
+                size,
+                relevance_w,
+                gain_w,
+                spent,
+                budget,
+                candidates[t] if trace else None,
+            )
+        )
     # next best: the eligible chunk with the largest gain (ties: the lowest position)
     left = np.where(eligible[-1], last_gain, -np.inf)
     nxt = int(np.argmax(left)) if eligible[-1].any() else None
@@ -91,8 +108,19 @@ def replay(
     if nxt is None:
         steps.append(Step(k + 1, None, False, spent, budget - spent, candidates=candidates[-1]))
     else:
-        steps.append(gain_step(k + 1, nxt, False, int(tokens[nxt]), float(relevance_term[nxt]),
-                               float(last_gain[nxt]), spent, budget, candidates[-1]))  # fmt: skip
+        steps.append(
+            gain_step(
+                k + 1,
+                nxt,
+                False,
+                int(tokens[nxt]),
+                float(relevance_term[nxt]),
+                float(last_gain[nxt]),
+                spent,
+                budget,
+                candidates[-1],
+            )
+        )
     pick_similarity = frozen(rows) if trace else None
     return Run(list(order), steps, final_reason, pick_similarity)
 
@@ -110,7 +138,18 @@ def gain_step(
 ) -> Step:
     """A replayed step: its score is the marginal gain, relevance minus redundancy."""
     redundancy = relevance - gain
-    return Step(number, winner, accepted, spent, budget - spent, winner_tokens=tokens,
-                relevance_term=relevance, redundancy_term=redundancy, gain=gain, score=gain,
-                candidates=candidates, score_relevance=relevance,
-                score_redundancy=redundancy)  # fmt: skip
+    return Step(
+        number,
+        winner,
+        accepted,
+        spent,
+        budget - spent,
+        winner_tokens=tokens,
+        relevance_term=relevance,
+        redundancy_term=redundancy,
+        gain=gain,
+        score=gain,
+        candidates=candidates,
+        score_relevance=relevance,
+        score_redundancy=redundancy,
+    )

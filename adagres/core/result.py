@@ -127,8 +127,10 @@ class Selection:
         if step is not None:
             step = v.whole(step, "step", maximum=len(self.steps), unit=" steps")
         k = self.size if step is None else min(step, self.size)
-        charged = [int(s.winner_tokens if s.winner_tokens is not None else self.token_counts[i])
-                   for s, i in zip(self.steps, self.indices, strict=False)]  # fmt: skip
+        charged = [
+            int(s.winner_tokens if s.winner_tokens is not None else self.token_counts[i])
+            for s, i in zip(self.steps, self.indices, strict=False)
+        ]
         return context_after(self.indices, charged, self.passages, self.merges, k, texts)
 
     @property

@@ -54,8 +54,9 @@ class Values(NamedTuple):
 NOTHING = Values()
 
 
-def values_of(winner_gain: Any, winner_score: Any, runner_gain: Any = None,
-              runner_score: Any = None) -> Values:  # fmt: skip
+def values_of(
+    winner_gain: Any, winner_score: Any, runner_gain: Any = None, runner_score: Any = None
+) -> Values:
     """A :class:`Values` made as a plain tuple is (a third of the named constructor's cost,
     once a step on the fast path)."""
     return tuple.__new__(Values, (winner_gain, winner_score, runner_gain, runner_score))
@@ -170,8 +171,9 @@ class Gains:
     record holds the very numbers each decision was made with.
     """
 
-    def __init__(self, pool: PreparedPool, lam: float, alpha: float, tau: float | None,
-                 trace: bool) -> None:  # fmt: skip
+    def __init__(
+        self, pool: PreparedPool, lam: float, alpha: float, tau: float | None, trace: bool
+    ) -> None:
         chunks = pool.chunks
         dtype, n = chunks.dtype, chunks.shape[0]
         self.pool, self.chunks, self.tau, self.trace = pool, chunks, tau, trace
@@ -331,10 +333,11 @@ class Scores:
         runner = int(second) if masked[second] > NEG else None
         gain = self.gain
         self.values = values_of(
-            gain.item(winner), score.item(winner),
+            gain.item(winner),
+            score.item(winner),
             None if runner is None else gain.item(second),
             None if runner is None else score.item(second),
-        )  # fmt: skip
+        )
         return winner, runner
 
     def score_relevance(self) -> np.ndarray:

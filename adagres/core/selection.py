@@ -116,9 +116,17 @@ def select_prepared(
     rule = POLICY_RULES[settings.policy]
     guard = guard_for(pool, settings.duplicate_guard, texts)
     run = greedy(pool, budget, terms, rule, trace, guard, settings.packing)
-    result = finish("adagres", pool, budget, run, terms, calibration=calibration,
-                    settings=settings, policy=settings.policy,
-                    scoring=scoring_of(rule, terms))  # fmt: skip
+    result = finish(
+        "adagres",
+        pool,
+        budget,
+        run,
+        terms,
+        calibration=calibration,
+        settings=settings,
+        policy=settings.policy,
+        scoring=scoring_of(rule, terms),
+    )
     if settings.policy == "ratio":
         result = ratio_safeguard(pool, budget, result, terms, trace)
     return result
@@ -148,8 +156,17 @@ def ratio_safeguard(
         f"ratio safeguard: the best single chunk (position {best}, F = {single_value[best]:.4f}) "
         f"beats the gain-per-token set (F = {result.objective:.4f}, {result.size} chunks)"
     )
-    return finish("adagres", pool, budget, forced, terms, calibration=result.calibration,
-                  settings=result.settings, policy="ratio", note=note)  # fmt: skip
+    return finish(
+        "adagres",
+        pool,
+        budget,
+        forced,
+        terms,
+        calibration=result.calibration,
+        settings=result.settings,
+        policy="ratio",
+        note=note,
+    )
 
 
 def select(

@@ -144,10 +144,11 @@ class Shortlist:
                     runner = None if runner_score == NEG else int(self.index[second])
                     self.pos = first
                     self.values = values_of(
-                        gain.item(first), float(top),
+                        gain.item(first),
+                        float(top),
                         None if runner is None else gain.item(second),
                         None if runner is None else float(runner_score),
-                    )  # fmt: skip
+                    )
                     return winner, runner
             if self.drift_picks == 0:  # proof failed right after a full evaluation
                 self.size = min(self.n, 4 * self.size)

@@ -119,9 +119,17 @@ class Registry(Mapping[str, Strategy]):
 
 
 def entry(
-    name: str, family: str, fn: StrategyFn, description: str, score: str, label: str,
-    short: str = "", *, in_sweeps: bool = False, same_k_as_adagres: bool = False,
-) -> Strategy:  # fmt: skip
+    name: str,
+    family: str,
+    fn: StrategyFn,
+    description: str,
+    score: str,
+    label: str,
+    short: str = "",
+    *,
+    in_sweeps: bool = False,
+    same_k_as_adagres: bool = False,
+) -> Strategy:
     return Strategy(
         name, family, description, score, fn, label, short, in_sweeps, same_k_as_adagres
     )
@@ -129,34 +137,83 @@ def entry(
 
 #: Every strategy by name, as the CLI, the app and the evaluation offer them.
 STRATEGIES = Registry(
-    entry("adagres", "adagres", adagres, "AdaGReS, the paper's method",
-          "α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
-          "AdaGReS", "AdaGReS", in_sweeps=True),
-    entry("topk_same_k", "baseline", classic.topk_same_k,
-          "relevance order, k = the AdaGReS selection's size", "relevance",
-          "top-k, AdaGReS's k", "AdaGReS's k", in_sweeps=True, same_k_as_adagres=True),
-    entry("topk_budget", "baseline", classic.topk_budget,
-          "relevance order, skipping chunks that do not fit, until nothing fits", "relevance",
-          "top-k until the budget", "fill budget", in_sweeps=True),
-    entry("mmr", "baseline", classic.mmr, "maximal marginal relevance, until nothing fits",
-          "λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
-          "maximal marginal relevance", "marginal relevance", in_sweeps=True),
-    entry("reference_code", "baseline", classic.reference_code,
-          "the authors' released code: k = ⌊T / mean characters⌋ picks",
-          "α·relevance − β·Σ cos to the picks (their β, k picks)",
-          "the authors' code", "authors'"),
-    entry("orthogonal", "variant", variants.orthogonal,
-          "redundancy beyond shared relevance to the query",
-          "α·relevance − λ·Σ cos beyond the query to the picks",
-          "redundancy beyond shared relevance", "beyond query"),
-    entry("near_duplicates", "variant", variants.near_duplicates,
-          "only near-copies penalised, steeply; fills the budget",
-          "α·relevance − 5·Σ (cos − 0.85)⁺ to the picks", "only near-copies penalised"),
-    entry("coverage", "variant", variants.coverage,
-          "budgeted facility location: relevance plus coverage",
-          "relevance + coverage it adds (its coverage alone − what the picks cover already)",
-          "budgeted facility location", "facility loc."),
-)  # fmt: skip
+    entry(
+        "adagres",
+        "adagres",
+        adagres,
+        "AdaGReS, the paper's method",
+        "α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
+        "AdaGReS",
+        "AdaGReS",
+        in_sweeps=True,
+    ),
+    entry(
+        "topk_same_k",
+        "baseline",
+        classic.topk_same_k,
+        "relevance order, k = the AdaGReS selection's size",
+        "relevance",
+        "top-k, AdaGReS's k",
+        "AdaGReS's k",
+        in_sweeps=True,
+        same_k_as_adagres=True,
+    ),
+    entry(
+        "topk_budget",
+        "baseline",
+        classic.topk_budget,
+        "relevance order, skipping chunks that do not fit, until nothing fits",
+        "relevance",
+        "top-k until the budget",
+        "fill budget",
+        in_sweeps=True,
+    ),
+    entry(
+        "mmr",
+        "baseline",
+        classic.mmr,
+        "maximal marginal relevance, until nothing fits",
+        "λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
+        "maximal marginal relevance",
+        "marginal relevance",
+        in_sweeps=True,
+    ),
+    entry(
+        "reference_code",
+        "baseline",
+        classic.reference_code,
+        "the authors' released code: k = ⌊T / mean characters⌋ picks",
+        "α·relevance − β·Σ cos to the picks (their β, k picks)",
+        "the authors' code",
+        "authors'",
+    ),
+    entry(
+        "orthogonal",
+        "variant",
+        variants.orthogonal,
+        "redundancy beyond shared relevance to the query",
+        "α·relevance − λ·Σ cos beyond the query to the picks",
+        "redundancy beyond shared relevance",
+        "beyond query",
+    ),
+    entry(
+        "near_duplicates",
+        "variant",
+        variants.near_duplicates,
+        "only near-copies penalised, steeply; fills the budget",
+        "α·relevance − 5·Σ (cos − 0.85)⁺ to the picks",
+        "only near-copies penalised",
+    ),
+    entry(
+        "coverage",
+        "variant",
+        variants.coverage,
+        "budgeted facility location: relevance plus coverage",
+        "relevance + coverage it adds (its coverage alone − what the picks cover already)",
+        "budgeted facility location",
+        "facility loc.",
+    ),
+)
 
 #: The strategies a sweep compares by default (cheap, and needing no texts).
 SWEPT: tuple[str, ...] = tuple(name for name, s in STRATEGIES.items() if s.in_sweeps)
@@ -179,6 +236,7 @@ def register(entry: Strategy, *, before: str | None = None) -> None:
 def strategy(name: str) -> Strategy:
     """The strategy ``name`` (an :class:`InputError` names the known ones)."""
     if name not in STRATEGIES:
-        raise InputError(f"strategy: expected one of {', '.join(map(repr, STRATEGIES))}, "
-                         f"got {name!r}")  # fmt: skip
+        raise InputError(
+            f"strategy: expected one of {', '.join(map(repr, STRATEGIES))}, got {name!r}"
+        )
     return STRATEGIES[name]

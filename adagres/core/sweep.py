@@ -138,8 +138,9 @@ def lam_sweep(
         lams = [v.real(x, "lams", minimum=0.0) for x in v.items(lams, "lams")]
         if not lams:
             raise InputError("lams: the grid is empty")
-    return lam_sweep_prepared(pool, v.budget(budget), settings, lams, include=extra,
-                              progress=progress)  # fmt: skip
+    return lam_sweep_prepared(
+        pool, v.budget(budget), settings, lams, include=extra, progress=progress
+    )
 
 
 def lam_sweep_prepared(
@@ -313,8 +314,14 @@ def budget_sweep(
             except AdagresError as exc:
                 row["error"] = str(exc)
             else:
-                m = evaluate(s, pool, gold=gold_list, answers=answers, texts=texts,
-                             near_duplicate=near_duplicate)  # fmt: skip
+                m = evaluate(
+                    s,
+                    pool,
+                    gold=gold_list,
+                    answers=answers,
+                    texts=texts,
+                    near_duplicate=near_duplicate,
+                )
                 row.update({k: val for k, val in m.as_dict().items() if k in row})
                 row["lam"], row["stop_reason"] = s.lam, s.stop_reason.value
                 row["indices"] = list(s.indices)

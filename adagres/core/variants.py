@@ -66,10 +66,20 @@ def near_duplicates(
     own_settings = settings.replace(lam=lam, redundancy_floor=floor, policy="fill")
     terms, _ = resolve_terms(pool, budget, own_settings)
     rule = POLICY_RULES["fill"]
-    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options),
-                 settings.packing)  # fmt: skip
-    return rescored("near_duplicates", pool, budget, own, scoring_of(rule, terms), settings,
-                    trace, floor=floor, lam_near_duplicates=lam)  # fmt: skip
+    own = greedy(
+        pool, budget, terms, rule, trace, guard_of(pool, settings, options), settings.packing
+    )
+    return rescored(
+        "near_duplicates",
+        pool,
+        budget,
+        own,
+        scoring_of(rule, terms),
+        settings,
+        trace,
+        floor=floor,
+        lam_near_duplicates=lam,
+    )
 
 
 def rescored(
@@ -89,13 +99,26 @@ def rescored(
     every other strategy run with those settings)."""
     terms, calibration = resolve_terms(pool, budget, settings)
     shared = replay(pool, budget, own.picks, terms, trace, own.reason)
-    steps = [merged(o, s, terms.alpha * pool.relevance, pool.tokens)
-             for o, s in zip(own.steps, shared.steps, strict=True)]  # fmt: skip
+    steps = [
+        merged(o, s, terms.alpha * pool.relevance, pool.tokens)
+        for o, s in zip(own.steps, shared.steps, strict=True)
+    ]
     run = own._replace(steps=steps, pick_similarity=shared.pick_similarity)
     policy = settings.policy if name != "reference_code" else None
-    return finish(name, pool, budget, run, terms, calibration=calibration, settings=settings,
-                  policy=policy, respects_budget=respects_budget, params=params,
-                  scoring=scoring, penalty_similarity=own.pick_similarity)  # fmt: skip
+    return finish(
+        name,
+        pool,
+        budget,
+        run,
+        terms,
+        calibration=calibration,
+        settings=settings,
+        policy=policy,
+        respects_budget=respects_budget,
+        params=params,
+        scoring=scoring,
+        penalty_similarity=own.pick_similarity,
+    )
 
 
 def guard_of(pool: PreparedPool, settings: Settings, options: RunOptions | None) -> Guard | None:
@@ -113,9 +136,14 @@ def merged(own: Step, shared: Step, relevance_term: np.ndarray, tokens: np.ndarr
     c, f = own.candidates, shared.candidates
     candidates = None
     if c is not None and f is not None:
-        candidates = Candidates(redundancy_term=f.redundancy_term, gain=f.gain, score=c.score,
-                                eligible=c.eligible, in_play=c.in_play,
-                                score_base=c.score_base)  # fmt: skip
+        candidates = Candidates(
+            redundancy_term=f.redundancy_term,
+            gain=f.gain,
+            score=c.score,
+            eligible=c.eligible,
+            in_play=c.in_play,
+            score_base=c.score_base,
+        )
     w = own.winner
     if w is None:
         return own._replace(candidates=candidates)
@@ -124,9 +152,14 @@ def merged(own: Step, shared: Step, relevance_term: np.ndarray, tokens: np.ndarr
     relevance = float(relevance_term[w])
     redundancy = None if gain is None else relevance - gain
     charged = int(tokens[w]) if own.winner_tokens is None else own.winner_tokens  # packing
-    return own._replace(winner_tokens=charged, relevance_term=relevance,
-                        redundancy_term=redundancy, gain=gain, runner_up_gain=None,
-                        candidates=candidates)  # fmt: skip
+    return own._replace(
+        winner_tokens=charged,
+        relevance_term=relevance,
+        redundancy_term=redundancy,
+        gain=gain,
+        runner_up_gain=None,
+        candidates=candidates,
+    )
 
 
 #: Each prepared pool's orthogonal pool, while the pool lives: the app reruns the orthogonal
@@ -202,8 +235,7 @@ class CoverageScores:
     adds now). Holds the N×N cosines: meant for retrieved pools.
     """
 
-    def __init__(self, pool: PreparedPool, weight: float, penalty: np.ndarray,
-                 trace: bool) -> None:  # fmt: skip
+    def __init__(self, pool: PreparedPool, weight: float, penalty: np.ndarray, trace: bool) -> None:
         chunks, relevance = pool.chunks, pool.relevance
         self.cosines = (chunks @ chunks.T).astype(np.float64)
         self.sims = np.maximum(self.cosines, 0.0)
@@ -289,12 +321,23 @@ def coverage(
 
     rule = Rule(score="own", budget="skip", stop_nonpositive=True, engine=make)
     terms, _ = resolve_terms(pool, budget, settings)
-    own = greedy(pool, budget, terms, rule, trace, guard_of(pool, settings, options),
-                 settings.packing)  # fmt: skip
+    own = greedy(
+        pool, budget, terms, rule, trace, guard_of(pool, settings, options), settings.packing
+    )
     picks = own.picks
     made = engine[0]
     value = float(pool.relevance[picks].sum() + weight * (made.covered @ made.w)) if picks else 0.0
-    scoring = Scoring("relevance + coverage alone", "coverage the picks already give",
-                      stops_nonpositive=True)  # fmt: skip
-    return rescored("coverage", pool, budget, own, scoring, settings, trace, weight=weight,
-                    coverage_objective=value)  # fmt: skip
+    scoring = Scoring(
+        "relevance + coverage alone", "coverage the picks already give", stops_nonpositive=True
+    )
+    return rescored(
+        "coverage",
+        pool,
+        budget,
+        own,
+        scoring,
+        settings,
+        trace,
+        weight=weight,
+        coverage_objective=value,
+    )

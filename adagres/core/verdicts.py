@@ -183,15 +183,34 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
     relevance_term = float(selection.alpha * selection.relevance[i])
     if kind is VerdictKind.DUPLICATE:
         d = next(d for d in selection.duplicates if d.chunk == i)
-        return Verdict(i, kind, number, tokens, None, relevance_term, None, None, None, None,
-                       history, (), selection.scoring, duplicate_of=d.of,
-                       duplicate_cosine=d.cosine, duplicate_shared_text=d.shared_text,
-                       duplicate_inside=d.inside)  # fmt: skip
+        return Verdict(
+            i,
+            kind,
+            number,
+            tokens,
+            None,
+            relevance_term,
+            None,
+            None,
+            None,
+            None,
+            history,
+            (),
+            selection.scoring,
+            duplicate_of=d.of,
+            duplicate_cosine=d.cosine,
+            duplicate_shared_text=d.shared_text,
+            duplicate_inside=d.inside,
+        )
     c = s.candidates
     numbers: tuple[float | None, ...] = (None, None, None, None)
     if c is not None:
-        numbers = (float(c.gain[i]), float(c.score[i]), float(c.score_relevance[i]),
-                   float(c.score_redundancy[i]))  # fmt: skip
+        numbers = (
+            float(c.gain[i]),
+            float(c.score[i]),
+            float(c.score_relevance[i]),
+            float(c.score_redundancy[i]),
+        )
     gain, score, score_relevance, score_redundancy = numbers
     redundancy_term = None if gain is None else relevance_term - gain
     lost_to, lost_to_score = None, None
@@ -200,10 +219,27 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
         if lost_to == i:
             lost_to, lost_to_score = None, None
     sources = redundancy_sources(selection, i, min(number - 1, selection.size))
-    return Verdict(i, kind, number, tokens, s.tokens_available, relevance_term, redundancy_term,
-                   gain, None, None, history, sources, selection.scoring, score,
-                   score_relevance, score_redundancy, lost_to, lost_to_score,
-                   fill_from)  # fmt: skip
+    return Verdict(
+        i,
+        kind,
+        number,
+        tokens,
+        s.tokens_available,
+        relevance_term,
+        redundancy_term,
+        gain,
+        None,
+        None,
+        history,
+        sources,
+        selection.scoring,
+        score,
+        score_relevance,
+        score_redundancy,
+        lost_to,
+        lost_to_score,
+        fill_from,
+    )
 
 
 def left_out_of(selection: Selection, i: int) -> tuple[tuple[int, str], ...]:
@@ -221,9 +257,16 @@ def history_of(steps: tuple[Step, ...], i: int) -> tuple[GainAtStep, ...]:
         if c is None or not c.in_play[i]:
             continue
         rows.append(
-            GainAtStep(s.number, float(c.gain[i]), float(c.score[i]), bool(c.eligible[i]),
-                       s.winner, s.gain, s.score)
-        )  # fmt: skip
+            GainAtStep(
+                s.number,
+                float(c.gain[i]),
+                float(c.score[i]),
+                bool(c.eligible[i]),
+                s.winner,
+                s.gain,
+                s.score,
+            )
+        )
     return tuple(rows)
 
 

@@ -42,8 +42,11 @@ def tradeoff_points(
     mean, ``y_low``/``y_high`` its bootstrap interval, ``n`` the queries it is measured on
     and ``n_all`` those of topk_budget (fewer for a strategy that was not solved or not run
     on every query)."""
-    full = {(e["corpus"], e["budget"]): e["metrics"][e["primary"]]["n"]
-            for e in document["aggregates"] if e["strategy"] == BASELINE_BUDGET}  # fmt: skip
+    full = {
+        (e["corpus"], e["budget"]): e["metrics"][e["primary"]]["n"]
+        for e in document["aggregates"]
+        if e["strategy"] == BASELINE_BUDGET
+    }
     points = []
     for entry in document["aggregates"]:
         if entry["corpus"] != corpus or (
@@ -218,15 +221,18 @@ def frontier_figure(
                 mode="lines+markers",
                 name=mine[0]["label"],
                 legendgroup=name,
-                line={"color": colour, "width": 2,
-                      "dash": "dot" if name == BASELINE_BUDGET else "solid"},
+                line={
+                    "color": colour,
+                    "width": 2,
+                    "dash": "dot" if name == BASELINE_BUDGET else "solid",
+                },
                 marker={"color": colour, "size": [size[p["budget"]] for p in mine]},
                 customdata=[[p["budget"], p["n"], _interval(p)] for p in mine],
                 hovertemplate=f"{mine[0]['label']} · %{{customdata[0]}} tokens · "
                 "%{customdata[1]} queries<br>repeated text %{x:.1%}"
                 f"<br>{label} %{{y:.3f}} %{{customdata[2]}}<extra></extra>",
             )
-        )  # fmt: skip
+        )
     figure.update_xaxes(title_text="repeated text (share of the context's words)", tickformat=".0%")
     figure.update_yaxes(title_text=label)
     sizes = ", ".join(map(str, budgets))

@@ -243,11 +243,14 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     things = "answers" if primary == "answer_recall" else "gold chunks"
     # Every measured recall, repeated text or not (a report from before the metric).
     points = {
-        (s, b): {"x": _mean(e, "repeated_text"), "y": _mean(e, e["primary"]),
-                 "delta": e.get("delta", {}).get(e["primary"], {}).get("mean")}
+        (s, b): {
+            "x": _mean(e, "repeated_text"),
+            "y": _mean(e, e["primary"]),
+            "delta": e.get("delta", {}).get(e["primary"], {}).get("mean"),
+        }
         for (c, b, s), e in _entries(document).items()
         if c == corpus and _mean(e, e["primary"]) is not None
-    }  # fmt: skip
+    }
     mine, top = points.get((main, budget)), points.get((BASELINE_BUDGET, budget))
     name = role(document, main, short=True)
     if mine is None or top is None or mine["delta"] is None:
@@ -266,9 +269,12 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     fewer = [
         (b, p, points[(BASELINE_BUDGET, b)])
         for (s, b), p in sorted(points.items(), key=lambda kv: kv[0][1])
-        if s == main and b != budget and p["delta"] is not None and p["delta"] < -TIE
+        if s == main
+        and b != budget
+        and p["delta"] is not None
+        and p["delta"] < -TIE
         and (BASELINE_BUDGET, b) in points
-    ]  # fmt: skip
+    ]
     if fewer:
         listed = _and([f"{b} tokens ({p['y']:.3f} vs {t['y']:.3f})" for b, p, t in fewer])
         text += f"; it finds fewer {things} than top-k at {listed}"

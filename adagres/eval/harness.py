@@ -153,8 +153,7 @@ def _pool_set(name: str, config: Config, say: Say) -> list[Case]:
     if name == "windows":  # the same queries, chunked into windows overlapping by half
         ids = sample(fanoutqa_queries(), config.split)
         say(f"windows: building {len(ids)} pools (FanOutQA, windows overlapping by half)")
-        return fanoutqa_cases(ids, windows_chunking(chunking), progress=embedded,
-                              corpus="windows")  # fmt: skip
+        return fanoutqa_cases(ids, windows_chunking(chunking), progress=embedded, corpus="windows")
     if name == "drugs":
         ids = sample(list(drug_queries(chunking.min_reviews)), config.split)
         say(f"drugs: building {len(ids)} pools")

@@ -287,10 +287,15 @@ def _markdown(
             ]
         tables: list[str] = []
         for budget in config["budgets"]:
-            tables += [f"**{corpus} at {budget} tokens**", "",
-                       *_table_markdown(document, corpus, budget), ""]  # fmt: skip
-        tables += [f"Recall against mean pairwise cosine, one panel per budget: [{f}]({f})"
-                   for f in cosine]  # fmt: skip
+            tables += [
+                f"**{corpus} at {budget} tokens**",
+                "",
+                *_table_markdown(document, corpus, budget),
+                "",
+            ]
+        tables += [
+            f"Recall against mean pairwise cosine, one panel per budget: [{f}]({f})" for f in cosine
+        ]
         out += _details(
             f"Every strategy on {corpus} at each budget ({len(config['budgets'])} tables)",
             tables,
@@ -372,11 +377,13 @@ def write_report(
     if exact:
         solved = sum(1 for r in exact if r["solved"])
         skipped = sum(1 for r in exact if r["error"] == NOT_RUN)
-        reasons = sorted({_reason(str(r["error"])) for r in exact
-                          if r["error"] and r["error"] != NOT_RUN})  # fmt: skip
+        reasons = sorted(
+            {_reason(str(r["error"])) for r in exact if r["error"] and r["error"] != NOT_RUN}
+        )
         limit = document["stamp"]["config"]["exact_queries"]
-        scope = ("on every query" if limit is None
-                 else f"on the first {limit} queries of each pool set")  # fmt: skip
+        scope = (
+            "on every query" if limit is None else f"on the first {limit} queries of each pool set"
+        )
         notes.append(
             f"exact: solved {solved} of {len(exact)} runs; {skipped} not run (exact runs "
             f"{scope}); the solver gave no proven optimum in the other "

@@ -268,8 +268,13 @@ def _packed() -> None:
         ("packed_topk", None, ""),
         ("packed_guard_topk_t80", GUARDS["t80"], " and the t80 guard"),
     ):
-        _core_entry(name, BASELINE_BUDGET, Settings(duplicate_guard=guard, packing=True),
-                    "packing", f"topk_budget with overlap-aware packing{words}")  # fmt: skip
+        _core_entry(
+            name,
+            BASELINE_BUDGET,
+            Settings(duplicate_guard=guard, packing=True),
+            "packing",
+            f"topk_budget with overlap-aware packing{words}",
+        )
 
 
 _builtins()

@@ -16,8 +16,18 @@ from .layout import HOVER_LABEL, HOVER_LINE, PALETTE, apply_layout, escape, wrap
 __all__ = ["ExplorerData", "explorer_data", "explorer_map"]
 
 #: Colours of the categories, in order (Okabe-Ito, then greys).
-CATEGORY_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9",
-                   "#F0E442", "#000000", "#777777", "#BBBBBB")  # fmt: skip
+CATEGORY_COLORS = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+    "#777777",
+    "#BBBBBB",
+)
 #: Categories drawn apart at most; the rest share one grey "other" group.
 MAX_CATEGORIES = len(CATEGORY_COLORS) - 1
 
@@ -60,10 +70,14 @@ def explorer_data(
         if len(column) != n:
             raise InputError(f"{name}: has {len(column)} entries, the map {n} points")
     hover = tuple(
-        "<br>".join([f"<b>{escape(ids[i])}</b> · {escape(values[i])}",
-                     *wrapped_snippet(texts[i], 160, width=HOVER_LINE)])
+        "<br>".join(
+            [
+                f"<b>{escape(ids[i])}</b> · {escape(values[i])}",
+                *wrapped_snippet(texts[i], 160, width=HOVER_LINE),
+            ]
+        )
         for i in range(n)
-    )  # fmt: skip
+    )
     numbers = groups = None
     if numeric:
         numbers = tuple(float(v) for v in values)
@@ -109,40 +123,60 @@ def explorer_map(
     A new query in place: ``asked`` (its 2-D point) is drawn as a second star, its nearest
     chunks (``neighbours``) ringed in its colour and the chunks its selection picked
     (``new_picks``) marked with a cross."""
-    data = explorer_data(xy, ids=ids, texts=texts, values=values, numeric=numeric,
-                         matches=matches)  # fmt: skip
+    data = explorer_data(xy, ids=ids, texts=texts, values=values, numeric=numeric, matches=matches)
     faded = 0.25 if data.matches is not None else 0.9
     fig = go.Figure()
 
     def trace(positions: Sequence[int], name: str, marker: dict[str, Any], **extra: Any) -> None:
-        fig.add_trace(go.Scattergl(
-            x=[data.x[i] for i in positions], y=[data.y[i] for i in positions],
-            customdata=list(positions), mode="markers", name=name,
-            hovertext=[data.hover[i] for i in positions], hoverinfo="text",
-            marker=marker, **extra,
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scattergl(
+                x=[data.x[i] for i in positions],
+                y=[data.y[i] for i in positions],
+                customdata=list(positions),
+                mode="markers",
+                name=name,
+                hovertext=[data.hover[i] for i in positions],
+                hoverinfo="text",
+                marker=marker,
+                **extra,
+            )
+        )
 
     everyone = range(len(data.x))
     if data.numbers is not None:
-        trace(everyone, color_by, {"size": 9, "color": list(data.numbers), "opacity": faded,
-                                   "colorscale": "Viridis", "showscale": True,
-                                   "colorbar": {"title": {"text": color_by}, "thickness": 14}},
-              showlegend=False)  # fmt: skip
+        trace(
+            everyone,
+            color_by,
+            {
+                "size": 9,
+                "color": list(data.numbers),
+                "opacity": faded,
+                "colorscale": "Viridis",
+                "showscale": True,
+                "colorbar": {"title": {"text": color_by}, "thickness": 14},
+            },
+            showlegend=False,
+        )
     else:
         assert data.groups is not None
         for k, (name, positions) in enumerate(data.groups.items()):
             color = CATEGORY_COLORS[-2] if name == "other" else CATEGORY_COLORS[k]
-            trace(positions, f"{color_by}: {name}",
-                  {"size": 9, "color": color, "opacity": faded})  # fmt: skip
+            trace(positions, f"{color_by}: {name}", {"size": 9, "color": color, "opacity": faded})
     if data.matches is not None:
         ring = {"size": 13, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2}}
         trace(data.matches, f"matches ({len(data.matches)})", ring)
     if query is not None:
         q = np.asarray(query, dtype=np.float64).reshape(2)
-        fig.add_trace(go.Scattergl(x=[float(q[0])], y=[float(q[1])], mode="markers",
-                                   name="query", hoverinfo="skip",
-                                   marker={"size": 16, "color": PALETTE["query"],
-                                           "symbol": "star"}))  # fmt: skip
+        fig.add_trace(
+            go.Scattergl(
+                x=[float(q[0])],
+                y=[float(q[1])],
+                mode="markers",
+                name="query",
+                hoverinfo="skip",
+                marker={"size": 16, "color": PALETTE["query"], "symbol": "star"},
+            )
+        )
     if asked is not None:
         _draw_asked(fig, data, asked, neighbours, new_picks)
     apply_layout(fig, title=title, height=height)
@@ -152,24 +186,47 @@ def explorer_map(
     return fig
 
 
-def _draw_asked(fig: go.Figure, data: ExplorerData, asked: Any, neighbours: Sequence[int],
-                new_picks: Sequence[int]) -> None:  # fmt: skip
+def _draw_asked(
+    fig: go.Figure,
+    data: ExplorerData,
+    asked: Any,
+    neighbours: Sequence[int],
+    new_picks: Sequence[int],
+) -> None:
     """The new query's star, its neighbours' rings and its picks' crosses."""
     color = PALETTE["adaptive"]
 
     def marks(positions: Sequence[int], name: str, marker: dict[str, Any]) -> None:
-        fig.add_trace(go.Scattergl(
-            x=[data.x[i] for i in positions], y=[data.y[i] for i in positions],
-            customdata=list(positions), mode="markers", name=name,
-            hovertext=[data.hover[i] for i in positions], hoverinfo="text", marker=marker,
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scattergl(
+                x=[data.x[i] for i in positions],
+                y=[data.y[i] for i in positions],
+                customdata=list(positions),
+                mode="markers",
+                name=name,
+                hovertext=[data.hover[i] for i in positions],
+                hoverinfo="text",
+                marker=marker,
+            )
+        )
 
     ring = {"size": 17, "color": "rgba(0,0,0,0)", "line": {"color": color, "width": 2}}
     marks(list(neighbours), f"nearest to the new query ({len(neighbours)})", ring)
     cross = {"size": 9, "color": color, "symbol": "x"}
     marks(list(new_picks), f"new selection ({len(new_picks)})", cross)
     point = np.asarray(asked, dtype=np.float64).reshape(2)
-    fig.add_trace(go.Scattergl(x=[float(point[0])], y=[float(point[1])], mode="markers",
-                               name="new query", hoverinfo="skip",
-                               marker={"size": 18, "color": color, "symbol": "star",
-                                       "line": {"color": "black", "width": 1}}))  # fmt: skip
+    fig.add_trace(
+        go.Scattergl(
+            x=[float(point[0])],
+            y=[float(point[1])],
+            mode="markers",
+            name="new query",
+            hoverinfo="skip",
+            marker={
+                "size": 18,
+                "color": color,
+                "symbol": "star",
+                "line": {"color": "black", "width": 1},
+            },
+        )
+    )

@@ -241,8 +241,11 @@ def similarity_heatmap(
     # Every chunk's id on both axes up to MAX_TICK_LABELS rows; past that every k-th, so
     # the axes still name the chunks without ids written over each other.
     every = max(1, -(-m // MAX_TICK_LABELS))
-    ticks = {"tickvals": rows[::every], "ticktext": list(data.labels[::every]),
-             "tickfont": {"size": 10}}  # fmt: skip
+    ticks = {
+        "tickvals": rows[::every],
+        "ticktext": list(data.labels[::every]),
+        "tickfont": {"size": 10},
+    }
     # Category axes over the rows: a shape's numbers (the outlines) are category positions.
     axes = {"type": "category", "showgrid": False, "zeroline": False}
     fig.update_xaxes(**ticks, **axes, constrain="domain")

@@ -55,8 +55,17 @@ GAIN_SCALE = "YlGn"
 
 #: Colours given to the strategies in the registry's order (Okabe–Ito; black for the fifth,
 #: the optimum), so a strategy keeps its colour across figures.
-STRATEGY_PALETTE = ("#0072B2", "#E69F00", "#D55E00", "#009E73", "#000000", "#CC79A7",
-                    "#56B4E9", "#F0E442", "#882255")  # fmt: skip
+STRATEGY_PALETTE = (
+    "#0072B2",
+    "#E69F00",
+    "#D55E00",
+    "#009E73",
+    "#000000",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#882255",
+)
 #: One colour per strategy, stable across figures.
 STRATEGY_COLORS: dict[str, str] = dict(zip(STRATEGIES, STRATEGY_PALETTE, strict=False))
 
@@ -271,5 +280,13 @@ def panel_vline(x: float, panel: int, line: dict[str, Any]) -> dict[str, Any]:
     their lines in one ``update_layout(shapes=…)``: plotly's ``add_vline`` looks the subplot
     up per call (34 ms a line on the λ page)."""
     axis = "" if panel == 1 else str(panel)
-    return {"type": "line", "x0": x, "x1": x, "xref": f"x{axis}", "y0": 0, "y1": 1,
-            "yref": f"y{axis} domain", "line": line}  # fmt: skip
+    return {
+        "type": "line",
+        "x0": x,
+        "x1": x,
+        "xref": f"x{axis}",
+        "y0": 0,
+        "y1": 1,
+        "yref": f"y{axis} domain",
+        "line": line,
+    }

@@ -38,8 +38,12 @@ def overlay_data(a: Selection, b: Selection, *, names: tuple[str, str] = ("A", "
     in_b = np.zeros(b.n_chunks, dtype=bool)
     in_a[list(a.indices)] = True
     in_b[list(b.indices)] = True
-    masks = {"neither": ~in_a & ~in_b, "A only": in_a & ~in_b, "B only": ~in_a & in_b,
-             "both": in_a & in_b}  # fmt: skip
+    masks = {
+        "neither": ~in_a & ~in_b,
+        "A only": in_a & ~in_b,
+        "B only": ~in_a & in_b,
+        "both": in_a & in_b,
+    }
     groups = {g: tuple(np.flatnonzero(masks[g]).tolist()) for g in GROUPS}
     return OverlayData(groups, names)
 
@@ -85,10 +89,14 @@ def overlay_map(
                     for i in members
                 ],
                 hoverinfo="text",
-                marker={"color": color, "symbol": symbol, "size": size,
-                        "line": {"color": "#444444", "width": 0.5}},
+                marker={
+                    "color": color,
+                    "symbol": symbol,
+                    "size": size,
+                    "line": {"color": "#444444", "width": 0.5},
+                },
             )
-        )  # fmt: skip
+        )
     if projection.query is not None:
         fig.add_trace(
             go.Scatter(

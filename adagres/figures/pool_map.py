@@ -211,8 +211,12 @@ def map_data(
         if projection.query is None
         else (float(projection.query[0]), float(projection.query[1]))
     )
-    picked = points(picks, pick_lines, labels=tuple(str(k) for k in range(1, n_picks + 1)),
-                    label_positions=away_from(xy[list(picks)], query))  # fmt: skip
+    picked = points(
+        picks,
+        pick_lines,
+        labels=tuple(str(k) for k in range(1, n_picks + 1)),
+        label_positions=away_from(xy[list(picks)], query),
+    )
     in_play = cand.in_play.copy()
     if accepted and winner is not None:
         in_play[winner] = False

@@ -116,10 +116,18 @@ def sensitivity_figure(
     for lam, text, line_color, dash in marks:
         line = {"color": line_color, "width": 2, **({"dash": dash} if dash else {})}
         shapes += [panel_vline(lam, row, line) for row in range(1, len(SENSITIVITY_PANELS) + 1)]
-        labels.append({
-            "x": lam, "y": 1.0, "xref": "x", "yref": "paper", "text": text,
-            "showarrow": False, "yanchor": "bottom", "font": {"color": line_color},
-        })  # fmt: skip
+        labels.append(
+            {
+                "x": lam,
+                "y": 1.0,
+                "xref": "x",
+                "yref": "paper",
+                "text": text,
+                "showarrow": False,
+                "yanchor": "bottom",
+                "font": {"color": line_color},
+            }
+        )
     fig.update_layout(shapes=shapes, annotations=labels)
     apply_layout(fig, title=title, height=height)
     fig.update_xaxes(title_text="λ", row=len(SENSITIVITY_PANELS), col=1)

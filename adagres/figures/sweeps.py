@@ -70,8 +70,10 @@ def sweep_lines(budget_sweep: BudgetSweep, metric: str) -> SweepLines:
     for strategy, raw in budget_sweep.series(metric).items():
         line = nan_list(raw)
         if metric in PAIR_METRICS:
-            line = [None if n is None or n < 2 else y for y, n in zip(line, sizes[strategy],
-                                                                      strict=True)]  # fmt: skip
+            line = [
+                None if n is None or n < 2 else y
+                for y, n in zip(line, sizes[strategy], strict=True)
+            ]
         values[strategy] = tuple(line)
     same_as: dict[str, str] = {}
     seen: dict[tuple[float | None, ...], str] = {}
@@ -107,13 +109,17 @@ def budget_sweep_figure(
                 y=list(values),
                 mode="lines+markers",
                 name=strategy if same is None else f"{strategy} (same as {same})",
-                line={"color": STRATEGY_COLORS.get(strategy, PALETTE["chunk"]),
-                      "dash": "solid" if same is None else "dot"},
-                marker={"symbol": _SYMBOLS[number % len(_SYMBOLS)],
-                        "size": max(5, 10 - 2 * number)},
+                line={
+                    "color": STRATEGY_COLORS.get(strategy, PALETTE["chunk"]),
+                    "dash": "solid" if same is None else "dot",
+                },
+                marker={
+                    "symbol": _SYMBOLS[number % len(_SYMBOLS)],
+                    "size": max(5, 10 - 2 * number),
+                },
                 hovertemplate=f"{strategy}<br>budget %{{x}}: {value}<extra></extra>",
             )
-        )  # fmt: skip
+        )
     label = METRIC_LABELS[metric]
     apply_layout(fig, title=f"{label} by budget" if title is None else title, height=height)
     fig.update_xaxes(title="token budget")

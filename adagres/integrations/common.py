@@ -143,8 +143,9 @@ def options(
         raise InputError(f"settings: expected adagres.Settings, got {type(settings).__name__}")
     if not (tokenizer in TOKENIZERS if isinstance(tokenizer, str) else callable(tokenizer)):
         names = ", ".join(map(repr, TOKENIZERS))
-        raise InputError(f"tokenizer: expected one of {names} or a callable text -> int, "
-                         f"got {tokenizer!r}")  # fmt: skip
+        raise InputError(
+            f"tokenizer: expected one of {names} or a callable text -> int, got {tokenizer!r}"
+        )
     path = None
     if record_to is not None:
         if not isinstance(record_to, str | os.PathLike):
@@ -169,8 +170,10 @@ def saved(chosen: Options) -> dict[str, Any]:
     """
     if not isinstance(chosen.tokenizer, str):
         names = ", ".join(map(repr, TOKENIZERS))
-        raise InputError(f"tokenizer: a callable tokenizer cannot be serialised; "
-                         f"pass tokenizer= one of {names} to save this adapter")  # fmt: skip
+        raise InputError(
+            f"tokenizer: a callable tokenizer cannot be serialised; "
+            f"pass tokenizer= one of {names} to save this adapter"
+        )
     return {
         "budget": chosen.budget,
         "preset": chosen.preset or DEFAULT_PRESET,
@@ -189,8 +192,9 @@ def settings_from(value: Any) -> Any:
     known = {f.name for f in dataclasses.fields(Settings)}
     unknown = sorted(set(value) - known)
     if unknown:
-        raise InputError(f"settings: unknown field {unknown[0]!r}; expected some of "
-                         f"{', '.join(sorted(known))}")  # fmt: skip
+        raise InputError(
+            f"settings: unknown field {unknown[0]!r}; expected some of {', '.join(sorted(known))}"
+        )
     return Settings(**value)
 
 
@@ -206,8 +210,10 @@ def count(texts: Sequence[str], tokenizer: Tokenizer) -> np.ndarray:
     for position, text in enumerate(texts):
         value = tokenizer(text)
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise InputError(f"tokenizer: document {position}: expected a whole number of "
-                             f"tokens >= 0, got {one_line(repr(value), max_chars=60)}")  # fmt: skip
+            raise InputError(
+                f"tokenizer: document {position}: expected a whole number of "
+                f"tokens >= 0, got {one_line(repr(value), max_chars=60)}"
+            )
         counts.append(int(value))
     return np.array(counts, dtype=np.int64)
 
@@ -222,8 +228,9 @@ def matrix(vectors: Sequence[Any], labels: Sequence[str]) -> np.ndarray:
         row = np.asarray(vector)
         if row.ndim != 1 or (rows and row.shape != rows[0].shape):
             dim = rows[0].shape[0] if rows else "a flat list of"
-            raise InputError(f"document {label}: embedding has shape {row.shape}, "
-                             f"expected {dim} values")  # fmt: skip
+            raise InputError(
+                f"document {label}: embedding has shape {row.shape}, expected {dim} values"
+            )
         rows.append(row)
     return np.stack(rows)
 
@@ -383,11 +390,15 @@ def record(
     metadata = [None if m is None else _json_safe(dict(m)) for m in retrieved.metadata]
     scores = retrieved.scores
     pool = pool_from_retrieval(
-        retrieved.query, list(retrieved.texts),
+        retrieved.query,
+        list(retrieved.texts),
         None if scores is None or None in scores else [float(x) for x in scores if x is not None],
-        embeddings=retrieved.embeddings, query_embedding=retrieved.query_embedding,
-        embedding_model=retrieved.embedding_model, ids=ids, metadata=metadata,
-    )  # fmt: skip
+        embeddings=retrieved.embeddings,
+        query_embedding=retrieved.query_embedding,
+        embedding_model=retrieved.embedding_model,
+        ids=ids,
+        metadata=metadata,
+    )
     pool = pool.with_token_counts(tokens, chosen.tokenizer_name)
     summary = {
         "framework": framework,

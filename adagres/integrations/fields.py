@@ -94,9 +94,13 @@ class OptionFields(BaseModel):
     def options(self) -> common.Options:
         """The fields as one validated value, read at every call (fields may be reassigned)."""
         return common.options(
-            self.budget, preset=self.preset, strategy=self.strategy, settings=self.settings,
-            tokenizer=self.tokenizer, record_to=self.record_to,
-        )  # fmt: skip
+            self.budget,
+            preset=self.preset,
+            strategy=self.strategy,
+            settings=self.settings,
+            tokenizer=self.tokenizer,
+            record_to=self.record_to,
+        )
 
     def saved_options(self) -> dict[str, Any]:
         """The options as JSON values (:func:`adagres.integrations.common.saved`)."""

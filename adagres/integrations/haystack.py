@@ -67,9 +67,13 @@ class AdagresSelector:
         record_to: str | os.PathLike[str] | None = None,
     ) -> None:
         self._options = common.options(
-            budget, preset=preset, strategy=strategy, settings=common.settings_from(settings),
-            tokenizer=tokenizer, record_to=record_to,
-        )  # fmt: skip
+            budget,
+            preset=preset,
+            strategy=strategy,
+            settings=common.settings_from(settings),
+            tokenizer=tokenizer,
+            record_to=record_to,
+        )
 
     def options(self) -> common.Options:
         """The options as one validated value."""
@@ -93,8 +97,10 @@ class AdagresSelector:
             return common.Selected([], None)
         for position, doc in enumerate(documents):
             if doc.content is None:
-                raise InputError(f"document {doc.id!r} (position {position}): has no text "
-                                 f"content to count tokens on")  # fmt: skip
+                raise InputError(
+                    f"document {doc.id!r} (position {position}): has no text "
+                    f"content to count tokens on"
+                )
             if doc.embedding is None:
                 raise InputError(
                     f"document {doc.id!r} (position {position}): has no embedding; retrieve "

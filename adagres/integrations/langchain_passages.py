@@ -30,8 +30,9 @@ def places(documents: Sequence[Document]) -> Places:
         where = f"document {doc.id!r} (position {position}), metadata['start_index']"
         at = whole(meta.get("start_index"), where) if isinstance(source, str) else None
         known = isinstance(source, str) and at is not None
-        sources.append(("langchain", source, page if isinstance(page, int | str) else None)
-                       if known else None)  # fmt: skip
+        sources.append(
+            ("langchain", source, page if isinstance(page, int | str) else None) if known else None
+        )
         starts.append(at if known else None)
     return Places(tuple(d.page_content for d in documents), tuple(sources), tuple(starts))
 

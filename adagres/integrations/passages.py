@@ -108,8 +108,10 @@ class _Counter:
             text = render(self.first(text), text)
         value = self.counter(text)
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise InputError(f"tokenizer: a stitched passage: expected a whole number of "
-                             f"tokens >= 0, got {one_line(repr(value), max_chars=60)}")  # fmt: skip
+            raise InputError(
+                f"tokenizer: a stitched passage: expected a whole number of "
+                f"tokens >= 0, got {one_line(repr(value), max_chars=60)}"
+            )
         return int(value)
 
     def first(self, text: str) -> int:
@@ -159,7 +161,10 @@ def passages(
     out = []
     for chunks, text, paid in selection.context(list(texts)):
         opener = min(chunks, key=lambda i: order.get(i, len(order)))
-        extra = {**record.get(opener, {}), CHUNKS_KEY: [ids[i] for i in chunks],
-                 TOKENS_KEY: int(paid)}  # fmt: skip
+        extra = {
+            **record.get(opener, {}),
+            CHUNKS_KEY: [ids[i] for i in chunks],
+            TOKENS_KEY: int(paid),
+        }
         out.append(Placed(tuple(chunks), chunks[0], text, extra))
     return out

@@ -42,15 +42,28 @@ def exact_strategy(
     # removed from it (adagres.core.guard.without_duplicates), nothing replaces it.
     order, dropped = without_duplicates(pool, order, settings.duplicate_guard, options.texts)
     run = replay(pool, budget, order, terms, trace, StopReason.OPTIMAL)._replace(duplicates=dropped)
-    return finish("exact", pool, budget, run, terms, calibration=calibration,
-                  settings=settings, scoring=OPTIMUM_SCORING)  # fmt: skip
+    return finish(
+        "exact",
+        pool,
+        budget,
+        run,
+        terms,
+        calibration=calibration,
+        settings=settings,
+        scoring=OPTIMUM_SCORING,
+    )
 
 
 EXACT = Strategy(
-    "exact", "optimum", "the best F within the budget (branch and bound)",
+    "exact",
+    "optimum",
+    "the best F within the budget (branch and bound)",
     "none: the set with the largest F = α·Σ relevance − λ·Σ pairwise cos, listed in "
-    "relevance order", exact_strategy, "optimum, small pools", "the optimum",
-)  # fmt: skip
+    "relevance order",
+    exact_strategy,
+    "optimum, small pools",
+    "the optimum",
+)
 
 if "exact" not in STRATEGIES:
     register(EXACT, before="reference_code")

@@ -320,8 +320,9 @@ def diagonal(
         """convex_bound at d; ``top``: λ_max(W + D) when the caller has it already."""
         q = weights + np.diag(d)
         lipschitz = max(float(np.linalg.eigvalsh(q)[-1]) if top is None else top, 1e-3)
-        return convex_bound(gain + d / 2, q, tok, budget, k, x, lipschitz, -math.inf,
-                            iterations, patient=True)  # fmt: skip
+        return convex_bound(
+            gain + d / 2, q, tok, budget, k, x, lipschitz, -math.inf, iterations, patient=True
+        )
 
     d = uniform + 0.05 * scale  # strictly inside: the barrier needs M ≻ 0
     x: np.ndarray | None = None

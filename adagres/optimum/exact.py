@@ -160,11 +160,18 @@ def search(
     relaxed_w = w - pair_multipliers(p.relevance_term, w, tok, p.budget, deadline=deadline)
     d0 = diagonal(relaxed_w, p.relevance_term, tok, p.budget, p.k_max)
     # The step is 1/lipschitz; a floor keeps it finite when Q ≈ 0 (then the bound is exact).
-    lipschitz = (max(float(np.linalg.eigvalsh(relaxed_w + np.diag(d0))[-1]), 1e-3)
-                 if len(w) else 1.0)  # fmt: skip
-    root = Node(chosen=(), open_chunks=np.arange(len(w)), gain=p.relevance_term.copy(),
-                value=0.0, left=p.budget, warm=None, shift=d0, n_shift=len(w),
-                bound=math.inf)  # fmt: skip
+    lipschitz = max(float(np.linalg.eigvalsh(relaxed_w + np.diag(d0))[-1]), 1e-3) if len(w) else 1.0
+    root = Node(
+        chosen=(),
+        open_chunks=np.arange(len(w)),
+        gain=p.relevance_term.copy(),
+        value=0.0,
+        left=p.budget,
+        warm=None,
+        shift=d0,
+        n_shift=len(w),
+        bound=math.inf,
+    )
     heap: list[tuple[float, int, Node]] = []  # nodes by decreasing bound, then by age
     dive: Node | None = root
     best, nodes = list(start), 0
@@ -229,13 +236,28 @@ def search(
         fits = tok[rest] <= left - tok[i]
         inside = rest[fits]
         # A child's completions are among its parent's: its bound is at most the parent's.
-        take = Node(chosen=(*chosen, i), open_chunks=inside, gain=rest_gain[fits] - w[i, inside],
-                    value=f + float(gain[j]), left=left - int(tok[i]), warm=rest_x[fits],
-                    shift=rest_d[fits], n_shift=n_shift,
-                    bound=min(parent, f + float(with_[j])))  # fmt: skip
-        skip = Node(chosen=chosen, open_chunks=rest, gain=rest_gain, value=f, left=left,
-                    warm=rest_x, shift=rest_d, n_shift=n_shift,
-                    bound=min(parent, f + float(without[j])))  # fmt: skip
+        take = Node(
+            chosen=(*chosen, i),
+            open_chunks=inside,
+            gain=rest_gain[fits] - w[i, inside],
+            value=f + float(gain[j]),
+            left=left - int(tok[i]),
+            warm=rest_x[fits],
+            shift=rest_d[fits],
+            n_shift=n_shift,
+            bound=min(parent, f + float(with_[j])),
+        )
+        skip = Node(
+            chosen=chosen,
+            open_chunks=rest,
+            gain=rest_gain,
+            value=f,
+            left=left,
+            warm=rest_x,
+            shift=rest_d,
+            n_shift=n_shift,
+            bound=min(parent, f + float(without[j])),
+        )
         # Dive into the child the relaxation prefers; the other waits in the heap.
         dive, other = (take, skip) if forced[j] or x[j] >= 0.5 else (skip, take)
         if not forced[j]:
@@ -298,13 +320,28 @@ def solve(
     if found is not None:  # every feasible set seen: the optimum, proven without a bound
         indices = tuple(sorted(int(p.positions[i]) for i in found.best))
         objective = objective_value(pool, list(indices), terms)
-        return ExactResult(indices, objective, objective, True, found.sets,
-                           time.perf_counter() - started, p.n_fit, n, p.k_max, True)  # fmt: skip
+        return ExactResult(
+            indices,
+            objective,
+            objective,
+            True,
+            found.sets,
+            time.perf_counter() - started,
+            p.n_fit,
+            n,
+            p.k_max,
+            True,
+        )
     where = {int(pos): i for i, pos in enumerate(p.positions)}
-    rules = [POLICY_RULES["skip"], POLICY_RULES["ratio"],
-             Rule(score="relevance", budget="skip", stop_nonpositive=False)]  # fmt: skip
-    starts = [[where[i] for i in greedy(pool, budget, terms, rule, False).picks if i in where]
-              for rule in rules]  # fmt: skip
+    rules = [
+        POLICY_RULES["skip"],
+        POLICY_RULES["ratio"],
+        Rule(score="relevance", budget="skip", stop_nonpositive=False),
+    ]
+    starts = [
+        [where[i] for i in greedy(pool, budget, terms, rule, False).picks if i in where]
+        for rule in rules
+    ]
     best, value = incumbent(p, starts)
     deadline = math.inf if time_limit is None else started + time_limit
     best, value, upper, nodes, finished = search(p, best, value, deadline, rel_gap, max_nodes)
@@ -313,8 +350,17 @@ def solve(
     upper = max(upper, objective)
     # Finished: optimal (within rel_gap); stopped: proven only if every open bound is close.
     proven = finished or upper - value <= max(ABS_TOL, rel_gap * abs(value))  # value ≈ objective
-    return ExactResult(indices, objective, upper, bool(proven), nodes,
-                       time.perf_counter() - started, p.n_fit, n, p.k_max)  # fmt: skip
+    return ExactResult(
+        indices,
+        objective,
+        upper,
+        bool(proven),
+        nodes,
+        time.perf_counter() - started,
+        p.n_fit,
+        n,
+        p.k_max,
+    )
 
 
 def refusal(budget: int, n_fit: int, n: int, k: int, max_chunks: int) -> str:
@@ -339,8 +385,15 @@ def solve_exact(
     when no optimum is proven within ``max_nodes`` nodes (or ``time_limit`` seconds, when
     given; the message gives the gap, and the error's ``result`` the :class:`ExactResult`
     with the proven upper bound)."""
-    r = solve(pool, budget, terms, time_limit=time_limit, max_chunks=max_chunks,
-              max_nodes=max_nodes, max_sets=max_sets)  # fmt: skip
+    r = solve(
+        pool,
+        budget,
+        terms,
+        time_limit=time_limit,
+        max_chunks=max_chunks,
+        max_nodes=max_nodes,
+        max_sets=max_sets,
+    )
     if not r.proven:
         by_nodes = max_nodes is not None and r.nodes >= max_nodes
         limit = f"{max_nodes:,} nodes" if by_nodes else f"{time_limit:g} s"

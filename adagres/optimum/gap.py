@@ -65,6 +65,15 @@ def optimality_gap(
     r = solve(pool, budget, terms, max_nodes=max_nodes, time_limit=time_limit, rel_gap=rel_gap)
     greedy_f = selection.objective
     paper = guarantee(pool.chunks, pool.tokens, budget, terms.lam).bound(r.objective)
-    return GapReport(r.objective, r.upper_bound, greedy_f, r.objective - greedy_f,
-                     relative(r.objective - greedy_f, r.objective), r.proven, r.seconds,
-                     paper, r.nodes, r.enumerated)  # fmt: skip
+    return GapReport(
+        r.objective,
+        r.upper_bound,
+        greedy_f,
+        r.objective - greedy_f,
+        relative(r.objective - greedy_f, r.objective),
+        r.proven,
+        r.seconds,
+        paper,
+        r.nodes,
+        r.enumerated,
+    )

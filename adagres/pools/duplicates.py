@@ -84,9 +84,13 @@ def _find_duplicate(text: str) -> None:
     starts, and raise at the first object that repeats a key."""
 
     def parse_object(
-        s_and_end: tuple[str, int], strict: bool, scan_once: Any, hook: Any, pairs_hook: Any,
+        s_and_end: tuple[str, int],
+        strict: bool,
+        scan_once: Any,
+        hook: Any,
+        pairs_hook: Any,
         memo: Any = None,
-    ) -> tuple[dict[str, Any], int]:  # fmt: skip
+    ) -> tuple[dict[str, Any], int]:
         start = s_and_end[1] - 1
         pairs, end = _JSON_OBJECT(s_and_end, strict, scan_once, None, lambda found: found, memo)
         seen: set[str] = set()

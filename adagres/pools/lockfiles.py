@@ -47,8 +47,11 @@ def release_inherited() -> int:
     """
     files = _open_files()
     stores = {os.path.dirname(t) for t in files.values() if os.path.basename(t) == LOCK_NAME}
-    inside = [fd for fd, target in files.items()
-              if any(target == s or target.startswith(s + os.sep) for s in stores)]  # fmt: skip
+    inside = [
+        fd
+        for fd, target in files.items()
+        if any(target == s or target.startswith(s + os.sep) for s in stores)
+    ]
     if not inside:
         return 0
     null = os.open(os.devnull, os.O_RDWR)

@@ -67,8 +67,9 @@ class Indexed:
 def collection_names(uri: str) -> list[str]:
     """The collections of the store at ``uri``, sorted (PoolError if it cannot be reached)."""
     with store.connect(uri) as client:
-        return sorted(store.call(f"{redact_uri(uri)}: listing collections",
-                                 client.list_collections))  # fmt: skip
+        return sorted(
+            store.call(f"{redact_uri(uri)}: listing collections", client.list_collections)
+        )
 
 
 # --------------------------------------------------------------------------- indexing
@@ -123,8 +124,15 @@ def index_chunks(
         raise PoolError(f"{where}the chunk ids are not unique")
     with store.connect(uri, create=True) as client:
         if not store.call(where + "has_collection", client.has_collection, collection):
-            store.call(where + "create", store.create_collection, client, collection,
-                       matrix.shape[1], model, tokenizer)  # fmt: skip
+            store.call(
+                where + "create",
+                store.create_collection,
+                client,
+                collection,
+                matrix.shape[1],
+                model,
+                tokenizer,
+            )
         layout = store.layout(client, uri, collection)
         if (layout.model, layout.tokenizer, layout.dimension) != (
             model,
@@ -147,8 +155,13 @@ def _delete_documents(client: Any, collection: str, doc_keys: list[int], where: 
     """Delete the rows of these documents (by primary key, which every Milvus version takes)."""
     for start in range(0, len(doc_keys), _BATCH):
         wanted = ", ".join(str(key) for key in doc_keys[start : start + _BATCH])
-        old = store.call(where + "query", client.query, collection, filter=f"doc_key in [{wanted}]",
-                         output_fields=["pk"])  # fmt: skip
+        old = store.call(
+            where + "query",
+            client.query,
+            collection,
+            filter=f"doc_key in [{wanted}]",
+            output_fields=["pk"],
+        )
         if old:
             store.call(where + "delete", client.delete, collection, ids=[row["pk"] for row in old])
 
@@ -224,11 +237,20 @@ def index_documents(
     for chunk in chunks:
         doc_id = str((chunk.metadata or {})["doc_id"])
         fields = {**extra.get(doc_id, {}), **(chunk.metadata or {})}
-        stored.append(Chunk(chunk.id, chunk.text, tokens=chunk.tokens, title=chunk.title,
-                            source=sources.get(doc_id), metadata=fields))  # fmt: skip
+        stored.append(
+            Chunk(
+                chunk.id,
+                chunk.text,
+                tokens=chunk.tokens,
+                title=chunk.title,
+                source=sources.get(doc_id),
+                metadata=fields,
+            )
+        )
     name = resolve_model(model)
-    vectors = embed_texts([c.text for c in stored], model=name, cache_dir=cache_dir,
-                          progress=progress)  # fmt: skip
+    vectors = embed_texts(
+        [c.text for c in stored], model=name, cache_dir=cache_dir, progress=progress
+    )
     rows = index_chunks(uri, collection, stored, vectors, model=name, tokenizer=tokenizer)
     return Indexed(collection, len(texts), len(stored), rows, name, tokenizer)
 
@@ -253,8 +275,7 @@ def retrieve_pool(
     than the recorded one counts again). ``pool.extra["retrieval"]`` records the store (URI
     without credentials), the collection and ``top_n``.
     """
-    pools = retrieve_pools(uri, collection, [query], top_n=top_n, model=model,
-                           tokenizer=tokenizer)  # fmt: skip
+    pools = retrieve_pools(uri, collection, [query], top_n=top_n, model=model, tokenizer=tokenizer)
     return pools[0]
 
 
@@ -290,10 +311,21 @@ def retrieve_pools(
                 f"{name!r} gives {vectors.shape[1]}"
             )
         wanted = sorted((layout.fields & set(_OPTIONAL)) | {"text", layout.vector})
-        hits = store.call(f"{where}: search", client.search, collection, data=vectors.tolist(),
-                          limit=top_n, anns_field=layout.vector, output_fields=wanted)  # fmt: skip
-    record = {"store": "milvus", "uri": strip_credentials(uri), "collection": collection,
-              "top_n": top_n}  # fmt: skip
+        hits = store.call(
+            f"{where}: search",
+            client.search,
+            collection,
+            data=vectors.tolist(),
+            limit=top_n,
+            anns_field=layout.vector,
+            output_fields=wanted,
+        )
+    record = {
+        "store": "milvus",
+        "uri": strip_credentials(uri),
+        "collection": collection,
+        "top_n": top_n,
+    }
     return [
         _pool(query, list(found), vector, layout, name, tokenizer, record, where)
         for query, found, vector in zip(queries, hits, vectors, strict=True)
@@ -333,17 +365,27 @@ def _pool(
         entity = hit["entity"]
         vectors.append(np.asarray(entity[layout.vector], dtype=np.float32))
         tokens = entity.get("tokens")
-        chunks.append(Chunk(
-            str(entity.get("chunk_id", entity.get(layout.primary, hit.id))), entity["text"],
-            tokens=None if tokens is None or tokens < 0 else int(tokens), score=float(hit.distance),
-            title=entity.get("title") or None, source=entity.get("source") or None,
-            metadata=entity.get("metadata") or None,
-        ))  # fmt: skip
+        chunks.append(
+            Chunk(
+                str(entity.get("chunk_id", entity.get(layout.primary, hit.id))),
+                entity["text"],
+                tokens=None if tokens is None or tokens < 0 else int(tokens),
+                score=float(hit.distance),
+                title=entity.get("title") or None,
+                source=entity.get("source") or None,
+                metadata=entity.get("metadata") or None,
+            )
+        )
     counted = all(chunk.tokens is not None for chunk in chunks)
-    pool = Pool(query, tuple(chunks), raw_embeddings=np.stack(vectors),
-                raw_query_embedding=query_vector, embedding_model=model,
-                tokenizer=layout.tokenizer if counted else None,
-                extra={"retrieval": dict(record)})  # fmt: skip
+    pool = Pool(
+        query,
+        tuple(chunks),
+        raw_embeddings=np.stack(vectors),
+        raw_query_embedding=query_vector,
+        embedding_model=model,
+        tokenizer=layout.tokenizer if counted else None,
+        extra={"retrieval": dict(record)},
+    )
     if pool.token_counts is not None and tokenizer in (None, pool.tokenizer):
         return pool  # the store's counts (named or not), unless another tokenizer is asked for
     wanted = tokenizer or DEFAULT_TOKENIZER

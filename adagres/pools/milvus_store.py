@@ -176,8 +176,11 @@ def _store_locked(path: Path) -> bool:
 
 def _lock_holder(path: Path) -> str:
     """Who holds the store's lock, as the message says it: the process(es) when known."""
-    others = [(pid, command) for pid, command in lockfiles.holders(path / lockfiles.LOCK_NAME)
-              if pid != os.getpid()]  # fmt: skip
+    others = [
+        (pid, command)
+        for pid, command in lockfiles.holders(path / lockfiles.LOCK_NAME)
+        if pid != os.getpid()
+    ]
     if not others:
         return "another process has it open"
     named = "; ".join(f"pid {pid}: {command[:80] or '?'}" for pid, command in others[:3])

@@ -234,13 +234,22 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarr
 # minimax); evaluated in float64 its largest error is 1.5e-9 (tests/test_minilm.py checks
 # the GELU built on it). Coefficients from the highest power of z² down.
 _ERF_P = (
-    -1.3666683423840809e-08, 4.780510865262655e-06, 0.00038269200221487196,
-    0.0038395609767907356, 0.05433268718438867, 0.18471118663984293, 1.1283791820936206,
-)  # fmt: skip
+    -1.3666683423840809e-08,
+    4.780510865262655e-06,
+    0.00038269200221487196,
+    0.0038395609767907356,
+    0.05433268718438867,
+    0.18471118663984293,
+    1.1283791820936206,
+)
 _ERF_Q = (
-    6.400901423091361e-05, 0.001309585283551079, 0.015453578614250188,
-    0.11382663667799313, 0.4970295724068699, 1.0,
-)  # fmt: skip
+    6.400901423091361e-05,
+    0.001309585283551079,
+    0.015453578614250188,
+    0.11382663667799313,
+    0.4970295724068699,
+    1.0,
+)
 # GELU runs over blocks of this many values: its float64 scratch arrays stay in the cache
 _GELU_BLOCK = 65536
 

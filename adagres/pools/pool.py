@@ -226,9 +226,15 @@ class Pool:
 
         Raises :class:`PoolError` while the pool has no embeddings or no token counts.
         """
-        missing = [name for name, value in (("embeddings", self.embeddings),
-                   ("a query embedding", self.query_embedding),
-                   ("token counts", self.token_counts)) if value is None]  # fmt: skip
+        missing = [
+            name
+            for name, value in (
+                ("embeddings", self.embeddings),
+                ("a query embedding", self.query_embedding),
+                ("token counts", self.token_counts),
+            )
+            if value is None
+        ]
         if missing:
             raise PoolError(f"{self._where()}the pool has no {' and no '.join(missing)} yet")
         from adagres.pools.spans import spans_of  # (it reads Chunk, defined here)

@@ -304,8 +304,12 @@ def load_unit(unit: Unit) -> list[Pool]:
     except OSError as error:
         label = one_line(name, max_chars=120)
         raise PoolError(f"{label}: cannot read the file ({error.strerror or error})") from None
-    key = (Path(name).suffix.lower(), unit.line, unit.limits,
-           hashlib.blake2b(data, digest_size=16).digest())  # fmt: skip
+    key = (
+        Path(name).suffix.lower(),
+        unit.line,
+        unit.limits,
+        hashlib.blake2b(data, digest_size=16).digest(),
+    )
     with _PARSED_LOCK:
         if key in _PARSED:
             _PARSED.move_to_end(key)

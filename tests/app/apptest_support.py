@@ -97,17 +97,23 @@ def context_ids(at: AppTest) -> list[str]:
 
 def paper_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selection:
     """The paper's method on ``pool``: :func:`adagres.select` with its defaults."""
-    return adagres.select(pool.query_embedding, pool.embeddings, pool.token_counts, budget,
-                          **options)  # fmt: skip
+    return adagres.select(
+        pool.query_embedding, pool.embeddings, pool.token_counts, budget, **options
+    )
 
 
 def recommended_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selection:
     """The app's default: the recommended preset on ``pool``."""
     chosen = adagres.PRESETS["recommended"]  # on Pool.prepared, as the app: with its places
     trace = options.pop("trace", True)
-    return adagres.baselines.run_prepared(chosen.strategy, pool.prepared, budget,
-                                          chosen.settings.replace(**options),
-                                          texts=pool.texts, trace=trace)  # fmt: skip
+    return adagres.baselines.run_prepared(
+        chosen.strategy,
+        pool.prepared,
+        budget,
+        chosen.settings.replace(**options),
+        texts=pool.texts,
+        trace=trace,
+    )
 
 
 def pool_of(folder: Path, name: str) -> Pool:

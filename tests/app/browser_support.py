@@ -98,10 +98,23 @@ APP_ENVIRONMENT = {"NUMPY_MADVISE_HUGEPAGE": "0"}
 
 def app_command(port: int) -> list[str]:
     """``streamlit run app.py`` on 127.0.0.1:``port``, headless, no file watcher."""
-    return [sys.executable, "-m", "streamlit", "run", "app.py",
-            "--server.address", "127.0.0.1", "--server.port", str(port),
-            "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.address",
+        "127.0.0.1",
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
 
 
 @contextmanager
@@ -109,8 +122,13 @@ def server(log_dir: Path, **env: str) -> Iterator[Server]:
     """Start the app with the given environment (PCA and no prefetch unless given; numpy
     without huge pages, as ``make run`` starts it)."""
     port = free_port()
-    environment = {**os.environ, "ADAGRES_PROJECTION": "pca", "ADAGRES_PREFETCH": "off",
-                   **APP_ENVIRONMENT, **env}  # fmt: skip
+    environment = {
+        **os.environ,
+        "ADAGRES_PROJECTION": "pca",
+        "ADAGRES_PREFETCH": "off",
+        **APP_ENVIRONMENT,
+        **env,
+    }
     log = log_dir / f"streamlit-{port}.log"
     command = app_command(port)
     with log.open("wb") as out:

@@ -21,8 +21,13 @@ from adagres.pools.io import load_pool
 WORDS = "asking_words"  # the demo pool's texts embedded by the fake encoder (64 values)
 NO_MODEL = "asking_no_model"  # a pool whose model is a folder this machine does not have
 UNNAMED = "asking_unnamed"  # a pool that does not say which model embedded it
-PARAMS = {"budget": "600", "policy": "skip", "lam": "adaptive", "formula": "derived",
-          "guard": "off"}  # fmt: skip
+PARAMS = {
+    "budget": "600",
+    "policy": "skip",
+    "lam": "adaptive",
+    "formula": "derived",
+    "guard": "off",
+}
 SETTINGS = adagres.Settings(formula="derived")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,8 +59,9 @@ def words(ask_dir: Path, fake_encoder):
         chunks = [
             dict(c, embedding=v.tolist()) for c, v in zip(demo["chunks"], vectors[:-1], strict=True)
         ]
-        pool = dict(demo, chunks=chunks, query_embedding=vectors[-1].tolist(),
-                    embedding_model=DEFAULT_MODEL)  # fmt: skip
+        pool = dict(
+            demo, chunks=chunks, query_embedding=vectors[-1].tolist(), embedding_model=DEFAULT_MODEL
+        )
         path.write_text(json.dumps(pool), encoding="utf-8")
     return load_pool(path)
 
@@ -91,8 +97,15 @@ def check_new_query(at, pool, q_new: np.ndarray, strategy: str) -> None:
     rest = max(cosines[i] for i in range(len(pool)) if i not in ringed)
     assert min(cosines[i] for i in ringed) >= rest - 1e-6
     # The new selection: the session's strategy and settings with the question as query.
-    expected = baselines.run(strategy, q_new, pool.embeddings, pool.token_counts, 600,
-                             settings=SETTINGS, texts=pool.texts)  # fmt: skip
+    expected = baselines.run(
+        strategy,
+        q_new,
+        pool.embeddings,
+        pool.token_counts,
+        600,
+        settings=SETTINGS,
+        texts=pool.texts,
+    )
     crosses = named(fig, "new selection")
     assert crosses is not None and list(crosses["customdata"]) == list(expected.indices)
     table = frame(at, "new pick")
@@ -107,8 +120,9 @@ def check_new_query(at, pool, q_new: np.ndarray, strategy: str) -> None:
 
 
 @pytest.mark.parametrize("strategy", ["adagres", "mmr"])
-def test_a_link_with_ask_shows_the_new_query_its_neighbours_and_picks(words, fake_encoder,
-                                                                       strategy):  # fmt: skip
+def test_a_link_with_ask_shows_the_new_query_its_neighbours_and_picks(
+    words, fake_encoder, strategy
+):
     question = "who should avoid aspirin and kidney disease"
     at = page(POOL_PAGE, pool=WORDS, strategy=strategy, ask=question, **PARAMS)
     check_new_query(at, words, fake_encoder.vectors([question])[0], strategy)
@@ -139,8 +153,10 @@ def frame_present(at) -> bool:
     return any("new pick" in df.value.columns for df in at.dataframe)
 
 
-@pytest.mark.parametrize(("name", "words"), [(NO_MODEL, ("no-such-model", "not available")),
-                                             (UNNAMED, ("does not name the model",))])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [(NO_MODEL, ("no-such-model", "not available")), (UNNAMED, ("does not name the model",))],
+)
 def test_a_pool_whose_model_is_missing_gives_one_line(ask_dir, name, words):
     at = page(POOL_PAGE, pool=name, ask="is ibuprofen safe", **PARAMS)
     assert not at.exception and not at.error
@@ -164,8 +180,9 @@ def test_under_umap_the_question_sits_at_its_neighbours_weighted_mean():
     mean of the nearest chunks' coordinates (a negative cosine weighs almost nothing)."""
     from ui import asking
 
-    question = asking.Question("q", np.array([1.0, 0.0]), np.array([0.5, 0.25, -0.5, 0.1]),
-                               (0, 1, 2))  # fmt: skip
+    question = asking.Question(
+        "q", np.array([1.0, 0.0]), np.array([0.5, 0.25, -0.5, 0.1]), (0, 1, 2)
+    )
     xy = np.array([[0.0, 0.0], [3.0, 6.0], [100.0, 100.0], [7.0, 7.0]])
     placed = asking.place(None, question, xy, "umap")  # type: ignore[arg-type]
     total = 0.5 + 0.25 + 1e-6

@@ -346,8 +346,11 @@ def test_a_long_load_shows_an_estimate_and_can_be_cancelled(browser, pools_dir, 
     """Uploading chunks without embeddings: the real model, a fresh embedding cache, the
     model loaded in the background while the Pool page is open (the default). How quick a
     small upload is belongs to ``make bench-browser``, not to a test."""
-    environment = {"ADAGRES_DATA_DIR": str(pools_dir), "ADAGRES_PREFETCH": "on",
-                   "ADAGRES_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    environment = {
+        "ADAGRES_DATA_DIR": str(pools_dir),
+        "ADAGRES_PREFETCH": "on",
+        "ADAGRES_CACHE_DIR": str(tmp_path / "cache"),
+    }
     small, large = tmp_path / "forty.json", tmp_path / "many.json"
     small.write_text(json.dumps(_pool_without_vectors(40, 1)), encoding="utf-8")
     large.write_text(json.dumps(_pool_without_vectors(3000, 2)), encoding="utf-8")

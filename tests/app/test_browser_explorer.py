@@ -82,8 +82,11 @@ def test_a_box_dragged_on_the_map_lists_its_chunks_and_travels_in_the_address(ap
         assert min(gap_l, gap_r, gap_t, gap_b) > 2, "no clear gap for the box's edges"
         inside = [p for p in points if left < p["x"] < right and top < p["y"] < bottom]
         expected = sorted({p["position"] for p in inside})
-        verdict_of = {p["position"]: p["name"].removeprefix("verdict: ") for p in inside
-                      if p["name"].startswith("verdict: ")}  # fmt: skip
+        verdict_of = {
+            p["position"]: p["name"].removeprefix("verdict: ")
+            for p in inside
+            if p["name"].startswith("verdict: ")
+        }
         assert 0 < len(expected) < len({p["position"] for p in points})
         assert set(verdict_of) == set(expected)  # every chunk has its verdict's colour
 

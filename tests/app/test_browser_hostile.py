@@ -71,8 +71,15 @@ def hostile_pool() -> dict:
     for k, (text, chunk_id, tokens) in enumerate(zip(TEXTS, IDS, TOKENS, strict=True)):
         angle = 2 * math.pi * k / len(TEXTS)
         embedding = [math.cos(angle), math.sin(angle)] + [0.05 * ((k * j) % 3) for j in range(6)]
-        chunks.append({"id": chunk_id, "title": text, "text": text, "tokens": tokens,
-                       "embedding": [round(x, 6) for x in embedding]})  # fmt: skip
+        chunks.append(
+            {
+                "id": chunk_id,
+                "title": text,
+                "text": text,
+                "tokens": tokens,
+                "embedding": [round(x, 6) for x in embedding],
+            }
+        )
     query = [math.cos(0.3), math.sin(0.3)] + [0.0] * 6
     return {"query": QUERY, "query_embedding": query, "chunks": chunks}
 
@@ -92,8 +99,9 @@ def page(app):
     with chromium() as browser:
         # No file picker: a table's "Download as CSV" then saves through a link, which
         # Playwright sees as a download.
-        context = browser.new_context(viewport={"width": 1400, "height": 1400},
-                                      accept_downloads=True)  # fmt: skip
+        context = browser.new_context(
+            viewport={"width": 1400, "height": 1400}, accept_downloads=True
+        )
         context.add_init_script("window.showSaveFilePicker = undefined;")
         tab = context.new_page()
         tab.dialogs = []

@@ -98,8 +98,14 @@ def app(pools_dir, tmp_path_factory):
         (data / path.name).symlink_to(path)
     medium = load_pool(pools_dir / "medium.json")
     store = str(data / "live.db")
-    milvus.index_chunks(store, "synthetic", medium.chunks, medium.embeddings,
-                        model="synthetic", tokenizer=DEFAULT_TOKENIZER)  # fmt: skip
+    milvus.index_chunks(
+        store,
+        "synthetic",
+        medium.chunks,
+        medium.embeddings,
+        model="synthetic",
+        tokenizer=DEFAULT_TOKENIZER,
+    )
     server_manager_instance.release_server(store)  # the app's process opens it next
     with server(tmp_path_factory.mktemp("logs"), ADAGRES_DATA_DIR=str(data)) as running:
         yield running

@@ -87,8 +87,16 @@ def test_compare_metrics_equal_evaluate(data_dir, pool_name, preset):
     pool = pool_of(data_dir, pool_name)
     table = metrics_table(at)
     assert list(table.columns) == ["metric", "A", "B"]  # a row per metric: nothing cut
-    columns = ["size", "tokens_used", "budget_use", "objective", "relevance_sum",
-               "redundancy_mean", "redundancy_max", "near_duplicates"]  # fmt: skip
+    columns = [
+        "size",
+        "tokens_used",
+        "budget_use",
+        "objective",
+        "relevance_sum",
+        "redundancy_mean",
+        "redundancy_max",
+        "near_duplicates",
+    ]
     if pool_name == DEMO:  # gold labels and answers
         columns += ["iou", "recall", "precision", "answer_found"]
     else:
@@ -96,8 +104,7 @@ def test_compare_metrics_equal_evaluate(data_dir, pool_name, preset):
         assert any("no gold labels" in info.value for info in at.info)
     a_expected = expected_metrics(pool, budget, chosen.strategy, chosen.settings)
     check_metrics(table, "A", a_expected, columns)
-    check_metrics(table, "B", expected_metrics(pool, budget, b_strategy, chosen.settings),
-                  columns)  # fmt: skip
+    check_metrics(table, "B", expected_metrics(pool, budget, b_strategy, chosen.settings), columns)
     # The pick lists and the set difference agree with the selections.
     args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
     a = baselines.run(chosen.strategy, *args, settings=chosen.settings, texts=pool.texts)
@@ -113,8 +120,11 @@ def test_compare_metrics_equal_evaluate(data_dir, pool_name, preset):
     assert metric(at, "in both") == str(len(a_ids & b_ids))
     # One map overlays both: each layer holds exactly its chunks (customdata: positions).
     overlay = next(f for f in figures(at) if any(t["name"].startswith("both") for t in f["data"]))
-    layers = {t["name"].split(" (")[0]: {pool.ids[i] for i in t["customdata"]}
-              for t in overlay["data"] if t["name"] != "query"}  # fmt: skip
+    layers = {
+        t["name"].split(" (")[0]: {pool.ids[i] for i in t["customdata"]}
+        for t in overlay["data"]
+        if t["name"] != "query"
+    }
     assert layers["A only"] == a_ids - b_ids and layers["B only"] == b_ids - a_ids
     assert layers["both"] == a_ids & b_ids
     assert layers["picked by neither"] == set(pool.ids) - a_ids - b_ids

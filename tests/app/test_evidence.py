@@ -86,8 +86,9 @@ def test_the_per_query_rows_are_the_rows_of_results_json(evidence, reports):
     at.selectbox(key="ev_strategy").set_value("mmr").run()
     queries = at.dataframe[4].value  # the per-query table, after the strategy table
     document = read_results(reports / "latest" / "results.json")
-    rows = {r["query_id"]: r for r in document["rows"]
-            if r["strategy"] == "mmr" and r["budget"] == 300}  # fmt: skip
+    rows = {
+        r["query_id"]: r for r in document["rows"] if r["strategy"] == "mmr" and r["budget"] == 300
+    }
     assert sorted(queries["query id"]) == sorted(rows)
     for _, row in queries.iterrows():
         assert row["answer found"] == rows[row["query id"]]["answer_found"]
@@ -123,8 +124,14 @@ def test_a_query_opens_its_pool_with_the_same_settings(evidence):
 
 def test_a_report_command_naming_files_shows_as_text(tmp_path, monkeypatch):
     """The stamp's command names the user's pool files; Markdown in it stays text."""
-    config = harness.Config(pools=("demo",), budgets=(300,), workers=1, resamples=50,
-                            exact_queries=0, strategies=("mmr",))  # fmt: skip
+    config = harness.Config(
+        pools=("demo",),
+        budgets=(300,),
+        workers=1,
+        resamples=50,
+        exact_queries=0,
+        strategies=("mmr",),
+    )
     command = "python -m adagres.eval --pools **runs**_[x](y).jsonl"
     document = harness.run(
         config, cases=harness_cases.demo_cases(ROOT / "data")[:1], command=command
@@ -171,8 +178,11 @@ def test_the_page_leads_with_repeated_text_against_recall(evidence, reports):
     lead = at.dataframe[0].value
     assert list(lead["strategy"]) == [role(document, s) for s in names]
     assert list(lead.columns) == [
-        "strategy", "demo: answer recall", "demo: Δ vs top-k", "demo: repeated text"
-    ]  # fmt: skip
+        "strategy",
+        "demo: answer recall",
+        "demo: Δ vs top-k",
+        "demo: repeated text",
+    ]
     entries = {e["strategy"]: e for e in document["aggregates"] if e["budget"] == 300}
     for name, (_, row) in zip(names, lead.iterrows(), strict=True):
         entry = entries[name]  # the mid budget of 300 and 900 is 300

@@ -17,8 +17,11 @@ def explorer_figure(at) -> dict:
 def test_find_colour_and_chosen_chunks_come_from_the_address(data_dir):
     pool = pool_of(data_dir, "biomedical_redundant")
     word = pool.texts[5].split()[3]
-    expected = [i for i, c in enumerate(pool.chunks)
-                if word.casefold() in (c.text + (c.title or "") + c.id).casefold()]  # fmt: skip
+    expected = [
+        i
+        for i, c in enumerate(pool.chunks)
+        if word.casefold() in (c.text + (c.title or "") + c.id).casefold()
+    ]
     at = page(POOL_PAGE, pool="biomedical_redundant", find=word, color="gold", picked="4,9,2")
     no_error(at)
     fig = explorer_figure(at)

@@ -53,7 +53,12 @@ def test_the_estimate_uses_the_prior_then_the_measured_rate(clock):
 
 def test_durations_read_as_estimates():
     assert [progress.seconds(s) for s in (0.2, 1.4, 59.6, 95, 3600)] == [
-        "under a second", "about 1 s", "about 60 s", "about 2 min", "about 60 min"]  # fmt: skip
+        "under a second",
+        "about 1 s",
+        "about 60 s",
+        "about 2 min",
+        "about 60 min",
+    ]
 
 
 def test_a_cancelled_job_stops_at_its_next_report():

@@ -164,9 +164,13 @@ def test_a_stopped_search_shows_what_it_proved(data_dir, monkeypatch):
     from adagres.optimum import exact
 
     real = exact.solve_exact
-    monkeypatch.setattr(exact, "solve_exact",
-                        lambda pool, budget, terms, max_chunks, _nodes, _limit: real(
-                            pool, budget, terms, max_chunks, 1, None, max_sets=0))  # fmt: skip
+    monkeypatch.setattr(
+        exact,
+        "solve_exact",
+        lambda pool, budget, terms, max_chunks, _nodes, _limit: real(
+            pool, budget, terms, max_chunks, 1, None, max_sets=0
+        ),
+    )
     pool = pool_of(data_dir, "medium")
     budget = 100  # 85 chunks fit: the page solves on a button
     greedy = adagres_selection(pool, budget)

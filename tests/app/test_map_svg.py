@@ -18,12 +18,15 @@ def maps() -> tuple:
     rng = np.random.default_rng(3)
     q, C, tokens = rng.normal(size=8), rng.normal(size=(30, 8)), rng.integers(5, 20, 30)
     selection = adagres.select(q, C, tokens, 80)
-    coordinates = project(adagres.prepare(q, C, tokens), adagres.prepare(q, C, tokens).query,
-                          method="pca", seed=0)  # fmt: skip
+    coordinates = project(
+        adagres.prepare(q, C, tokens), adagres.prepare(q, C, tokens).query, method="pca", seed=0
+    )
     ids, texts = [f"c{i}" for i in range(30)], [f"text {i}" for i in range(30)]
     kwargs = {"ids": ids, "texts": texts, "title": "map"}
-    return (figures.pool_map(coordinates, selection, 2, **kwargs),
-            figures.pool_map(coordinates, selection, 2, svg=True, **kwargs))  # fmt: skip
+    return (
+        figures.pool_map(coordinates, selection, 2, **kwargs),
+        figures.pool_map(coordinates, selection, 2, svg=True, **kwargs),
+    )
 
 
 def plain(trace) -> dict:

@@ -34,9 +34,11 @@ def windows_dir():
         r = 0.95 * 0.97**i
         rows.append((r * query + np.sqrt(1 - r * r) * noise / np.linalg.norm(noise)).tolist())
     pool = {
-        "query": "q", "query_embedding": query.tolist(), "tokenizer": "words",
+        "query": "q",
+        "query_embedding": query.tolist(),
+        "tokenizer": "words",
         "chunks": [{**c.to_dict(), "embedding": row} for c, row in zip(chunks, rows, strict=True)],
-    }  # fmt: skip
+    }
     folder = Path(tempfile.mkdtemp(prefix="adagres-windows-"))
     (folder / "windows.json").write_text(json.dumps(pool), encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:
@@ -47,8 +49,9 @@ def windows_dir():
 
 def expected(folder: Path, packing: bool):
     pool = load_pool(folder / "windows.json")
-    return run_prepared("topk_budget", pool.prepared, BUDGET, Settings(packing=packing),
-                        texts=pool.texts)  # fmt: skip
+    return run_prepared(
+        "topk_budget", pool.prepared, BUDGET, Settings(packing=packing), texts=pool.texts
+    )
 
 
 def test_overlapping_picks_are_one_passage_paid_for_once(windows_dir):
@@ -65,16 +68,18 @@ def test_overlapping_picks_are_one_passage_paid_for_once(windows_dir):
     assert metric(at, "Tokens used") == f"280 / {BUDGET}"
     assert metric(at, "Tokens merged") == "120"
     bar = next(f for f in figures(at) if any(t.get("name") == "picks" for t in f["data"]))
-    at4 = page(SELECTION, pool="windows", budget=str(BUDGET), strategy="topk_budget", pack="on",
-               step="4")  # fmt: skip
+    at4 = page(
+        SELECTION, pool="windows", budget=str(BUDGET), strategy="topk_budget", pack="on", step="4"
+    )
     sentence = next(t.value for t in at4.text if t.value.startswith("Step 4 of"))
     assert sentence.startswith("Step 4 of 5: picked d#3 · ")
     assert sentence.endswith(
         "· 50 tokens left · overlaps d#0, d#1, d#2: one passage, charged 60 of its 100 tokens"
     )
     assert context_ids(at4) == ["d#0 + d#1 + d#2 + d#3"]
-    at2 = page(SELECTION, pool="windows", budget=str(BUDGET), strategy="topk_budget", pack="on",
-               step="2")  # fmt: skip
+    at2 = page(
+        SELECTION, pool="windows", budget=str(BUDGET), strategy="topk_budget", pack="on", step="2"
+    )
     assert context_ids(at2) == ["d#0 + d#1"]  # the passage as it was after step 2
     assert frame(at2, "order")["tokens"].tolist() == [160]
     assert frame(at2, "order")["text"].tolist() == [" ".join(f"w{i}" for i in range(160))]

@@ -189,8 +189,7 @@ def test_near_duplicate_table_is_capped(data_dir):
     table = frame(at, "id A")
     assert len(table) == 1000
     np.testing.assert_allclose(table["cosine"], cosines[:1000], atol=1e-5)
-    assert any(f"{total:,} pairs" in c.value and "1000 most similar" in c.value
-               for c in at.caption)  # fmt: skip
+    assert any(f"{total:,} pairs" in c.value and "1000 most similar" in c.value for c in at.caption)
 
 
 def test_no_pair_above_the_threshold(data_dir):

@@ -176,8 +176,9 @@ def test_an_uploaded_set_opens_only_in_its_session(pools_dir, tmp_path, monkeypa
     assert not any("AdaGReS cos" in df.value.columns for df in theirs.dataframe)
 
 
-def test_an_upload_is_named_by_its_file_and_starts_at_its_first_query(pools_dir, tmp_path,
-                                                                      monkeypatch):  # fmt: skip
+def test_an_upload_is_named_by_its_file_and_starts_at_its_first_query(
+    pools_dir, tmp_path, monkeypatch
+):
     monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path / "cache"))
     lines = [(pools_dir / name).read_text().replace("\n", " ") for name in ("tiny.json",) * 2]
     content = ("\n".join(lines) + "\n").encode()
@@ -257,8 +258,7 @@ def _pick_row(path: str, shown: list, index: int) -> None:
 def test_a_row_click_opens_its_pool_and_moves_the_query_box(pools_dir):
     set_ = poolsets.load_pool_set(pools_dir)
     shown = poolsets.summarize(set_, SIDEBAR, BUDGET, workers=1)
-    at = AppTest.from_function(_pick_row, args=(str(pools_dir), shown, 2),
-                               default_timeout=TIMEOUT)  # fmt: skip
+    at = AppTest.from_function(_pick_row, args=(str(pools_dir), shown, 2), default_timeout=TIMEOUT)
     at.query_params["pool"] = "tiny"
     at.run()
     no_error(at)

@@ -33,8 +33,11 @@ def preset_caption(at: AppTest) -> str:
 
 def shown_settings(at: AppTest) -> tuple[str, str, str]:
     """Strategy, policy and formula as the sidebar shows them."""
-    return (at.selectbox(key="sb_strategy").value, at.selectbox(key="sb_policy").value,
-            at.selectbox(key="sb_formula").value)  # fmt: skip
+    return (
+        at.selectbox(key="sb_strategy").value,
+        at.selectbox(key="sb_policy").value,
+        at.selectbox(key="sb_formula").value,
+    )
 
 
 def test_the_default_is_the_recommended_preset(data_dir):
@@ -64,8 +67,11 @@ def test_the_default_is_the_recommended_preset(data_dir):
     params = at.query_params
     assert (params["strategy"], params["policy"], params["formula"]) == shown_settings(at)
     assert (params["lam"], params["scale"], params["offset"], params["floor"]) == (
-        "adaptive", "1", "0", "off",
-    )  # fmt: skip
+        "adaptive",
+        "1",
+        "0",
+        "off",
+    )
     # top-k does not select with λ: its derivation is left to the λ page.
     assert expected.calibration is not None
     assert expected.calibration.describe() not in [t.value for t in at.text]
@@ -129,9 +135,19 @@ def test_what_a_url_does_not_name_comes_from_the_recommended_preset():
     """The rule of ``ui.state``: named fields as named, the rest from the preset."""
     from ui.state import AppSettings
 
-    full = {"pool": "p", "budget": "700", "strategy": "adagres", "policy": "skip",
-            "lam": "adaptive", "formula": "paper", "scale": "1", "offset": "0",
-            "floor": "off", "guard": "off", "pack": "off"}  # fmt: skip
+    full = {
+        "pool": "p",
+        "budget": "700",
+        "strategy": "adagres",
+        "policy": "skip",
+        "lam": "adaptive",
+        "formula": "paper",
+        "scale": "1",
+        "offset": "0",
+        "floor": "off",
+        "guard": "off",
+        "pack": "off",
+    }
     settings, problems = AppSettings.from_params(full)
     assert not problems
     # A URL the app wrote names every field that tells the presets apart: the paper's method.

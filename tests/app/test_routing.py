@@ -21,8 +21,9 @@ def pages_of_app() -> list[tuple[str | None, str | None, bool]]:
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
             first = node.args[0]
             file = first.value if isinstance(first, ast.Constant) else None
-            keywords = {k.arg: k.value.value for k in node.keywords
-                        if isinstance(k.value, ast.Constant)}  # fmt: skip
+            keywords = {
+                k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)
+            }
             found.append((file, keywords.get("url_path"), bool(keywords.get("default"))))
     return found
 
@@ -46,9 +47,13 @@ def test_no_private_streamlit_module_and_no_version_cap():
     for path in SOURCES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [
-                alias.name for alias in getattr(node, "names", [])
-            ] if isinstance(node, ast.Import) else []  # fmt: skip
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in getattr(node, "names", [])]
+                if isinstance(node, ast.Import)
+                else []
+            )
             assert not any(name.startswith("streamlit.runtime") for name in names), path
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     (streamlit,) = [r for r in extra["optional-dependencies"]["app"] if r.startswith("streamlit")]

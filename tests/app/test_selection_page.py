@@ -119,8 +119,14 @@ def test_play_starts_from_the_first_step_and_a_page_run_does_not_advance(pools_d
     assert at.query_params["step"] == "1"
     # Every view of the page shows step 1, drawn in full (the old player restarted the page
     # before the figures were drawn, and advanced on every page run).
-    expected = {"slider": 1, "sentence": f"Step 1 of {last}", "map": f"Step 1 of {last}",
-                "timeline": 1, "bar": 1, "context": 1}  # fmt: skip
+    expected = {
+        "slider": 1,
+        "sentence": f"Step 1 of {last}",
+        "map": f"Step 1 of {last}",
+        "timeline": 1,
+        "bar": 1,
+        "context": 1,
+    }
     assert step_views(at) == expected
     for _ in range(2):  # full page runs while playing (a sidebar change, UMAP landing)
         at.run()
@@ -146,8 +152,14 @@ def test_while_playing_the_slider_only_shows_and_after_pause_every_view_follows_
     no_error(at)
     assert at.session_state["sel_playing"] is False
     views = step_views(at)
-    assert views == {"slider": 4, "sentence": f"Step 4 of {last}", "map": f"Step 4 of {last}",
-                     "timeline": 4, "bar": 4, "context": 4}  # fmt: skip
+    assert views == {
+        "slider": 4,
+        "sentence": f"Step 4 of {last}",
+        "map": f"Step 4 of {last}",
+        "timeline": 4,
+        "bar": 4,
+        "context": 4,
+    }
 
 
 def test_each_tick_advances_one_step_until_the_last():

@@ -42,8 +42,18 @@ def upload(at: AppTest, name: str, content: bytes) -> AppTest:
 
 def everything_shown(at: AppTest) -> str:
     """Every text the page shows (elements, tables, select box options), as one string."""
-    kinds = ("markdown", "caption", "text", "code", "title", "subheader", "warning", "info",
-             "error", "metric")  # fmt: skip
+    kinds = (
+        "markdown",
+        "caption",
+        "text",
+        "code",
+        "title",
+        "subheader",
+        "warning",
+        "info",
+        "error",
+        "metric",
+    )
     parts = [str(getattr(e, "value", "")) for kind in kinds for e in at.get(kind)]
     parts += [df.value.to_csv() for df in at.dataframe]
     parts += [" ".join(map(str, box.options)) for box in at.selectbox]
@@ -107,10 +117,13 @@ def test_public_pools_stay_shared(pools_dir):
 def good_files() -> tuple[bytes, bytes]:
     """The same 40 texts twice: a JSON pool with gold labels and answers, and a CSV without
     them; neither carries embeddings."""
-    texts = [f"Passage {i} about {'rivers' if i % 3 else 'mountains'} and sediment" for i in
-             range(40)]  # fmt: skip
-    chunks = [{"id": f"p{i}", "text": t, "tokens": 10 + i, "gold": i in (2, 5)}
-              for i, t in enumerate(texts)]  # fmt: skip
+    texts = [
+        f"Passage {i} about {'rivers' if i % 3 else 'mountains'} and sediment" for i in range(40)
+    ]
+    chunks = [
+        {"id": f"p{i}", "text": t, "tokens": 10 + i, "gold": i in (2, 5)}
+        for i, t in enumerate(texts)
+    ]
     noemb = {"query": "where do rivers carry sediment", "answers": ["the delta"], "chunks": chunks}
     table = io.StringIO()
     writer = csv.writer(table)
@@ -216,7 +229,10 @@ def test_similarity_options_are_in_the_url(pools_dir):
     assert at.select_slider(key="sim_max_chunks").value == 50
     assert at.slider(key="sim_threshold").value == pytest.approx(0.95)
     assert {k: at.query_params[k] for k in ("order", "top", "pairs")} == {
-        "order": "cluster", "top": "50", "pairs": "0.95"}  # fmt: skip
+        "order": "cluster",
+        "top": "50",
+        "pairs": "0.95",
+    }
     at.slider(key="sim_threshold").set_value(0.92).run()
     assert at.query_params["pairs"] == "0.92"
     at.slider(key="sim_threshold").set_value(0.9).run()
@@ -268,7 +284,9 @@ def test_plurals_and_names_in_words(pools_dir):
     headers = [h.value for h in at.subheader]
     assert any(h.endswith(": 1 chunk") for h in headers), headers
     assert next(m.value for m in at.metric if m.label == "Stop reason") in (
-        "budget exhausted", "no positive gain")  # fmt: skip
+        "budget exhausted",
+        "no positive gain",
+    )
 
 
 def test_reference_code_says_why_it_takes_one_chunk(pools_dir):
@@ -280,7 +298,13 @@ def test_reference_code_says_why_it_takes_one_chunk(pools_dir):
     note = " ".join(i.value for i in at.info).replace("\\", "")
     assert "takes 1 chunk by gain" in note and f"⌊{budget} / {mean_chars:.1f}⌋) = 1" in note
     assert "takes a single chunk" in note
-    expected = baselines.run("reference_code", pool.query_embedding, pool.embeddings,
-                             pool.token_counts, budget, texts=pool.texts)  # fmt: skip
+    expected = baselines.run(
+        "reference_code",
+        pool.query_embedding,
+        pool.embeddings,
+        pool.token_counts,
+        budget,
+        texts=pool.texts,
+    )
     assert expected.params["k"] == 1
     assert next(m.value for m in at.metric if m.label == "Chunks selected") == str(expected.size)

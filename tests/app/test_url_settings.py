@@ -57,16 +57,27 @@ def test_url_round_trip(pools_dir):
 def test_url_settings_reach_the_core_unchanged(pools_dir, strategy):
     """Scale, offset, τ and the calibration's top N set in the URL give exactly the selection
     the library gives with the same adagres.Settings."""
-    params = {"pool": "medium", "budget": "1500", "strategy": strategy, "policy": "skip",
-              "lam": "adaptive", "formula": "derived", "scale": "1.5", "offset": "0.01",
-              "floor": "0.2", "topn": "40", "guard": "off"}  # fmt: skip
+    params = {
+        "pool": "medium",
+        "budget": "1500",
+        "strategy": strategy,
+        "policy": "skip",
+        "lam": "adaptive",
+        "formula": "derived",
+        "scale": "1.5",
+        "offset": "0.01",
+        "floor": "0.2",
+        "topn": "40",
+        "guard": "off",
+    }
     at = page(SELECTION, **params)
     no_error(at)
     assert at.query_params == params  # topn is written back like the others
     assert at.radio(key="sb_topn_mode").value == "top N"
     assert at.number_input(key="sb_topn").value == 40
-    settings = adagres.Settings(formula="derived", scale=1.5, offset=0.01,
-                                redundancy_floor=0.2, calibration_top_n=40)  # fmt: skip
+    settings = adagres.Settings(
+        formula="derived", scale=1.5, offset=0.01, redundancy_floor=0.2, calibration_top_n=40
+    )
     pool = load_pool(pools_dir / "medium.json")
     args = (pool.query_embedding, pool.embeddings, pool.token_counts, 1500)
     expected = (

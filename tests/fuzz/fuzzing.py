@@ -48,9 +48,12 @@ hostile_numbers = st.one_of(
 # --------------------------------------------------------------------------- JSON values
 
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**300), max_value=2**300),
-    finite_floats, st.text(characters, max_size=20),
-)  # fmt: skip
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**300), max_value=2**300),
+    finite_floats,
+    st.text(characters, max_size=20),
+)
 json_values = st.recursive(
     json_scalars,
     lambda inner: (
@@ -83,13 +86,19 @@ def pool_dicts(draw: Any, *, embedded: bool | None = None) -> dict[str, Any]:
     """A valid canonical pool dict: unique ids, real texts, optional token counts, optional
     embeddings (with a query embedding), metadata and unknown keys of any JSON value."""
     size = draw(st.integers(min_value=1, max_value=6))
-    ids = draw(st.lists(st.text(characters, min_size=1, max_size=12), min_size=size,
-                        max_size=size, unique=True))  # fmt: skip
+    ids = draw(
+        st.lists(
+            st.text(characters, min_size=1, max_size=12), min_size=size, max_size=size, unique=True
+        )
+    )
     with_tokens = draw(st.booleans())
     with_vectors = draw(st.booleans()) if embedded is None else embedded
     dimension = draw(st.integers(min_value=1, max_value=5))
-    vector = st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=dimension,
-                      max_size=dimension).filter(any)  # fmt: skip
+    vector = st.lists(
+        st.floats(min_value=-1e6, max_value=1e6, allow_nan=False),
+        min_size=dimension,
+        max_size=dimension,
+    ).filter(any)
     chunks = []
     for chunk_id in ids:
         chunk: dict[str, Any] = {"id": chunk_id, "text": draw(real_text)}

@@ -23,15 +23,58 @@ from adagres import baselines, metrics, sweep
 pytestmark = time_limit(1.0)
 
 HOSTILE_SCALARS = st.sampled_from(
-    [float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 5e-324, 1e-310, 2**70, -(2**70),
-     -1, 0, True, False, None, "3", "nan", Fraction(7, 2), Decimal("1e400"), Decimal("NaN"),
-     np.float16(3), np.float64("nan"), np.int64(2**62), np.uint64(2**63), complex(1, 1), [], (),
-     10**400, -(10**400), Fraction(10**400, 3), 2**63, np.array([0.3]), np.array([1.0, 2.0]),
-     np.array("skip"), np.array(["fill"]), "800", 1.5]
-)  # fmt: skip
+    [
+        float("nan"),
+        float("inf"),
+        -float("inf"),
+        1e308,
+        -1e308,
+        5e-324,
+        1e-310,
+        2**70,
+        -(2**70),
+        -1,
+        0,
+        True,
+        False,
+        None,
+        "3",
+        "nan",
+        Fraction(7, 2),
+        Decimal("1e400"),
+        Decimal("NaN"),
+        np.float16(3),
+        np.float64("nan"),
+        np.int64(2**62),
+        np.uint64(2**63),
+        complex(1, 1),
+        [],
+        (),
+        10**400,
+        -(10**400),
+        Fraction(10**400, 3),
+        2**63,
+        np.array([0.3]),
+        np.array([1.0, 2.0]),
+        np.array("skip"),
+        np.array(["fill"]),
+        "800",
+        1.5,
+    ]
+)
 STRATEGIES = tuple(baselines.STRATEGIES)  # every registered strategy, the variants too
-SETTINGS = ("lam", "alpha", "scale", "offset", "lam_max", "redundancy_floor",
-            "calibration_top_n", "lambda_mmr", "policy", "formula")  # fmt: skip
+SETTINGS = (
+    "lam",
+    "alpha",
+    "scale",
+    "offset",
+    "lam_max",
+    "redundancy_floor",
+    "calibration_top_n",
+    "lambda_mmr",
+    "policy",
+    "formula",
+)
 
 
 def filled(shape, value) -> np.ndarray:
@@ -56,18 +99,51 @@ def pools(draw):
     part = draw(st.sampled_from(["none", "q", "C", "tokens"]))
     scalar = draw(HOSTILE_SCALARS)
     shapes = {
-        "q": [filled(d, scalar), np.ones(d + 1), np.zeros(d), np.full(d, 1e308),
-              np.full(d, 1e-310), q[None, :], "abc", None, [Fraction(1, 3)] * d, [True] * d],
-        "C": [filled((n, d), scalar), np.full((n, d), 1e200), np.full((n, d), 1e-310),
-              np.ones((n, d + 1)), np.ones((n, d, 1)), np.ones((0, d)), np.ones((n, 0)), "abc",
-              [[Fraction(1, 3)] * d] * n, np.ones((n, d), bool), [[None] * d] * n],
-        "tokens": [filled(n, scalar), [1] * (n + 1), np.full(n, 2**62), [2**70] * n,
-                   [1.5] * n, [Fraction(2, 1)] * n, [-1] * n, np.full(n, 10**12), "abc", None],
-    }  # fmt: skip
+        "q": [
+            filled(d, scalar),
+            np.ones(d + 1),
+            np.zeros(d),
+            np.full(d, 1e308),
+            np.full(d, 1e-310),
+            q[None, :],
+            "abc",
+            None,
+            [Fraction(1, 3)] * d,
+            [True] * d,
+        ],
+        "C": [
+            filled((n, d), scalar),
+            np.full((n, d), 1e200),
+            np.full((n, d), 1e-310),
+            np.ones((n, d + 1)),
+            np.ones((n, d, 1)),
+            np.ones((0, d)),
+            np.ones((n, 0)),
+            "abc",
+            [[Fraction(1, 3)] * d] * n,
+            np.ones((n, d), bool),
+            [[None] * d] * n,
+        ],
+        "tokens": [
+            filled(n, scalar),
+            [1] * (n + 1),
+            np.full(n, 2**62),
+            [2**70] * n,
+            [1.5] * n,
+            [Fraction(2, 1)] * n,
+            [-1] * n,
+            np.full(n, 10**12),
+            "abc",
+            None,
+        ],
+    }
     if part != "none":
         hostile = draw(st.sampled_from(shapes[part]))
-        q, C, tokens = (hostile if part == "q" else q, hostile if part == "C" else C,
-                        hostile if part == "tokens" else tokens)  # fmt: skip
+        q, C, tokens = (
+            hostile if part == "q" else q,
+            hostile if part == "C" else C,
+            hostile if part == "tokens" else tokens,
+        )
     return q, C, tokens, n
 
 
@@ -208,8 +284,12 @@ def prepared_pools(draw):
     return adagres.prepare(q, C, rng.integers(0, 60, n)), n
 
 
-@given(prepared_pools(), budgets, st.sampled_from([*STRATEGIES, "paper", None, ["mmr"]]),
-       settings_fields)  # fmt: skip
+@given(
+    prepared_pools(),
+    budgets,
+    st.sampled_from([*STRATEGIES, "paper", None, ["mmr"]]),
+    settings_fields,
+)
 def test_the_prepared_path_checks_what_it_does_not_trust(prepared, budget, strategy, fields):
     """``select_prepared`` and ``baselines.run_prepared`` ("select as often as you like"):
     a hostile budget, strategy or settings value is an InputError, and every selection keeps
@@ -239,7 +319,7 @@ def kept_the_budget(selection, budget) -> None:
     HOSTILE_SCALARS | st.integers(-3, 8),
     st.sampled_from([None, [], ["a"], "abcdef", ["a", "b", "c", "d", "e", "f", "g"], 3]),
 )
-def test_records_name_what_they_are_asked(n, chunk, ids):  # fmt: skip
+def test_records_name_what_they_are_asked(n, chunk, ids):
     """``Selection.verdict``, ``to_dict`` and a verdict's ``summary`` with hostile positions
     and id lists: a result, or an InputError; ids must be one per chunk."""
     rng = np.random.default_rng(n)
@@ -284,5 +364,6 @@ def test_calibration_of_a_pool_of_empty_chunks_is_finite(call):
     else:
         calibration = baselines.run("mmr", q, C, tokens, 100).calibration
     assert calibration.expected_k == 2.0
-    assert all(math.isfinite(v) for v in dataclasses.asdict(calibration).values()
-               if isinstance(v, float))  # fmt: skip
+    assert all(
+        math.isfinite(v) for v in dataclasses.asdict(calibration).values() if isinstance(v, float)
+    )

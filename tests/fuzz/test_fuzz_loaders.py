@@ -305,8 +305,11 @@ def test_ids_and_texts_of_any_real_characters_round_trip(texts):
 @pytest.mark.parametrize("field", ["score", "embedding", "query_embedding"])
 def test_integers_beyond_a_float_are_named_not_overflow_errors(field):
     """An integer of 401 digits is valid JSON; it raised OverflowError in float conversion."""
-    pool = {"query": "q", "query_embedding": [1, 1],
-            "chunks": [{"id": "a", "text": "x", "embedding": [1, 1], "score": 0.5}]}  # fmt: skip
+    pool = {
+        "query": "q",
+        "query_embedding": [1, 1],
+        "chunks": [{"id": "a", "text": "x", "embedding": [1, 1], "score": 0.5}],
+    }
     if field == "query_embedding":
         pool[field] = ["HUGE", 1]
     else:

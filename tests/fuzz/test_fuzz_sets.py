@@ -176,8 +176,17 @@ def test_messages_hold_no_control_or_bidirectional_character(text):
 def test_the_cli_stops_quietly_when_its_reader_leaves(read):
     """The reader takes ``read`` bytes and closes the pipe: the command ends with status 0
     (all of its output fit in the pipe) or 141, and never writes a traceback."""
-    command = [sys.executable, "-m", "adagres", "select", "data/distinct_topics.json",
-               "--budget", "800", "--json", "--explain"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "adagres",
+        "select",
+        "data/distinct_topics.json",
+        "--budget",
+        "800",
+        "--json",
+        "--explain",
+    ]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None and process.stderr is not None
     if read:

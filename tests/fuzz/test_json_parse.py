@@ -90,8 +90,18 @@ def test_the_fast_parser_reads_what_programs_write_for_pools():
     import numpy as np
 
     rng = np.random.default_rng(0)
-    pool = {"query": "q", "chunks": [{"id": f"c{i}", "text": "x", "tokens": 120,
-            "embedding": (rng.normal(size=384) / 20).tolist()} for i in range(20)]}  # fmt: skip
+    pool = {
+        "query": "q",
+        "chunks": [
+            {
+                "id": f"c{i}",
+                "text": "x",
+                "tokens": 120,
+                "embedding": (rng.normal(size=384) / 20).tolist(),
+            }
+            for i in range(20)
+        ],
+    }
     assert fast_parse_is_exact(json.dumps(pool).encode())
     assert fast_parse_is_exact(json.dumps(pool, indent=2).encode())
     for text in (

@@ -83,9 +83,12 @@ def check_record(path: Path, pool_ids: list[str], want: Selection, framework: st
     assert record["tokens_used"] == want.tokens_used
     assert record["strategy"] == want.strategy
     again = baselines.run_prepared(  # the saved pool, loaded: its places and its tokenizer
-        record["strategy"], pool.prepared, record["budget"], Settings(**record["settings"]),
+        record["strategy"],
+        pool.prepared,
+        record["budget"],
+        Settings(**record["settings"]),
         texts=pool.texts,
-    )  # fmt: skip
+    )
     assert (again.indices, again.tokens_used) == (want.indices, want.tokens_used)
     # the loaded pool's unit rows are float32 (Pool.embeddings): F agrees to float32's 1e-6
     assert again.objective == pytest.approx(want.objective, abs=1e-6)

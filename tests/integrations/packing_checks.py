@@ -73,6 +73,9 @@ def core(
     tokens = count_tokens(list(texts), "words") if tokens is None else tokens
     pool = prepare(QUERY_VECTOR, [vector(r) for r in ranks], tokens)
     return baselines.run_prepared(
-        RECOMMENDED.strategy, pool.with_spans(spans), budget, RECOMMENDED.settings,
+        RECOMMENDED.strategy,
+        pool.with_spans(spans),
+        budget,
+        RECOMMENDED.settings,
         texts=list(texts),
-    )  # fmt: skip
+    )

@@ -62,19 +62,23 @@ def test_matrix_names_a_missing_or_odd_sized_vector():
 def retrieved(query: str = "which?") -> common.Retrieved:
     vectors = np.array([[1.0, 0.1], [0.9, 0.2], [0.1, 1.0]])
     return common.Retrieved(
-        query=query, texts=("alpha beta", "alpha gamma", "delta"), embeddings=vectors,
-        query_embedding=np.array([1.0, 0.3]), ids=("x", "y", "z"),
+        query=query,
+        texts=("alpha beta", "alpha gamma", "delta"),
+        embeddings=vectors,
+        query_embedding=np.array([1.0, 0.3]),
+        ids=("x", "y", "z"),
         metadata=({"page": 1, "odd": math.nan}, None, {"when": np.float32(0.5)}),
         scores=(0.9, 0.8, 0.1),
-    )  # fmt: skip
+    )
 
 
 def test_select_is_baselines_run_and_appends_one_line_per_call(tmp_path):
     path = tmp_path / "sub" / "runs.jsonl"
     chosen = common.options(3, tokenizer="words", record_to=path, preset="paper")
     first = common.select(chosen, retrieved(), framework="test")
-    want = baselines.run("adagres", retrieved().query_embedding, retrieved().embeddings,
-                         [2, 2, 1], 3)  # fmt: skip
+    want = baselines.run(
+        "adagres", retrieved().query_embedding, retrieved().embeddings, [2, 2, 1], 3
+    )
     assert first.indices == want.indices and first.objective == pytest.approx(want.objective)
     common.select(chosen, retrieved("another?"), framework="test")
     pools = load_pools(path)
@@ -109,14 +113,22 @@ def test_picks_give_each_pick_its_step_and_gain():
 
 
 def test_saved_options_are_json_values_and_come_back_as_the_same_options(tmp_path):
-    chosen = common.options(50, preset="paper", settings=Settings(lam=0.2), tokenizer="words",
-                            record_to=tmp_path / "r.jsonl")  # fmt: skip
+    chosen = common.options(
+        50,
+        preset="paper",
+        settings=Settings(lam=0.2),
+        tokenizer="words",
+        record_to=tmp_path / "r.jsonl",
+    )
     saved = common.saved(chosen)
     assert saved == {
-        "budget": 50, "preset": "paper", "strategy": "adagres",
-        "settings": Settings(lam=0.2).as_dict(), "tokenizer": "words",
+        "budget": 50,
+        "preset": "paper",
+        "strategy": "adagres",
+        "settings": Settings(lam=0.2).as_dict(),
+        "tokenizer": "words",
         "record_to": str(tmp_path / "r.jsonl"),
-    }  # fmt: skip
+    }
     again = common.options(**{**saved, "settings": common.settings_from(saved["settings"])})
     assert again == chosen
     with pytest.raises(InputError, match=r"^settings: unknown field 'lambda'"):

@@ -33,11 +33,14 @@ pytestmark = pytest.mark.model
 def store(demo) -> InMemoryDocumentStore:
     store = InMemoryDocumentStore()
     vectors = embed_texts(demo.texts)
-    store.write_documents([
-        Document(id=doc_id, content=text, meta=meta, embedding=vector.tolist())
-        for doc_id, text, meta, vector in zip(demo.ids, demo.texts, demo.metadatas, vectors,
-                                              strict=True)
-    ])  # fmt: skip
+    store.write_documents(
+        [
+            Document(id=doc_id, content=text, meta=meta, embedding=vector.tolist())
+            for doc_id, text, meta, vector in zip(
+                demo.ids, demo.texts, demo.metadatas, vectors, strict=True
+            )
+        ]
+    )
     return store
 
 
@@ -79,8 +82,7 @@ def test_selector_in_a_pipeline_selects_from_the_stored_vectors(
     want = expected(query_vector, [doc.embedding for doc in documents], texts)
     pool_ids = [doc.id for doc in documents]
     check_picks([doc.id for doc in picked], pool_ids, want)
-    check_annotations([doc.meta for doc in picked], want,
-                      [documents[i].meta for i in want.indices])  # fmt: skip
+    check_annotations([doc.meta for doc in picked], want, [documents[i].meta for i in want.indices])
     assert [doc.score for doc in picked] == [documents[i].score for i in want.indices]
     assert all("adagres_step" not in doc.meta for doc in store.filter_documents())
     check_record(record, pool_ids, want, "haystack")
@@ -106,8 +108,15 @@ def test_options_survive_dumps_and_loads_with_the_module_allowed(store, query_ve
     )
     documents = pool_of(store, query_vector)
     tokens = count_tokens([doc.content for doc in documents], "words").tolist()
-    want = expected(query_vector, [doc.embedding for doc in documents], [], budget=300,
-                    strategy="mmr", settings=settings, tokens=tokens)  # fmt: skip
+    want = expected(
+        query_vector,
+        [doc.embedding for doc in documents],
+        [],
+        budget=300,
+        strategy="mmr",
+        settings=settings,
+        tokens=tokens,
+    )
     picked = again.run({"query_embedding": query_vector})["adagres"]["documents"]
     first = pipe.run({"query_embedding": query_vector})["adagres"]["documents"]
     assert [doc.id for doc in picked] == [doc.id for doc in first]
@@ -124,8 +133,11 @@ def test_documents_without_embeddings_and_records_without_a_query_are_named(
     store, query_vector, tmp_path
 ):
     documents = InMemoryEmbeddingRetriever(store, top_k=5).run(query_embedding=query_vector)
-    with pytest.raises(InputError, match=r"position 0\): has no embedding; retrieve with "
-                                         r"return_embedding=True"):  # fmt: skip
+    with pytest.raises(
+        InputError,
+        match=r"position 0\): has no embedding; retrieve with "
+        r"return_embedding=True",
+    ):
         AdagresSelector(budget=BUDGET).run(documents["documents"], query_vector)
     recording = AdagresSelector(budget=BUDGET, record_to=tmp_path / "runs.jsonl")
     with pytest.raises(InputError, match="query: record_to needs the query text"):
@@ -137,6 +149,7 @@ def test_readme_example_runs_and_selects_like_the_library(demo, query_vector):
     namespace = {"texts": demo.texts, "metadatas": demo.metadatas, "query": demo.query}
     exec(readme_example("adagres.integrations.haystack"), namespace)
     documents = pool_of(namespace["store"], query_vector)
-    want = expected(query_vector, [doc.embedding for doc in documents],
-                    [doc.content for doc in documents])  # fmt: skip
+    want = expected(
+        query_vector, [doc.embedding for doc in documents], [doc.content for doc in documents]
+    )
     check_picks([doc.id for doc in namespace["docs"]], [doc.id for doc in documents], want)

@@ -36,20 +36,24 @@ def documents(offsets: bool) -> list[Document]:
     if not offsets:
         splits = [dataclasses.replace(d, meta={"file": "doc.txt"}) for d in splits]
     notes = [Document(content=text, meta={"file": f"note{i}"}) for i, text in enumerate(NOTES)]
-    return [dataclasses.replace(d, embedding=vector(rank))
-            for rank, d in enumerate(splits + notes)]  # fmt: skip
+    return [dataclasses.replace(d, embedding=vector(rank)) for rank, d in enumerate(splits + notes)]
 
 
 def retrieved(docs: list[Document], selector: AdagresSelector) -> list[Document]:
     store = InMemoryDocumentStore(embedding_similarity_function="dot_product")
     store.write_documents(docs)
     pipe = Pipeline()
-    pipe.add_component("retriever", InMemoryEmbeddingRetriever(store, top_k=len(docs),
-                                                               return_embedding=True))  # fmt: skip
+    pipe.add_component(
+        "retriever", InMemoryEmbeddingRetriever(store, top_k=len(docs), return_embedding=True)
+    )
     pipe.add_component("adagres", selector)
     pipe.connect("retriever.documents", "adagres.documents")
-    out = pipe.run({"retriever": {"query_embedding": QUERY_VECTOR},
-                    "adagres": {"query_embedding": QUERY_VECTOR}})  # fmt: skip
+    out = pipe.run(
+        {
+            "retriever": {"query_embedding": QUERY_VECTOR},
+            "adagres": {"query_embedding": QUERY_VECTOR},
+        }
+    )
     found: list[Document] = out["adagres"]["documents"]
     return found
 
@@ -66,8 +70,9 @@ def test_two_overlapping_splits_are_one_document_paid_for_once(offsets, tmp_path
     assert doc.meta["file"] == "doc.txt" and doc.meta["adagres_step"] == 1
     assert doc.embedding is None and doc.score == pytest.approx(0.9)  # the best of the two
     if offsets:
-        assert doc.meta["split_idx_start"] == 0 and doc.meta["source_id"] == docs[0].meta[
-            "source_id"]  # fmt: skip
+        assert (
+            doc.meta["split_idx_start"] == 0 and doc.meta["source_id"] == docs[0].meta["source_id"]
+        )
 
     record = tmp_path / "runs.jsonl"
     got = AdagresSelector(budget, tokenizer="words", record_to=record).select(
@@ -83,8 +88,9 @@ def test_two_overlapping_splits_are_one_document_paid_for_once(offsets, tmp_path
     assert saved.extra["selection"]["passages"] == [[docs[0].id, docs[1].id]]
     if offsets:
         assert saved.prepared.spans.layout.origin[:2] == ("offset", "offset")
-    again = baselines.run_prepared(RECOMMENDED.strategy, saved.prepared, budget,
-                                   RECOMMENDED.settings, texts=list(saved.texts))  # fmt: skip
+    again = baselines.run_prepared(
+        RECOMMENDED.strategy, saved.prepared, budget, RECOMMENDED.settings, texts=list(saved.texts)
+    )
     assert again.indices == (0, 1) and again.passages == want.passages
 
     settings = RECOMMENDED.settings.replace(packing=False)

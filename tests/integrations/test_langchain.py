@@ -56,8 +56,9 @@ def test_compressor_in_contextual_compression_retriever(store, demo, tmp_path):
     want = expected(store.embeddings.embed_query(demo.query), vectors, texts)
     pool_ids = [doc.id for doc in documents]
     check_picks([doc.id for doc in picked], pool_ids, want)
-    check_annotations([doc.metadata for doc in picked], want,
-                      [documents[i].metadata for i in want.indices])  # fmt: skip
+    check_annotations(
+        [doc.metadata for doc in picked], want, [documents[i].metadata for i in want.indices]
+    )
     check_record(record, pool_ids, want, "langchain")
     # The store's documents are untouched: the picks are copies.
     assert all("adagres_step" not in row["metadata"] for row in store.store.values())
@@ -80,8 +81,13 @@ def test_retriever_uses_the_stored_vectors_and_the_chosen_strategy(
     result = retriever.select_for(demo.query)
     documents, vectors = pool_of(store, demo.query)
     texts = [doc.page_content for doc in documents]
-    want = expected(store.embeddings.embed_query(demo.query), vectors, texts,
-                    strategy=strategy, settings=settings)  # fmt: skip
+    want = expected(
+        store.embeddings.embed_query(demo.query),
+        vectors,
+        texts,
+        strategy=strategy,
+        settings=settings,
+    )
     check_picks([doc.id for doc in result.documents], [doc.id for doc in documents], want)
     assert result.selection.strategy == strategy
     assert [doc.id for doc in retriever.invoke(demo.query)] == [d.id for d in result.documents]
@@ -117,8 +123,10 @@ def test_retriever_reembeds_when_the_base_retriever_is_no_vector_store(store, de
     documents, vectors = pool_of(store, demo.query)
     retriever = AdagresRetriever(
         base_retriever=RunnableLambda(lambda query: documents),
-        embeddings=PackagedMiniLM(), budget=300, tokenizer=words,
-    )  # fmt: skip
+        embeddings=PackagedMiniLM(),
+        budget=300,
+        tokenizer=words,
+    )
     picked = retriever.invoke(demo.query)
     tokens = [words(doc.page_content) for doc in documents]
     texts = [doc.page_content for doc in documents]
@@ -154,7 +162,11 @@ def test_readme_example_runs_and_selects_like_the_library(demo):
         documents, vectors = pool_of(store, demo.query)
         strategy = "topk_budget" if name == "docs" else "adagres"
         preset = PRESETS["recommended" if name == "docs" else "paper"]
-        want = expected(store.embeddings.embed_query(demo.query), vectors,
-                        [doc.page_content for doc in documents], strategy=strategy,
-                        settings=preset.settings)  # fmt: skip
+        want = expected(
+            store.embeddings.embed_query(demo.query),
+            vectors,
+            [doc.page_content for doc in documents],
+            strategy=strategy,
+            settings=preset.settings,
+        )
         check_picks([doc.id for doc in picked], [doc.id for doc in documents], want)

@@ -49,8 +49,9 @@ class Events(BaseCallbackHandler):
 
 def pool(add_start_index: bool) -> list[Document]:
     """The first two windows of DOC (splitter order), then unrelated notes."""
-    splitter = RecursiveCharacterTextSplitter(chunk_size=120, chunk_overlap=50,
-                                              add_start_index=add_start_index)  # fmt: skip
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=120, chunk_overlap=50, add_start_index=add_start_index
+    )
     windows = splitter.split_documents([Document(DOC, metadata={"source": "doc.txt"})])
     notes = [Document(text, metadata={"source": f"note{i}"}) for i, text in enumerate(NOTES)]
     return [d.model_copy(update={"id": f"d{i}"}) for i, d in enumerate(windows[:4] + notes)]
@@ -64,8 +65,9 @@ def test_two_overlapping_windows_are_one_document_paid_for_once(add_start_index,
     union, budget = union_budget((starts[0], texts[0]), (starts[1], texts[1]))
     embeddings = Table({text: vector(rank) for rank, text in enumerate(texts)})
     record = tmp_path / "runs.jsonl"
-    adapter = AdagresCompressor(budget=budget, embeddings=embeddings, tokenizer="words",
-                                record_to=record)  # fmt: skip
+    adapter = AdagresCompressor(
+        budget=budget, embeddings=embeddings, tokenizer="words", record_to=record
+    )
     handler = Events()
     got = adapter.select(documents, QUERY, callbacks=[handler])
 
@@ -84,16 +86,22 @@ def test_two_overlapping_windows_are_one_document_paid_for_once(add_start_index,
     # the recorded pool places its chunks alike: the app selects the same passage again
     [saved_pool] = load_pools(record)
     assert saved_pool.extra["selection"]["passages"] == [["d0", "d1"]]
-    again = baselines.run_prepared(RECOMMENDED.strategy, saved_pool.prepared, budget,
-                                   RECOMMENDED.settings, texts=list(saved_pool.texts))  # fmt: skip
+    again = baselines.run_prepared(
+        RECOMMENDED.strategy,
+        saved_pool.prepared,
+        budget,
+        RECOMMENDED.settings,
+        texts=list(saved_pool.texts),
+    )
     assert again.indices == (0, 1) and again.passages == want.passages
     [(name, values)] = handler.events
     saved = words(texts[0]) + words(texts[1]) - budget
     assert name == "adagres.selection" and saved > 0
     assert (values["adagres.merges"], values["adagres.tokens_saved"]) == (1, saved)
 
-    apart = adapter.model_copy(update={"settings": RECOMMENDED.settings.replace(packing=False),
-                                       "record_to": None}).select(documents, QUERY)  # fmt: skip
+    apart = adapter.model_copy(
+        update={"settings": RECOMMENDED.settings.replace(packing=False), "record_to": None}
+    ).select(documents, QUERY)
     ids = [d.id for d in apart.documents]
     assert ids[0] == "d0" and "d1" not in ids  # apart, the second window does not fit
     assert all("adagres_chunks" not in d.metadata for d in apart.documents)

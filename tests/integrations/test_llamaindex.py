@@ -56,8 +56,9 @@ def test_postprocessor_in_a_query_engine_uses_the_stored_vectors(index, demo, tm
     want = expected(embed_model.get_query_embedding(demo.query), vectors, texts)
     pool_ids = [n.node.node_id for n in nodes]
     check_picks([n.node.node_id for n in picked], pool_ids, want)
-    check_annotations([n.node.metadata for n in picked], want,
-                      [nodes[i].node.metadata for i in want.indices])  # fmt: skip
+    check_annotations(
+        [n.node.metadata for n in picked], want, [nodes[i].node.metadata for i in want.indices]
+    )
     assert [n.score for n in picked] == [nodes[i].score for i in want.indices]
     # The record stays out of what the LLM reads and out of the index's nodes.
     assert all("adagres" not in n.node.get_content(metadata_mode=MetadataMode.LLM) for n in picked)
@@ -72,8 +73,13 @@ def test_without_a_vector_store_the_nodes_are_embedded_again(index, demo):
     nodes, vectors, texts = pool_of(index, demo.query)
     postprocessor = AdagresPostprocessor(budget=BUDGET, embed_model=embed_model, preset="paper")
     picked = postprocessor.postprocess_nodes(nodes, query_str=demo.query)
-    want = expected(embed_model.get_query_embedding(demo.query), vectors, texts,
-                    strategy="adagres", settings=postprocessor.options().settings)  # fmt: skip
+    want = expected(
+        embed_model.get_query_embedding(demo.query),
+        vectors,
+        texts,
+        strategy="adagres",
+        settings=postprocessor.options().settings,
+    )
     check_picks([n.node.node_id for n in picked], [n.node.node_id for n in nodes], want)
 
 

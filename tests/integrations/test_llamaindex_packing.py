@@ -33,8 +33,9 @@ class Table(BaseEmbedding):
 
 def nodes(offsets: bool) -> list[TextNode]:
     """The first four windows of DOC (splitter order), then unrelated notes."""
-    splitter = TokenTextSplitter(chunk_size=36, chunk_overlap=12, separator=" ",
-                                 tokenizer=str.split)  # fmt: skip
+    splitter = TokenTextSplitter(
+        chunk_size=36, chunk_overlap=12, separator=" ", tokenizer=str.split
+    )
     windows = splitter.get_nodes_from_documents(
         [Document(text=DOC, metadata={"file_name": "doc.txt"})]
     )
@@ -51,16 +52,21 @@ def nodes(offsets: bool) -> list[TextNode]:
 def test_two_overlapping_nodes_are_one_node_paid_for_once(offsets):
     pool = nodes(offsets)
     raw = [n.get_content(metadata_mode=MetadataMode.NONE) for n in pool]
-    embed = Table(vectors={n.get_content(metadata_mode=MetadataMode.EMBED): vector(rank)
-                           for rank, n in enumerate(pool)})  # fmt: skip
+    embed = Table(
+        vectors={
+            n.get_content(metadata_mode=MetadataMode.EMBED): vector(rank)
+            for rank, n in enumerate(pool)
+        }
+    )
     index = VectorStoreIndex(nodes=pool, embed_model=embed)
     found = index.as_retriever(similarity_top_k=len(pool)).retrieve(QUERY)
     assert [n.node.node_id for n in found] == [n.node_id for n in pool]  # rank order
     union, plain = union_budget((DOC.index(raw[0]), raw[0]), (DOC.index(raw[1]), raw[1]))
     budget = words(HEADER + union)  # the metadata lines are paid once too
     assert plain + 5 == budget
-    adapter = AdagresPostprocessor(budget=budget, tokenizer="words", embed_model=embed,
-                                   vector_store=index.vector_store)  # fmt: skip
+    adapter = AdagresPostprocessor(
+        budget=budget, tokenizer="words", embed_model=embed, vector_store=index.vector_store
+    )
     got = adapter.select(found, QueryBundle(QUERY, embedding=QUERY_VECTOR))
 
     (item,) = got.documents
@@ -78,13 +84,21 @@ def test_two_overlapping_nodes_are_one_node_paid_for_once(offsets):
     llm = [n.get_content(metadata_mode=MetadataMode.LLM) for n in pool]
     sources = [n.ref_doc_id if offsets else None for n in pool]
     starts = [n.start_char_idx if offsets else None for n in pool]
-    want = core(raw, sources, starts, range(len(pool)), budget, tokens=[words(t) for t in llm],
-                count=lambda text: words(HEADER + text))  # fmt: skip
+    want = core(
+        raw,
+        sources,
+        starts,
+        range(len(pool)),
+        budget,
+        tokens=[words(t) for t in llm],
+        count=lambda text: words(HEADER + text),
+    )
     assert got.selection is not None and got.selection.indices == want.indices == (0, 1)
     assert got.selection.passages == want.passages and got.selection.tokens_used == budget
 
-    apart = adapter.model_copy(update={"settings": PRESETS["recommended"].settings.replace(
-        packing=False)}).select(found, QueryBundle(QUERY, embedding=QUERY_VECTOR))  # fmt: skip
+    apart = adapter.model_copy(
+        update={"settings": PRESETS["recommended"].settings.replace(packing=False)}
+    ).select(found, QueryBundle(QUERY, embedding=QUERY_VECTOR))
     ids = [n.node.node_id for n in apart.documents]
     assert ids[0] == pool[0].node_id and pool[1].node_id not in ids
     assert all("adagres_chunks" not in n.node.metadata for n in apart.documents)

@@ -23,10 +23,14 @@ def retrieved(ids=("a", "b", "n"), relevance=(0.9, 0.8, 0.5), offsets=True) -> c
         vectors[i, 0], vectors[i, i + 1] = r, np.sqrt(1 - r * r)
     places = Places((A, B, NOTE), ("doc", "doc", None), (0, DOC.index("w12"), None))
     return common.Retrieved(
-        query="which?", texts=(A, B, NOTE), embeddings=vectors,
-        query_embedding=np.array([1.0, 0.0, 0.0, 0.0]), ids=ids, metadata=(None,) * 3,
+        query="which?",
+        texts=(A, B, NOTE),
+        embeddings=vectors,
+        query_embedding=np.array([1.0, 0.0, 0.0, 0.0]),
+        ids=ids,
+        metadata=(None,) * 3,
         places=places if offsets else None,
-    )  # fmt: skip
+    )
 
 
 def header_words(text: str) -> int:

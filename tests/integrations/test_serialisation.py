@@ -35,10 +35,12 @@ ALLOWED = [AdagresCompressor, AdagresRetriever, PackagedMiniLM, QueryCache]
 @pytest.fixture(scope="module")
 def lc_store(demo) -> InMemoryVectorStore:
     store = InMemoryVectorStore(PackagedMiniLM())
-    store.add_documents([
-        Document(page_content=text, metadata=meta, id=doc_id)
-        for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
-    ])  # fmt: skip
+    store.add_documents(
+        [
+            Document(page_content=text, metadata=meta, id=doc_id)
+            for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
+        ]
+    )
     return store
 
 
@@ -57,9 +59,12 @@ def ids(documents) -> list[str]:
 
 def test_langchain_compressor_survives_dumpd_and_load(lc_store, demo):
     compressor = AdagresCompressor(
-        embeddings=PackagedMiniLM(), budget=BUDGET, preset="paper", settings=SETTINGS,
+        embeddings=PackagedMiniLM(),
+        budget=BUDGET,
+        preset="paper",
+        settings=SETTINGS,
         tokenizer="words",
-    )  # fmt: skip
+    )
     data = dumpd(compressor)
     assert data["type"] == "constructor"
     assert data["id"] == ["adagres", "integrations", "langchain", "AdagresCompressor"]
@@ -67,8 +72,9 @@ def test_langchain_compressor_survives_dumpd_and_load(lc_store, demo):
     assert data["kwargs"]["embeddings"]["id"][-1] == "PackagedMiniLM"
     with pytest.raises(ValueError, match="Invalid namespace"):
         load(data, allowed_objects=ALLOWED)  # adagres is not a namespace LangChain trusts
-    loaded = load(json.loads(dumps(compressor)), allowed_objects=ALLOWED,
-                  valid_namespaces=["adagres"])  # fmt: skip
+    loaded = load(
+        json.loads(dumps(compressor)), allowed_objects=ALLOWED, valid_namespaces=["adagres"]
+    )
     assert isinstance(loaded, AdagresCompressor) and isinstance(loaded.embeddings, PackagedMiniLM)
     assert loaded.options() == compressor.options()
     base = lc_store.as_retriever(search_kwargs={"k": TOP_K})
@@ -104,10 +110,14 @@ def test_langchain_callable_tokenizer_is_refused_in_one_line():
 
 def test_llamaindex_json_holds_no_store_and_round_trips_with_settings(index, demo, tmp_path):
     postprocessor = AdagresPostprocessor(
-        budget=BUDGET, preset="paper", settings=SETTINGS, tokenizer="words",
-        embed_model=PackagedMiniLMEmbedding(), vector_store=index.vector_store,
+        budget=BUDGET,
+        preset="paper",
+        settings=SETTINGS,
+        tokenizer="words",
+        embed_model=PackagedMiniLMEmbedding(),
+        vector_store=index.vector_store,
         record_to=tmp_path / "runs.jsonl",
-    )  # fmt: skip
+    )
     text = postprocessor.to_json()
     assert len(text) < 1000  # the store's 32 vectors are not in it
     saved = json.loads(text)

@@ -40,10 +40,13 @@ def memory(demo, model) -> InMemoryVectorStore:
 @pytest.fixture(scope="module")
 def milvus(demo, model, tmp_path_factory) -> Milvus:
     store = Milvus(
-        model, connection_args={"uri": str(tmp_path_factory.mktemp("milvus") / "lc.db")},
-        collection_name="demo", auto_id=False, consistency_level="Strong",
+        model,
+        connection_args={"uri": str(tmp_path_factory.mktemp("milvus") / "lc.db")},
+        collection_name="demo",
+        auto_id=False,
+        consistency_level="Strong",
         index_params={"index_type": "FLAT", "metric_type": "COSINE"},
-    )  # fmt: skip
+    )
     store.add_documents(documents_of(demo), ids=demo.ids)
     return store
 
@@ -195,9 +198,11 @@ class Holding:
 
 def test_stores_are_asked_in_order_for_what_the_earlier_ones_lack():
     memory = InMemoryVectorStore(Counting())
-    memory.store.update({
-        "a": {"id": "a", "vector": [1.0, 0.0], "text": "x", "metadata": {}},
-        "b": {"id": "b", "vector": [9.0, 9.0], "text": "y", "metadata": {}},
-    })  # fmt: skip
+    memory.store.update(
+        {
+            "a": {"id": "a", "vector": [1.0, 0.0], "text": "x", "metadata": {}},
+            "b": {"id": "b", "vector": [9.0, 9.0], "text": "y", "metadata": {}},
+        }
+    )
     documents = [Document("x", id="a"), Document("y", id="b"), Document("z", id="c")]
     assert stored_vectors([Holding(), memory], documents) == [[1.0, 0.0], [0.0, 2.0], None]

@@ -35,9 +35,11 @@ def model() -> Counting:
 def chroma_store(demo, model, space: str) -> Chroma:
     client = chromadb.EphemeralClient(chromadb.config.Settings(anonymized_telemetry=False))
     store = Chroma(
-        collection_name=f"demo-{space}", embedding_function=model, client=client,
+        collection_name=f"demo-{space}",
+        embedding_function=model,
+        client=client,
         collection_metadata={"hnsw:space": space},
-    )  # fmt: skip
+    )
     store.add_documents(documents_of(demo), ids=demo.ids)
     return store
 
@@ -135,8 +137,9 @@ def test_an_index_that_cannot_reconstruct_falls_back_to_embedding(demo):
     index = faiss.IndexIVFFlat(quantizer, vectors.shape[1], 1)
     index.train(vectors)
     store = FAISS(model, index, InMemoryDocstore(), {})
-    store.add_embeddings(list(zip(demo.texts, vectors.tolist(), strict=True)), demo.metadatas,
-                         ids=demo.ids)  # fmt: skip
+    store.add_embeddings(
+        list(zip(demo.texts, vectors.tolist(), strict=True)), demo.metadatas, ids=demo.ids
+    )
     base = store.as_retriever(search_kwargs={"k": TOP_K})
     pool = base.invoke(demo.query)
     model.reset()

@@ -115,10 +115,12 @@ class Collect(BaseCallbackHandler):
 @pytest.fixture(scope="module")
 def lc_store(demo) -> InMemoryVectorStore:
     store = InMemoryVectorStore(PackagedMiniLM())
-    store.add_documents([
-        Document(page_content=text, metadata=meta, id=doc_id)
-        for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
-    ])  # fmt: skip
+    store.add_documents(
+        [
+            Document(page_content=text, metadata=meta, id=doc_id)
+            for doc_id, text, meta in zip(demo.ids, demo.texts, demo.metadatas, strict=True)
+        ]
+    )
     return store
 
 
@@ -126,9 +128,16 @@ def lc_expected(store: InMemoryVectorStore, query: str, preset: str = "recommend
     documents = store.as_retriever(search_kwargs={"k": TOP_K}).invoke(query)
     vectors = [store.store[doc.id]["vector"] for doc in documents]
     texts = [doc.page_content for doc in documents]
-    kwargs = {"strategy": "adagres", "settings": AdagresCompressor(
-        embeddings=store.embeddings, budget=1, preset="paper").options().settings
-    } if preset == "paper" else {}  # fmt: skip
+    kwargs = (
+        {
+            "strategy": "adagres",
+            "settings": AdagresCompressor(embeddings=store.embeddings, budget=1, preset="paper")
+            .options()
+            .settings,
+        }
+        if preset == "paper"
+        else {}
+    )
     want = expected(store.embeddings.embed_query(query), vectors, texts, **kwargs)
     return reported(want, [doc.id for doc in documents], preset)
 
@@ -144,9 +153,11 @@ def test_langchain_retriever_reports_to_any_callback_handler(lc_store, demo, spa
         assert handler.events == [("adagres.selection", values)]
         [start] = [s for s in handler.starts if s["name"] == "adagres.selection"]
         assert {k: v for k, v in start["metadata"].items() if k.startswith("adagres.")} == {
-            "adagres.budget": BUDGET, "adagres.strategy": "topk_budget",
-            "adagres.preset": "recommended", "adagres.tokenizer": "cl100k",
-        }  # fmt: skip
+            "adagres.budget": BUDGET,
+            "adagres.strategy": "topk_budget",
+            "adagres.preset": "recommended",
+            "adagres.tokenizer": "cl100k",
+        }
         assert values in handler.ends
         check_otel(spans, values, "langchain")
 
@@ -197,9 +208,11 @@ def test_langsmith_tracer_receives_the_selection_under_the_retriever_run(lc_stor
     assert selection["parent_run_id"] == top["id"]
     metadata = selection["extra"]["metadata"]
     assert {k: v for k, v in metadata.items() if k.startswith("adagres.")} == {
-        "adagres.budget": BUDGET, "adagres.strategy": "topk_budget",
-        "adagres.preset": "recommended", "adagres.tokenizer": "cl100k",
-    }  # fmt: skip
+        "adagres.budget": BUDGET,
+        "adagres.strategy": "topk_budget",
+        "adagres.preset": "recommended",
+        "adagres.tokenizer": "cl100k",
+    }
     assert client.updated[str(selection["id"])]["outputs"] == values
     returned = client.updated[str(top["id"])]["outputs"]["documents"]
     assert [doc.id for doc in returned] == values["adagres.picked_ids"] == [d.id for d in docs]
@@ -250,8 +263,11 @@ def test_llamaindex_dispatches_an_event_with_the_selection(demo, spans):
     [event] = handler.seen
     assert event.attributes == values
     assert (event.lam, event.stop_reason, event.tokens_used, event.budget) == (
-        values["adagres.lambda"], want.stop_reason.value, want.tokens_used, BUDGET,
-    )  # fmt: skip
+        values["adagres.lambda"],
+        want.stop_reason.value,
+        want.tokens_used,
+        BUDGET,
+    )
     assert event.picked_ids == values["adagres.picked_ids"] and event.query == demo.query
     assert event.span_id is not None  # inside the postprocess_nodes span
     check_otel(spans, values, "llamaindex")
@@ -285,11 +301,14 @@ class Tagged(tracing.Span):
 
 def test_haystack_tags_a_span_of_its_tracer(demo, spans):
     store = InMemoryDocumentStore()
-    store.write_documents([
-        HaystackDocument(id=i, content=t, meta=m, embedding=e.tolist())
-        for i, t, m, e in zip(demo.ids, demo.texts, demo.metadatas, embed_texts(demo.texts),
-                              strict=True)
-    ])  # fmt: skip
+    store.write_documents(
+        [
+            HaystackDocument(id=i, content=t, meta=m, embedding=e.tolist())
+            for i, t, m, e in zip(
+                demo.ids, demo.texts, demo.metadatas, embed_texts(demo.texts), strict=True
+            )
+        ]
+    )
     query_vector = embed_texts([demo.query])[0].tolist()
     retriever = InMemoryEmbeddingRetriever(store, top_k=TOP_K, return_embedding=True)
     pipe = Pipeline()
