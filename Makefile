@@ -69,7 +69,7 @@ OFFLINE_TESTS := tests/test_selection.py tests/test_baselines.py tests/test_cali
 	tests/fuzz/test_fuzz_loaders.py \
 	tests/fuzz/test_fuzz_retrieval.py tests/fuzz/test_limits.py tests/app/test_pages.py \
 	tests/app/test_pages_analysis.py \
-	adagres/core adagres/pools/io.py adagres/pools/embed.py adagres/pools/minilm.py adagres/pools/tokens.py
+	adagres/core adagres/pools/io.py adagres/embed/models.py adagres/embed/minilm.py adagres/embed/tokens.py
 test-offline: install
 	unshare -n sh -c 'ip link set lo up && $(PY) -m pytest -q -m "not browser" $(OFFLINE_TESTS)'
 
@@ -128,7 +128,7 @@ live-data: install
 	rm -rf data/live.db
 	$(PY) -m adagres index data/live.db demo data/src/*.json
 	if [ "$(LIVE_WIKI)" = 1 ]; then \
-	  mkdir -p artifacts && $(PY) -c "import json; from adagres.pools.datasets import wiki_summaries as w; \
+	  mkdir -p artifacts && $(PY) -c "import json; from adagres.corpora.datasets import wiki_summaries as w; \
 	  open('artifacts/wiki_summaries.jsonl', 'w').writelines(json.dumps({'id': t, 'text': s['extract']}) + '\\n' \
 	  for t, s in w().items() if s['extract'].strip())" && \
 	  $(PY) -m adagres index data/live.db wikipedia artifacts/wiki_summaries.jsonl; fi

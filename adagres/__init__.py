@@ -25,10 +25,15 @@ from .core.settings import POLICIES, Settings
 
 with contextlib.suppress(ImportError):  # the exact solver is an optional package of its own:
     from . import optimum  # noqa: F401  (present, it registers the strategy "exact")
+from . import embed
+from .corpora import datasets
+from .corpora import documents as corpus
+from .corpora.documents import chunk_documents, pool_from_documents
+from .embed import tokens
+from .embed.models import embed_texts, ensure_embeddings
+from .embed.tokens import TOKENIZERS, count_tokens, ensure_token_counts
 from .errors import AdagresError, InputError, PoolError, SolverError
-from .pools import corpus, datasets, embed, io, tokens
-from .pools.corpus import chunk_documents, pool_from_documents
-from .pools.embed import embed_texts, ensure_embeddings
+from .pools import io
 from .pools.io import (
     dump_retrieval,
     load_pool,
@@ -38,7 +43,6 @@ from .pools.io import (
     save_pools,
 )
 from .pools.pool import Chunk, Pool
-from .pools.tokens import TOKENIZERS, count_tokens, ensure_token_counts
 
 __all__ = [
     "FALLBACK_LAM",

@@ -1,7 +1,7 @@
 """Command line: ``python -m adagres select POOL_FILE --budget 800 [...]``.
 
 Also ``index URI COLLECTION FILES...`` and ``retrieve URI COLLECTION QUERY [--out pool.json]``
-(live pools from a Milvus collection, :mod:`adagres.pools.milvus`), and ``traces EXPORT
+(live pools from a Milvus collection, :mod:`adagres.stores.milvus`), and ``traces EXPORT
 POOLS.jsonl`` (the retrievals of a trace export as a pool set, :mod:`adagres.traces`).
 
 Prints the picks, tokens, stop reason, λ derivation and metrics, or with ``--json`` one JSON
@@ -48,7 +48,7 @@ def _lam(text: str) -> float | str:
 
 def _limit(text: str) -> tuple[str, int]:
     """``--limit max_depth=200``: a loader limit's name and its new value."""
-    from .pools.limits import Limits
+    from .pools.load_limits import Limits
 
     name, sep, value = text.partition("=")
     known = [field.name for field in dataclasses.fields(Limits)]
@@ -218,7 +218,7 @@ def _moment(text: str) -> Any:
 def _traces(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .pools.limits import DEFAULT_LIMITS
+    from .pools.load_limits import DEFAULT_LIMITS
     from .traces import write_pool_set
 
     export = Path(args.export)
@@ -277,7 +277,7 @@ def _live_parsers(commands: Any) -> None:
 def _live(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .pools import milvus
+    from .stores import milvus
 
     try:
         if args.command == "index":
@@ -292,7 +292,7 @@ def _live(args: argparse.Namespace) -> int:
         options = {"top_n": args.top_n, "tokenizer": args.tokenizer}
         pool = milvus.retrieve_pool(args.uri, args.collection, args.query, **options)
         if args.out is not None:
-            from .pools.jsonfile import save_pool
+            from .pools.formats.jsonfile import save_pool
 
             save_pool(pool, args.out)
     except (AdagresError, OSError) as exc:
@@ -310,7 +310,7 @@ def _live(args: argparse.Namespace) -> int:
 
 def _load(args: argparse.Namespace) -> Any:
     from .pools.io import load_pool
-    from .pools.limits import DEFAULT_LIMITS
+    from .pools.load_limits import DEFAULT_LIMITS
 
     limits = DEFAULT_LIMITS.replace(**dict(args.limit))
     return load_pool(args.pool_file, index=args.index, query=args.query, limits=limits)
@@ -319,12 +319,12 @@ def _load(args: argparse.Namespace) -> Any:
 def _ready(pool: Any, tokenizer: str) -> Any:
     """Fill in what the selector needs: embeddings (model) and token counts (tokenizer)."""
     if pool.embeddings is None or pool.query_embedding is None:
-        from .pools.embed import ensure_embeddings
+        from .embed.models import ensure_embeddings
 
         print("embedding chunks with the local model...", file=sys.stderr)
         pool = ensure_embeddings(pool)
     if pool.token_counts is None:
-        from .pools.tokens import ensure_token_counts
+        from .embed.tokens import ensure_token_counts
 
         pool = ensure_token_counts(pool, tokenizer)
     return pool

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from adagres.pools.milvus import MAX_TOP_N
+from adagres.stores.milvus import MAX_TOP_N
 from ui import live, render, state
 from ui.sidebar import sidebar
 

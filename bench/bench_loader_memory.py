@@ -30,7 +30,7 @@ import io, json, resource, sys, time
 from pathlib import Path
 import pyarrow as pa, pyarrow.parquet as pq
 import adagres
-from adagres.pools import poolsets
+from adagres.poolsets import summaries as poolsets
 
 def peak_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -58,7 +58,7 @@ elif case == "line_200k":
     target = folder / "long.jsonl"
     target.write_text((line + "\n") * 200_000)
     try:
-        from adagres.pools.limits import Limits
+        from adagres.pools.load_limits import Limits
         pool_set = poolsets.load_pool_set(target, limits=Limits(max_set_pools=200_000))
     except TypeError:  # a version without limits=
         pool_set = poolsets.load_pool_set(target)

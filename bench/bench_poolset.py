@@ -11,8 +11,8 @@ JSONL file of pools with embeddings and token counts, the way the framework adap
 ``record_to=`` writes them. Then, each in a fresh process so that no cache of an earlier
 step helps, the script times:
 
-- ``open``: :func:`adagres.pools.poolsets.load_pool_set` (finds the lines, reads no pool);
-- ``summarize``: :func:`~adagres.pools.poolsets.summarize` on the local cores (every pool
+- ``open``: :func:`adagres.poolsets.summaries.load_pool_set` (finds the lines, reads no pool);
+- ``summarize``: :func:`~adagres.poolsets.summaries.summarize` on the local cores (every pool
   loaded and validated, three selections and their metrics per query): the first open;
 - ``page``: the Pool sets page run cold in ``streamlit.testing.v1.AppTest`` with an empty
   rows cache (what a user waits for on a first open, minus the browser's drawing), then
@@ -90,12 +90,12 @@ def write_set(path: Path, queries: int) -> Path:
 
 STEPS = {
     "open": """
-from adagres.pools.poolsets import load_pool_set
+from adagres.poolsets.summaries import load_pool_set
 start = time.perf_counter(); s = load_pool_set(PATH); result = time.perf_counter() - start
 """,
     "summarize": """
 import adagres
-from adagres.pools.poolsets import load_pool_set, summarize
+from adagres.poolsets.summaries import load_pool_set, summarize
 start = time.perf_counter()
 rows = summarize(load_pool_set(PATH), adagres.Settings(), BUDGET)
 result = time.perf_counter() - start
@@ -103,7 +103,7 @@ assert len(rows) == QUERIES
 """,
     "summarize_serial": """
 import adagres
-from adagres.pools.poolsets import load_pool_set, summarize
+from adagres.poolsets.summaries import load_pool_set, summarize
 start = time.perf_counter()
 rows = summarize(load_pool_set(PATH), adagres.Settings(), BUDGET, workers=1)
 result = time.perf_counter() - start

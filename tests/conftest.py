@@ -45,10 +45,10 @@ FILE_MARKS = {
 }
 # Doctests in adagres/ that need more than numpy.
 DOCTEST_MARKS = {
-    "adagres.pools.embed.embed_texts": ("model",),
-    "adagres.pools.minilm.MiniLM": ("model",),
-    "adagres.pools.datasets.wiki_summaries": ("data",),
-    "adagres.pools.datasets.drug_reviews": ("data",),
+    "adagres.embed.models.embed_texts": ("model",),
+    "adagres.embed.minilm.MiniLM": ("model",),
+    "adagres.corpora.datasets.wiki_summaries": ("data",),
+    "adagres.corpora.datasets.drug_reviews": ("data",),
 }
 
 
@@ -103,7 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def fanoutqa_dev_pools(adagres_cache_dir: Path):
     """The 558 FanOutQA dev pools, built once per session (BM25, about 10 s) into the
     session cache, where the app tests' own ``fanoutqa_pools()`` calls find them too."""
-    from adagres.pools import datasets
+    from adagres.corpora import datasets
 
     return datasets.fanoutqa_pools()
 
@@ -150,7 +150,7 @@ class FakeEncoder:
 def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> FakeEncoder:
     """Replace the model run by :func:`hashed_bag_of_words`, for tests where the model is not
     the thing under test."""
-    from adagres.pools import embed
+    from adagres.embed import models as embed
 
     fake = FakeEncoder()
 

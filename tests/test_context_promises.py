@@ -23,10 +23,10 @@ from adagres.core.packing import OMISSION_MARK, context_tokens, pieces, sentence
 from adagres.core.presets import NEAR_DUPLICATE_GUARD
 from adagres.core.records import VerdictKind
 from adagres.core.strategies import STRATEGIES
+from adagres.embed.tokens import count_tokens
 from adagres.errors import InputError
 from adagres.pools.pool import Chunk, Pool
 from adagres.pools.spans import TokenCounter, placement
-from adagres.pools.tokens import count_tokens
 
 FOOTER = "Keep this leaflet, you may need to read it again before your next dose."
 HEADER = "Patient information leaflet, read all of it before you start taking this medicine."

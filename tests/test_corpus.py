@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from adagres import embed
+from adagres.corpora.documents import chunk_documents, pool_from_documents, read_documents
 from adagres.errors import InputError, PoolError
-from adagres.pools.corpus import chunk_documents, pool_from_documents, read_documents
 from adagres.pools.io import load_pool, save_pool
 
 TEXT = "one two three four five six seven"
@@ -118,7 +118,7 @@ def test_pool_from_documents_argument_checks():
 
 def test_tables_and_pool_files_with_their_own_queries_are_read_as_documents(tmp_path):
     """Every row's text is a document, whether or not the file names a query."""
-    from adagres.pools.corpus import read_documents
+    from adagres.corpora.documents import read_documents
 
     with_query = tmp_path / "runs.csv"
     with_query.write_text("query,title,text\nq1,A,alpha text\nq2,B,beta text\n")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from adagres import datasets
+from adagres.corpora.documents import chunk_documents
 from adagres.errors import PoolError
-from adagres.pools.corpus import chunk_documents
 from adagres.pools.io import load_pools
 
 

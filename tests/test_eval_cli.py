@@ -75,7 +75,7 @@ def test_drug_queries_mark_the_reviews_of_that_drug_and_condition(tmp_path, fake
         "Ethinyl estradiol / norethindrone | Birth Control"
     )
     (case,) = harness_cases.drug_cases([next(iter(queries))], cache_dir=tmp_path)
-    from adagres.pools import datasets
+    from adagres.corpora import datasets
 
     label = {r["id"]: (r["drug"], r["condition"]) for r in datasets.drug_review_rows()}
     for chunk in case.pool.chunks:

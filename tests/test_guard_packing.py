@@ -17,7 +17,7 @@ from adagres.core.baselines import run_prepared
 from adagres.core.metrics import evaluate, near_duplicate_pairs
 from adagres.core.ngrams import containment, gram_set
 from adagres.core.records import VerdictKind
-from adagres.pools.corpus import chunk_documents
+from adagres.corpora.documents import chunk_documents
 from adagres.pools.pool import Chunk, Pool
 
 DOC = " ".join(f"w{i}" for i in range(400))

@@ -15,8 +15,8 @@ import pytest
 
 from adagres import select
 from adagres.core import metrics, sweep
+from adagres.corpora.documents import chunk_documents, read_documents
 from adagres.errors import InputError, PoolError
-from adagres.pools.corpus import chunk_documents, read_documents
 
 Q = np.array([1.0, 0.0, 0.0])
 C = np.array([[0.9, 0.1, 0.0], [0.8, 0.0, 0.6], [0.1, 0.9, 0.4]])

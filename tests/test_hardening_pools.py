@@ -17,13 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from adagres.core.validate import MAX_TOKENS
+from adagres.embed.models import embed_texts, ensure_embeddings
+from adagres.embed.tokens import count_tokens
 from adagres.errors import InputError, PoolError, one_line
-from adagres.pools import jsonfile, parquet
-from adagres.pools.embed import embed_texts, ensure_embeddings
+from adagres.pools.formats import jsonfile, parquet
 from adagres.pools.io import load_pool, save_pool
-from adagres.pools.limits import Limits, scan_json
+from adagres.pools.load_limits import Limits, scan_json
 from adagres.pools.pool import Chunk, Pool
-from adagres.pools.tokens import count_tokens
 
 LIMIT_HINT = re.compile(
     r"\(raise it with limits=Limits\((\w+)=\.\.\.\) or the CLI's --limit \1=\.\.\.\)$"
@@ -382,7 +382,7 @@ def test_values_limit_refuses_a_file_of_empty_lists_before_parsing(monkeypatch):
 
 
 def test_a_long_csv_field_stops_the_reader_and_the_tokenizer_never_sees_it(monkeypatch):
-    from adagres.pools import tokens
+    from adagres.embed import tokens
 
     monkeypatch.setattr(tokens, "_minilm", lambda: pytest.fail("tokenized"))
     before = csv.field_size_limit()

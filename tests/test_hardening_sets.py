@@ -11,11 +11,12 @@ import pytest
 
 import adagres
 from adagres.errors import InputError, PoolError
-from adagres.pools import limits as limits_module
-from adagres.pools import milvus, poolsets
-from adagres.pools.limits import Limits
+from adagres.pools import load_limits as limits_module
+from adagres.pools.kept_values import string_list_problem
+from adagres.pools.load_limits import Limits
 from adagres.pools.pool import Chunk, Pool
-from adagres.pools.values import string_list_problem
+from adagres.poolsets import summaries as poolsets
+from adagres.stores import milvus
 
 LINE = json.dumps({"query": "q", "chunks": [{"id": "a", "text": "x", "tokens": 1}]})
 

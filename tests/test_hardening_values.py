@@ -17,10 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import adagres
+from adagres.corpora.documents import read_documents
 from adagres.errors import PoolError, one_line
-from adagres.pools import jsonfile, parquet
-from adagres.pools.corpus import read_documents
-from adagres.pools.limits import Limits
+from adagres.pools.formats import jsonfile, parquet
+from adagres.pools.load_limits import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 

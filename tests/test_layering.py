@@ -25,7 +25,7 @@ HEAVY = [
 
 def test_import_adagres_loads_no_heavy_library():
     code = (
-        "import sys, adagres, adagres.cli, adagres.pools.milvus, adagres.pools.poolsets\n"
+        "import sys, adagres, adagres.cli, adagres.stores.milvus, adagres.poolsets.summaries\n"
         "import adagres.traces\n"
         f"loaded = [m for m in {HEAVY!r} if m in sys.modules]\n"
         "print(','.join(loaded))\n"

@@ -23,12 +23,12 @@ import numpy as np
 import pytest
 
 import adagres
+from adagres.corpora.documents import chunk_documents
+from adagres.embed.models import DEFAULT_MODEL, embed_texts
+from adagres.embed.tokens import count_tokens
 from adagres.errors import InputError, PoolError
-from adagres.pools import milvus
-from adagres.pools.corpus import chunk_documents
-from adagres.pools.embed import DEFAULT_MODEL, embed_texts
 from adagres.pools.pool import Pool
-from adagres.pools.tokens import count_tokens
+from adagres.stores import milvus
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_FILES = sorted((ROOT / "data" / "src").glob("*.json"))

@@ -9,7 +9,7 @@ import milvus_support
 import pytest
 
 from adagres.errors import PoolError
-from adagres.pools import milvus
+from adagres.stores import milvus
 
 DOCS = {
     "cats.md": "Cats sleep most of the day. A cat purrs when it is content.",

@@ -8,7 +8,7 @@ import pytest
 from milvus_support import free_port
 
 from adagres.errors import PoolError
-from adagres.pools import milvus
+from adagres.stores import milvus
 
 
 def test_unreachable_server_is_one_line_with_credentials_redacted():
@@ -50,7 +50,7 @@ def _raised_from(inner: BaseException) -> BaseException:
 
 
 def test_an_authentication_refusal_is_told_from_an_unreachable_server():
-    from adagres.pools.milvus_store import auth_failure
+    from adagres.stores.milvus_store import auth_failure
 
     refused = _RpcError("UNAUTHENTICATED", "auth check failure,\n check the password")
     assert auth_failure(_raised_from(refused)) == "auth check failure, check the password"

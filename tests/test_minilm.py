@@ -1,4 +1,4 @@
-"""The packaged MiniLM run with numpy (adagres.pools.minilm): the same vectors as
+"""The packaged MiniLM run with numpy (adagres.embed.minilm): the same vectors as
 sentence-transformers, without torch.
 
 Tolerance: cosine ≥ 0.99999 to sentence-transformers' vector of the same text (measured:
@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from adagres.embed.minilm import gelu, packaged_folder, packaged_model, read_safetensors
 from adagres.errors import PoolError
-from adagres.pools.minilm import gelu, packaged_folder, packaged_model, read_safetensors
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 COSINE = 0.99999
@@ -57,7 +57,7 @@ def test_same_vectors_as_sentence_transformers_on_wikipedia_summaries():
     exercised, and short ones), embedded by sentence-transformers (torch) and by numpy."""
     from sentence_transformers import SentenceTransformer
 
-    from adagres.pools.datasets import wiki_summaries
+    from adagres.corpora.datasets import wiki_summaries
 
     extracts = sorted((item["extract"] for item in wiki_summaries().values()), key=len)
     texts = extracts[:40] + extracts[len(extracts) // 2 : len(extracts) // 2 + 60] + extracts[-60:]
@@ -112,7 +112,7 @@ def test_default_embedding_path_imports_no_torch(tmp_path):
     torch nor sentence-transformers nor transformers."""
     code = (
         "import sys, adagres\n"
-        "from adagres.pools.corpus import pool_from_documents\n"
+        "from adagres.corpora.documents import pool_from_documents\n"
         f"v = adagres.embed_texts(['a cat', 'a kitten'], cache_dir={str(tmp_path)!r})\n"
         "pool = pool_from_documents({'d': 'Paris is in France.'}, 'Where is Paris?', size=20,"
         f" overlap=0, top_n=1, cache_dir={str(tmp_path)!r})\n"

@@ -19,12 +19,12 @@ from adagres.core.packing import stitch
 from adagres.core.prepared import prepare
 from adagres.core.records import VerdictKind
 from adagres.core.selection import select_prepared
+from adagres.corpora.documents import chunk_documents
+from adagres.embed.tokens import count_tokens
 from adagres.errors import InputError, PoolError
 from adagres.figures import budget_bar_data  # (the package binds it; see its __getattr__)
-from adagres.pools.corpus import chunk_documents
 from adagres.pools.io import load_pool
 from adagres.pools.pool import Chunk, Pool
-from adagres.pools.tokens import count_tokens
 
 DOC = " ".join(f"w{i}" for i in range(400))
 

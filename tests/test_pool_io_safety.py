@@ -85,8 +85,8 @@ def test_loaders_never_unpickle(tmp_path, monkeypatch):
 
 def test_import_adagres_io_stays_light():
     code = (
-        "import sys, adagres, adagres.pools.io, adagres.pools.pool, adagres.pools.tokens, "
-        "adagres.pools.embed, adagres.pools.corpus, adagres.pools.datasets\n"
+        "import sys, adagres, adagres.pools.io, adagres.pools.pool, adagres.embed.tokens, "
+        "adagres.embed.models, adagres.corpora.documents, adagres.corpora.datasets\n"
         "heavy = {'torch', 'sentence_transformers', 'pandas', 'pyarrow', 'tokenizers', "
         "'bpe_openai', 'transformers'}\n"
         "print(sorted(heavy & set(sys.modules)))"

@@ -17,7 +17,7 @@ from reference import mean_pairwise, naive_select, random_pool
 import adagres
 from adagres.errors import InputError, PoolError
 from adagres.pools.pool import Chunk, Pool
-from adagres.pools.poolsets import (
+from adagres.poolsets.summaries import (
     COMPARED,
     PoolSet,
     Unit,
@@ -301,7 +301,7 @@ def test_bad_input(tmp_path, jsonl):
 def test_queries_against_a_collection(tmp_path, monkeypatch, fake_encoder):
     from milvus_lite.server_manager import server_manager_instance
 
-    from adagres.pools import milvus
+    from adagres.stores import milvus
 
     monkeypatch.setenv("ADAGRES_CACHE_DIR", str(tmp_path / "cache"))
     store = str(tmp_path / "live.db")
@@ -364,7 +364,7 @@ def test_a_script_run_by_path_is_not_run_again_by_the_workers(jsonl, tmp_path):
     script = tmp_path / "page.py"
     script.write_text(
         "import adagres\n"
-        "from adagres.pools.poolsets import load_pool_set, summarize\n"
+        "from adagres.poolsets.summaries import load_pool_set, summarize\n"
         f"open({str(marker)!r}, 'a').write('ran\\n')\n"  # no __main__ guard, like a page
         f"pool_set = load_pool_set({str(jsonl)!r})\n"
         f"rows = summarize(pool_set, adagres.Settings(), {BUDGET}, workers=2)\n"
@@ -385,7 +385,7 @@ def test_workers_let_go_of_an_open_store(jsonl, tmp_path):
         "import os, adagres\n"
         "from pymilvus import MilvusClient\n"
         "from adagres.pools import lockfiles\n"
-        "from adagres.pools.poolsets import load_pool_set, summarize\n"
+        "from adagres.poolsets.summaries import load_pool_set, summarize\n"
         f"client = MilvusClient({str(store)!r})\n"
         "client.create_collection('c', dimension=4)\n"
         f"pool_set = load_pool_set({str(jsonl)!r})\n"
@@ -406,7 +406,7 @@ def test_workers_let_go_of_an_open_store(jsonl, tmp_path):
 def test_a_small_set_is_parsed_once_and_a_changed_file_anew(tmp_path, monkeypatch):
     """Summarised again (a setting moved), a set's files are read but not parsed again;
     a file whose bytes changed is parsed anew, and its rows follow it."""
-    from adagres.pools import poolset_files
+    from adagres.poolsets import files as poolset_files
 
     parsed: list[str] = []
     real = poolset_files.load_pools

@@ -2,7 +2,7 @@
 model, place it on the map, ring its nearest chunks and select again for it.
 
 The question is the page option ``ask`` in the address, so a link restores it. It is
-embedded offline by :func:`adagres.pools.embed.embed_texts` with the model the pool records
+embedded offline by :func:`adagres.embed.models.embed_texts` with the model the pool records
 (``embedding_model``): the first question pays the model's load once per process, and each
 question's vector is kept on disk and, with the rest, in a :class:`ui.cache.Slot` keyed by
 the pool's key and the question text. A pool that names no model, a model that is not on
@@ -31,9 +31,9 @@ import streamlit as st
 from adagres.core import baselines
 from adagres.core.prepared import PreparedPool, prepare
 from adagres.core.result import Selection
+from adagres.embed.models import embed_texts, resolve_model
 from adagres.errors import AdagresError, PoolError
 from adagres.figures.projection import pca
-from adagres.pools.embed import embed_texts, resolve_model
 from adagres.pools.pool import Pool
 
 from . import compute, pools, render, state

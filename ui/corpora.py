@@ -8,7 +8,7 @@ it (``ui.progress.follow``: progress, an estimate, Cancel) and then registers th
 Counting tokens, embedding and loading the model are in :mod:`ui.preparing`. What keeps the
 defaults to seconds: the embedding model is loaded in the background while the user looks
 at the Pool page (:func:`warm_up`); vectors come from the on-disk cache
-(``adagres.pools.embed``), so a text is embedded once per machine; a FanOutQA pool embeds
+(``adagres.embed.models``), so a text is embedded once per machine; a FanOutQA pool embeds
 only its own 20 chunks and its query; the drug-review corpus starts from a sample of the
 reviews (the user can take more).
 """
@@ -100,7 +100,7 @@ def documents_job(
 ) -> jobs.Job:
     """Chunk and embed ``documents`` (name -> text) and keep the ``top_n`` chunks closest to
     ``query`` (AdagresError on bad input)."""
-    from adagres.pools.corpus import pool_from_documents
+    from adagres.corpora.documents import pool_from_documents
 
     documents = dict(documents)
     params = json.dumps([documents, query, size, overlap, top_n], sort_keys=True)
@@ -145,14 +145,14 @@ def fanoutqa_questions() -> list[str]:
     Read from the dataset files (about 0.3 s), without building the pools. PoolError (not
     cached) when the optional data packages are missing.
     """
-    from adagres.pools import datasets
+    from adagres.corpora import datasets
 
     # Same list, same order as datasets.fanoutqa_pools() builds its pools from.
     return [str(leaf["question"]) for leaf in datasets.sub_questions()]
 
 
 def _fanoutqa_pools() -> list[Pool]:
-    from adagres.pools.datasets import fanoutqa_pools
+    from adagres.corpora.datasets import fanoutqa_pools
 
     return fanoutqa_pools()
 
@@ -203,7 +203,7 @@ def _fanoutqa_ready() -> bool:
 def drug_conditions() -> list[tuple[str, int]]:
     """(condition, number of reviews) of the drug reviews, most frequent first (PoolError if
     the package is missing)."""
-    from adagres.pools.datasets import conditions
+    from adagres.corpora.datasets import conditions
 
     return [(str(name), int(n)) for name, n in conditions() if str(name).strip()]
 
@@ -221,8 +221,8 @@ def drug_job(
 ) -> jobs.Job:
     """Chunk the first ``reviews`` reviews (of one condition, or all), embed them and keep
     the ``top_n`` chunks closest to ``query`` (AdagresError on bad input)."""
-    from adagres.pools.corpus import pool_from_documents
-    from adagres.pools.datasets import drug_reviews
+    from adagres.corpora.datasets import drug_reviews
+    from adagres.corpora.documents import pool_from_documents
 
     def work(job: jobs.Job) -> Pool:
         job.report(None, "Reading, chunking and embedding the reviews…")

@@ -16,8 +16,8 @@ from typing import Any
 import streamlit as st
 
 from adagres.errors import AdagresError
-from adagres.pools import milvus
 from adagres.pools.pool import Pool
+from adagres.stores import milvus
 
 from . import pools, progress, render, state
 

@@ -65,7 +65,7 @@ def restore_from_url() -> None:
     path, piece = state.option(SET, ""), state.option(PIECE, None)
     if not path or piece is None:
         return
-    from adagres.pools import poolsets
+    from adagres.poolsets import summaries as poolsets
 
     from . import poolsets as sets
 

@@ -21,8 +21,8 @@ from adagres import traces
 from adagres.core.settings import Settings as Selector
 from adagres.errors import AdagresError
 from adagres.figures.layout import PALETTE, apply_layout
-from adagres.pools import poolsets
-from adagres.pools.poolsets import PoolSet
+from adagres.poolsets import summaries as poolsets
+from adagres.poolsets.summaries import PoolSet
 
 from . import pools, poolset_links, render, state
 
@@ -206,7 +206,7 @@ def _rows(fingerprint: str, selector: Selector, budget: int, _pool_set: PoolSet)
 
 
 def rows(pool_set: PoolSet, selector: Selector, budget: int) -> list[dict[str, Any]]:
-    """Per-query rows of :func:`adagres.pools.poolsets.summarize` (on the local cores),
+    """Per-query rows of :func:`adagres.poolsets.summaries.summarize` (on the local cores),
     computed once per file fingerprint, settings and budget: kept on disk
     (``$ADAGRES_CACHE_DIR/poolsets``), so a set opens at once on a new server too, and in
     memory: for every session (the last 8) for a shared set, and in its own session only

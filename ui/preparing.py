@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+from adagres.embed.tokens import DEFAULT_TOKENIZER
 from adagres.pools.pool import Pool
-from adagres.pools.tokens import DEFAULT_TOKENIZER
 
 from . import jobs, progress
 from .text import count
@@ -46,7 +46,7 @@ def prefetch_on() -> bool:
 
 
 def _load_model(job: jobs.Job) -> bool:
-    from adagres.pools.embed import embed_texts
+    from adagres.embed.models import embed_texts
 
     job.report(None, "Loading the embedding model (MiniLM, packaged)…")
     # A throw-away cache folder, so that the model really runs (and stays loaded).
@@ -81,8 +81,8 @@ def expected_seconds(n_texts: int, embed: bool) -> float:
 def prepare_pool(pool: Pool, job: jobs.Job | None = None) -> Pool:
     """``pool`` with token counts and embeddings, computing only what is missing (a pool
     with chunk vectors but no query vector gets its query embedded, nothing else)."""
-    from adagres.pools.embed import ensure_embeddings
-    from adagres.pools.tokens import ensure_token_counts
+    from adagres.embed.models import ensure_embeddings
+    from adagres.embed.tokens import ensure_token_counts
 
     def say(message: str) -> None:
         if job is not None:

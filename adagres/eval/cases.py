@@ -5,8 +5,9 @@ chunks marked, answers) and ``source``, a small JSON recipe from which :func:`re
 makes the very same pool again (the app opens a query of a report through it).
 
 - ``fanoutqa``: FanOutQA dev sub-questions over the Wikipedia lead summaries. The top
-  ``articles`` summaries by BM25 (:func:`adagres.pools.datasets.fanoutqa_pools`, the
-  evidence article kept) are chunked with overlap (:func:`adagres.pools.corpus.pool_from_documents`,
+  ``articles`` summaries by BM25 (:func:`adagres.corpora.datasets.fanoutqa_pools`, the
+  evidence article kept) are chunked with overlap (
+  :func:`adagres.corpora.documents.pool_from_documents`,
   64-token windows every 48 tokens by default) and the ``top_n`` chunks closest to the
   sub-question by the packaged MiniLM form the pool. Gold: the chunks of the evidence
   article that made the pool; answers: the sub-question's answer strings.
@@ -16,7 +17,7 @@ makes the very same pool again (the app opens a query of a report through it).
   (a patient's experience has no answer string), so answer recall is not measured here.
 - ``demo``: the three bundled pools of ``data/`` as they are.
 - a path: a JSONL file of pools, a folder of pool files or a collection spec, read by
-  :mod:`adagres.pools.poolsets` (each pool parsed by :func:`adagres.pools.io.load_pools`),
+  :mod:`adagres.poolsets.summaries` (each pool parsed by :func:`adagres.pools.io.load_pools`),
   counted with cl100k and embedded with MiniLM where the file has neither.
 
 Query samples are drawn with :func:`sample_ids` (a seeded permutation, split into a dev
@@ -34,10 +35,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..corpora import datasets
+from ..corpora.documents import chunk_documents, pool_from_documents
+from ..embed.models import embed_texts
 from ..errors import InputError, PoolError
-from ..pools import datasets
-from ..pools.corpus import chunk_documents, pool_from_documents
-from ..pools.embed import embed_texts
 from ..pools.pool import Pool
 
 __all__ = [
@@ -192,7 +193,7 @@ def _warm(texts: Sequence[str], cache_dir: Any, progress: Progress | None) -> No
 
 def fanoutqa_queries() -> list[str]:
     """Query ids of the FanOutQA set: ``q<i>`` for the i-th dev sub-question whose evidence
-    is among the summaries (the order of :func:`adagres.pools.datasets.sub_questions`)."""
+    is among the summaries (the order of :func:`adagres.corpora.datasets.sub_questions`)."""
     return [f"q{i}" for i in range(len(datasets.sub_questions()))]
 
 
@@ -301,12 +302,12 @@ def _project_path(path: Path) -> str:
 
 
 def path_cases(path: str | os.PathLike[str], *, corpus: str | None = None) -> list[Case]:
-    """Every pool of a pool set (:func:`adagres.pools.poolsets.load_pool_set`: a JSONL file
+    """Every pool of a pool set (:func:`adagres.poolsets.summaries.load_pool_set`: a JSONL file
     of pools, a folder of pool files, one pool file, or a ``.json`` spec of queries against
     a Milvus collection), with token counts (cl100k) and embeddings (MiniLM) where the file
     has none. Query ids: ``<file stem>:<position in the file>``, or the spec's
     ``queries[<i>]``."""
-    from ..pools.poolsets import load_pool_set, load_unit, prepare_pool
+    from ..poolsets.summaries import load_pool_set, load_unit, prepare_pool
 
     pool_set = load_pool_set(path)
     name = corpus or Path(pool_set.name).stem
@@ -356,7 +357,7 @@ def rebuild(source: Mapping[str, Any], *, cache_dir: str | os.PathLike[str] | No
     """
     kind = source.get("kind")
     if kind == "pool set":
-        from ..pools.poolsets import load_pool_set, load_unit, prepare_pool
+        from ..poolsets.summaries import load_pool_set, load_unit, prepare_pool
 
         path = Path(str(source["path"]))
         path = path if path.is_absolute() or path.exists() else ROOT / path

@@ -9,7 +9,7 @@ ids, metadata, in rank order), calls :func:`select`, and hands back the document
   budget, a strategy of :data:`adagres.core.strategies.STRATEGIES` with its
   :class:`~adagres.Settings` (default: the ``"recommended"`` preset's strategy and settings;
   ``preset=`` chooses another preset, ``strategy=`` and ``settings=`` each replace one of
-  the two), the tokenizer (a name of :data:`adagres.pools.tokens.TOKENIZERS` or a callable
+  the two), the tokenizer (a name of :data:`adagres.embed.tokens.TOKENIZERS` or a callable
   text → int) and ``record_to``.
 - :func:`select` is exactly ``baselines.run_prepared(strategy, prepare(query_embedding,
   embeddings, tokens).with_spans(spans), budget, settings, texts=texts)`` (untraced: the
@@ -56,10 +56,10 @@ from ..core.prepared import prepare
 from ..core.presets import preset as find_preset
 from ..core.result import Selection
 from ..core.settings import Settings
+from ..embed.tokens import DEFAULT_TOKENIZER, TOKENIZERS, count_tokens
 from ..errors import InputError, one_line
 from ..pools.io import pool_from_retrieval
 from ..pools.pool import GIVEN, Pool
-from ..pools.tokens import DEFAULT_TOKENIZER, TOKENIZERS, count_tokens
 from . import tracing
 from .passages import Placed, Places, passages, spans_for
 

@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, InstanceOf, ValidationError, field_serializer
 
 from ..core.settings import Settings
+from ..embed.tokens import DEFAULT_TOKENIZER
 from ..errors import InputError, one_line
-from ..pools.tokens import DEFAULT_TOKENIZER
 from . import common
 
 __all__ = ["OptionFields", "check_fields", "input_error"]

@@ -41,8 +41,8 @@ from haystack import Document, component, default_from_dict, default_to_dict, tr
 from haystack.core.errors import DeserializationError
 
 from ..core.settings import Settings
+from ..embed.tokens import DEFAULT_TOKENIZER
 from ..errors import InputError, one_line
-from ..pools.tokens import DEFAULT_TOKENIZER
 from . import common
 from .passages import Placed, Places, joined_id, whole
 from .tracing import SPAN_NAME

@@ -15,7 +15,7 @@
   :mod:`adagres.integrations.langchain_vectors`, also through an ``EnsembleRetriever``);
   only what no store holds is embedded with ``embeddings`` (default: the store's own).
 - :class:`PackagedMiniLM` is an ``Embeddings`` over the installed all-MiniLM-L6-v2
-  (:func:`adagres.pools.embed.embed_texts`): offline, cached on disk.
+  (:func:`adagres.embed.models.embed_texts`): offline, cached on disk.
 - :class:`QueryCache` wraps any ``Embeddings`` and keeps its last queries' vectors by text.
 
 The record of a run: each selected document comes back as a copy whose metadata adds
@@ -67,8 +67,8 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.vectorstores import VectorStore
 from pydantic import ConfigDict, Field, InstanceOf, PrivateAttr, ValidationError
 
+from ..embed.models import DEFAULT_MODEL, embed_texts
 from ..errors import InputError
-from ..pools.embed import DEFAULT_MODEL, embed_texts
 from . import common, tracing
 from .fields import OptionFields, check_fields, input_error
 from .langchain_passages import passage, places

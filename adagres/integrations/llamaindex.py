@@ -3,7 +3,7 @@
 - :class:`AdagresPostprocessor` is a ``BaseNodePostprocessor``: give it to
   ``index.as_query_engine(node_postprocessors=[...])`` (or call ``postprocess_nodes``).
 - :class:`PackagedMiniLMEmbedding` is a ``BaseEmbedding`` over the installed
-  all-MiniLM-L6-v2 (:func:`adagres.pools.embed.embed_texts`): offline, cached on disk.
+  all-MiniLM-L6-v2 (:func:`adagres.embed.models.embed_texts`): offline, cached on disk.
 
 Where the vectors come from. Retrieved nodes come back with ``embedding=None``, so the
 postprocessor takes, per node: the node's own ``embedding`` if it has one; else the vector
@@ -55,8 +55,8 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, Te
 from llama_index.core.vector_stores import SimpleVectorStore
 from pydantic import ConfigDict, Field
 
+from ..embed.models import DEFAULT_MODEL, embed_texts
 from ..errors import InputError, one_line
-from ..pools.embed import DEFAULT_MODEL, embed_texts
 from . import common
 from .fields import OptionFields
 from .passages import CHUNKS_KEY, TOKENS_KEY, Placed, Places, joined_id, whole

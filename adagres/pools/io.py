@@ -16,7 +16,7 @@ Formats (chosen by ``format=`` or by the file name's extension):
   (a JSON list in CSV), ``metadata`` (a JSON object in CSV); other columns go into the
   chunk's metadata. Several queries in the ``query`` column make several pools; the
   columns ``query_embedding``, ``embedding_model`` and ``answers`` give each its pool
-  fields (see :mod:`~adagres.pools.tables`).
+  fields (see :mod:`~adagres.pools.formats.tables`).
 
 Every problem is a :class:`~adagres.errors.PoolError` whose one-line message names the file,
 the line or row, the chunk and the field. An object that holds a key twice is refused
@@ -24,7 +24,7 @@ the line or row, the chunk and the field. An object that holds a key twice is re
 is altered: texts stay byte-exact and unknown keys are kept (Parquet dates, times and
 decimals become their ISO / decimal strings, as JSON has no such types).
 
-The work of loading is bounded by :class:`~adagres.pools.limits.Limits`, each checked
+The work of loading is bounded by :class:`~adagres.pools.load_limits.Limits`, each checked
 before the step it bounds: file bytes (``max_bytes``, 200 MB), decoded bytes
 (``max_decoded_bytes``, 200 MB: Parquet's uncompressed data), values in the file
 (``max_values``, 20 million), JSON nesting (``max_depth``, 100), one string
@@ -40,13 +40,13 @@ object with string keys.
 
 This module is the public face; the layers under it, bottom up:
 
-- :mod:`~adagres.pools.files`: the format from the name, the bytes within ``max_bytes``,
+- :mod:`~adagres.pools.formats.detect`: the format from the name, the bytes within ``max_bytes``,
   UTF-8 text;
-- :mod:`~adagres.pools.fields`: one chunk, field by field, and where each one came from;
-- :mod:`~adagres.pools.frameworks`: LangChain / LlamaIndex / Haystack shapes to chunks;
-- :mod:`~adagres.pools.assembly`: a whole pool dict to a :class:`~adagres.pools.pool.Pool`;
-- :mod:`~adagres.pools.jsonfile` (``.json``, ``.jsonl``, and saving) and
-  :mod:`~adagres.pools.tables` (``.csv``, ``.parquet``): the readers;
+- :mod:`~adagres.pools.chunk_fields`: one chunk, field by field, and where each one came from;
+- :mod:`~adagres.pools.formats.frameworks`: LangChain / LlamaIndex / Haystack shapes to chunks;
+- :mod:`~adagres.pools.from_dict`: a whole pool dict to a :class:`~adagres.pools.pool.Pool`;
+- :mod:`~adagres.pools.formats.jsonfile` (``.json``, ``.jsonl``, and saving) and
+  :mod:`~adagres.pools.formats.tables` (``.csv``, ``.parquet``): the readers;
 - :mod:`~adagres.pools.retrieval`: :func:`pool_from_retrieval`, :func:`dump_retrieval`.
 """
 
@@ -57,20 +57,20 @@ from pathlib import Path
 from typing import Any
 
 from adagres.errors import PoolError, one_line
-from adagres.pools.assembly import MAX_CHUNKS, build_pool, pool_from_dict
-from adagres.pools.fields import RawPool
-from adagres.pools.files import FORMATS, MAX_BYTES, decode_text, detect_format, read_source
-from adagres.pools.jsonfile import (
+from adagres.pools.chunk_fields import RawPool
+from adagres.pools.formats.detect import FORMATS, MAX_BYTES, decode_text, detect_format, read_source
+from adagres.pools.formats.jsonfile import (
     json_pools,
     jsonl_line_pool,
     jsonl_pools,
     save_pool,
     save_pools,
 )
-from adagres.pools.limits import DEFAULT_LIMITS, Limits, too_many_chunks
+from adagres.pools.formats.tables import csv_rows, parquet_rows, table_pools
+from adagres.pools.from_dict import MAX_CHUNKS, build_pool, pool_from_dict
+from adagres.pools.load_limits import DEFAULT_LIMITS, Limits, too_many_chunks
 from adagres.pools.pool import Pool
 from adagres.pools.retrieval import dump_retrieval, pool_from_retrieval
-from adagres.pools.tables import csv_rows, parquet_rows, table_pools
 
 __all__ = [
     "DEFAULT_LIMITS",

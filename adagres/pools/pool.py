@@ -26,7 +26,7 @@ import numpy as np
 from adagres.core.prepared import PreparedPool, prepare
 from adagres.core.validate import normalise_rows, vector_problem
 from adagres.errors import PoolError, one_line
-from adagres.pools.values import string_list_problem
+from adagres.pools.kept_values import string_list_problem
 
 __all__ = ["GIVEN", "Chunk", "Pool"]
 

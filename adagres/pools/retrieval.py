@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 
 from adagres.errors import PoolError, one_line
-from adagres.pools.assembly import pool_from_dict
-from adagres.pools.frameworks import object_to_dict
-from adagres.pools.jsonfile import save_pool
+from adagres.pools.formats.frameworks import object_to_dict
+from adagres.pools.formats.jsonfile import save_pool
+from adagres.pools.from_dict import pool_from_dict
+from adagres.pools.kept_values import string_list_problem
 from adagres.pools.pool import Pool
-from adagres.pools.values import string_list_problem
 
 __all__ = ["dump_retrieval", "pool_from_retrieval"]
 

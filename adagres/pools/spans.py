@@ -40,7 +40,7 @@ class TokenCounter:
         self.tokenizer = tokenizer
 
     def __call__(self, text: str) -> int:
-        from adagres.pools.tokens import count_tokens
+        from adagres.embed.tokens import count_tokens
 
         return int(count_tokens([text], self.tokenizer)[0])
 
@@ -150,7 +150,7 @@ def _llamaindex_source(chunk: Chunk) -> Hashable | None:
 def spans_of(chunks: tuple[Chunk, ...], tokenizer: str | None) -> Spans:
     """The spans of a pool's chunks, counting stitched text with ``tokenizer`` if named."""
     places = [placement(c) for c in chunks]
-    from adagres.pools.tokens import TOKENIZERS  # (it imports the pool module)
+    from adagres.embed.tokens import TOKENIZERS  # (it imports the pool module)
 
     counter = TokenCounter(tokenizer) if tokenizer in TOKENIZERS else None
     return Spans(

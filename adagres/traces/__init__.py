@@ -8,7 +8,7 @@ already record, read as a pool set.
   table as Parquet or JSON lines, LangSmith runs), or None;
 - :func:`write_pool_set` writes its retrievals as a ``.jsonl`` pool set, grouped by trace,
   streaming the export (:mod:`adagres.traces.poolset`);
-- :func:`trace_pool_set` opens an export as a :class:`~adagres.pools.poolsets.PoolSet`
+- :func:`trace_pool_set` opens an export as a :class:`~adagres.poolsets.summaries.PoolSet`
   (converted once into a folder);
 - :func:`read_pools` yields its pools in file order.
 

@@ -6,15 +6,15 @@ checked (:func:`adagres.pools.io.pool_from_dict`, with its limits), writes it to
 temporary file and keeps 32 bytes per pool (a hash of its trace id, its start, its place
 in that file); then it writes the pools grouped by trace (the traces in the order they
 first appear, the retrievals of a trace by start time) into a ``.jsonl`` pool set that
-:func:`adagres.pools.poolsets.load_pool_set` opens. Memory: one line of the export and
+:func:`adagres.poolsets.summaries.load_pool_set` opens. Memory: one line of the export and
 32 bytes per pool, whatever the export's size.
 
 A retriever span without documents is left out and counted (LlamaIndex records an inner
 retriever span without them around every retrieval); an export in which no retriever span
 has documents is refused. Without token counts or embeddings in a trace, the pools are
 written without them, or with ``tokenizer=`` (counts) and ``embed=True`` (the packaged
-model, offline) filled in, as for any pool (:func:`adagres.pools.tokens.ensure_token_counts`,
-:func:`adagres.pools.embed.ensure_embeddings`).
+model, offline) filled in, as for any pool (:func:`adagres.embed.tokens.ensure_token_counts`,
+:func:`adagres.embed.models.ensure_embeddings`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ import numpy as np
 
 from adagres.errors import InputError, PoolError, one_line
 from adagres.pools.io import pool_from_dict
-from adagres.pools.limits import DEFAULT_LIMITS, Limits
+from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import Pool
-from adagres.pools.poolset_files import PoolSet, load_pool_set
+from adagres.poolsets.files import PoolSet, load_pool_set
 from adagres.traces.exports import Record, detect, spans
 from adagres.traces.spans import (
     RETRIEVER,
@@ -165,11 +165,11 @@ def _trace_key(obj: dict[str, Any], number: int) -> int:
 
 def _prepared(pool: Pool, tokenizer: str | None, embed: bool) -> Pool:
     if tokenizer is not None:
-        from adagres.pools.tokens import ensure_token_counts
+        from adagres.embed.tokens import ensure_token_counts
 
         pool = ensure_token_counts(pool, tokenizer)
     if embed:
-        from adagres.pools.embed import ensure_embeddings
+        from adagres.embed.models import ensure_embeddings
 
         pool = ensure_embeddings(pool)
     return pool
@@ -186,13 +186,13 @@ def write_pool_set(
     """Write the retrievals of the trace export ``source`` as a ``.jsonl`` pool set at
     ``target``, grouped by trace (see the module); return what was read and written.
 
-    ``tokenizer`` (a name of :data:`adagres.pools.tokens.TOKENIZERS`) writes token counts;
+    ``tokenizer`` (a name of :data:`adagres.embed.tokens.TOKENIZERS`) writes token counts;
     ``embed`` writes embeddings from the packaged model. Raise PoolError naming the file,
     the line (or row) and the span for a malformed export, a retriever span without a query
     or with a document without content, or an export with no retriever span that has
     documents; the target is then left as it was.
     """
-    from adagres.pools.tokens import TOKENIZERS
+    from adagres.embed.tokens import TOKENIZERS
 
     if tokenizer is not None and tokenizer not in TOKENIZERS:
         names = ", ".join(map(repr, TOKENIZERS))

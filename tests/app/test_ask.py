@@ -14,8 +14,8 @@ from apptest_support import DEMO, POOL_PAGE, figures, frame, no_error, page
 
 import adagres
 from adagres.core import baselines
+from adagres.embed.models import DEFAULT_MODEL, embed_texts
 from adagres.figures.projection import pca
-from adagres.pools.embed import DEFAULT_MODEL, embed_texts
 from adagres.pools.io import load_pool
 
 WORDS = "asking_words"  # the demo pool's texts embedded by the fake encoder (64 values)

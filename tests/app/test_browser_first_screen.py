@@ -97,7 +97,7 @@ def test_one_click_from_the_default_view_shows_lambda_changing_the_picks(app_url
 def test_a_fresh_browser_opens_a_link_to_a_pool_sets_query_with_its_numbers(app_url, data_dir):
     """The address the Pool sets page writes for a query of a set on the server (its path
     and place in the set) opens that query's pool in a browser that never saw it."""
-    from adagres.pools import poolsets
+    from adagres.poolsets import summaries as poolsets
     from ui import pools
 
     set_ = poolsets.load_pool_set(data_dir)

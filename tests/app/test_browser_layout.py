@@ -89,9 +89,9 @@ def app(pools_dir, tmp_path_factory):
     """The app on the synthetic pools and an embedded store holding one collection."""
     from milvus_lite.server_manager import server_manager_instance
 
-    from adagres.pools import milvus
+    from adagres.embed.tokens import DEFAULT_TOKENIZER
     from adagres.pools.io import load_pool
-    from adagres.pools.tokens import DEFAULT_TOKENIZER
+    from adagres.stores import milvus
 
     data = tmp_path_factory.mktemp("data")
     for path in pools_dir.glob("*.json"):

@@ -93,7 +93,7 @@ def test_an_error_is_kept_for_the_page_and_a_retry_runs_again():
 
 
 def test_a_cancelled_upload_keeps_the_pool_and_says_so(pools_dir, monkeypatch):
-    from adagres.pools import embed
+    from adagres.embed import models as embed
 
     release = threading.Event()
 
@@ -132,7 +132,7 @@ def test_a_bundled_pool_file_without_token_counts_is_counted_when_first_opened(
     page selects from holds the default tokenizer's counts of its texts, and its vectors."""
     from apptest_support import SELECTION, no_error, page
 
-    from adagres.pools.tokens import DEFAULT_TOKENIZER, count_tokens
+    from adagres.embed.tokens import DEFAULT_TOKENIZER, count_tokens
     from ui import pools
 
     data = synthetic_pool(12, seed=3)

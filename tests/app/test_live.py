@@ -12,7 +12,7 @@ import socket
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from adagres.pools import milvus
+from adagres.stores import milvus
 from ui.text import escape_md
 
 APP = "../../app.py"

@@ -12,7 +12,7 @@ from apptest_support import SELECTION, context_ids, figures, frame, metric, no_e
 
 from adagres import Settings
 from adagres.core.baselines import run_prepared
-from adagres.pools.corpus import chunk_documents
+from adagres.corpora.documents import chunk_documents
 from adagres.pools.io import load_pool
 
 DOC = " ".join(f"w{i}" for i in range(600))

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from adagres import select
 from adagres.core.metrics import evaluate
-from adagres.pools.datasets import drug_reviews, fanoutqa_pools
+from adagres.corpora.datasets import drug_reviews, fanoutqa_pools
 from ui import corpora, jobs, pools
 from ui.comparison import metric_text
 from ui.pool_sources import TAB_KEY, TABS

@@ -9,8 +9,8 @@ import json
 from apptest_support import POOL_PAGE, SELECTION, context_ids, no_error, page
 from streamlit.testing.v1 import AppTest
 
-from adagres.pools import poolsets
 from adagres.pools.io import load_pool
+from adagres.poolsets import summaries as poolsets
 
 SETS = "../../app_pages/9_pool_sets.py"
 

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import adagres
-from adagres.pools import poolsets
+from adagres.poolsets import summaries as poolsets
 from ui import pools
 from ui import poolsets as ps
 from ui.text import escape_md

@@ -21,11 +21,11 @@ from llama_index.core.embeddings import MockEmbedding
 
 from adagres import Settings
 from adagres.core.baselines import STRATEGIES
+from adagres.embed.tokens import TOKENIZERS
 from adagres.integrations import common
 from adagres.integrations.haystack import AdagresSelector
 from adagres.integrations.langchain import AdagresCompressor, PackagedMiniLM
 from adagres.integrations.llamaindex import AdagresPostprocessor
-from adagres.pools.tokens import TOKENIZERS
 
 pytestmark = time_limit(1.0)
 

@@ -25,10 +25,10 @@ from fuzzing import (
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from adagres.pools import limits
+from adagres.embed.tokens import count_tokens
+from adagres.pools import load_limits as limits
 from adagres.pools.io import load_pool, load_pools, pool_from_dict, save_pool, save_pools
-from adagres.pools.limits import Limits, scan_json
-from adagres.pools.tokens import count_tokens
+from adagres.pools.load_limits import Limits, scan_json
 
 pytestmark = time_limit(2.0)
 FORMATS = {"json": "p.json", "jsonl": "p.jsonl", "csv": "p.csv", "parquet": "p.parquet"}

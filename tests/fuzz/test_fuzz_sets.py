@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 
 import adagres
 from adagres.errors import AdagresError, PoolError, one_line
-from adagres.pools import jsonfile, parquet, poolsets
-from adagres.pools.duplicates import DuplicateKeyError
-from adagres.pools.limits import Limits
+from adagres.pools.formats import jsonfile, parquet
+from adagres.pools.formats.duplicates import DuplicateKeyError
+from adagres.pools.load_limits import Limits
 from adagres.pools.pool import Chunk, Pool
+from adagres.poolsets import summaries as poolsets
 
 pytestmark = time_limit(3.0)
 ROOT = Path(__file__).resolve().parents[2]

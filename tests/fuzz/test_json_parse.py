@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adagres.pools.jsonfile import fast_parse_is_exact, parse_json
+from adagres.pools.formats.jsonfile import fast_parse_is_exact, parse_json
 
 scalars = (
     st.none()
@@ -119,7 +119,7 @@ def test_the_fast_parser_reads_what_programs_write_for_pools():
 def test_a_large_text_goes_to_the_standard_parser():
     """orjson's parse holds about 13 bytes per byte of text: past a megabyte the standard
     parser keeps the loaders within their memory bound (tests/fuzz/test_limits.py)."""
-    from adagres.pools.jsonfile import FAST_PARSE_MAX_BYTES
+    from adagres.pools.formats.jsonfile import FAST_PARSE_MAX_BYTES
 
     text = json.dumps(["x" * 1000] * 2000).encode()
     assert len(text) > FAST_PARSE_MAX_BYTES and not fast_parse_is_exact(text)

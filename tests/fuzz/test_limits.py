@@ -1,4 +1,4 @@
-"""The limits of :mod:`adagres.pools.limits` as a whole: a pool at each limit loads within
+"""The limits of :mod:`adagres.pools.load_limits` as a whole: a pool at each limit loads within
 the documented memory bound, one past it is refused before the expensive step; the scan,
 the batching of tokenizers and embedders, and the save→load round trip of odd values."""
 
@@ -13,11 +13,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from adagres.embed.models import embed_texts
+from adagres.embed.tokens import BATCH_CHARS, MAX_CHARS, count_tokens
 from adagres.errors import InputError, PoolError
-from adagres.pools.embed import embed_texts
 from adagres.pools.io import load_pool, load_pools, pool_from_dict, save_pool
-from adagres.pools.limits import Limits, scan_json
-from adagres.pools.tokens import BATCH_CHARS, MAX_CHARS, count_tokens
+from adagres.pools.load_limits import Limits, scan_json
 
 
 def error_of(data: bytes, name: str, **options) -> str:

@@ -15,9 +15,9 @@ from adagres.core.prepared import prepare
 from adagres.core.presets import PRESETS
 from adagres.core.result import Selection
 from adagres.core.settings import Settings
+from adagres.embed.tokens import count_tokens
 from adagres.pools.io import load_pools
 from adagres.pools.spans import TokenCounter
-from adagres.pools.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET = 400

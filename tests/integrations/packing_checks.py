@@ -17,8 +17,8 @@ from adagres.core.overlaps import Spans
 from adagres.core.prepared import prepare
 from adagres.core.presets import PRESETS
 from adagres.core.result import Selection
+from adagres.embed.tokens import count_tokens
 from adagres.pools.spans import TokenCounter
-from adagres.pools.tokens import count_tokens
 
 #: The source document: 120 words, one token each under the "words" tokenizer.
 DOC = " ".join(f"w{i}" for i in range(120))

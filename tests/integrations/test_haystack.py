@@ -22,9 +22,9 @@ from haystack.components.retrievers.in_memory import InMemoryEmbeddingRetriever
 from haystack.document_stores.in_memory import InMemoryDocumentStore
 
 from adagres import Settings, embed_texts
+from adagres.embed.tokens import count_tokens
 from adagres.errors import InputError
 from adagres.integrations.haystack import AdagresSelector
-from adagres.pools.tokens import count_tokens
 
 pytestmark = pytest.mark.model
 

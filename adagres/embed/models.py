@@ -1,6 +1,6 @@
 """Embeddings, offline: the packaged all-MiniLM-L6-v2 or any local sentence-transformers folder.
 
-The packaged model runs with numpy (:mod:`adagres.pools.minilm`: the ``embed`` extra plus
+The packaged model runs with numpy (:mod:`adagres.embed.minilm`: the ``embed`` extra plus
 the model's files, no torch); a local folder of another model runs with
 sentence-transformers (and torch), which this package does not install.
 
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from adagres.embed.minilm import packaged_model
+from adagres.embed.tokens import BATCH_CHARS
 from adagres.errors import InputError, MissingExtra, PoolError
-from adagres.pools.minilm import packaged_model
+from adagres.pools.kept_values import string_problem
 from adagres.pools.pool import Pool
-from adagres.pools.tokens import BATCH_CHARS
-from adagres.pools.values import string_problem
 
 __all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "ensure_embeddings", "resolve_model"]
 

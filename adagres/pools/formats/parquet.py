@@ -27,7 +27,7 @@ import io
 from typing import Any
 
 from adagres.errors import PoolError, one_line, require
-from adagres.pools.limits import Limits, too_many_chunks, too_many_values
+from adagres.pools.load_limits import Limits, too_many_chunks, too_many_values
 
 __all__ = ["decoded_bytes", "parquet_rows"]
 

@@ -1,14 +1,14 @@
 """Canonical ``.json`` and ``.jsonl`` pool files: read them, and write pools to them.
 
 - ``json``: one canonical pool ``{"query", "chunks": [...]}``, a list of pools, or a list
-  of retrieved documents (see :mod:`adagres.pools.frameworks`).
+  of retrieved documents (see :mod:`adagres.pools.formats.frameworks`).
 - ``jsonl``: one pool per line, or one document per line (then the whole file is one pool).
 
 JSON is parsed strictly, except that ``NaN`` and ``Infinity`` (which Python's ``json.dumps``
 writes) are read as numbers, so that the field checks can name the chunk and field that
-holds them, and refuse them there. Before parsing, :func:`~adagres.pools.limits.scan_json`
+holds them, and refuse them there. Before parsing, :func:`~adagres.pools.load_limits.scan_json`
 checks the nesting depth and the number of values against the
-:class:`~adagres.pools.limits.Limits`.
+:class:`~adagres.pools.load_limits.Limits`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from adagres.errors import PoolError, one_line
-from adagres.pools.duplicates import DuplicateKeyError, check_no_duplicate_keys
-from adagres.pools.fields import (
+from adagres.pools.chunk_fields import (
     Location,
     RawPool,
     json_line_finder,
@@ -30,11 +29,12 @@ from adagres.pools.fields import (
     show_id,
     type_name,
 )
-from adagres.pools.files import detect_format
-from adagres.pools.frameworks import looks_like_pool, normalise_pool
-from adagres.pools.limits import DEFAULT_LIMITS, Limits, check_json_text
+from adagres.pools.formats.detect import detect_format
+from adagres.pools.formats.duplicates import DuplicateKeyError, check_no_duplicate_keys
+from adagres.pools.formats.frameworks import looks_like_pool, normalise_pool
+from adagres.pools.kept_values import json_value_problem
+from adagres.pools.load_limits import DEFAULT_LIMITS, Limits, check_json_text
 from adagres.pools.pool import Pool
-from adagres.pools.values import json_value_problem
 
 __all__ = [
     "fast_parse_is_exact",
@@ -93,11 +93,11 @@ def parse_json(text: str | bytes) -> Any:
     parses a text it reads the same way (strict JSON, integers within 64 bits, texts up to
     :data:`FAST_PARSE_MAX_BYTES`), and the standard parser reads every other text, and
     gives the error of a malformed one.
-    Check the text with :func:`~adagres.pools.limits.check_json_text` (or
+    Check the text with :func:`~adagres.pools.load_limits.check_json_text` (or
     ``check_json_depth``) first: this function does not bound the nesting depth.
 
     An object that holds a key twice raises
-    :class:`~adagres.pools.duplicates.DuplicateKeyError` (a ``JSONDecodeError`` naming
+    :class:`~adagres.pools.formats.duplicates.DuplicateKeyError` (a ``JSONDecodeError`` naming
     the key and where the object starts), where both parsers would keep the last value.
     """
     parsed = _parse(text)

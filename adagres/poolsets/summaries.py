@@ -36,10 +36,10 @@ from adagres.core.metrics import evaluate
 from adagres.core.presets import PRESETS
 from adagres.core.settings import Settings
 from adagres.errors import InputError
-from adagres.pools import lockfiles
-from adagres.pools.cluster import check_workers_read, map_scattered
 from adagres.pools.pool import Pool
-from adagres.pools.poolset_files import PoolSet, Unit, load_pool_set, load_unit, spec_fields
+from adagres.poolsets.cluster import check_workers_read, map_scattered
+from adagres.poolsets.files import PoolSet, Unit, load_pool_set, load_unit, spec_fields
+from adagres.stores import lockfiles
 
 __all__ = [
     "COMPARED",
@@ -62,7 +62,7 @@ COMPARED: dict[str, tuple[str, Settings | None]] = {
     "recommended": (PRESETS["recommended"].strategy, PRESETS["recommended"].settings),
 }
 #: A set whose files total at most this many bytes is summarised in the calling process by
-#: default (:func:`summarize`), where :func:`~adagres.pools.poolset_files.load_unit` keeps
+#: default (:func:`summarize`), where :func:`~adagres.poolsets.files.load_unit` keeps
 #: its parsed pools between calls.
 SERIAL_BYTES = 32 * 2**20
 _TOKENIZER = "cl100k"  # for pools whose file has no token counts, as the app counts them
@@ -74,8 +74,8 @@ _TOKENIZER = "cl100k"  # for pools whose file has no token counts, as the app co
 def prepare_pool(pool: Pool) -> Pool:
     """``pool`` with token counts (cl100k, as the app counts) and embeddings (the packaged
     model) where its file had none: what a summary, and the app, select from."""
-    from adagres.pools.embed import ensure_embeddings
-    from adagres.pools.tokens import ensure_token_counts
+    from adagres.embed.models import ensure_embeddings
+    from adagres.embed.tokens import ensure_token_counts
 
     if pool.token_counts is None:
         pool = ensure_token_counts(pool, _TOKENIZER)

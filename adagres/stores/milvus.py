@@ -13,7 +13,7 @@ tokenizer, so :func:`retrieve_pool` embeds the query with the same model and rep
 same token counts. Retrieval only searches: it never writes to the store.
 
 ``pymilvus`` is imported inside the functions that talk to a store (``import adagres`` stays
-light). The plumbing (URIs, connection, layout) is in :mod:`adagres.pools.milvus_store`.
+light). The plumbing (URIs, connection, layout) is in :mod:`adagres.stores.milvus_store`.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from adagres.embed.tokens import DEFAULT_TOKENIZER, count_tokens
 from adagres.errors import InputError, PoolError
-from adagres.pools import milvus_store as store
-from adagres.pools.milvus_store import has_credentials, is_local, redact_uri, strip_credentials
 from adagres.pools.pool import Chunk, Pool
-from adagres.pools.tokens import DEFAULT_TOKENIZER, count_tokens
+from adagres.stores import milvus_store as store
+from adagres.stores.milvus_store import has_credentials, is_local, redact_uri, strip_credentials
 
 __all__ = [
     "MAX_TOP_N",
@@ -169,7 +169,7 @@ def _delete_documents(client: Any, collection: str, doc_keys: list[int], where: 
 def _documents_with_sources(documents: Any) -> tuple[dict[str, str], dict[str, str]]:
     """``{doc_id: text}`` as :func:`read_documents` reads it, and ``{doc_id: file}`` for the
     documents that came from a file; a document id that two sources give is an error."""
-    from adagres.pools.corpus import read_documents
+    from adagres.corpora.documents import read_documents
 
     if isinstance(documents, Mapping):
         return read_documents(documents), {}
@@ -217,15 +217,15 @@ def index_documents(
 ) -> Indexed:
     """Chunk ``documents`` with overlap, embed the chunks and store them in ``collection``.
 
-    ``documents`` is what :func:`adagres.pools.corpus.read_documents` takes (files, a folder,
+    ``documents`` is what :func:`adagres.corpora.documents.read_documents` takes (files, a folder,
     a table or pool file, ``{doc_id: text}``, texts); ``metadata`` maps a document id to
     fields stored with each of its chunks (in the JSON ``metadata`` field, beside the
     chunk's ``doc_id`` and offsets). Chunks are windows of ``size`` tokens of ``tokenizer``
-    overlapping by ``overlap`` (:func:`~adagres.pools.corpus.chunk_documents`), embedded by
+    overlapping by ``overlap`` (:func:`~adagres.corpora.documents.chunk_documents`), embedded by
     ``model`` (default: the packaged all-MiniLM-L6-v2); ``source`` is the file they came from.
     """
-    from adagres.pools.corpus import chunk_documents
-    from adagres.pools.embed import embed_texts, resolve_model
+    from adagres.corpora.documents import chunk_documents
+    from adagres.embed.models import embed_texts, resolve_model
 
     texts, sources = _documents_with_sources(documents)
     extra = {str(k): dict(v) for k, v in (metadata or {}).items()}
@@ -289,7 +289,7 @@ def retrieve_pools(
     tokenizer: str | None = None,
 ) -> list[Pool]:
     """:func:`retrieve_pool` for several queries: one connection, one batch of embeddings."""
-    from adagres.pools.embed import embed_texts
+    from adagres.embed.models import embed_texts
 
     queries = list(queries)
     if not queries:
@@ -333,7 +333,7 @@ def retrieve_pools(
 
 
 def _query_model(layout: store.Layout, model: Any, where: str) -> str:
-    from adagres.pools.embed import resolve_model
+    from adagres.embed.models import resolve_model
 
     if layout.model is None:  # a collection made elsewhere: the caller names the model
         return resolve_model(model)

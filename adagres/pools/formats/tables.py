@@ -11,9 +11,9 @@ same name are refused, naming both). Several queries in the ``query`` column mak
 pools. Pool fields, the same on every row of a query (rows that differ are refused; empty
 cells are not values): ``query_embedding`` (a JSON list in CSV: what a table with an
 ``embedding`` column needs, or ``embedding_model``), ``embedding_model``, ``answers`` (a
-JSON list of strings in CSV). Parquet is read by :mod:`adagres.pools.parquet`.
+JSON list of strings in CSV). Parquet is read by :mod:`adagres.pools.formats.parquet`.
 
-CSV within the :class:`~adagres.pools.limits.Limits`: a field longer than
+CSV within the :class:`~adagres.pools.load_limits.Limits`: a field longer than
 ``max_field_chars`` stops the reader as soon as it is that long, every field counts
 towards ``max_values`` as it is read, and a JSON cell (``embedding``, ``metadata``) is
 checked for ``max_depth`` before it is parsed and its values counted after.
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from adagres.errors import PoolError, one_line
-from adagres.pools.fields import (
+from adagres.pools.chunk_fields import (
     CHUNK_FIELDS,
     Location,
     RawPool,
@@ -37,15 +37,15 @@ from adagres.pools.fields import (
     show_id,
     type_name,
 )
-from adagres.pools.jsonfile import parse_json
-from adagres.pools.limits import (
+from adagres.pools.formats.jsonfile import parse_json
+from adagres.pools.formats.parquet import parquet_rows
+from adagres.pools.load_limits import (
     DEFAULT_LIMITS,
     Limits,
     check_json_depth,
     too_many_chunks,
     too_many_values,
 )
-from adagres.pools.parquet import parquet_rows
 
 __all__ = ["POOL_COLUMNS", "csv_rows", "parquet_rows", "table_pools"]
 

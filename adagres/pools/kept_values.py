@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from adagres.errors import one_line
-from adagres.pools.limits import Limits
+from adagres.pools.load_limits import Limits
 
 __all__ = ["json_value_problem", "string_list_problem", "string_problem"]
 
@@ -126,7 +126,7 @@ def json_value_problem(
     objects nested deeper than ``limits.max_depth`` in the file are a problem. Walks
     without recursion, so any depth is safe to check.
 
-    >>> from adagres.pools.limits import DEFAULT_LIMITS
+    >>> from adagres.pools.load_limits import DEFAULT_LIMITS
     >>> json_value_problem({"page": 1, "spans": [[0, 4]]}, "metadata", DEFAULT_LIMITS) is None
     True
     >>> json_value_problem({"a b": [1.0, float("nan")]}, "metadata", DEFAULT_LIMITS)[0]

@@ -218,7 +218,7 @@ def check_json_text(data: bytes | str, where: str, limits: Limits, first_line: i
     than ``limits.max_values`` values.
 
     Return True when the values it parses to need no check by
-    :func:`~adagres.pools.values.json_value_problem` (no NaN or infinite number, no lone
+    :func:`~adagres.pools.kept_values.json_value_problem` (no NaN or infinite number, no lone
     surrogate, no huge integer, no string over ``max_field_chars``, and three levels to
     spare below ``max_depth`` for the canonical layout): the walk costs about 1 µs per value.
     ``first_line`` is the file's line number of the text's first line, for messages.

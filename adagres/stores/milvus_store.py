@@ -1,4 +1,4 @@
-"""The Milvus plumbing under :mod:`adagres.pools.milvus`: URIs and their credentials, one
+"""The Milvus plumbing under :mod:`adagres.stores.milvus`: URIs and their credentials, one
 connection, the collection layout this project writes and reads.
 
 Every failure to reach a store or to read a collection becomes one :class:`PoolError`
@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from adagres.errors import InputError, PoolError, require
-from adagres.pools import lockfiles
+from adagres.stores import lockfiles
 
 __all__ = [
     "FORMAT_PROPERTY",

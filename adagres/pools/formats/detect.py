@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from adagres.errors import PoolError, one_line
-from adagres.pools.limits import DEFAULT_LIMITS
+from adagres.pools.load_limits import DEFAULT_LIMITS
 
 __all__ = ["FORMATS", "MAX_BYTES", "decode_text", "detect_format", "read_source"]
 

@@ -2,7 +2,7 @@
 
 The checks that span chunks live here (unique ids, all embeddings or none and of one
 dimension, a way to embed the query, all token counts or none); each chunk's own fields
-are checked by :mod:`adagres.pools.fields`.
+are checked by :mod:`adagres.pools.chunk_fields`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from adagres.pools.fields import (
+from adagres.pools.chunk_fields import (
     Location,
     check_kept,
     check_string,
@@ -20,8 +20,8 @@ from adagres.pools.fields import (
     parse_vector,
     type_name,
 )
-from adagres.pools.frameworks import normalise_pool
-from adagres.pools.limits import DEFAULT_LIMITS, Limits
+from adagres.pools.formats.frameworks import normalise_pool
+from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import GIVEN, Chunk, Pool
 
 __all__ = ["MAX_CHUNKS", "build_pool", "pool_from_dict"]
@@ -41,7 +41,7 @@ def pool_from_dict(
 ) -> Pool:
     """Validate a canonical pool object (or a document list with ``query``) and return a Pool.
 
-    The :class:`~adagres.pools.limits.Limits` on strings, nesting and chunks apply as they do
+    The :class:`~adagres.pools.load_limits.Limits` on strings, nesting and chunks apply as they do
     to files; every value kept must be a JSON value, so the pool saves and loads back.
 
     >>> pool_from_dict({"query": "q", "chunks": [{"id": "a", "text": "x"}]}).texts

@@ -19,10 +19,10 @@ import numpy as np
 
 from adagres.core.validate import MAX_TOKENS, offset_problem, vector_problem
 from adagres.errors import PoolError, one_line
-from adagres.pools.limits import DEFAULT_LIMITS, Limits
+from adagres.pools.kept_values import json_value_problem, string_problem
+from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import Chunk
 from adagres.pools.spans import offset_problem as placement_problem
-from adagres.pools.values import json_value_problem, string_problem
 
 __all__ = [
     "CHUNK_FIELDS",
@@ -64,7 +64,7 @@ class Location:
     line: int | None = None
     chunk_position: Callable[[int, Any], str] | None = None
     #: The values came from a JSON text whose scan found nothing for
-    #: :func:`~adagres.pools.values.json_value_problem` to find (see ``check_json_text``).
+    #: :func:`~adagres.pools.kept_values.json_value_problem` to find (see ``check_json_text``).
     plain: bool = False
 
     def fail(

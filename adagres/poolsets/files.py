@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from adagres.errors import InputError, PoolError, one_line
-from adagres.pools.fields import type_name
+from adagres.pools.chunk_fields import type_name
+from adagres.pools.formats.jsonfile import parse_json
 from adagres.pools.io import load_pool_line, load_pools
-from adagres.pools.jsonfile import parse_json
-from adagres.pools.limits import DEFAULT_LIMITS, Limits
+from adagres.pools.kept_values import string_list_problem
+from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import Pool
-from adagres.pools.values import string_list_problem
 
 __all__ = ["PoolSet", "Unit", "load_pool_set", "load_unit", "spec_fields"]
 
@@ -150,7 +150,7 @@ def load_pool_set(
 
     Files are read once here, a line at a time (for the fingerprint and the line offsets),
     and parsed when the set is summarised; a collection spec retrieves its pools now
-    (:func:`adagres.pools.milvus.retrieve_pools`, one connection for every query).
+    (:func:`adagres.stores.milvus.retrieve_pools`, one connection for every query).
     ``limits`` bounds the work: each file's bytes (``max_bytes``), the pieces of the set
     (``max_set_pools``: lines and files), and, when a piece is parsed, every limit of
     :func:`adagres.load_pools`.
@@ -195,7 +195,7 @@ def load_pool_set(
 
 
 def _collection_set(spec: Mapping[str, Any]) -> PoolSet:
-    from adagres.pools.milvus import redact_uri, retrieve_pools
+    from adagres.stores.milvus import redact_uri, retrieve_pools
 
     uri, collection, top_n, items = spec_fields(spec)
     pools = retrieve_pools(uri, collection, [item["query"] for item in items], top_n=top_n)
@@ -230,7 +230,7 @@ def spec_fields(
     Raise InputError naming the field (``queries[2].gold``) for a missing field, a value
     of the wrong type, a ``top_n`` that is not a whole number (2.9 is refused, not cut to
     2), or a string where a list of strings belongs (see
-    :func:`~adagres.pools.values.string_list_problem`), and for an unknown field (a
+    :func:`~adagres.pools.kept_values.string_list_problem`), and for an unknown field (a
     misspelt ``answer`` would otherwise be ignored).
     """
     where = "pool set spec"

@@ -341,7 +341,7 @@ def drug_review_pool(
 
         pool = drug_review_pool("side effects of birth control", condition="Birth Control")
     """
-    from adagres.pools.corpus import pool_from_documents
+    from adagres.corpora.documents import pool_from_documents
 
     documents = drug_reviews(condition=condition)
     pool = pool_from_documents(

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from adagres.core import validate as v
+from adagres.embed.tokens import DEFAULT_TOKENIZER, count_tokens, token_spans
 from adagres.errors import InputError, PoolError, one_line
 from adagres.pools.pool import Chunk, Pool
-from adagres.pools.tokens import DEFAULT_TOKENIZER, count_tokens, token_spans
 
 __all__ = ["chunk_documents", "pool_from_documents", "read_documents"]
 
@@ -237,7 +237,7 @@ def pool_from_documents(
     >>> len(pool), pool.chunks[0].metadata["doc_id"] is not None
     (2, True)
     """
-    from adagres.pools.embed import embed_texts, resolve_model
+    from adagres.embed.models import embed_texts, resolve_model
 
     if not isinstance(query, str) or not query.strip():
         raise InputError("the query must be a non-empty text")

@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from adagres.errors import InputError, require
+from adagres.pools.kept_values import string_problem
 from adagres.pools.pool import GIVEN, Pool
-from adagres.pools.values import string_problem
 
 __all__ = [
     "BATCH_CHARS",
@@ -71,7 +71,7 @@ def _bpe(tokenizer: str) -> Any:
 
 @lru_cache(maxsize=1)
 def _minilm() -> Any:
-    from adagres.pools.minilm import packaged_folder
+    from adagres.embed.minilm import packaged_folder
 
     tokenizers = require("tokenizers", "embed", purpose="the 'minilm' tokenizer")
     model = tokenizers.Tokenizer.from_file(str(packaged_folder() / "tokenizer.json"))

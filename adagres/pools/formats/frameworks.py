@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from adagres.errors import PoolError
-from adagres.pools.fields import Location, type_name
+from adagres.pools.chunk_fields import Location, type_name
 
 __all__ = ["DOC_LIST_KEYS", "looks_like_pool", "normalise_pool", "object_to_dict"]
 
