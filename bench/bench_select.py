@@ -76,7 +76,7 @@ TARGETS = {"fast/pyversity": 0.6, "traced/fast": 1.3, "fast/floor": 2.0, "large_
 
 def phase_breakdown(q, chunks, tokens, budget, lam, repeat) -> dict[str, Any]:
     """Time select()'s phases through the core's internal API (prepare, resolve, loop)."""
-    from adagres.core.greedy import POLICY_RULES, finish
+    from adagres.core.loop import POLICY_RULES, finish
     from adagres.core.selection import greedy, resolve_terms
 
     settings = adagres.Settings(lam=lam)

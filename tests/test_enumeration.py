@@ -10,7 +10,7 @@ from reference import brute_force_optimum
 from test_exact import random_case, subsets
 
 from adagres import Settings, load_pools, prepare
-from adagres.core.greedy import objective_value
+from adagres.core.loop import objective_value
 from adagres.core.selection import resolve_terms
 from adagres.optimum import exact
 

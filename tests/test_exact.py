@@ -14,8 +14,8 @@ from reference import brute_force_optimum, random_pool, sdp_case
 
 from adagres import InputError, Settings, SolverError, StopReason, prepare, select
 from adagres import baselines as b
-from adagres.core.greedy import Terms, objective_value
 from adagres.core.guarantee import guarantee
+from adagres.core.loop import Terms, objective_value
 from adagres.core.selection import resolve_terms, select_prepared
 from adagres.optimum import bounds, exact, gap
 from adagres.optimum.problem import incumbent

@@ -10,7 +10,7 @@ import pytest
 from reference import random_pool, sdp_case
 
 from adagres import prepare
-from adagres.core.greedy import Terms, objective_value
+from adagres.core.loop import Terms, objective_value
 from adagres.optimum import bounds, exact
 from adagres.optimum.nonnegative import pair_multipliers
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from reference import naive_objective
 
-from adagres.core.greedy import Terms
+from adagres.core.engine import accumulate_rows
+from adagres.core.loop import Terms
 from adagres.core.prepared import prepare
 from adagres.core.records import StopReason
 from adagres.core.replay import replay
-from adagres.core.scores import accumulate_rows
 from adagres.core.variants import orthogonal_pool
 
 FLOORS = (None, 0.0, 0.3, -0.2)

@@ -15,7 +15,7 @@ import pytest
 
 import adagres
 from adagres import baselines as b
-from adagres.core import greedy as greedy_module
+from adagres.core import loop as loop_module
 from adagres.core.shortlist import SHORTLIST_MIN_CHUNKS
 
 POLICIES = ("skip", "stop", "ratio", "fill")
@@ -124,10 +124,10 @@ def test_shortlist_engine_picks_what_one_product_per_pick_picks(policy, dtype, m
         budget = int(rng.integers(100, 3000))
         settings = adagres.Settings(policy=policy, lam=float(rng.choice([0.05, 0.3, 1.0])))
         plain = adagres.select(q, C, tokens, budget, settings=settings, trace=True)
-        monkeypatch.setattr(greedy_module, "SHORTLIST_MIN_CHUNKS", 0)
+        monkeypatch.setattr(loop_module, "SHORTLIST_MIN_CHUNKS", 0)
         fast = adagres.select(q, C, tokens, budget, settings=settings, trace=False)
         traced = adagres.select(q, C, tokens, budget, settings=settings, trace=True)
-        monkeypatch.setattr(greedy_module, "SHORTLIST_MIN_CHUNKS", SHORTLIST_MIN_CHUNKS)
+        monkeypatch.setattr(loop_module, "SHORTLIST_MIN_CHUNKS", SHORTLIST_MIN_CHUNKS)
         assert_same_run(fast, traced)
         assert_record_agrees(traced)
         assert traced.indices == plain.indices and traced.stop_reason == plain.stop_reason

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from .calibration import FALLBACK_LAM
-from .greedy import Rule, Terms, finish, scoring_of
+from .loop import Rule, Terms, finish, scoring_of
 from .prepared import PreparedPool
 from .records import Scoring
 from .result import Selection
@@ -102,17 +102,17 @@ def reference_code(
         stop_nonpositive=False,
         max_picks=k,
     )
-    own_terms = Terms(beta, settings.alpha, None)
+    own_terms = Terms(lam=beta, alpha=settings.alpha, tau=None)
     own = greedy(pool, budget, own_terms, rule, trace, guard_of(pool, settings, options))
     scoring = scoring_of(rule, own_terms)
     scoring = Scoring(
-        scoring.relevance,
-        scoring.redundancy.replace("λ", "β"),
-        "cos",
-        None,
-        False,
-        scoring.competes,
-        False,
+        relevance=scoring.relevance,
+        redundancy=scoring.redundancy.replace("λ", "β"),
+        similarity="cos",
+        floor=None,
+        per_token=False,
+        competes=scoring.competes,
+        stops_nonpositive=False,
     )
     return rescored(
         "reference_code",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .greedy import Run, Terms, frozen
+from .engine import accumulate_rows
+from .loop import Run, Terms, frozen
 from .prepared import PreparedPool
 from .records import Candidates, Step, StopReason
-from .scores import accumulate_rows
 
 __all__ = ["replay"]
 
@@ -90,15 +90,15 @@ def replay(
     for t, (chunk, size, relevance_w, gain_w, spent) in enumerate(looked_up):
         steps.append(
             gain_step(
-                t + 1,
-                chunk,
-                True,
-                size,
-                relevance_w,
-                gain_w,
-                spent,
-                budget,
-                candidates[t] if trace else None,
+                number=t + 1,
+                winner=chunk,
+                accepted=True,
+                tokens=size,
+                relevance=relevance_w,
+                gain=gain_w,
+                spent=spent,
+                budget=budget,
+                candidates=candidates[t] if trace else None,
             )
         )
     # next best: the eligible chunk with the largest gain (ties: the lowest position)
@@ -106,26 +106,36 @@ def replay(
     nxt = int(np.argmax(left)) if eligible[-1].any() else None
     spent = int(used[-1])
     if nxt is None:
-        steps.append(Step(k + 1, None, False, spent, budget - spent, candidates=candidates[-1]))
+        steps.append(
+            Step(
+                number=k + 1,
+                winner=None,
+                accepted=False,
+                tokens_used=spent,
+                tokens_left=budget - spent,
+                candidates=candidates[-1],
+            )
+        )
     else:
         steps.append(
             gain_step(
-                k + 1,
-                nxt,
-                False,
-                int(tokens[nxt]),
-                float(relevance_term[nxt]),
-                float(last_gain[nxt]),
-                spent,
-                budget,
-                candidates[-1],
+                number=k + 1,
+                winner=nxt,
+                accepted=False,
+                tokens=int(tokens[nxt]),
+                relevance=float(relevance_term[nxt]),
+                gain=float(last_gain[nxt]),
+                spent=spent,
+                budget=budget,
+                candidates=candidates[-1],
             )
         )
     pick_similarity = frozen(rows) if trace else None
-    return Run(list(order), steps, final_reason, pick_similarity)
+    return Run(picks=list(order), steps=steps, reason=final_reason, pick_similarity=pick_similarity)
 
 
 def gain_step(
+    *,
     number: int,
     winner: int,
     accepted: bool,
@@ -139,11 +149,11 @@ def gain_step(
     """A replayed step: its score is the marginal gain, relevance minus redundancy."""
     redundancy = relevance - gain
     return Step(
-        number,
-        winner,
-        accepted,
-        spent,
-        budget - spent,
+        number=number,
+        winner=winner,
+        accepted=accepted,
+        tokens_used=spent,
+        tokens_left=budget - spent,
         winner_tokens=tokens,
         relevance_term=relevance,
         redundancy_term=redundancy,

@@ -9,7 +9,7 @@ marginal gain of a chunk i given the selected set S are
     gain_i(S) = α · r_i  −  λ · R_i(S),   R_i(S) = Σ_{j∈S} s_ij
 
 (with the redundancy floor τ, s_ij counts as max(0, s_ij − τ)). The per-step machinery is
-in :mod:`adagres.core.greedy`; the result and its record in :mod:`adagres.core.result`.
+in :mod:`adagres.core.loop`; the result and its record in :mod:`adagres.core.result`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import numpy as np
 from ..errors import InputError
 from . import validate as v
 from .calibration import Calibration, calibrate_prepared
-from .greedy import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value, scoring_of
 from .guard import Guard, guard_for
+from .loop import POLICY_RULES, Loop, Rule, Run, Terms, finish, objective_value, scoring_of
 from .packing import packer_for
 from .prepared import PreparedPool, prepare
 from .replay import replay
@@ -66,17 +66,17 @@ def greedy(
     loop = Loop(pool, budget, terms, rule, trace, guard, packer)  # 1. used = 0, S = ∅, R = 0
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)
-        winner, runner_up = loop.best()  # 4. the largest score; ties: lowest position
-        while winner is not None and loop.rejects(winner):  # the guard: it repeats a pick
-            winner, runner_up = loop.best()
+        pick = loop.best()  # 4. the largest score and the runner-up; ties: lowest position
+        while pick.winner is not None and loop.rejects(pick.winner):  # repeats a pick / no fit
+            pick = loop.best()
         # 3. nothing eligible: budget_exhausted (pool_exhausted if all are selected);
         # 5. the best gain ≤ 0: no_positive_gain, and the chunk is not added.
-        reason = loop.stop_reason(winner)
-        loop.record(winner, runner_up, accepted=reason is None)
+        reason = loop.stop_reason(pick)
+        loop.record(pick, accepted=reason is None)
         if reason is not None:
             return loop.finish(reason)
-        assert winner is not None  # a step without a winner always has a stop reason
-        loop.take(winner)  # 6. add it; used += ℓ_w; R += C·c_w; go to 2
+        assert pick.winner is not None  # a step without a winner always has a stop reason
+        loop.take(pick.winner)  # 6. add it; used += ℓ_w; R += C·c_w; go to 2
 
 
 def resolve_terms(pool: PreparedPool, budget: int, settings: Settings) -> tuple[Terms, Calibration]:
@@ -88,7 +88,7 @@ def resolve_terms(pool: PreparedPool, budget: int, settings: Settings) -> tuple[
     calibration = calibrate_prepared(pool, budget, settings)
     lam = calibration.lam if settings.lam == "adaptive" else float(settings.lam)
     tau = floor_value(settings.redundancy_floor, calibration.mean_similarity)
-    return Terms(lam, settings.alpha, tau), calibration
+    return Terms(lam=lam, alpha=settings.alpha, tau=tau), calibration
 
 
 def floor_value(floor: float | str | None, mean_similarity: float) -> float | None:
@@ -247,4 +247,4 @@ def objective(
     pool = prepare(query_embedding, chunks, np.zeros(chunks.shape[0], dtype=np.int64))
     picks = v.indices(indices, pool.n_chunks)
     tau = floor_value(settings.redundancy_floor, pool.mean_similarity)
-    return objective_value(pool, picks, Terms(float(lam), settings.alpha, tau))
+    return objective_value(pool, picks, Terms(lam=float(lam), alpha=settings.alpha, tau=tau))

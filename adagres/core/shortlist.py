@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
+from .engine import NEG, NO_PICK, Pick, Rows, accumulate_rows
 from .prepared import PreparedPool
-from .scores import NEG, NOTHING, Rows, accumulate_rows, values_of
 
 __all__ = ["SHORTLIST_MIN_CHUNKS", "Shortlist", "shortlist_size"]
 
@@ -35,8 +35,7 @@ class Shortlist:
     """Exact top-two of the gain (or gain per token) from a proven shortlist (τ off).
 
     ``penalty`` (owned by the loop) is 0 for the chunks that compete and -inf for the
-    others. After :meth:`best`, ``pos`` is the winner's place in the shortlist and
-    ``values`` holds (gain, score) of the winner and the runner-up.
+    others. After :meth:`best`, ``pos`` is the winner's place in the shortlist.
     """
 
     def __init__(
@@ -58,7 +57,6 @@ class Shortlist:
         self.scaled = np.empty(self.dim, dtype)
         self.picks = 0
         self.size = shortlist_size(self.n)
-        self.values = NOTHING
         self.pos = -1
         self.refresh()
 
@@ -119,7 +117,7 @@ class Shortlist:
         """Chunks stopped competing (they no longer fit): mask them in the shortlist."""
         self.pen_in = self.penalty[self.index]
 
-    def best(self) -> tuple[int | None, int | None]:
+    def best(self) -> Pick:
         """SPEC step 4 on the shortlist, re-evaluating the pool until the answer is proven."""
         while True:
             if self.fresh:
@@ -133,8 +131,7 @@ class Shortlist:
             top = masked[first] if len(masked) else NEG
             if top == NEG:
                 if self.outside == NEG:
-                    self.values = NOTHING
-                    return None, None
+                    return NO_PICK
             else:
                 masked[first] = NEG
                 second = int(masked.argmax())
@@ -143,16 +140,27 @@ class Shortlist:
                     winner = int(self.index[first])
                     runner = None if runner_score == NEG else int(self.index[second])
                     self.pos = first
-                    self.values = values_of(
-                        gain.item(first),
-                        float(top),
-                        None if runner is None else gain.item(second),
-                        None if runner is None else float(runner_score),
+                    if runner is None:
+                        return Pick(
+                            winner=winner,
+                            runner_up=None,
+                            winner_gain=gain.item(first),
+                            winner_score=float(top),
+                        )
+                    return Pick(
+                        winner=winner,
+                        runner_up=runner,
+                        winner_gain=gain.item(first),
+                        winner_score=float(top),
+                        runner_gain=gain.item(second),
+                        runner_score=float(runner_score),
                     )
-                    return winner, runner
             if self.drift_picks == 0:  # proof failed right after a full evaluation
                 self.size = min(self.n, 4 * self.size)
             self.refresh()
+
+    def release(self, winner: int) -> None:
+        """Nothing held: the loop's penalty masks the winner (:meth:`dropped`)."""
 
     def proven(self, runner_score: float) -> bool:
         """Whether no chunk outside the shortlist can reach the runner-up's score."""

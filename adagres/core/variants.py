@@ -16,13 +16,13 @@ import weakref
 import numpy as np
 
 from ..errors import InputError
-from .greedy import POLICY_RULES, Rule, Run, finish, scoring_of
+from .engine import NEG, NO_PICK, Pick
 from .guard import Guard, guard_for
+from .loop import POLICY_RULES, Rule, Run, finish, scoring_of
 from .prepared import PreparedPool, build
 from .records import Candidates, Scoring, Step
 from .replay import replay
 from .result import Selection
-from .scores import NEG, NOTHING, Values
 from .selection import greedy, resolve_terms
 from .settings import RunOptions, Settings
 from .validate import normalise_rows
@@ -246,26 +246,33 @@ class CoverageScores:
         self.covered = np.zeros(n)
         self.score = relevance + weight * (self.sims @ self.w)
         self.alone = self.score.copy()
-        self.values = NOTHING
         self.rows: list[np.ndarray] = []
 
     def score_relevance(self) -> np.ndarray:
         return self.alone
 
-    def best(self) -> tuple[int | None, int | None]:
+    def best(self) -> Pick:
         masked = self.score + self.penalty
         winner = int(np.argmax(masked))
         if masked[winner] == NEG:
-            self.values = NOTHING
-            return None, None
+            return NO_PICK
         top = float(masked[winner])
         masked[winner] = NEG
         second = int(np.argmax(masked))
         if masked[second] == NEG:
-            self.values = Values(top, top)
-            return winner, None
-        self.values = Values(top, top, float(masked[second]), float(masked[second]))
-        return winner, second
+            return Pick(winner=winner, runner_up=None, winner_gain=top, winner_score=top)
+        runner = float(masked[second])
+        return Pick(
+            winner=winner,
+            runner_up=second,
+            winner_gain=top,
+            winner_score=top,
+            runner_gain=runner,
+            runner_score=runner,
+        )
+
+    def release(self, winner: int) -> None:
+        """Nothing held: the loop's penalty masks the winner."""
 
     def dropped(self, gone: np.ndarray) -> None:
         """Nothing to do: the penalty (already set) masks the chunks."""
@@ -328,7 +335,9 @@ def coverage(
     made = engine[0]
     value = float(pool.relevance[picks].sum() + weight * (made.covered @ made.w)) if picks else 0.0
     scoring = Scoring(
-        "relevance + coverage alone", "coverage the picks already give", stops_nonpositive=True
+        relevance="relevance + coverage alone",
+        redundancy="coverage the picks already give",
+        stops_nonpositive=True,
     )
     return rescored(
         "coverage",

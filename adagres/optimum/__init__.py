@@ -10,8 +10,8 @@ holds the branch and bound, :mod:`~adagres.optimum.bounds` its upper bounds,
 
 from __future__ import annotations
 
-from ..core.greedy import finish
 from ..core.guard import without_duplicates
+from ..core.loop import finish
 from ..core.prepared import PreparedPool
 from ..core.records import Scoring, StopReason
 from ..core.replay import replay
@@ -24,7 +24,7 @@ from . import exact as solver
 __all__ = ["EXACT", "exact_strategy"]
 
 #: The optimal set's steps are no greedy rule: they list the set in relevance order.
-OPTIMUM_SCORING = Scoring("α·relevance", "λ·Σ cos to the picks", greedy=False)
+OPTIMUM_SCORING = Scoring(relevance="α·relevance", redundancy="λ·Σ cos to the picks", greedy=False)
 
 
 def exact_strategy(

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..core.greedy import POLICY_RULES, Rule, Terms, objective_value
+from ..core.loop import POLICY_RULES, Rule, Terms, objective_value
 from ..core.prepared import PreparedPool
 from ..core.selection import greedy
 from ..errors import SolverError

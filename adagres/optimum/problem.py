@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.greedy import Terms
+from ..core.loop import Terms
 from ..core.prepared import PreparedPool
 from .bounds import ABS_TOL, count_fit, max_gain
 
