@@ -28,6 +28,7 @@ from adagres.core.calibration import FORMULAS, Calibration, calibrate_prepared
 from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics
 from adagres.core.result import Selection
+from adagres.core.strategies import strategy
 from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep_prepared
 from adagres.errors import AdagresError, SolverError
 from adagres.optimum.exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, ExactResult
@@ -179,13 +180,11 @@ def selection(key: SelectionKey) -> Selection:
 
     def run() -> Selection:
         pool = key.pool.get()
-        # topk_same_k takes its k from AdaGReS with the same settings: that run comes from
-        # (and stays in) the same cache.
-        reference = None
-        if key.strategy == "topk_same_k":
-            reference = selection(key.replace(strategy="adagres"))
-        label = "Solving exactly…" if key.strategy == "exact" else "Selecting…"
-        with progress.spinner(label):
+        chosen = strategy(key.strategy)
+        # a strategy that takes its size from another's run (topk_same_k from AdaGReS) gets
+        # that run from (and keeps it in) the same cache
+        if chosen.reference is not None:
+            reference = selection(key.replace(strategy=chosen.reference))
             return baselines.run_prepared(
                 key.strategy,
                 pool.prepared,
@@ -193,6 +192,10 @@ def selection(key: SelectionKey) -> Selection:
                 key.selector,
                 texts=pool.texts,
                 reference=reference,
+            )
+        with progress.spinner(chosen.working):
+            return baselines.run_prepared(
+                key.strategy, pool.prepared, key.budget, key.selector, texts=pool.texts
             )
 
     return _selections(key).fill(run)

@@ -22,7 +22,7 @@ from .classic import reference_lam
 from .prepared import PreparedPool, prepare
 from .result import Selection
 from .selection import checked_settings
-from .settings import RunOptions, Settings
+from .settings import Settings
 from .strategies import STRATEGIES, strategy
 
 __all__ = [
@@ -45,29 +45,25 @@ def run_prepared(
     settings: Settings,
     *,
     texts: Sequence[str] | None = None,
-    k: int | None = None,
-    reference: Selection | None = None,
-    max_chunks: int | None = None,
-    time_limit: float | None = None,
-    max_nodes: int | None = None,
-    enforce_budget: bool = True,
     trace: bool = True,
+    **options: object,
 ) -> Selection:
     """Run the strategy ``strategy_name`` on a prepared pool with one settings value
     (inputs trusted; an unknown name is an :class:`InputError` naming the known ones).
-
-    ``reference`` is the AdaGReS run with the same pool, budget and settings if the caller
-    has it (``topk_same_k`` takes its size as k unless ``k`` is given). The pool is trusted
-    (validated when prepared); the strategy, budget and settings are checked. The exact
-    solver's limits left None are its defaults.
+    ``options`` are the strategy's own (:attr:`Strategy.options`: ``k`` and ``reference``
+    for ``topk_same_k``, where ``reference`` is the AdaGReS run with the same pool, budget
+    and settings if the caller has it; ``enforce_budget`` for ``reference_code``; the exact
+    solver's limits): one it does not take is an :class:`InputError` naming those it does.
+    The pool is trusted (validated when prepared); the strategy, budget and settings are
+    checked.
     """
     named = strategy_name if isinstance(strategy_name, str) else repr(strategy_name)
     chosen = strategy(named)
+    own = chosen.options_of(options)
     budget = v.budget(budget)
     checked_settings(settings)
     pool = pool.packing_ready(settings.packing, texts)
-    options = RunOptions(texts, k, reference, enforce_budget, max_chunks, time_limit, max_nodes)
-    return chosen.run(pool, budget, settings, trace=trace, options=options)
+    return chosen.run(pool, budget, settings, trace=trace, texts=texts, options=own)
 
 
 def run(
@@ -112,19 +108,17 @@ def run(
         raise InputError("sources/offsets: place chunk texts; pass texts= with them")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
         raise InputError(f"k: expected a whole number >= 0, got {k!r}")
+    given = {
+        "k": None if k is None else int(k),
+        "reference": reference,
+        "max_chunks": max_chunks,
+        "max_nodes": None if max_nodes is None else v.whole(max_nodes, "max_nodes", minimum=1),
+        "time_limit": None if time_limit is None else v.real(time_limit, "time_limit", minimum=0.0),
+        "enforce_budget": None if enforce_budget else False,
+    }
+    own = {name: value for name, value in given.items() if value is not None}
     return run_prepared(
-        strategy_name,
-        pool,
-        v.budget(budget),
-        settings,
-        texts=texts,
-        k=None if k is None else int(k),
-        reference=reference,
-        max_chunks=max_chunks,
-        max_nodes=None if max_nodes is None else v.whole(max_nodes, "max_nodes", minimum=1),
-        time_limit=None if time_limit is None else v.real(time_limit, "time_limit", minimum=0.0),
-        enforce_budget=enforce_budget,
-        trace=trace,
+        strategy_name, pool, v.budget(budget), settings, texts=texts, trace=trace, **own
     )
 
 

@@ -1,12 +1,14 @@
 """The classic baselines on the same pool, budget and settings: top-k, MMR, the authors' code.
 
 Each is a strategy function of the registry (:mod:`adagres.core.strategies`):
-``fn(pool, budget, settings, trace, options) -> Selection``, recorded at the λ, α and τ that
+``fn(pool, budget, settings, trace, inputs) -> Selection``, recorded at the λ, α and τ that
 the settings give AdaGReS (:func:`~adagres.core.selection.resolve_terms`) so F and the step
 gains compare across strategies, while ``step.score`` holds what each rule maximised.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,10 +19,35 @@ from .prepared import PreparedPool
 from .records import Scoring
 from .result import Selection
 from .selection import greedy, resolve_terms, select_prepared
-from .settings import RunOptions, Settings
+from .settings import RunInputs, Settings
 from .variants import guard_of, rescored
 
-__all__ = ["mmr", "reference_code", "reference_lam", "topk_budget", "topk_same_k"]
+__all__ = [
+    "ReferenceCodeOptions",
+    "SameK",
+    "mmr",
+    "reference_code",
+    "reference_lam",
+    "topk_budget",
+    "topk_same_k",
+]
+
+
+@dataclass(frozen=True)
+class SameK:
+    """The options of :func:`topk_same_k`: its size ``k``, or the AdaGReS run with the same
+    pool, budget and settings to take it from (``reference``; neither: that run is made)."""
+
+    k: int | None = None
+    reference: Selection | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceCodeOptions:
+    """The option of :func:`reference_code`: ``enforce_budget`` stops at the first pick
+    that would overflow the budget (False: the authors' code as released, which does not)."""
+
+    enforce_budget: bool = True
 
 
 def ranked(
@@ -30,13 +57,13 @@ def ranked(
     settings: Settings,
     trace: bool,
     rule: Rule,
-    options: RunOptions,
+    inputs: RunInputs,
     **params: object,
 ) -> Selection:
     """A greedy run of ``rule``, whose gains are F's at the settings' terms."""
     terms, calibration = resolve_terms(pool, budget, settings)
     run = greedy(
-        pool, budget, terms, rule, trace, guard_of(pool, settings, options), settings.packing
+        pool, budget, terms, rule, trace, guard_of(pool, settings, inputs), settings.packing
     )
     return finish(
         name,
@@ -52,44 +79,48 @@ def ranked(
 
 
 def topk_budget(
-    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, inputs: RunInputs
 ) -> Selection:
     """Chunks in relevance order, skipping any that does not fit, until nothing fits."""
     rule = Rule(score="relevance", budget="skip", stop_nonpositive=False)
-    return ranked("topk_budget", pool, budget, settings, trace, rule, options)
+    return ranked("topk_budget", pool, budget, settings, trace, rule, inputs)
 
 
 def topk_same_k(
-    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, inputs: RunInputs
 ) -> Selection:
     """The ``k`` most relevant chunks that fit; k defaults to the AdaGReS selection's size."""
+    options = inputs.options
+    assert isinstance(options, SameK)
     k = options.k
     if k is None:
         reference = options.reference
         if reference is None:
-            reference = select_prepared(pool, budget, settings, trace=False, texts=options.texts)
+            reference = select_prepared(pool, budget, settings, trace=False, texts=inputs.texts)
         k = reference.size
     rule = Rule(score="relevance", budget="skip", stop_nonpositive=False, max_picks=k)
-    return ranked("topk_same_k", pool, budget, settings, trace, rule, options, k=k)
+    return ranked("topk_same_k", pool, budget, settings, trace, rule, inputs, k=k)
 
 
 def mmr(
-    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, inputs: RunInputs
 ) -> Selection:
     """Maximal marginal relevance under the budget: λ_mmr·r_i − (1 − λ_mmr)·max_{j∈S} s_ij."""
     rule = Rule(score="mmr", budget="skip", stop_nonpositive=False, lambda_mmr=settings.lambda_mmr)
     return ranked(
-        "mmr", pool, budget, settings, trace, rule, options, lambda_mmr=settings.lambda_mmr
+        "mmr", pool, budget, settings, trace, rule, inputs, lambda_mmr=settings.lambda_mmr
     )
 
 
 def reference_code(
-    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, inputs: RunInputs
 ) -> Selection:
     """What the authors' released code does: k = max(1, ⌊T / mean character length⌋) picks
     by the gain at their β, with no gain check (and, unless ``enforce_budget`` is False, a
     stop at the first pick that would overflow the budget)."""
-    texts = options.texts
+    options = inputs.options
+    assert isinstance(options, ReferenceCodeOptions)
+    texts = inputs.texts
     if texts is None:
         raise InputError("reference_code: needs the chunk texts (it counts characters)")
     terms, _ = resolve_terms(pool, budget, settings)
@@ -103,7 +134,7 @@ def reference_code(
         max_picks=k,
     )
     own_terms = Terms(lam=beta, alpha=settings.alpha, tau=None)
-    own = greedy(pool, budget, own_terms, rule, trace, guard_of(pool, settings, options))
+    own = greedy(pool, budget, own_terms, rule, trace, guard_of(pool, settings, inputs))
     scoring = scoring_of(rule, own_terms)
     scoring = Scoring(
         relevance=scoring.relevance,

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from ..errors import InputError
 
-__all__ = ["FORMULAS", "MAX_WEIGHT", "POLICIES", "Formula", "Policy", "RunOptions", "Settings"]
+__all__ = ["FORMULAS", "MAX_WEIGHT", "POLICIES", "Formula", "Policy", "RunInputs", "Settings"]
 
 Policy = Literal["skip", "stop", "ratio", "fill"]
 POLICIES: tuple[Policy, ...] = ("skip", "stop", "ratio", "fill")
@@ -192,20 +192,11 @@ _FIELDS = frozenset(f.name for f in dataclasses.fields(Settings))
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """What some strategies take beyond the settings (trusted: checked by the public callers).
-
-    ``texts``: the chunk texts (``reference_code`` counts characters). ``k`` and
-    ``reference``: the size of ``topk_same_k`` or the AdaGReS run to take it from.
-    ``enforce_budget``: ``reference_code`` stops at a pick that would overflow the budget.
-    ``max_chunks``, ``time_limit``, ``max_nodes``: the exact solver's limits (None: its
-    defaults).
-    """
+class RunInputs:
+    """What a run takes beyond the pool, the budget and the settings (trusted: checked by
+    the public callers): the chunk ``texts`` (``reference_code`` counts characters, the
+    guard compares text) and ``options``, the strategy's own options (an instance of its
+    :attr:`Strategy.options`, None for a strategy that has none)."""
 
     texts: Sequence[str] | None = None
-    k: int | None = None
-    reference: Any = None
-    enforce_budget: bool = True
-    max_chunks: int | None = None
-    time_limit: float | None = None
-    max_nodes: int | None = None
+    options: object = None

@@ -2,10 +2,13 @@
 and the app read.
 
 A :class:`Strategy` holds a strategy's name, its family, a one-line description, the
-statement of its score and the function that runs it,
-``fn(pool, budget, settings, trace, options) -> Selection``. Adding a strategy is adding an
-entry here (or calling :func:`register` from an optional package: :mod:`adagres.optimum`
-registers ``exact``).
+statement of its score, the function that runs it,
+``fn(pool, budget, settings, trace, inputs) -> Selection``, and what callers need to know
+of it without testing its name: the type of its own options (``options``: ``k`` for
+``topk_same_k``, the exact solver's limits), the strategy whose run it takes its size from
+(``reference``), what the app says while it runs (``working``) and whether its F is the
+proven optimum (``proves_optimum``). Adding a strategy is adding an entry here (or calling
+:func:`register` from an optional package: :mod:`adagres.optimum` registers ``exact``).
 
 >>> STRATEGIES["orthogonal"].score
 'α·relevance − λ·Σ cos beyond the query to the picks'
@@ -15,7 +18,8 @@ registers ``exact``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import InputError
@@ -23,11 +27,21 @@ from . import classic, variants
 from .prepared import PreparedPool
 from .result import Selection
 from .selection import select_prepared
-from .settings import RunOptions, Settings
+from .settings import RunInputs, Settings
 
-__all__ = ["STRATEGIES", "SWEPT", "Strategy", "StrategyFn", "register", "strategy"]
+__all__ = [
+    "ADAGRES",
+    "STRATEGIES",
+    "SWEPT",
+    "RunInputs",
+    "Strategy",
+    "StrategyFn",
+    "register",
+    "strategy",
+]
 
-StrategyFn = Callable[[PreparedPool, int, Settings, bool, RunOptions], Selection]
+
+StrategyFn = Callable[[PreparedPool, int, Settings, bool, RunInputs], Selection]
 
 
 @dataclass(frozen=True)
@@ -38,7 +52,11 @@ class Strategy:
     ``step.score``, its two terms named by ``Selection.scoring``). ``family`` groups the
     strategies: ``"adagres"``, ``"baseline"``, ``"variant"`` or ``"optimum"``. ``label``
     and ``short`` say what it is in words (prose, select boxes); ``in_sweeps`` puts it in
-    the sweeps' default comparison.
+    the sweeps' default comparison. ``options`` is the frozen dataclass of its own options
+    (None: it has none); ``reference`` names the strategy whose run with the same settings
+    gives its size (a caller holding that run passes it as the option ``reference``);
+    ``working`` is what the app says while it runs; ``proves_optimum``: its F is the proven
+    optimum (the evaluation compares the paper's bound with it).
     """
 
     name: str
@@ -49,8 +67,10 @@ class Strategy:
     label: str
     short: str = ""
     in_sweeps: bool = False
-    #: It takes as many chunks as the AdaGReS selection with the same settings.
-    same_k_as_adagres: bool = False
+    options: type | None = None
+    reference: str | None = None
+    working: str = "Selecting…"
+    proves_optimum: bool = False
 
     @property
     def weighs_lam(self) -> bool:
@@ -65,8 +85,8 @@ class Strategy:
     @property
     def lam_changes_picks(self) -> bool:
         """Whether λ can change its picks: it weighs the score, or the strategy takes as
-        many chunks as AdaGReS does (``same_k_as_adagres``)."""
-        return self.weighs_lam or self.same_k_as_adagres
+        many chunks as a strategy that does (``reference``)."""
+        return self.weighs_lam or self.reference is not None
 
     @property
     def long_label(self) -> str:
@@ -78,6 +98,33 @@ class Strategy:
         """The name and a word or two, for a select box: "mmr (marginal relevance)"."""
         return f"{self.name} ({self.short})" if self.short else self.name
 
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        """The names of its own options, in order (empty: it takes none)."""
+        if self.options is None:
+            return ()
+        return tuple(f.name for f in dataclasses.fields(self.options))
+
+    def options_of(self, given: Mapping[str, object]) -> object:
+        """Its options value from ``given`` (name: value; an option left out is its
+        default). An option it does not take is an :class:`InputError` naming the ones it
+        does.
+
+        >>> STRATEGIES["topk_same_k"].options_of({"k": 3}).k
+        3
+        >>> STRATEGIES["mmr"].options_of({"k": 3})
+        Traceback (most recent call last):
+        adagres.errors.InputError: strategy 'mmr': takes no option 'k' (it takes none)
+        """
+        names = self.option_names
+        unknown = [name for name in given if name not in names]
+        if unknown:
+            takes = ", ".join(map(repr, names)) if names else "none"
+            raise InputError(
+                f"strategy {self.name!r}: takes no option {unknown[0]!r} (it takes {takes})"
+            )
+        return None if self.options is None else self.options(**given)
+
     def run(
         self,
         pool: PreparedPool,
@@ -85,17 +132,21 @@ class Strategy:
         settings: Settings,
         *,
         trace: bool = True,
-        options: RunOptions | None = None,
+        texts: Sequence[str] | None = None,
+        options: object = None,
     ) -> Selection:
-        """Run on a prepared pool (inputs trusted)."""
-        return self.fn(pool, budget, settings, trace, options or RunOptions())
+        """Run on a prepared pool (inputs trusted); ``options`` is an instance of
+        :attr:`options` (None: its defaults)."""
+        if options is None and self.options is not None:
+            options = self.options()
+        return self.fn(pool, budget, settings, trace, RunInputs(texts=texts, options=options))
 
 
 def adagres(
-    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, inputs: RunInputs
 ) -> Selection:
     """The paper's method with the settings' policy (:func:`adagres.select`)."""
-    return select_prepared(pool, budget, settings, trace=trace, texts=options.texts)
+    return select_prepared(pool, budget, settings, trace=trace, texts=inputs.texts)
 
 
 class Registry(Mapping[str, Strategy]):
@@ -128,10 +179,20 @@ def entry(
     short: str = "",
     *,
     in_sweeps: bool = False,
-    same_k_as_adagres: bool = False,
+    options: type | None = None,
+    reference: str | None = None,
 ) -> Strategy:
     return Strategy(
-        name, family, description, score, fn, label, short, in_sweeps, same_k_as_adagres
+        name=name,
+        family=family,
+        description=description,
+        score=score,
+        fn=fn,
+        label=label,
+        short=short,
+        in_sweeps=in_sweeps,
+        options=options,
+        reference=reference,
     )
 
 
@@ -156,7 +217,8 @@ STRATEGIES = Registry(
         "top-k, AdaGReS's k",
         "AdaGReS's k",
         in_sweeps=True,
-        same_k_as_adagres=True,
+        options=classic.SameK,
+        reference="adagres",
     ),
     entry(
         "topk_budget",
@@ -186,6 +248,7 @@ STRATEGIES = Registry(
         "α·relevance − β·Σ cos to the picks (their β, k picks)",
         "the authors' code",
         "authors'",
+        options=classic.ReferenceCodeOptions,
     ),
     entry(
         "orthogonal",
@@ -214,6 +277,10 @@ STRATEGIES = Registry(
         "facility loc.",
     ),
 )
+
+#: The paper's method: the strategy every other is compared with, and the one whose run
+#: gives ``topk_same_k`` its size.
+ADAGRES = STRATEGIES["adagres"]
 
 #: The strategies a sweep compares by default (cheap, and needing no texts).
 SWEPT: tuple[str, ...] = tuple(name for name, s in STRATEGIES.items() if s.in_sweeps)

@@ -21,7 +21,7 @@ from .overlaps import Spans
 from .prepared import PreparedPool, prepare
 from .selection import select_prepared
 from .settings import MAX_WEIGHT, Settings
-from .strategies import STRATEGIES, SWEPT
+from .strategies import ADAGRES, STRATEGIES, SWEPT
 
 __all__ = [
     "BUDGET_COLUMNS",
@@ -303,14 +303,16 @@ def budget_sweep(
         for name in strategies:
             row: dict[str, Any] = dict.fromkeys(BUDGET_COLUMNS)
             row["strategy"], row["budget"] = name, b
+            chosen = STRATEGIES.get(name)
             try:
-                s = (
-                    reference
-                    if name == "adagres"
-                    else run_prepared(
+                if name == ADAGRES.name:  # the reference run is this strategy's own
+                    s = reference
+                elif chosen is not None and chosen.reference == ADAGRES.name:
+                    s = run_prepared(
                         name, pool, b, settings, texts=texts, reference=reference, trace=False
                     )
-                )
+                else:
+                    s = run_prepared(name, pool, b, settings, texts=texts, trace=False)
             except AdagresError as exc:
                 row["error"] = str(exc)
             else:

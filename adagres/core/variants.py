@@ -24,7 +24,7 @@ from .records import Candidates, Scoring, Step
 from .replay import replay
 from .result import Selection
 from .selection import greedy, resolve_terms
-from .settings import RunOptions, Settings
+from .settings import RunInputs, Settings
 from .validate import normalise_rows
 
 __all__ = [
@@ -49,7 +49,7 @@ def near_duplicates(
     budget: int,
     settings: Settings,
     trace: bool = True,
-    options: RunOptions | None = None,
+    inputs: RunInputs | None = None,
     *,
     floor: float = NEAR_DUPLICATE_FLOOR,
     lam: float = NEAR_DUPLICATE_LAM,
@@ -67,7 +67,7 @@ def near_duplicates(
     terms, _ = resolve_terms(pool, budget, own_settings)
     rule = POLICY_RULES["fill"]
     own = greedy(
-        pool, budget, terms, rule, trace, guard_of(pool, settings, options), settings.packing
+        pool, budget, terms, rule, trace, guard_of(pool, settings, inputs), settings.packing
     )
     return rescored(
         "near_duplicates",
@@ -121,10 +121,10 @@ def rescored(
     )
 
 
-def guard_of(pool: PreparedPool, settings: Settings, options: RunOptions | None) -> Guard | None:
+def guard_of(pool: PreparedPool, settings: Settings, inputs: RunInputs | None) -> Guard | None:
     """The near-duplicate guard the settings ask for (None when off), with the chunk texts
-    the options carry."""
-    return guard_for(pool, settings.duplicate_guard, None if options is None else options.texts)
+    the run's inputs carry."""
+    return guard_for(pool, settings.duplicate_guard, None if inputs is None else inputs.texts)
 
 
 def merged(own: Step, shared: Step, relevance_term: np.ndarray, tokens: np.ndarray) -> Step:
@@ -200,7 +200,7 @@ def orthogonal(
     budget: int,
     settings: Settings,
     trace: bool = True,
-    options: RunOptions | None = None,
+    inputs: RunInputs | None = None,
 ) -> Selection:
     """Redundancy measured on what two chunks share beyond their relevance to the query.
 
@@ -220,7 +220,7 @@ def orthogonal(
         terms,
         rule,
         trace,
-        guard_of(pool, settings, options),
+        guard_of(pool, settings, inputs),
         settings.packing,
     )
     scoring = scoring_of(rule, terms, "cos beyond the query")
@@ -304,7 +304,7 @@ def coverage(
     budget: int,
     settings: Settings,
     trace: bool = True,
-    options: RunOptions | None = None,
+    inputs: RunInputs | None = None,
     *,
     weight: float = 1.0,
 ) -> Selection:
@@ -329,7 +329,7 @@ def coverage(
     rule = Rule(score="own", budget="skip", stop_nonpositive=True, engine=make)
     terms, _ = resolve_terms(pool, budget, settings)
     own = greedy(
-        pool, budget, terms, rule, trace, guard_of(pool, settings, options), settings.packing
+        pool, budget, terms, rule, trace, guard_of(pool, settings, inputs), settings.packing
     )
     picks = own.picks
     made = engine[0]

@@ -10,6 +10,8 @@ holds the branch and bound, :mod:`~adagres.optimum.bounds` its upper bounds,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.guard import without_duplicates
 from ..core.loop import finish
 from ..core.prepared import PreparedPool
@@ -17,22 +19,34 @@ from ..core.records import Scoring, StopReason
 from ..core.replay import replay
 from ..core.result import Selection
 from ..core.selection import resolve_terms
-from ..core.settings import RunOptions, Settings
+from ..core.settings import RunInputs, Settings
 from ..core.strategies import STRATEGIES, Strategy, register
 from . import exact as solver
 
-__all__ = ["EXACT", "exact_strategy"]
+__all__ = ["EXACT", "ExactLimits", "exact_strategy"]
 
 #: The optimal set's steps are no greedy rule: they list the set in relevance order.
 OPTIMUM_SCORING = Scoring(relevance="α·relevance", redundancy="λ·Σ cos to the picks", greedy=False)
 
 
+@dataclass(frozen=True)
+class ExactLimits:
+    """The options of ``exact``: the solver's limits (None: its defaults, :data:`EXACT_MAX_CHUNKS`
+    chunks and :data:`EXACT_MAX_NODES` nodes; no time limit unless given, in seconds)."""
+
+    max_chunks: int | None = None
+    time_limit: float | None = None
+    max_nodes: int | None = None
+
+
 def exact_strategy(
-    pool: PreparedPool, budget: int, settings: Settings, trace: bool, options: RunOptions
+    pool: PreparedPool, budget: int, settings: Settings, trace: bool, inputs: RunInputs
 ) -> Selection:
     """The subset with the largest F within the budget, proven by branch and bound; its
     steps list the set in relevance order with each chunk's marginal gain in that order
-    (the solver's limits in ``options`` left None are its defaults)."""
+    (the solver's limits, :class:`ExactLimits`, left None are its defaults)."""
+    options = inputs.options
+    assert isinstance(options, ExactLimits)
     terms, calibration = resolve_terms(pool, budget, settings)
     max_chunks = solver.EXACT_MAX_CHUNKS if options.max_chunks is None else options.max_chunks
     max_nodes = solver.EXACT_MAX_NODES if options.max_nodes is None else options.max_nodes
@@ -40,7 +54,7 @@ def exact_strategy(
     order = sorted(chosen, key=lambda i: (-pool.relevance[i], i))
     # The guard does not change the search: a later duplicate in the optimal set is
     # removed from it (adagres.core.guard.without_duplicates), nothing replaces it.
-    order, dropped = without_duplicates(pool, order, settings.duplicate_guard, options.texts)
+    order, dropped = without_duplicates(pool, order, settings.duplicate_guard, inputs.texts)
     run = replay(pool, budget, order, terms, trace, StopReason.OPTIMAL)._replace(duplicates=dropped)
     return finish(
         "exact",
@@ -55,15 +69,18 @@ def exact_strategy(
 
 
 EXACT = Strategy(
-    "exact",
-    "optimum",
-    "the best F within the budget (branch and bound)",
-    "none: the set with the largest F = α·Σ relevance − λ·Σ pairwise cos, listed in "
+    name="exact",
+    family="optimum",
+    description="the best F within the budget (branch and bound)",
+    score="none: the set with the largest F = α·Σ relevance − λ·Σ pairwise cos, listed in "
     "relevance order",
-    exact_strategy,
-    "optimum, small pools",
-    "the optimum",
+    fn=exact_strategy,
+    label="optimum, small pools",
+    short="the optimum",
+    options=ExactLimits,
+    working="Solving exactly…",
+    proves_optimum=True,
 )
 
-if "exact" not in STRATEGIES:
+if EXACT.name not in STRATEGIES:
     register(EXACT, before="reference_code")
