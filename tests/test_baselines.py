@@ -196,3 +196,40 @@ def test_settings_keywords_and_value_give_the_same_run():
     assert by_value.indices == by_keywords.indices and by_value.objective == by_keywords.objective
     with pytest.raises(InputError, match="settings: unknown setting 'lamda'"):
         b.run("mmr", q, C, tokens, 300, lamda=0.4)
+
+
+def test_a_strategy_carries_its_own_options():
+    """Options belong to the strategy that takes them: topk_same_k's k, reference_code's
+    enforce_budget, and an option another strategy does not take is a one-line error that
+    names the ones it does."""
+    from adagres.core.strategies import STRATEGIES
+
+    q = np.array([1.0, 0.0])
+    chunks = np.array([[0.9, 0.1], [0.95, 0.05], [0.5, 0.5], [0.8, 0.6]])
+    tokens = [20, 20, 20, 20]
+    assert b.run("topk_same_k", q, chunks, tokens, 100, k=2).indices == (1, 0)
+    assert STRATEGIES["topk_same_k"].option_names == ("k", "reference")
+    assert STRATEGIES["mmr"].option_names == ()
+    with pytest.raises(
+        InputError, match=r"^strategy 'mmr': takes no option 'k' \(it takes none\)$"
+    ):
+        b.run("mmr", q, chunks, tokens, 100, k=2)
+    with pytest.raises(InputError, match=r"'topk_budget': takes no option 'max_nodes'"):
+        b.run("topk_budget", q, chunks, tokens, 100, max_nodes=5)
+    with pytest.raises(InputError, match=r"takes no option 'k' \(it takes 'enforce_budget'\)"):
+        b.run("reference_code", q, chunks, tokens, 100, k=2, texts=["a"] * 4)
+
+
+def test_callers_read_capabilities_not_names():
+    """What the app, the sweeps and the evaluation need of a strategy is on its entry."""
+    from adagres.core.strategies import ADAGRES, STRATEGIES
+
+    assert STRATEGIES["topk_same_k"].reference == ADAGRES.name
+    assert STRATEGIES["topk_same_k"].lam_changes_picks  # its k comes from AdaGReS's run
+    assert not STRATEGIES["topk_budget"].lam_changes_picks
+    exact = STRATEGIES["exact"]
+    assert exact.proves_optimum and exact.working == "Solving exactly…"
+    assert exact.option_names == ("max_chunks", "time_limit", "max_nodes")
+    assert [n for n, s in STRATEGIES.items() if s.proves_optimum] == ["exact"]
+    assert STRATEGIES["orthogonal"].tuned is not None
+    assert STRATEGIES["orthogonal"].tuned.policy == "fill"

@@ -10,6 +10,7 @@ import pytest
 
 from adagres import Settings
 from adagres.core.baselines import run_prepared
+from adagres.core.strategies import STRATEGIES
 from adagres.errors import InputError
 from adagres.eval import strategies
 from adagres.eval.run import NOT_RUN, evaluate_cases
@@ -43,7 +44,7 @@ def test_registry_has_every_configuration_and_takes_new_ones(demo):
     assert all(names[n].core == n for n in STRATEGIES if n != "adagres")
     from adagres import PRESETS
 
-    assert names["orthogonal"].settings == strategies.TUNED["orthogonal"]
+    assert names["orthogonal"].settings == STRATEGIES["orthogonal"].tuned
     assert names["topk_budget"].settings == Settings()  # the baseline, whatever the presets
     recommended = PRESETS["recommended"]
     assert [

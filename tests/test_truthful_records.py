@@ -13,8 +13,7 @@ import adagres
 from adagres import Settings, StopReason, VerdictKind
 from adagres.core.baselines import run_prepared
 from adagres.core.presets import NEAR_DUPLICATE_GUARD, PRESETS
-from adagres.core.strategies import STRATEGIES
-from adagres.eval.strategies import TUNED
+from adagres.core.strategies import ORTHOGONAL, STRATEGIES
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 POOLS = sorted(DATA.glob("*.json"))
@@ -252,7 +251,7 @@ def test_the_orthogonal_variant_names_what_blog_02_repeats():
     first picks, gets a verdict in the rule's terms that names the picks it repeats, the
     most similar beyond the query first (brute force)."""
     pool = load(DATA / "biomedical_redundant.json")
-    s = run_prepared("orthogonal", pool.prepared, 1000, TUNED["orthogonal"], texts=pool.texts)
+    s = run_prepared("orthogonal", pool.prepared, 1000, ORTHOGONAL.tuned, texts=pool.texts)
     i = pool.ids.index("blog-02")
     v = s.verdict(i)
     text = v.summary(pool.ids)

@@ -35,7 +35,12 @@ import numpy as np
 from .ngrams import containment, gram_set
 from .prepared import PreparedPool
 
-__all__ = ["Duplicate", "Guard", "guard_for", "without_duplicates"]
+__all__ = ["NEAR_DUPLICATE_GUARD", "Duplicate", "Guard", "guard_for", "without_duplicates"]
+
+#: The near-duplicate guard a user may add (a preset's choice, not a default): never two chunks at
+#: cosine ≥ 0.9 (the metrics' near-duplicate line), nor two that share ≥ 80 % of the smaller
+#: one's word 8-grams. It drops whole chunks, and with them any fact only they hold.
+NEAR_DUPLICATE_GUARD = (0.9, 0.8)
 
 
 class Duplicate(NamedTuple):

@@ -26,15 +26,12 @@ from typing import Any
 
 from ..errors import InputError
 from .baselines import run
+from .guard import NEAR_DUPLICATE_GUARD
 from .result import Selection
 from .settings import Settings
+from .strategies import ADAGRES, TOPK_BUDGET
 
 __all__ = ["NEAR_DUPLICATE_GUARD", "PRESETS", "Preset", "preset", "run_preset"]
-
-#: The near-duplicate guard a user may add (:mod:`adagres.core.guard`): never two chunks at
-#: cosine ≥ 0.9 (the metrics' near-duplicate line), nor two that share ≥ 80 % of the smaller
-#: one's word 8-grams. It drops whole chunks, and with them any fact only they hold.
-NEAR_DUPLICATE_GUARD = (0.9, 0.8)
 
 
 @dataclass(frozen=True)
@@ -52,13 +49,13 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     "paper": Preset(
         "paper",
-        "adagres",
+        ADAGRES.name,
         Settings(),
         "the AdaGReS paper: adaptive λ (Eq. 7 as printed), stop when no gain is positive",
     ),
     "recommended": Preset(
         "recommended",
-        "topk_budget",
+        TOPK_BUDGET.name,
         Settings(packing=True),
         "top-k by relevance until the budget, repeated text paid for once (windows stitched, "
         "repeated sentences left out)",

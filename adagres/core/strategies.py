@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from . import classic, variants
+from .guard import NEAR_DUPLICATE_GUARD
 from .prepared import PreparedPool
 from .result import Selection
 from .selection import select_prepared
@@ -31,8 +32,11 @@ from .settings import RunInputs, Settings
 
 __all__ = [
     "ADAGRES",
+    "ORTHOGONAL",
     "STRATEGIES",
     "SWEPT",
+    "TOPK_BUDGET",
+    "TOPK_SAME_K",
     "RunInputs",
     "Strategy",
     "StrategyFn",
@@ -56,7 +60,8 @@ class Strategy:
     (None: it has none); ``reference`` names the strategy whose run with the same settings
     gives its size (a caller holding that run passes it as the option ``reference``);
     ``working`` is what the app says while it runs; ``proves_optimum``: its F is the proven
-    optimum (the evaluation compares the paper's bound with it).
+    optimum (the evaluation compares the paper's bound with it); ``tuned``: the settings it
+    is meant for, which the evaluation measures it with (None: the defaults).
     """
 
     name: str
@@ -71,6 +76,7 @@ class Strategy:
     reference: str | None = None
     working: str = "Selecting…"
     proves_optimum: bool = False
+    tuned: Settings | None = None
 
     @property
     def weighs_lam(self) -> bool:
@@ -181,6 +187,7 @@ def entry(
     in_sweeps: bool = False,
     options: type | None = None,
     reference: str | None = None,
+    tuned: Settings | None = None,
 ) -> Strategy:
     return Strategy(
         name=name,
@@ -193,6 +200,7 @@ def entry(
         in_sweeps=in_sweeps,
         options=options,
         reference=reference,
+        tuned=tuned,
     )
 
 
@@ -258,6 +266,11 @@ STRATEGIES = Registry(
         "α·relevance − λ·Σ cos beyond the query to the picks",
         "redundancy beyond shared relevance",
         "beyond query",
+        # it fills the budget with the derived λ, with the guard and packing it had as the
+        # recommended preset (before the preset search chose top-k with them)
+        tuned=Settings(
+            policy="fill", formula="derived", duplicate_guard=NEAR_DUPLICATE_GUARD, packing=True
+        ),
     ),
     entry(
         "near_duplicates",
@@ -281,6 +294,12 @@ STRATEGIES = Registry(
 #: The paper's method: the strategy every other is compared with, and the one whose run
 #: gives ``topk_same_k`` its size.
 ADAGRES = STRATEGIES["adagres"]
+#: The two baselines every strategy is compared with: top-k until the budget, and top-k with
+#: AdaGReS's k.
+TOPK_BUDGET = STRATEGIES["topk_budget"]
+TOPK_SAME_K = STRATEGIES["topk_same_k"]
+#: The variant the evaluation also measures with the near-duplicate guard.
+ORTHOGONAL = STRATEGIES["orthogonal"]
 
 #: The strategies a sweep compares by default (cheap, and needing no texts).
 SWEPT: tuple[str, ...] = tuple(name for name, s in STRATEGIES.items() if s.in_sweeps)

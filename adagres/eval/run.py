@@ -25,7 +25,7 @@ from ..core.metrics import answer_found, evaluate
 from ..core.prepared import PreparedPool
 from ..errors import InputError, SolverError
 from .cases import Case
-from .strategies import Strategy
+from .strategies import Configuration
 
 __all__ = [
     "NOT_RUN",
@@ -146,7 +146,7 @@ def one_blas_thread() -> Iterator[None]:
 
 
 def evaluate_task(
-    task: Task, strategies: Sequence[Strategy], budgets: Sequence[int]
+    task: Task, strategies: Sequence[Configuration], budgets: Sequence[int]
 ) -> list[dict[str, Any]]:
     """One row per (budget, strategy), in that order. A :class:`~adagres.SolverError` gives
     a row with ``solved=False`` and the message; any other error propagates, with a note
@@ -159,7 +159,7 @@ def evaluate_task(
     return rows
 
 
-def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
+def _run_one(task: Task, strategy: Configuration, budget: int) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(ROW_COLUMNS)
     row.update(corpus=task.corpus, query_id=task.query_id, strategy=strategy.name, budget=budget)
     if strategy.name in task.skip:
@@ -208,7 +208,7 @@ def _run_one(task: Task, strategy: Strategy, budget: int) -> dict[str, Any]:
         tokens_saved=selection.tokens_saved,
         time_ms=elapsed,
     )
-    if strategy.name == "exact":  # the paper's bound on F(greedy), at this optimum
+    if strategy.proves_optimum:  # the paper's bound on F(greedy), at this optimum
         pool = task.pool
         found = guarantee(pool.chunks, pool.tokens, budget, selection.lam)
         row["paper_bound"] = found.bound(metrics.objective)
@@ -235,7 +235,7 @@ def _limit_worker_threads() -> None:
 
 def evaluate_cases(
     cases: Sequence[Case],
-    strategies: Sequence[Strategy],
+    strategies: Sequence[Configuration],
     budgets: Sequence[int],
     *,
     workers: int = 2,
@@ -254,11 +254,12 @@ def evaluate_cases(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError(f"workers: expected a whole number >= 1, got {workers!r}")
     seen: dict[str, int] = {}
+    searches = tuple(s.name for s in strategies if s.proves_optimum)  # may take seconds
     tasks = []
     for case in cases:
         seen[case.corpus] = seen.get(case.corpus, 0) + 1
         capped = exact_queries is not None and seen[case.corpus] > exact_queries
-        tasks.append(Task.of(case, ("exact",) if capped else ()))
+        tasks.append(Task.of(case, searches if capped else ()))
     run = functools.partial(evaluate_task, strategies=tuple(strategies), budgets=tuple(budgets))
     rows: list[dict[str, Any]] = []
     if workers == 1 or len(tasks) <= 1:

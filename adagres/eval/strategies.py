@@ -1,20 +1,22 @@
-"""The strategies the harness measures, by name: an open registry.
+"""What the harness measures: configurations of the strategies of the one registry.
 
-Every entry is a :class:`Strategy`: a name, a function ``fn(pool, budget, texts) ->
-Selection`` and, for the built-in ones, the :class:`adagres.Settings` and the core strategy
-name (``adagres``, ``mmr``, ...) that reproduce it, so the app can open the same selection.
-Built in:
+The strategies themselves are those of :data:`adagres.core.strategies.STRATEGIES`, with their
+capabilities (their options, whether their F is the proven optimum, the settings they are
+meant for). An entry here is a :class:`Configuration`: a name, a strategy of that registry
+with the :class:`adagres.Settings` and options it runs with (so the app can open the same
+selection), and the picklable function ``fn(pool, budget, texts) -> Selection`` that runs
+it. A function of one's own (no strategy of the registry) can be measured too. Built in:
 
 - ``adagres_<formula>_<policy>``: AdaGReS with adaptive λ, both formula variants × every
   policy (``skip``, ``stop``, ``ratio``, ``fill``);
 - ``adagres_lam_0.55`` / ``0.65`` / ``0.7``: fixed λ, the paper's ablation values (policy
   ``skip``);
 - ``fill_derived_pool_floor``: AdaGReS, derived λ, τ = ρ̄, policy ``fill``;
-- every other strategy of the core's registry (:data:`adagres.core.strategies.STRATEGIES`)
-  under its own name: ``topk_same_k`` (k from ``adagres_paper_skip``), ``topk_budget``,
-  ``mmr`` (λ_mmr 0.5), ``reference_code``, ``exact`` (a :class:`~adagres.SolverError` is
-  recorded as "not solved" by the runner) and the variants, with the default settings
-  (``orthogonal`` with the settings it is meant for, those of the preset that uses it);
+- every other strategy of the registry under its own name, with the settings it is meant
+  for (``Strategy.tuned``, else the defaults): ``topk_same_k`` (k from
+  ``adagres_paper_skip``), ``topk_budget``, ``mmr`` (λ_mmr 0.5), ``reference_code``,
+  ``exact`` (the solver's node limit :data:`EXACT_MAX_NODES`; a
+  :class:`~adagres.SolverError` is recorded as "not solved" by the runner) and the variants;
 - every preset of :data:`adagres.core.presets.PRESETS` (``preset_<name>``) that is not one
   of the entries above under another name.
 
@@ -35,10 +37,10 @@ from typing import Any
 
 from ..core.baselines import run_prepared
 from ..core.prepared import PreparedPool
-from ..core.presets import NEAR_DUPLICATE_GUARD, PRESETS
+from ..core.presets import PRESETS
 from ..core.result import Selection
 from ..core.settings import FORMULAS, POLICIES, Settings
-from ..core.strategies import STRATEGIES
+from ..core.strategies import ADAGRES, ORTHOGONAL, STRATEGIES, TOPK_BUDGET, TOPK_SAME_K
 from ..errors import InputError
 
 __all__ = [
@@ -46,8 +48,7 @@ __all__ = [
     "BASELINE_SAME_K",
     "EXACT_MAX_NODES",
     "FIXED_LAMS",
-    "TUNED",
-    "Strategy",
+    "Configuration",
     "StrategyFn",
     "get",
     "register",
@@ -66,28 +67,20 @@ FIXED_LAMS = (0.55, 0.65, 0.7)
 #: made the solved count differ between two runs of the same command (263 and 261 of 300).
 #: At the harness's pool size (top 60 chunks) the unproven runs take a few seconds each here.
 EXACT_MAX_NODES = 5000
-#: The settings a core strategy is measured with where the defaults are not what it is meant
-#: for: the orthogonal variant fills the budget with the derived λ, and keeps the guard and
-#: packing it had as the recommended preset (before the preset search chose top-k with them),
-#: so the two are compared on equal terms.
-TUNED = {
-    "orthogonal": Settings(
-        policy="fill", formula="derived", duplicate_guard=NEAR_DUPLICATE_GUARD, packing=True
-    )
-}
 #: The two baselines every strategy is compared with, query by query.
-BASELINE_BUDGET = "topk_budget"
-BASELINE_SAME_K = "topk_same_k"
+BASELINE_BUDGET = TOPK_BUDGET.name
+BASELINE_SAME_K = TOPK_SAME_K.name
 
 
 @dataclass(frozen=True)
-class Strategy:
-    """One named strategy of the harness.
+class Configuration:
+    """One named configuration the harness measures.
 
     ``fn(pool, budget, texts)`` returns a :class:`~adagres.Selection` within ``budget``
-    tokens. ``core`` and ``settings`` say how ``adagres.core.baselines.run_prepared``
-    reproduces it (None for strategies the core does not know); ``family`` groups the
-    strategies in tables and figures.
+    tokens. ``core`` (a strategy of :data:`~adagres.core.strategies.STRATEGIES`) and
+    ``settings`` say how ``adagres.core.baselines.run_prepared`` reproduces it (None for a
+    function of one's own); ``family`` groups the configurations in tables and figures;
+    ``proves_optimum``: its F is the proven optimum (its strategy's capability).
     """
 
     name: str
@@ -96,6 +89,7 @@ class Strategy:
     core: str | None = None
     family: str = "custom"
     description: str = ""
+    proves_optimum: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready description (the function itself is left out)."""
@@ -119,7 +113,7 @@ def run_core(
     return run_prepared(core, pool, budget, settings, texts=texts, trace=False, **options)
 
 
-_REGISTRY: dict[str, Strategy] = {}
+_REGISTRY: dict[str, Configuration] = {}
 
 
 def register(
@@ -131,7 +125,7 @@ def register(
     family: str = "custom",
     description: str = "",
     replace: bool = False,
-) -> Strategy:
+) -> Configuration:
     """Add ``fn(pool: PreparedPool, budget, texts) -> Selection`` under ``name``.
 
     ``replace=False`` refuses a name that is taken (InputError naming it).
@@ -149,7 +143,16 @@ def register(
         raise InputError(f"strategy {name!r}: fn is a {type(fn).__name__}, not a function")
     if name in _REGISTRY and not replace:
         raise InputError(f"strategy {name!r} is registered already (pass replace=True)")
-    entry = Strategy(name, fn, settings, core, family, description)
+    proves = core is not None and core in STRATEGIES and STRATEGIES[core].proves_optimum
+    entry = Configuration(
+        name=name,
+        fn=fn,
+        settings=settings,
+        core=core,
+        family=family,
+        description=description,
+        proves_optimum=proves,
+    )
     _REGISTRY[name] = entry
     return entry
 
@@ -160,19 +163,19 @@ def unregister(name: str) -> None:
     del _REGISTRY[name]
 
 
-def get(name: str) -> Strategy:
+def get(name: str) -> Configuration:
     """The strategy ``name`` (InputError listing the known names if there is none)."""
     if name not in _REGISTRY:
         raise InputError(f"unknown strategy {name!r}; registered: {', '.join(_REGISTRY)}")
     return _REGISTRY[name]
 
 
-def registered() -> dict[str, Strategy]:
+def registered() -> dict[str, Configuration]:
     """Every registered strategy by name, in registration order (a copy)."""
     return dict(_REGISTRY)
 
 
-def resolve(names: Sequence[str] | None = None) -> list[Strategy]:
+def resolve(names: Sequence[str] | None = None) -> list[Configuration]:
     """The strategies ``names`` (None: all), always with both baselines, in registry order."""
     wanted = set(registered()) if names is None else {get(n).name for n in names}
     wanted |= {BASELINE_BUDGET, BASELINE_SAME_K}
@@ -191,7 +194,7 @@ def _builtins() -> None:
         for policy in POLICIES:
             _core_entry(
                 f"adagres_{formula}_{policy}",
-                "adagres",
+                ADAGRES.name,
                 Settings(formula=formula, policy=policy),
                 "adagres",
                 f"AdaGReS, adaptive λ ({formula} formula), policy {policy}",
@@ -199,26 +202,27 @@ def _builtins() -> None:
     for lam in FIXED_LAMS:
         _core_entry(
             f"adagres_lam_{lam:g}",
-            "adagres",
+            ADAGRES.name,
             Settings(lam=lam),
             "fixed λ",
             f"AdaGReS, fixed λ = {lam:g} (the paper's ablation), policy skip",
         )
     _core_entry(
         "fill_derived_pool_floor",
-        "adagres",
+        ADAGRES.name,
         Settings(policy="fill", formula="derived", redundancy_floor="pool"),
         "variant",
         "AdaGReS, derived λ, τ = ρ̄ (only similarity above the pool's mean counts), fill",
     )
     for name, entry in STRATEGIES.items():
-        if name == "adagres":
-            continue
+        if entry is ADAGRES:
+            continue  # measured above, by formula, policy and λ
+        # a work limit, so that a rerun proves (or stops at) the same sets on any machine
         options: dict[str, Any] = {}
-        if name == "exact":
+        if "max_nodes" in entry.option_names:
             options = {"max_nodes": EXACT_MAX_NODES}
-        settings = TUNED.get(name, Settings())
-        family = "baseline" if entry.family == "optimum" else entry.family
+        settings = entry.tuned or Settings()
+        family = "baseline" if entry.proves_optimum else entry.family
         _core_entry(name, name, settings, family, entry.description, **options)
 
 
@@ -253,7 +257,7 @@ def _guarded() -> None:
         )
         _core_entry(
             f"guard_orthogonal_{tag}",
-            "orthogonal",
+            ORTHOGONAL.name,
             Settings(policy="fill", formula="derived", duplicate_guard=guard),
             "guard",
             f"orthogonal (fill, derived) with the near-duplicate guard (cosine {guard[0]}, "

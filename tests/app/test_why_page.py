@@ -96,7 +96,7 @@ def test_why_dropped_names_what_blog_02_repeats_under_the_orthogonal_variant(dat
     verdict in the rule's own terms that names the picks it repeats (brute force: the picks
     made before its step with the largest cosine beyond the query)."""
     from adagres.core.baselines import run_prepared
-    from adagres.eval.strategies import TUNED
+    from adagres.core.strategies import ORTHOGONAL
 
     at = page(
         WHY,
@@ -113,7 +113,7 @@ def test_why_dropped_names_what_blog_02_repeats_under_the_orthogonal_variant(dat
     summary = at.text[0].value
     assert summary.startswith("blog-02: ") and "repeats" in summary
     assert "cos beyond the query" in summary
-    s = run_prepared("orthogonal", pool.prepared, 1000, TUNED["orthogonal"], texts=pool.texts)
+    s = run_prepared("orthogonal", pool.prepared, 1000, ORTHOGONAL.tuned, texts=pool.texts)
     v = s.verdict(pool.ids.index("blog-02"))
     q = pool.prepared.query.astype(np.float64)
     unit = pool.prepared.chunks.astype(np.float64)
