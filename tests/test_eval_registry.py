@@ -10,7 +10,6 @@ import pytest
 
 from adagres import Settings
 from adagres.core.baselines import run_prepared
-from adagres.core.strategies import STRATEGIES
 from adagres.errors import InputError
 from adagres.eval import strategies
 from adagres.eval.run import NOT_RUN, evaluate_cases
