@@ -30,8 +30,8 @@ from .corpora import datasets
 from .corpora import documents as corpus
 from .corpora.documents import chunk_documents, pool_from_documents
 from .embed import tokens
-from .embed.models import embed_texts, ensure_embeddings
-from .embed.tokens import TOKENIZERS, count_tokens, ensure_token_counts
+from .embed.models import embed_texts
+from .embed.tokens import TOKENIZERS, count_tokens
 from .errors import AdagresError, InputError, PoolError, SolverError
 from .pools import io
 from .pools.io import (
@@ -43,6 +43,7 @@ from .pools.io import (
     save_pools,
 )
 from .pools.pool import Chunk, Pool
+from .pools.ready import ensure_embeddings, ensure_token_counts
 
 __all__ = [
     "FALLBACK_LAM",

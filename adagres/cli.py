@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .core.presets import PRESETS
-from .core.strategies import STRATEGIES
+from .core.strategies import ADAGRES, STRATEGIES
 from .errors import AdagresError, InputError, one_line
 
 __all__ = ["main", "run"]
@@ -93,7 +93,7 @@ def settings_from_args(args: argparse.Namespace) -> tuple[str, Any]:
     )
     overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
     settings = Settings.of(None if base is None else base.settings, **overrides)
-    strategy = getattr(args, "strategy", None) or (base.strategy if base else "adagres")
+    strategy = getattr(args, "strategy", None) or (base.strategy if base else ADAGRES.name)
     return strategy, settings
 
 
@@ -319,12 +319,12 @@ def _load(args: argparse.Namespace) -> Any:
 def _ready(pool: Any, tokenizer: str) -> Any:
     """Fill in what the selector needs: embeddings (model) and token counts (tokenizer)."""
     if pool.embeddings is None or pool.query_embedding is None:
-        from .embed.models import ensure_embeddings
+        from .pools.ready import ensure_embeddings
 
         print("embedding chunks with the local model...", file=sys.stderr)
         pool = ensure_embeddings(pool)
     if pool.token_counts is None:
-        from .embed.tokens import ensure_token_counts
+        from .pools.ready import ensure_token_counts
 
         pool = ensure_token_counts(pool, tokenizer)
     return pool

@@ -25,9 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
 
-from adagres.embed.models import ensure_embeddings  # noqa: E402
-from adagres.embed.tokens import ensure_token_counts  # noqa: E402
 from adagres.pools.io import SCHEMA_PATH, load_pool, save_pool  # noqa: E402
+from adagres.pools.ready import ensure_embeddings, ensure_token_counts  # noqa: E402
 
 DECIMALS = 6
 

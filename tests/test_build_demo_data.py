@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from adagres import embed
+from adagres.embed import models as embed
 from adagres.pools.io import load_pool
 
 SCRIPT = Path(__file__).parents[1] / "scripts" / "build_demo_data.py"

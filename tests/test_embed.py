@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adagres import embed
+from adagres.embed import models as embed
 from adagres.corpora.documents import pool_from_documents
 from adagres.embed.minilm import packaged_folder
-from adagres.embed.models import DEFAULT_MODEL, embed_texts, ensure_embeddings, resolve_model
+from adagres.embed.models import DEFAULT_MODEL, embed_texts, resolve_model
 from adagres.errors import PoolError
 from adagres.pools.io import pool_from_dict
+from adagres.pools.ready import ensure_embeddings
 
 TEXTS = ["A cat sits on the mat.", "A kitten rests on a rug.", "Quarterly tax filing deadlines."]
 

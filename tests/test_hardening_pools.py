@@ -17,13 +17,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from adagres.core.validate import MAX_TOKENS
-from adagres.embed.models import embed_texts, ensure_embeddings
+from adagres.embed.models import embed_texts
 from adagres.embed.tokens import count_tokens
 from adagres.errors import InputError, PoolError, one_line
 from adagres.pools.formats import jsonfile, parquet
 from adagres.pools.io import load_pool, save_pool
 from adagres.pools.load_limits import Limits, scan_json
 from adagres.pools.pool import Chunk, Pool
+from adagres.pools.ready import ensure_embeddings
 
 LIMIT_HINT = re.compile(
     r"\(raise it with limits=Limits\((\w+)=\.\.\.\) or the CLI's --limit \1=\.\.\.\)$"

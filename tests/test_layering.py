@@ -74,3 +74,81 @@ def test_traces_read_pools_and_pools_know_no_traces():
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom):
                     assert "traces" not in (node.module or ""), path.name
+
+
+#: The rooms of the package, ground floor first (docs/LAYOUT.md): a module imports only from
+#: its own room and the rooms before it, at module level or inside a function.
+ROOMS = (
+    "errors",
+    "core",
+    "optimum",
+    "figures",
+    "embed",
+    "pools",
+    "corpora",
+    "stores",
+    "poolsets",
+    "traces",
+    "integrations",
+    "eval",
+    "cli",
+)
+
+
+def imported_rooms(path, package):
+    """The rooms of ``adagres`` that the module at ``path`` imports (relative imports
+    resolved against its ``package``)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                target = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names = [target] if target != "adagres" else [f"adagres.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "adagres" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+def test_imports_run_down_the_rooms():
+    from pathlib import Path
+
+    import adagres
+
+    root = Path(adagres.__file__).parent
+    upward = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
+        module = ".".join(rel.parts)
+        package = (
+            module.removesuffix(".__init__")
+            if path.name == "__init__.py"
+            else (module.rpartition(".")[0])
+        )
+        room = rel.parts[1] if len(rel.parts) > 1 else None
+        if room in (None, "__init__", "__main__"):
+            continue  # the package's front door and `python -m adagres` may import any room
+        room = room.removesuffix(".py") if room.endswith(".py") else room
+        assert room in ROOMS, f"{module}: a room docs/LAYOUT.md does not list"
+        for other in imported_rooms(path, package):
+            if other in ROOMS and ROOMS.index(other) > ROOMS.index(room):
+                upward.append(f"{module} imports adagres.{other}")
+    assert upward == []
+
+
+def test_the_room_test_sees_an_upward_import(tmp_path):
+    """The check above fails on an import that climbs: a pool module importing the CLI."""
+    path = tmp_path / "pool.py"
+    path.write_text("from ..cli import main\nimport adagres.eval.run\n")
+    assert imported_rooms(path, "adagres.pools") == {"cli", "eval"}

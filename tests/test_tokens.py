@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adagres.embed.tokens import TOKENIZERS, count_tokens, ensure_token_counts, token_spans
+from adagres.embed.tokens import TOKENIZERS, count_tokens, token_spans
 from adagres.errors import InputError
 from adagres.pools.io import pool_from_dict
+from adagres.pools.ready import ensure_token_counts
 
 
 def test_every_listed_tokenizer_counts_and_no_other_is_accepted():

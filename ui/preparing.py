@@ -81,8 +81,7 @@ def expected_seconds(n_texts: int, embed: bool) -> float:
 def prepare_pool(pool: Pool, job: jobs.Job | None = None) -> Pool:
     """``pool`` with token counts and embeddings, computing only what is missing (a pool
     with chunk vectors but no query vector gets its query embedded, nothing else)."""
-    from adagres.embed.models import ensure_embeddings
-    from adagres.embed.tokens import ensure_token_counts
+    from adagres.pools.ready import ensure_embeddings, ensure_token_counts
 
     def say(message: str) -> None:
         if job is not None:

@@ -61,7 +61,8 @@ class Strategy:
     gives its size (a caller holding that run passes it as the option ``reference``);
     ``working`` is what the app says while it runs; ``proves_optimum``: its F is the proven
     optimum (the evaluation compares the paper's bound with it); ``tuned``: the settings it
-    is meant for, which the evaluation measures it with (None: the defaults).
+    is meant for, which the evaluation measures it with (None: the defaults);
+    ``needs_texts``: it cannot run without the chunk texts (it counts characters).
     """
 
     name: str
@@ -77,6 +78,7 @@ class Strategy:
     working: str = "Selecting…"
     proves_optimum: bool = False
     tuned: Settings | None = None
+    needs_texts: bool = False
 
     @property
     def weighs_lam(self) -> bool:
@@ -188,6 +190,7 @@ def entry(
     options: type | None = None,
     reference: str | None = None,
     tuned: Settings | None = None,
+    needs_texts: bool = False,
 ) -> Strategy:
     return Strategy(
         name=name,
@@ -201,6 +204,7 @@ def entry(
         options=options,
         reference=reference,
         tuned=tuned,
+        needs_texts=needs_texts,
     )
 
 
@@ -257,6 +261,7 @@ STRATEGIES = Registry(
         "the authors' code",
         "authors'",
         options=classic.ReferenceCodeOptions,
+        needs_texts=True,
     ),
     entry(
         "orthogonal",

@@ -290,8 +290,9 @@ def budget_sweep(
         pool = pool.with_spans(spans)
     if answers is not None:
         answers = v.strings(answers, "answers")
-    if "reference_code" in strategies and texts is None:
-        raise InputError("strategies: reference_code needs the chunk texts (texts=...)")
+    wordy = [name for name in strategies if name in STRATEGIES and STRATEGIES[name].needs_texts]
+    if wordy and texts is None:
+        raise InputError(f"strategies: {wordy[0]} needs the chunk texts (texts=...)")
     if answers and texts is None:
         raise InputError("answers: checking answers needs the chunk texts (texts=...)")
     # Pool positions, checked (a string, a fraction or a position outside the pool is refused).

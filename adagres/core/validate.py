@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Collection, Hashable
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, one_line
 
 # A vector whose norm is this close to 1 is taken as already normalised (no copy).
 UNIT_TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-9}
@@ -475,3 +476,35 @@ def placements(
                     raise InputError(f"offsets: chunk {i}: {problem}")
                 out[i] = operator.index(item)
     return tuple(keys), tuple(starts)
+
+
+# --------------------------------------------------------------------------- strings
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def limit_hint(name: str) -> str:
+    """How a message tells the user to raise the pool loader's limit ``name``."""
+    return f"raise it with limits=Limits({name}=...) or the CLI's --limit {name}=..."
+
+
+def string_problem(value: str, max_chars: int, limit: str) -> str | None:
+    """What makes ``value`` unusable as a pool string, in words, or None.
+
+    >>> string_problem("ok", 10, "max_field_chars") is None
+    True
+    >>> print(string_problem("ab\\ud800", 10, "max_field_chars")[:46])
+    holds a lone surrogate (\\ud800) at character 2
+    """
+    if len(value) > max_chars:
+        return (
+            f"has {len(value):,} characters, over the limit of {max_chars:,} ({limit_hint(limit)})"
+        )
+    if not value.isascii():
+        found = _SURROGATE.search(value)
+        if found is not None:
+            return (
+                f"holds a lone surrogate ({one_line(found.group())}) at character "
+                f"{found.start()}, which is not a character and cannot be written as UTF-8"
+            )
+    return None

@@ -29,13 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from adagres.core.validate import string_problem
 from adagres.embed.minilm import packaged_model
 from adagres.embed.tokens import BATCH_CHARS
 from adagres.errors import InputError, MissingExtra, PoolError
-from adagres.pools.kept_values import string_problem
-from adagres.pools.pool import Pool
 
-__all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "ensure_embeddings", "resolve_model"]
+__all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "resolve_model"]
 
 #: The packaged model's name, as recorded in ``pool.embedding_model``.
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -246,56 +245,3 @@ def _report(progress: Progress | None, done: int, total: int) -> None:
         progress(done, total)
     elif total > _BATCH:
         _log.info("embedded %d of %d texts", done, total)
-
-
-def ensure_embeddings(
-    pool: Pool,
-    *,
-    model: str | os.PathLike[str] | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    progress: Progress | None = None,
-) -> Pool:
-    """Return ``pool`` with chunk and query embeddings from one model, computing what is missing.
-
-    A pool that already has both keeps them. A pool with chunk embeddings but no query
-    embedding gets its query embedded by the model that made the chunk embeddings
-    (``pool.embedding_model``), or a PoolError when that model is not available offline.
-    Otherwise everything is embedded by ``model`` (default: packaged all-MiniLM-L6-v2).
-
-    >>> from adagres.pools.pool import Chunk
-    >>> pool = Pool("q", (Chunk("a", "x"),), raw_embeddings=[[1.0]], raw_query_embedding=[1.0])
-    >>> ensure_embeddings(pool) is pool
-    True
-    """
-    if pool.raw_embeddings is not None and pool.raw_query_embedding is not None:
-        return pool
-    options: dict[str, Any] = {"cache_dir": cache_dir, "progress": progress}
-    if pool.raw_embeddings is not None:
-        return _embed_query_only(pool, options)
-    name = resolve_model(model)
-    vectors = embed_texts([*pool.texts, pool.query], model=name, **options)
-    return pool.with_embeddings(vectors[:-1], vectors[-1], name)
-
-
-def _embed_query_only(pool: Pool, options: dict[str, Any]) -> Pool:
-    where = f"{pool.name}: " if pool.name else ""
-    if pool.embedding_model is None:
-        raise PoolError(
-            f"{where}the chunks have embeddings from an unknown model and the pool has no "
-            f"query_embedding, so the query cannot be embedded by the same model; add "
-            f"'query_embedding' or 'embedding_model' to the pool, or drop the embeddings"
-        )
-    try:
-        name = resolve_model(pool.embedding_model)
-    except PoolError as error:
-        raise PoolError(
-            f"{where}the pool has no query_embedding and its chunk embeddings "
-            f"came from a model that is not available here: {error}"
-        ) from None
-    query = embed_texts([pool.query], model=name, **options)[0]
-    if query.shape[0] != pool.dimension:
-        raise PoolError(
-            f"{where}the model {name!r} gives {query.shape[0]} values, the "
-            f"pool's embeddings have {pool.dimension}"
-        )
-    return pool.with_embeddings(pool.raw_embeddings, query, pool.embedding_model)

@@ -29,17 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from adagres.core.validate import string_problem
 from adagres.errors import InputError, require
-from adagres.pools.kept_values import string_problem
-from adagres.pools.pool import GIVEN, Pool
 
 __all__ = [
     "BATCH_CHARS",
     "DEFAULT_TOKENIZER",
     "MAX_CHARS",
     "TOKENIZERS",
+    "check_name",
     "count_tokens",
-    "ensure_token_counts",
     "token_spans",
 ]
 
@@ -54,7 +53,7 @@ _WORDS = re.compile(r"\w+|[^\w\s]")
 _BPE_NAMES = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
 
 
-def _check_name(tokenizer: str) -> None:
+def check_name(tokenizer: str) -> None:
     if tokenizer not in TOKENIZERS:
         raise InputError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
 
@@ -145,7 +144,7 @@ def count_tokens(texts: Sequence[str], tokenizer: str = DEFAULT_TOKENIZER) -> np
     >>> count_tokens(["hello world"], "cl100k").tolist()
     [2]
     """
-    _check_name(tokenizer)
+    check_name(tokenizer)
     texts = _check_texts(texts)
     counts: list[int] = []
     for batch in _batches(texts):
@@ -162,7 +161,7 @@ def token_spans(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[tuple[int
     >>> token_spans("Hi, you", "words")
     [(0, 2), (2, 3), (4, 7)]
     """
-    _check_name(tokenizer)
+    check_name(tokenizer)
     _check_texts([text], "text")
     if tokenizer == "words":
         return [match.span() for match in _WORDS.finditer(text)]
@@ -188,21 +187,3 @@ def _char_ends(text: str) -> list[int]:
     for index, char in enumerate(text):
         ends.extend([index + 1] * len(char.encode("utf-8")))
     return ends
-
-
-def ensure_token_counts(
-    pool: Pool, tokenizer: str = DEFAULT_TOKENIZER, *, recount: bool = False
-) -> Pool:
-    """Return ``pool`` with token counts from ``tokenizer``, keeping counts the file gave.
-
-    Counts are kept when they came from the file without a tokenizer name (``"given"``)
-    or from the same tokenizer; ``recount=True`` always counts again.
-
-    >>> from adagres.pools.pool import Chunk
-    >>> ensure_token_counts(Pool("q", (Chunk("a", "one two"),)), "words").token_counts.tolist()
-    [2]
-    """
-    _check_name(tokenizer)
-    if not recount and pool.token_counts is not None and pool.tokenizer in (GIVEN, tokenizer):
-        return pool
-    return pool.with_token_counts(count_tokens(pool.texts, tokenizer), tokenizer)

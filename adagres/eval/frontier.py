@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.strategies import STRATEGIES, TOPK_BUDGET, TOPK_SAME_K
 from .strategies import BASELINE_BUDGET
 from .targets import TIE
 
@@ -40,7 +41,11 @@ __all__ = [
 FIXED = ("mmr", "near_duplicates")
 #: Strategies never picked as "the best recall of the rest": top-k in other guises and the
 #: exact solver (measured on a few queries only).
-_NOT_BEST_CORES = ("topk_budget", "topk_same_k", "exact")
+_NOT_BEST_CORES = (
+    TOPK_BUDGET.name,
+    TOPK_SAME_K.name,
+    *(n for n, s in STRATEGIES.items() if s.proves_optimum),
+)
 #: Below this share (0.05 %) of repeated text, top-k has nothing to cut.
 _NOTHING = 0.0005
 _FRACTIONS = (

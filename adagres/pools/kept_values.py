@@ -19,10 +19,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from adagres.core.validate import string_problem
 from adagres.errors import one_line
 from adagres.pools.load_limits import Limits
 
-__all__ = ["json_value_problem", "string_list_problem", "string_problem"]
+__all__ = ["json_value_problem", "string_list_problem"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*\Z")
@@ -30,28 +31,6 @@ _PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*\Z")
 # stays under that, so a kept integer always reads back.
 _MAX_INT_BITS = 14_000
 _SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def string_problem(value: str, max_chars: int, limit: str) -> str | None:
-    """What makes ``value`` unusable as a pool string, in words, or None.
-
-    >>> string_problem("ok", 10, "max_field_chars") is None
-    True
-    >>> print(string_problem("ab\\ud800", 10, "max_field_chars")[:46])
-    holds a lone surrogate (\\ud800) at character 2
-    """
-    if len(value) > max_chars:
-        return (
-            f"has {len(value):,} characters, over the limit of {max_chars:,} ({Limits.hint(limit)})"
-        )
-    if not value.isascii():
-        found = _SURROGATE.search(value)
-        if found is not None:
-            return (
-                f"holds a lone surrogate ({one_line(found.group())}) at character "
-                f"{found.start()}, which is not a character and cannot be written as UTF-8"
-            )
-    return None
 
 
 def string_list_problem(value: Any) -> str | None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from adagres.core.validate import limit_hint
 from adagres.errors import InputError, PoolError
 
 __all__ = [
@@ -87,7 +88,7 @@ class Limits:
     @staticmethod
     def hint(name: str) -> str:
         """How a message tells the user to raise limit ``name``."""
-        return f"raise it with limits=Limits({name}=...) or the CLI's --limit {name}=..."
+        return limit_hint(name)
 
 
 DEFAULT_LIMITS = Limits()

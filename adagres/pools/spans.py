@@ -27,6 +27,7 @@ from typing import Any
 
 from adagres.core import validate as v
 from adagres.core.overlaps import Spans
+from adagres.embed.tokens import TOKENIZERS, count_tokens
 from adagres.errors import PoolError, one_line
 from adagres.pools.pool import Chunk
 
@@ -40,8 +41,6 @@ class TokenCounter:
         self.tokenizer = tokenizer
 
     def __call__(self, text: str) -> int:
-        from adagres.embed.tokens import count_tokens
-
         return int(count_tokens([text], self.tokenizer)[0])
 
     def __repr__(self) -> str:
@@ -150,8 +149,6 @@ def _llamaindex_source(chunk: Chunk) -> Hashable | None:
 def spans_of(chunks: tuple[Chunk, ...], tokenizer: str | None) -> Spans:
     """The spans of a pool's chunks, counting stitched text with ``tokenizer`` if named."""
     places = [placement(c) for c in chunks]
-    from adagres.embed.tokens import TOKENIZERS  # (it imports the pool module)
-
     counter = TokenCounter(tokenizer) if tokenizer in TOKENIZERS else None
     return Spans(
         tuple(c.text for c in chunks),

@@ -35,6 +35,7 @@ from adagres.core.baselines import run_prepared
 from adagres.core.metrics import evaluate
 from adagres.core.presets import PRESETS
 from adagres.core.settings import Settings
+from adagres.core.strategies import ADAGRES, TOPK_BUDGET
 from adagres.errors import InputError
 from adagres.pools.pool import Pool
 from adagres.poolsets.cluster import check_workers_read, map_scattered
@@ -57,8 +58,8 @@ __all__ = [
 
 #: Column prefix -> (strategy, settings or None for the caller's) of every summary row.
 COMPARED: dict[str, tuple[str, Settings | None]] = {
-    "topk": ("topk_budget", Settings()),  # the baseline, whatever the sidebar's guard
-    "adagres": ("adagres", None),
+    "topk": (TOPK_BUDGET.name, Settings()),  # the baseline, whatever the sidebar's guard
+    "adagres": (ADAGRES.name, None),
     "recommended": (PRESETS["recommended"].strategy, PRESETS["recommended"].settings),
 }
 #: A set whose files total at most this many bytes is summarised in the calling process by
@@ -74,8 +75,7 @@ _TOKENIZER = "cl100k"  # for pools whose file has no token counts, as the app co
 def prepare_pool(pool: Pool) -> Pool:
     """``pool`` with token counts (cl100k, as the app counts) and embeddings (the packaged
     model) where its file had none: what a summary, and the app, select from."""
-    from adagres.embed.models import ensure_embeddings
-    from adagres.embed.tokens import ensure_token_counts
+    from adagres.pools.ready import ensure_embeddings, ensure_token_counts
 
     if pool.token_counts is None:
         pool = ensure_token_counts(pool, _TOKENIZER)

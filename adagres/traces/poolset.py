@@ -13,8 +13,8 @@ A retriever span without documents is left out and counted (LlamaIndex records a
 retriever span without them around every retrieval); an export in which no retriever span
 has documents is refused. Without token counts or embeddings in a trace, the pools are
 written without them, or with ``tokenizer=`` (counts) and ``embed=True`` (the packaged
-model, offline) filled in, as for any pool (:func:`adagres.embed.tokens.ensure_token_counts`,
-:func:`adagres.embed.models.ensure_embeddings`).
+model, offline) filled in, as for any pool (:func:`adagres.pools.ready.ensure_token_counts`,
+:func:`adagres.pools.ready.ensure_embeddings`).
 """
 
 from __future__ import annotations
@@ -165,11 +165,11 @@ def _trace_key(obj: dict[str, Any], number: int) -> int:
 
 def _prepared(pool: Pool, tokenizer: str | None, embed: bool) -> Pool:
     if tokenizer is not None:
-        from adagres.embed.tokens import ensure_token_counts
+        from adagres.pools.ready import ensure_token_counts
 
         pool = ensure_token_counts(pool, tokenizer)
     if embed:
-        from adagres.embed.models import ensure_embeddings
+        from adagres.pools.ready import ensure_embeddings
 
         pool = ensure_embeddings(pool)
     return pool

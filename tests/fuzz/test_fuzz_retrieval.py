@@ -9,9 +9,10 @@ from fuzzing import hostile_text, hostile_values, outcome, real_text, time_limit
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from adagres.embed.models import embed_texts, ensure_embeddings
-from adagres.embed.tokens import TOKENIZERS, count_tokens, ensure_token_counts
+from adagres.embed.models import embed_texts
+from adagres.embed.tokens import TOKENIZERS, count_tokens
 from adagres.pools.io import dump_retrieval, load_pool, pool_from_retrieval
+from adagres.pools.ready import ensure_embeddings, ensure_token_counts
 
 pytestmark = time_limit(2.0)
 ONE_FOLDER = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
