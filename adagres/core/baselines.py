@@ -11,10 +11,11 @@ go through it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InputError
 from . import validate as v
@@ -68,9 +69,9 @@ def run_prepared(
 
 def run(
     strategy_name: str,
-    query_embedding: Any,
-    chunk_embeddings: Any,
-    token_counts: Any,
+    query_embedding: ArrayLike,
+    chunk_embeddings: ArrayLike,
+    token_counts: ArrayLike,
     budget: int,
     *,
     settings: Settings | None = None,
@@ -82,9 +83,9 @@ def run(
     time_limit: float | None = None,
     enforce_budget: bool = True,
     trace: bool = True,
-    sources: Sequence[Any] | None = None,
+    sources: Sequence[Hashable | None] | None = None,
     offsets: Sequence[int | None] | None = None,
-    **options: Any,
+    **options: object,
 ) -> Selection:
     """Run any strategy by name; ``settings`` or its fields as keywords say how.
 
@@ -124,13 +125,14 @@ def run(
 
 def _by_name(strategy: str, doc: str) -> Callable[..., Selection]:
     def function(
-        query_embedding: Any,
-        chunk_embeddings: Any,
-        token_counts: Any,
+        query_embedding: ArrayLike,
+        chunk_embeddings: ArrayLike,
+        token_counts: ArrayLike,
         budget: int,
-        **options: Any,
+        **options: object,
     ) -> Selection:
-        return run(strategy, query_embedding, chunk_embeddings, token_counts, budget, **options)
+        given = cast(dict[str, Any], options)  # run's keywords, checked there
+        return run(strategy, query_embedding, chunk_embeddings, token_counts, budget, **given)
 
     function.__name__ = function.__qualname__ = strategy
     function.__doc__ = doc

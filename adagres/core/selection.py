@@ -15,10 +15,11 @@ in :mod:`adagres.core.loop`; the result and its record in :mod:`adagres.core.res
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Hashable, Sequence
+from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InputError
 from . import validate as v
@@ -132,7 +133,7 @@ def select_prepared(
     return result
 
 
-def checked_settings(settings: Any) -> Settings:
+def checked_settings(settings: object) -> Settings:
     """``settings`` if it is a :class:`Settings` value; an InputError otherwise."""
     if not isinstance(settings, Settings):
         raise InputError(f"settings: expected an adagres.Settings value, got {settings!r:.60}")
@@ -170,17 +171,17 @@ def ratio_safeguard(
 
 
 def select(
-    query_embedding: Any,
-    chunk_embeddings: Any,
-    token_counts: Any,
+    query_embedding: ArrayLike,
+    chunk_embeddings: ArrayLike,
+    token_counts: ArrayLike,
     budget: int,
     *,
     settings: Settings | None = None,
     trace: bool = True,
     texts: Sequence[str] | None = None,
-    sources: Sequence[Any] | None = None,
+    sources: Sequence[Hashable | None] | None = None,
     offsets: Sequence[int | None] | None = None,
-    **options: Any,
+    **options: object,
 ) -> Selection:
     """Select chunks greedily by α·relevance − λ·redundancy within ``budget`` tokens.
 
@@ -225,9 +226,9 @@ def select(
 
 
 def objective(
-    query_embedding: Any,
-    chunk_embeddings: Any,
-    indices: Any,
+    query_embedding: ArrayLike,
+    chunk_embeddings: ArrayLike,
+    indices: ArrayLike,
     lam: float,
     *,
     alpha: float = 1.0,
