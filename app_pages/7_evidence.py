@@ -18,11 +18,23 @@ st.title("Evidence")
 names = evidence.report_names()
 if not names:
     st.info(
-        f"No report yet in {evidence.reports_dir().name}/: run `make eval` (or "
-        "`python -m adagres.eval --quick`) to measure every strategy on real pools."
+        f"No report yet in {evidence.reports_dir().name}/: `make eval-quick` builds one in "
+        "about a minute (`make eval`: every strategy on every query of the real pools)."
     )
     state.stop()
 name = st.selectbox("Report", names, key="ev_report")
+if not evidence.has_results(name):  # a fresh clone: git keeps the report's Markdown only
+    st.info(
+        "The summary of this report only: `make eval-quick` builds a full report with every "
+        "query and figure in about a minute (`make eval` rebuilds this one)."
+    )
+    for title, text in evidence.summary_blocks(name):
+        if title is None:
+            st.markdown(text)
+        else:
+            with st.expander(title):
+                st.markdown(text)
+    state.stop()
 doc = evidence.document(name)
 stamp = doc["stamp"]
 st.caption(  # the command names the user's pool files: text, not Markdown

@@ -283,7 +283,7 @@ def test_the_report_leads_with_the_summary_and_folds_the_rest(tmp_path):
         assert block.count("| adagres_lam_0.7 |") == len(BUDGETS)
         assert f"[tradeoff_{corpus}.html]" in block
         assert (
-            f"[frontier_{corpus}.html]"
+            f"[interactive](frontier_{corpus}.html)"
             in text[: text.index(f"<summary>Every strategy on {corpus}")]
         )
     paragraphs = text[text.index("<summary>One paragraph per strategy and corpus") :]

@@ -1,6 +1,7 @@
 """The Evidence page's data: reports written by ``python -m adagres.eval``, read from their
 ``results.json`` (numbers, never the markdown), and the way back from a query row to its
-pool in the other pages.
+pool in the other pages. Where a report folder holds only its ``report.md`` (git keeps no
+results.json: a fresh clone), the page shows that Markdown summary.
 
 Reports live in ``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``, one folder per report
 (``latest`` first). A query's pool is rebuilt from the recipe the report stored for it
@@ -11,6 +12,7 @@ and registered like any other pool of the server, under ``eval-<12 hex>``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,11 +36,13 @@ __all__ = [
     "app_settings",
     "document",
     "frontier",
+    "has_results",
     "open_query",
     "packing_frame",
     "query_frame",
     "report_names",
     "reports_dir",
+    "summary_blocks",
     "summary_frame",
     "table_frame",
     "targets_frame",
@@ -85,6 +89,7 @@ def packing_frame(doc: Mapping[str, Any]) -> pd.DataFrame:
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = "results.json"
+SUMMARY = "report.md"
 
 #: Column labels of the strategy table (keys of :func:`adagres.eval.results.strategy_table`).
 TABLE_LABELS = {
@@ -113,12 +118,62 @@ def reports_dir() -> Path:
 
 
 def report_names() -> list[str]:
-    """Report folders that hold a results.json, ``latest`` first, then by name."""
+    """Report folders: those that hold a results.json first, then those that hold only the
+    Markdown summary (a fresh clone's, where git keeps report.md alone); ``latest`` first in
+    each, then by name."""
     folder = reports_dir()
     if not folder.is_dir():
         return []
-    names = sorted(p.name for p in folder.iterdir() if (p / RESULTS).is_file())
-    return sorted(names, key=lambda name: name != "latest")
+    names = sorted(
+        p.name for p in folder.iterdir() if (p / RESULTS).is_file() or (p / SUMMARY).is_file()
+    )
+    return sorted(names, key=lambda name: (not has_results(name), name != "latest"))
+
+
+def has_results(name: str) -> bool:
+    """Whether report ``name`` holds its results.json (False: its summary alone)."""
+    return (reports_dir() / name / RESULTS).is_file()
+
+
+# A Markdown link's target, and the <details> blocks the report folds its long parts into.
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_SUMMARY_LINE = re.compile(r"<summary>(.*)</summary>")
+
+
+def summary_blocks(name: str) -> list[tuple[str | None, str]]:
+    """The Markdown summary of report ``name`` (its report.md, the file git keeps) in
+    blocks: ``(None, text)`` for open text, ``(title, text)`` for each folded
+    ``<details>`` block (an expander on the page). Lines that link a file absent from the
+    report's folder (the figures, built with results.json) are left out."""
+    folder = reports_dir() / name
+    blocks: list[tuple[str | None, str]] = []
+    title: str | None = None
+    lines: list[str] = []
+
+    def close() -> None:
+        text = "\n".join(lines).strip()
+        if text:
+            blocks.append((title, text))
+        lines.clear()
+
+    for line in (folder / SUMMARY).read_text(encoding="utf-8").splitlines():
+        folded = _SUMMARY_LINE.fullmatch(line.strip())
+        if line.strip() == "<details>":
+            close()
+        elif folded and not lines:
+            title = folded.group(1)
+        elif line.strip() == "</details>":
+            close()
+            title = None
+        elif not any(_missing(folder, target) for target in _LINK.findall(line)):
+            lines.append(line)
+    close()
+    return blocks
+
+
+def _missing(folder: Path, target: str) -> bool:
+    """Whether a relative link of the report names a file its folder lacks."""
+    return "://" not in target and not (folder / target).is_file()
 
 
 # One document per report file, shared and read-only (a report is the same for every

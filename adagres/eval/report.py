@@ -10,7 +10,8 @@ against mean pairwise cosine figure and the paragraphs per strategy fold away in
 
 The HTML figures load plotly.js from one shared local copy, ``plotly.min.js`` beside the
 report folders (written from the installed plotly), so they open offline and the report
-stays small.
+stays small. Git keeps only ``report.md`` of the published reports (``reports/.gitignore``):
+it links its figures rather than embedding them, so that it reads whole without them.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ from .strategies import BASELINE_BUDGET
 from .targets import TARGETS, target_failures, targets_table
 
 __all__ = [
+    "BUILT_BESIDE",
     "PACKING_COLUMNS",
     "PLOTLY_JS",
+    "figure_line",
     "lead_markdown",
     "packing_markdown",
     "packing_rows",
@@ -177,6 +180,22 @@ def packing_markdown(document: Mapping[str, Any]) -> list[str]:
     ]
 
 
+#: The report's line on what lies beside it: the committed summary outlives those files.
+BUILT_BESIDE = (
+    "The figures this file links to and `results.json` (every per-query row) are written "
+    "beside it by the command above; they are not kept in git."
+)
+
+
+def figure_line(corpus: str, names: str, files: Sequence[str]) -> str:
+    """The line that links the frontier figure of ``corpus`` (``files``: its PNG, when
+    written, and its HTML). Links, not an embedded image: the committed report stays
+    readable where the figures are not built."""
+    kinds = {".png": "image", ".html": "interactive"}
+    links = [f"[{kinds[Path(f).suffix]}]({f})" for f in files]
+    return f"Figure, {corpus}: recall against repeated text ({names}): " + " · ".join(links)
+
+
 def _details(summary: str, body: Sequence[str]) -> list[str]:
     """A folded block: GitHub and most viewers render the Markdown inside it."""
     return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>", ""]
@@ -255,6 +274,8 @@ def _markdown(
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in stamp["versions"].items() if v) + ".",
         "",
+        BUILT_BESIDE,
+        "",
         *lead_markdown(document),
         *targets_markdown(document),
         *packing_markdown(document),
@@ -278,13 +299,8 @@ def _markdown(
         files = list(figures.get(corpus, ()))
         frontier = [f for f in files if f.startswith("frontier_")]
         cosine = [f for f in files if not f.startswith("frontier_")]
-        for path in frontier:
-            out += [
-                f"![{corpus}: recall against repeated text]({path})"
-                if path.endswith(".png")
-                else f"Interactive figure ({names}): [{path}]({path})",
-                "",
-            ]
+        if frontier:
+            out += [figure_line(corpus, names, frontier), ""]
         tables: list[str] = []
         for budget in config["budgets"]:
             tables += [

@@ -9,9 +9,11 @@ Screenshots of every page at every width go to ``artifacts/screenshots/widths/``
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
-from browser_support import CHROMIUM, FLAGS, SHOTS, server, settle_layout, wait_for_app, watch
+from browser_support import CHROMIUM, FLAGS, ROOT, SHOTS, server, settle_layout, wait_for_app, watch
 from playwright.sync_api import sync_playwright
 
 WIDTHS = (1024, 1400, 1920)
@@ -107,8 +109,26 @@ def app(pools_dir, tmp_path_factory):
         tokenizer=DEFAULT_TOKENIZER,
     )
     server_manager_instance.release_server(store)  # the app's process opens it next
-    with server(tmp_path_factory.mktemp("logs"), ADAGRES_DATA_DIR=str(data)) as running:
+    reports = evidence_reports(tmp_path_factory.mktemp("reports"))
+    logs = tmp_path_factory.mktemp("logs")
+    with server(logs, ADAGRES_DATA_DIR=str(data), ADAGRES_REPORTS_DIR=str(reports)) as running:
         yield running
+
+
+def evidence_reports(folder: Path) -> Path:
+    """A report for the Evidence page, written as `make eval` writes one (git keeps no
+    results.json): the demo pools as three corpora at two budgets, so that its tables are
+    as wide as a report's across several corpora."""
+    from adagres.eval import cases, harness
+    from adagres.eval.report import write_report
+
+    demo = cases.demo_cases(ROOT / "data")
+    three = [replace(c, corpus=name) for name in ("demo", "second", "third") for c in demo]
+    config = harness.Config(
+        pools=("demo",), budgets=(300, 900), workers=1, resamples=200, exact_queries=0
+    )
+    write_report(harness.run(config, cases=three, command="test"), folder / "latest", png=False)
+    return folder
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import math
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -245,3 +248,71 @@ def test_the_page_says_what_packing_did(evidence, reports):
         top = entries["topk_budget", row["budget"]]["metrics"]["repeated_text"]["mean"]
         assert close(row["top-k's repeated text"], top)
         assert 0 <= row["tokens saved"] <= row["budget"]
+
+
+def committed_reports(target: Path) -> Path:
+    """The files git keeps under reports/, copied to ``target``: what a fresh clone holds."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "reports"], capture_output=True, check=True, text=True
+    ).stdout.split()
+    for path in listed:
+        (target / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / path, target / path)
+    return target / "reports"
+
+
+def test_a_fresh_clone_shows_the_committed_summaries(tmp_path, monkeypatch):
+    """Git keeps each report's Markdown, not its results.json or figures: the page shows that
+    summary, its folded blocks as expanders, no link to a figure the clone lacks, and one
+    line on how to build a full report."""
+    reports = committed_reports(tmp_path)
+    assert not list(reports.rglob("results.json"))
+    monkeypatch.setenv("ADAGRES_REPORTS_DIR", str(reports))
+    at = AppTest.from_file(f"../../{EVIDENCE}", default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="ev_report").options == ["latest", "dev"]
+    assert len(at.info) == 1 and "`make eval-quick`" in at.info[0].value
+    text = (reports / "latest" / "report.md").read_text(encoding="utf-8")
+    titles = re.findall(r"<summary>(.*)</summary>", text)
+    assert [e.label for e in at.main.expander] == titles and len(titles) == 6
+    shown = "\n".join(m.value for m in at.markdown)
+    assert "## Summary: recall against repeated text" in shown
+    assert "](frontier_" not in shown and "<details>" not in shown
+    assert not at.dataframe  # nothing read from a results.json
+    at.selectbox(key="ev_report").set_value("dev").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "quick" not in at.selectbox(key="ev_report").options
+
+
+def test_a_summary_keeps_the_links_to_figures_it_has(reports, tmp_path, monkeypatch):
+    """The summary of a built report read without its results.json: every line of report.md
+    but the <details> markers, the figure links kept while the figures are there; a built
+    report is listed before one that holds its summary only."""
+    folder = tmp_path / "reports"
+    shutil.copytree(reports, folder)
+    shutil.copytree(folder / "latest", folder / "summary")
+    (folder / "summary" / "results.json").unlink()
+    monkeypatch.setenv("ADAGRES_REPORTS_DIR", str(folder))
+    assert ui_evidence.report_names() == ["latest", "summary"]
+    assert ui_evidence.has_results("latest") and not ui_evidence.has_results("summary")
+    text = (folder / "summary" / "report.md").read_text(encoding="utf-8")
+    kept = [
+        line
+        for line in text.splitlines()
+        if line.strip() and line not in ("<details>", "</details>") and "<summary>" not in line
+    ]
+    blocks = ui_evidence.summary_blocks("summary")
+    assert [line for _, b in blocks for line in b.splitlines() if line.strip()] == kept
+    assert any("[interactive](frontier_demo.html)" in b for _, b in blocks)
+    (folder / "summary" / "frontier_demo.html").unlink()
+    blocks = ui_evidence.summary_blocks("summary")
+    assert not any("frontier_demo" in b for _, b in blocks)
+
+
+def test_with_no_report_the_page_says_how_to_build_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("ADAGRES_REPORTS_DIR", str(tmp_path / "none"))
+    at = AppTest.from_file(f"../../{EVIDENCE}", default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "`make eval-quick`" in at.info[0].value and not at.main.selectbox
