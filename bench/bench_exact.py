@@ -29,7 +29,7 @@ import platform
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parent.parent
 for path in (ROOT, ROOT / "bench"):
@@ -43,7 +43,9 @@ from adagres.core.selection import resolve_terms  # noqa: E402
 from adagres.optimum import exact, gap  # noqa: E402
 
 BUDGETS = (300, 600, 900, 1200)
-FLOORS: tuple[str | None, ...] = (None, "pool")
+#: No floor, or the pool's own (``redundancy_floor="pool"``).
+Floor = Literal["pool"] | None
+FLOORS: tuple[Floor, ...] = (None, "pool")
 BUNDLED = ("biomedical_redundant", "distinct_topics", "open_domain_scattered")
 
 
@@ -66,7 +68,7 @@ def pools(seeds: int, fanout: int) -> list[tuple[str, adagres.PreparedPool]]:
 def measure(
     pool: adagres.PreparedPool,
     budget: int,
-    floor: str | None,
+    floor: Floor,
     max_nodes: int,
     limit: float | None,
     rel_gap: float,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -30,6 +31,10 @@ from select_support import make_pool  # noqa: E402
 
 from adagres.core import ngrams  # noqa: E402
 from adagres.core.presets import run_preset  # noqa: E402
+from adagres.core.result import Selection  # noqa: E402
+
+#: The preset's duplicate guard: (cosine, shared text) thresholds, or None for none.
+Guard = tuple[float | None, float | None] | None
 
 ROUNDS, BUDGET_CHUNKS, TARGET = 40, 20, 1.5
 
@@ -41,13 +46,21 @@ def main() -> None:
     texts = [" ".join(rng.choice(vocab, size=int(t))) for t in tokens]
     budget = int(np.median(tokens) * BUDGET_CHUNKS)
 
-    def run(guard: object = "preset") -> object:
-        extra = {} if guard == "preset" else {"duplicate_guard": guard}
+    def run(guard: Guard | Literal["preset"] = "preset") -> Selection:
+        if guard == "preset":
+            return run_preset("recommended", q, chunks, tokens, budget, texts=texts, trace=False)
         return run_preset(
-            "recommended", q, chunks, tokens, budget, texts=texts, trace=False, **extra
+            "recommended",
+            q,
+            chunks,
+            tokens,
+            budget,
+            texts=texts,
+            trace=False,
+            duplicate_guard=guard,
         )
 
-    def cold() -> object:
+    def cold() -> Selection:
         ngrams.gram_set.cache_clear()
         return run()
 

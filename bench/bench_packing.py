@@ -40,8 +40,9 @@ from select_support import make_pool, time_interleaved  # noqa: E402
 from adagres.core import ngrams  # noqa: E402
 from adagres.core.baselines import run_prepared  # noqa: E402
 from adagres.core.overlaps import Spans  # noqa: E402
-from adagres.core.prepared import prepare  # noqa: E402
+from adagres.core.prepared import PreparedPool, prepare  # noqa: E402
 from adagres.core.presets import PRESETS  # noqa: E402
+from adagres.core.result import Selection  # noqa: E402
 from adagres.core.settings import Settings  # noqa: E402
 from adagres.pools.spans import TokenCounter  # noqa: E402
 
@@ -75,9 +76,12 @@ def main() -> None:
         return Spans(tuple(texts), ("doc",) * N if offsets else (None,) * N, given, counter)
 
     kept = base.with_spans(spans(True))
+    assert kept.spans is not None
     kept.spans.layout  # noqa: B018  (found once, kept with the pool)
 
-    def run(pool: object, guard: bool, packing: bool, strategy: str | None = None) -> object:
+    def run(
+        pool: PreparedPool, guard: bool, packing: bool, strategy: str | None = None
+    ) -> Selection:
         if strategy is not None:  # the preset before: its own settings
             return run_prepared(strategy, pool, budget, BEFORE[1], texts=texts, trace=False)
         settings = recommended.settings.replace(
@@ -85,7 +89,7 @@ def main() -> None:
         )
         return run_prepared(recommended.strategy, pool, budget, settings, texts=texts, trace=False)
 
-    def cold(offsets: bool | None, guard: bool = True, strategy: str | None = None) -> object:
+    def cold(offsets: bool | None, guard: bool = True, strategy: str | None = None) -> Selection:
         """A pipeline's first call: a new prepared pool, no n-grams or places kept."""
         ngrams.gram_set.cache_clear()
         pool = prepare(q, chunks, tokens)
@@ -108,10 +112,10 @@ def main() -> None:
     packed, apart = run(kept, True, True), run(base, True, False)
     print(f"N = {N:,} windows overlapping by about half, budget {budget} tokens, {ROUNDS} rounds")
     print(
-        f"guard: {apart.size} picks, {apart.tokens_used} tokens; guard + packing: "  # type: ignore[attr-defined]
-        f"{packed.size} picks, {packed.tokens_used} tokens, "  # type: ignore[attr-defined]
+        f"guard: {apart.size} picks, {apart.tokens_used} tokens; guard + packing: "
+        f"{packed.size} picks, {packed.tokens_used} tokens, "
         f"{packed.tokens_saved} saved by {len(packed.merges)} merges"
-    )  # type: ignore[attr-defined]
+    )
     for name, median in medians.items():
         first = medians["before, " + name.rsplit(" ", 1)[-1]]
         print(

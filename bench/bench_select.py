@@ -23,6 +23,7 @@ machine description are in select_support.py; ``from bench_select import make_po
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import sys
@@ -115,10 +116,10 @@ def part_small(args, results) -> None:
         f"(median and IQR over {repeat} interleaved repeats, µs per call) =="
     )
 
-    def sel(budget, lam, trace):
+    def sel(budget: int, lam: float | str, trace: bool) -> adagres.Selection:
         return adagres.select(q, chunks, tokens, budget, lam=lam, trace=trace)
 
-    variants = {
+    variants: dict[str, tuple[int, float | str, bool]] = {
         "adagres fast, manual λ": (SMALL_BUDGET, SMALL_LAM, False),
         "adagres fast, adaptive λ": (SMALL_BUDGET_ADAPTIVE, "adaptive", False),
         "adagres traced, manual λ": (SMALL_BUDGET, SMALL_LAM, True),
@@ -128,7 +129,7 @@ def part_small(args, results) -> None:
     info: dict[str, dict[str, Any]] = {}
     for name, (budget, lam, trace) in variants.items():
         s = sel(budget, lam, trace)
-        fns[name] = lambda b=budget, l=lam, t=trace: sel(b, l, t)  # noqa: E741
+        fns[name] = functools.partial(sel, budget, lam, trace)
         info[name] = dict(
             picks=s.size,
             budget=budget,

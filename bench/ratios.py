@@ -61,7 +61,7 @@ def lean(q: np.ndarray, chunks: np.ndarray, tokens: np.ndarray, budget: int, lam
     unit = chunks / np.linalg.norm(chunks, axis=1, keepdims=True)
     gains = unit @ (q / np.linalg.norm(q))
     alive = np.ones(len(gains), bool)
-    left, picks = budget, []
+    left, picks = budget, list[int]()
     while True:
         masked = np.where(alive & (tokens <= left), gains, -np.inf)
         w = int(masked.argmax())
@@ -124,12 +124,12 @@ def measure(n: int, rounds: int, make_pool: Callable) -> dict[str, Any]:
                     seconds = timeit.timeit(fn, number=numbers[name]) / numbers[name]
                     samples[str(threads)][name].append(seconds)
     out: dict[str, Any] = {**info, "rounds": rounds, "by_threads": {}}
-    for threads, by_name in samples.items():
+    for setting, by_name in samples.items():
         medians = {name: float(np.median(v)) for name, v in by_name.items()}
         spread = {
             name: float(np.subtract(*np.percentile(v, [75, 25]))) for name, v in by_name.items()
         }
-        out["by_threads"][threads] = {
+        out["by_threads"][setting] = {
             "median_s": medians,
             "iqr_s": spread,
             "ratios": ratios(medians, n),

@@ -35,7 +35,13 @@ def build(source: Path, out_dir: Path, cache_dir: Path | None = None) -> Path:
     """Embed and count one source pool and write it to ``out_dir/<same name>``."""
     pool = load_pool(source)
     pool = ensure_token_counts(pool, "cl100k", recount=True)
-    bare = pool.with_embeddings(None, None, None) if pool.raw_embeddings is not None else pool
+    bare = (
+        dataclasses.replace(
+            pool, raw_embeddings=None, raw_query_embedding=None, embedding_model=None
+        )
+        if pool.raw_embeddings is not None
+        else pool
+    )
     pool = ensure_embeddings(bare, cache_dir=cache_dir)
     pool = _retriever_order(pool)
     target = save_pool(pool, out_dir / source.name, float_decimals=DECIMALS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -155,7 +156,7 @@ def test_a_dropped_duplicate_is_ineligible_in_the_record_from_the_next_step() ->
         (0.9, "duplicate_guard: expected (cosine, shared_text) or None"),
     ],
 )
-def test_bad_guards_are_named(value: object, message: str) -> None:
+def test_bad_guards_are_named(value: Any, message: str) -> None:  # any value a caller passes
     with pytest.raises(InputError, match=re.escape(message)):
         Settings(duplicate_guard=value)
 

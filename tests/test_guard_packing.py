@@ -47,7 +47,7 @@ def pool_of(overlap: int) -> Pool:
     return Pool(
         "q",
         (*windows, other),
-        raw_embeddings=[v0, v1, v2],
+        raw_embeddings=np.array([v0, v1, v2]),
         raw_query_embedding=q,
         tokenizer="words",
     )

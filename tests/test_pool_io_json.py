@@ -79,10 +79,11 @@ def test_fingerprint_changes_with_content_and_is_stable():
     assert pool.with_token_counts([1, 2, 3], "words").fingerprint != pool.fingerprint
 
 
-def test_pool_is_frozen_and_pickles():
+def test_pool_is_frozen_and_pickles() -> None:
     pool = pool_from_dict(canonical())
     with pytest.raises(AttributeError):
         pool.query = "other"  # type: ignore[misc]
+    assert pool.embeddings is not None
     with pytest.raises(ValueError):
         pool.embeddings[0, 0] = 2.0
     assert pickle.loads(pickle.dumps(pool)) == pool

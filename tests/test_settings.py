@@ -34,8 +34,9 @@ def test_settings_name_the_field_and_the_value(fields, message):
     assert str(error.value).startswith(message)
 
 
-def test_settings_are_frozen_hashable_and_normalised():
-    s = Settings(lam=1, alpha=2, calibration_top_n=np.int64(5))
+def test_settings_are_frozen_hashable_and_normalised() -> None:
+    five = np.int64(5)  # a numpy integer, as a caller's array gives, is taken as an int
+    s = Settings(lam=1, alpha=2, calibration_top_n=five)  # type: ignore[arg-type]
     assert (s.lam, s.alpha, s.calibration_top_n) == (1.0, 2.0, 5)
     assert type(s.lam) is float and type(s.calibration_top_n) is int
     assert hash(s) == hash(Settings(lam=1.0, alpha=2.0, calibration_top_n=5))
@@ -123,7 +124,7 @@ def test_extreme_but_valid_vectors_normalise_and_zero_ones_are_named():
         (lambda q, C: adagres.select(q, C, [1, 2**63, 1], 5), "counts must be at most"),
         (lambda q, C: adagres.select(q, C, [1, 1, 1], 5, lam=1e39), "lam: must be at most"),
         (lambda q, C: adagres.calibrate(q, C, [1, 1, 1], 5, scale=1e308), "scale: must be"),
-        (lambda q, C: lam_sweep(q, C, [1, 1, 1], 5, include=["x"]), "include: expected a fin"),
+        (lambda q, C: lam_sweep(q, C, [1, 1, 1], 5, include=["x"]), "include: expected a fin"),  # type: ignore[list-item]
     ],
 )
 def test_hostile_core_inputs_raise_one_line_input_errors(call, message):

@@ -117,6 +117,7 @@ def by_hand(selection, i: int) -> tuple[VerdictKind, int]:
             return VerdictKind.DID_NOT_FIT, s.number
         score = float(c.score[i])
         winner, winner_score = leader(selection, s)
+        assert winner is not None and winner_score is not None  # chunk i itself fits
         beats = i == winner or score > winner_score or (score == winner_score and i < winner)
         if scoring.stops_nonpositive and not score > 0:
             beats = False
@@ -136,7 +137,7 @@ def by_hand(selection, i: int) -> tuple[VerdictKind, int]:
         for s in steps:
             c = s.candidates
             winner, winner_score = leader(selection, s)
-            if winner is None or winner == i or not c.in_play[i]:
+            if winner is None or winner_score is None or winner == i or not c.in_play[i]:
                 continue
             gap = winner_score - float(c.score[i])
             if (among == "behind" and not gap >= 0) or (among == "eligible" and not c.eligible[i]):

@@ -23,7 +23,7 @@ def synthetic_pool(n: int, *, seed: int = 0, dim: int = 32, injection: bool = Fa
     rng = np.random.default_rng(seed)
     topics = rng.normal(size=(6, dim))
     query = topics[0] + 0.3 * rng.normal(size=dim)
-    vectors = []
+    vectors: list[np.ndarray] = []
     for i in range(n):
         if i % 5 == 4:
             vectors.append(vectors[-1] + 0.05 * rng.normal(size=dim))

@@ -83,6 +83,7 @@ def check_new_query(at, pool, q_new: np.ndarray, strategy: str) -> None:
     chunks = np.asarray(pool.prepared.chunks, dtype=np.float64)
     # The point: the PCA map's own transform of the question (as for the pool's query).
     _, expected_xy = pca(chunks, unit)
+    assert expected_xy is not None  # pca returns the extra point's place when given one
     star = named(fig, "new query")
     assert star is not None
     assert (star["x"][0], star["y"][0]) == pytest.approx(tuple(expected_xy), abs=1e-6)
@@ -175,7 +176,7 @@ def test_the_bundled_pool_asks_with_the_packaged_model(ask_dir):
     check_new_query(at, pool, embed_texts([question])[0], "adagres")
 
 
-def test_under_umap_the_question_sits_at_its_neighbours_weighted_mean():
+def test_under_umap_the_question_sits_at_its_neighbours_weighted_mean() -> None:
     """UMAP on precomputed distances has no transform: the point is the cosine-weighted
     mean of the nearest chunks' coordinates (a negative cosine weighs almost nothing)."""
     from ui import asking

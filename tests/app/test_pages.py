@@ -7,6 +7,7 @@ import json
 import pytest
 from apptest_support import APP, POOL_PAGE, SELECTION, WHY, metric, no_error, page
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Element
 from synthetic import INJECTION
 
 from adagres.optimum.exact import EXACT_MAX_CHUNKS
@@ -130,7 +131,7 @@ def _markdown_values(at: AppTest) -> list[str]:
         "info",
         "success",
     )
-    return [element.value for kind in kinds for element in at.get(kind)]
+    return [e.value for kind in kinds for e in at.get(kind) if isinstance(e, Element)]
 
 
 @pytest.mark.parametrize("path", [SELECTION, WHY, POOL_PAGE])

@@ -34,9 +34,9 @@ def preset_caption(at: AppTest) -> str:
 def shown_settings(at: AppTest) -> tuple[str, str, str]:
     """Strategy, policy and formula as the sidebar shows them."""
     return (
-        at.selectbox(key="sb_strategy").value,
-        at.selectbox(key="sb_policy").value,
-        at.selectbox(key="sb_formula").value,
+        str(at.selectbox(key="sb_strategy").value),
+        str(at.selectbox(key="sb_policy").value),
+        str(at.selectbox(key="sb_formula").value),
     )
 
 

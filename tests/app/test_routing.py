@@ -16,7 +16,7 @@ SOURCES = [ROOT / "app.py", *(ROOT / "ui").glob("*.py"), *(ROOT / "app_pages").g
 def pages_of_app() -> list[tuple[str | None, str | None, bool]]:
     """(file, url_path, default) of every st.Page(...) call in app.py (file None: a
     callable page)."""
-    found = []
+    found: list[tuple[str | None, str | None, bool]] = []
     for node in ast.walk(ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
             first = node.args[0]
@@ -24,7 +24,14 @@ def pages_of_app() -> list[tuple[str | None, str | None, bool]]:
             keywords = {
                 k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)
             }
-            found.append((file, keywords.get("url_path"), bool(keywords.get("default"))))
+            url = keywords.get("url_path")
+            found.append(
+                (
+                    file if isinstance(file, str) else None,
+                    url if isinstance(url, str) else None,
+                    bool(keywords.get("default")),
+                )
+            )
     return found
 
 

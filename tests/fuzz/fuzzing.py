@@ -21,7 +21,9 @@ from adagres.errors import AdagresError, one_line
 def time_limit(seconds_per_example: float) -> pytest.MarkDecorator:
     """A per-test time limit (pytest-timeout) that grows with the profile's examples: a hang
     fails the test, while ``make fuzz`` (thousands of examples) still has the time it needs."""
-    return pytest.mark.timeout(60 + seconds_per_example * settings.default.max_examples)
+    profile = settings.default
+    assert profile is not None  # hypothesis always has a loaded profile
+    return pytest.mark.timeout(60 + seconds_per_example * profile.max_examples)
 
 
 # --------------------------------------------------------------------------- text

@@ -48,8 +48,8 @@ def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     capsys.readouterr()  # what an earlier example printed is not this run's output
     try:
         code = cli.main(argv)
-    except SystemExit as exit:  # argparse's own errors
-        code = exit.code
+    except SystemExit as exit:  # argparse's own errors; a code that is not a number exits 1
+        code = 0 if exit.code is None else exit.code if isinstance(exit.code, int) else 1
     out, err = capsys.readouterr()
     return code, out, err
 

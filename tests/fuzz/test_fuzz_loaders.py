@@ -203,7 +203,7 @@ PARQUET_COLUMNS = {
     "uint": (st.integers(0, 2**64 - 1), pa.uint64()),
     "float": (st.floats(width=32), pa.float32()),
     # Parquet strings are UTF-8, which has no lone surrogates (pyarrow refuses to write one).
-    "text": (st.text(st.characters(exclude_categories=("Cs",)), max_size=8), pa.string()),
+    "text": (st.text(st.characters(exclude_categories=["Cs"]), max_size=8), pa.string()),
     "day": (st.integers(-(2**31), 2**31 - 1), pa.date32()),
     "stamp": (st.integers(-(2**63), 2**63 - 1), pa.timestamp("ns")),
     "money": (st.decimals(-(10**6), 10**6, places=3, allow_nan=False), pa.decimal128(12, 3)),

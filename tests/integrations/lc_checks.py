@@ -11,6 +11,12 @@ from adagres import embed_texts
 from adagres.core.result import Selection
 
 
+def doc_id(document: Document) -> str:
+    """The id the vector store gave ``document`` (every document it returns has one)."""
+    assert document.id is not None
+    return document.id
+
+
 class Counting(Embeddings):
     """The packaged MiniLM, counting query calls and embedded documents."""
 

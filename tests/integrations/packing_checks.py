@@ -70,8 +70,8 @@ def core(
     (``tokens``: the pool's counts, default the words of ``texts``; ``count``: how a
     stitched text is counted, default its words)."""
     spans = Spans(tuple(texts), tuple(sources), tuple(starts), count or TokenCounter("words"))
-    tokens = count_tokens(list(texts), "words") if tokens is None else tokens
-    pool = prepare(QUERY_VECTOR, [vector(r) for r in ranks], tokens)
+    lengths = count_tokens(list(texts), "words") if tokens is None else tokens
+    pool = prepare(QUERY_VECTOR, [vector(r) for r in ranks], lengths)
     return baselines.run_prepared(
         RECOMMENDED.strategy,
         pool.with_spans(spans),

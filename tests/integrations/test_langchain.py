@@ -17,6 +17,7 @@ from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from langchain_core.vectorstores import InMemoryVectorStore
+from lc_checks import doc_id
 
 from adagres.core.presets import PRESETS
 from adagres.errors import InputError
@@ -39,7 +40,7 @@ def store(demo) -> InMemoryVectorStore:
 def pool_of(store: InMemoryVectorStore, query: str):
     """The base retriever's documents and the vectors the store holds for them."""
     documents = store.as_retriever(search_kwargs={"k": TOP_K}).invoke(query)
-    return documents, [store.store[doc.id]["vector"] for doc in documents]
+    return documents, [store.store[doc_id(doc)]["vector"] for doc in documents]
 
 
 def test_compressor_in_contextual_compression_retriever(store, demo, tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
@@ -43,7 +45,7 @@ class Events(BaseCallbackHandler):
     def __init__(self) -> None:
         self.events: list[tuple[str, dict]] = []
 
-    def on_custom_event(self, name, data, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def on_custom_event(self, name: str, data: Any, **kwargs: Any) -> None:
         self.events.append((name, data))
 
 

@@ -16,6 +16,7 @@ from adapter_checks import (
 from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, TextNode
+from llama_index.core.vector_stores import SimpleVectorStore
 
 from adagres.errors import InputError
 from adagres.integrations.llamaindex import AdagresPostprocessor, PackagedMiniLMEmbedding
@@ -36,7 +37,9 @@ def pool_of(index: VectorStoreIndex, query: str):
     """The retriever's nodes, the vectors the store holds for them, the texts the LLM gets."""
     nodes = index.as_retriever(similarity_top_k=TOP_K).retrieve(query)
     assert all(n.node.embedding is None for n in nodes)  # why the adapter fetches them
-    vectors = [index.vector_store.get(n.node.node_id) for n in nodes]
+    store = index.vector_store
+    assert isinstance(store, SimpleVectorStore)  # the index's default, in memory
+    vectors = [store.get(n.node.node_id) for n in nodes]
     texts = [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in nodes]
     return nodes, vectors, texts
 

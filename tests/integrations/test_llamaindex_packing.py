@@ -36,10 +36,11 @@ def nodes(offsets: bool) -> list[TextNode]:
     splitter = TokenTextSplitter(
         chunk_size=36, chunk_overlap=12, separator=" ", tokenizer=str.split
     )
-    windows = splitter.get_nodes_from_documents(
+    split = splitter.get_nodes_from_documents(
         [Document(text=DOC, metadata={"file_name": "doc.txt"})]
     )
-    windows = windows[:4]
+    windows = [w for w in split[:4] if isinstance(w, TextNode)]
+    assert len(windows) == 4
     if not offsets:
         windows = [TextNode(id_=w.node_id, text=w.text, metadata=w.metadata) for w in windows]
     notes = [

@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 os.environ["HAYSTACK_TELEMETRY_ENABLED"] = "False"  # before haystack is imported
 
@@ -56,6 +56,14 @@ SERVICE = "rag-under-test"
 QUERIES = ("insulin and blood sugar", "kidney filtration", "insulin resistance")
 
 
+class Instrumentor(Protocol):
+    """What the OpenInference instrumentors share (OpenTelemetry's BaseInstrumentor)."""
+
+    def instrument(self, **kwargs: Any) -> Any: ...
+
+    def uninstrument(self, **kwargs: Any) -> Any: ...
+
+
 class HashLlamaEmbedding(BaseEmbedding):
     """The same vectors for LlamaIndex."""
 
@@ -76,7 +84,11 @@ def exporter() -> Iterator[InMemorySpanExporter]:
     found = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
     provider.add_span_processor(SimpleSpanProcessor(found))
-    instrumentors = [LangChainInstrumentor(), LlamaIndexInstrumentor(), HaystackInstrumentor()]
+    instrumentors: list[Instrumentor] = [
+        LangChainInstrumentor(),
+        LlamaIndexInstrumentor(),
+        HaystackInstrumentor(),
+    ]
     for instrumentor in instrumentors:
         instrumentor.instrument(tracer_provider=provider)
     yield found
@@ -117,7 +129,7 @@ def check_pool(pool: Pool, query: str, texts: list[str], ids: list[str], scores:
     if scores is None:
         assert pool.scores is None
     else:
-        assert pool.scores.tolist() == scores
+        assert pool.scores is not None and pool.scores.tolist() == scores
     assert pool.extra["trace"]["service"] == SERVICE
 
 
