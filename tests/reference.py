@@ -72,7 +72,7 @@ def naive_select(q, C, tokens, budget, lam, alpha=1.0, policy="skip", tau=None):
 def brute_force_optimum(q, C, tokens, budget, lam, alpha=1.0, tau=None):
     """The best F over every subset within the budget (the empty set included)."""
     n = len(C)
-    best_value, best_set = 0.0, ()
+    best_value, best_set = 0.0, tuple[int, ...]()
     for size in range(1, n + 1):
         for subset in itertools.combinations(range(n), size):
             if sum(tokens[i] for i in subset) > budget:

@@ -16,6 +16,7 @@ SCRIPT = Path(__file__).parents[1] / "scripts" / "build_demo_data.py"
 
 def _script():
     spec = importlib.util.spec_from_file_location("build_demo_data", SCRIPT)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -45,6 +46,7 @@ def test_build_writes_embedded_counted_pools_deterministically(tmp_path, monkeyp
     assert main(["--src", str(src), "--out", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
     first = (out / "tiny.json").read_bytes()
     built = load_pool(out / "tiny.json")
+    assert built.token_counts is not None and built.raw_query_embedding is not None
     assert built.token_counts.tolist() == [2, 6] and built.tokenizer == "cl100k"
     assert built.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
     assert built.raw_query_embedding.tolist() == [3.666667, 1.0, 0.123457]

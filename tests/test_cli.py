@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from adagres import select
 from adagres.cli import main
 
-POOL = {
+POOL: dict[str, Any] = {
     "query": "q",
     "query_embedding": [1, 0],
     "answers": ["alpha"],

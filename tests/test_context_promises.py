@@ -259,7 +259,8 @@ def adversarial_pools(draw):
             else:
                 parts.append(" ".join(rng.choice(WORDS, size=int(rng.integers(2, 12)))) + ".")
         docs.append(" ".join(parts))
-    chunks, truth = [], []
+    chunks: list[Chunk] = []
+    truth: list[tuple[int, int, str]] = []
     for d, doc in enumerate(docs):
         size = int(rng.integers(20, 90))
         step = max(5, size - int(rng.integers(0, size)))

@@ -83,9 +83,10 @@ def test_drug_review_pool_in_corpus_mode(tmp_path, fake_encoder):
     )
     assert len(pool) == 10 and pool.tokenizer == "cl100k"
     assert pool.extra["condition"] == "Birth Control"
-    assert {chunk.metadata["doc_id"] for chunk in pool.chunks} <= set(reviews)
+    assert {(chunk.metadata or {}).get("doc_id") for chunk in pool.chunks} <= set(reviews)
     for chunk in pool.chunks:  # each chunk is a span of its review
         meta = chunk.metadata
+        assert meta is not None
         assert reviews[meta["doc_id"]][meta["start"] : meta["end"]] == chunk.text
     assert pool.extra["corpus"]["documents"] == len(reviews) == 193
     # The pool is the top 10 of all the condition's windows by cosine to the query.
@@ -95,6 +96,7 @@ def test_drug_review_pool_in_corpus_mode(tmp_path, fake_encoder):
     cosine = vectors @ unit(fake_encoder.vectors([query]))[0]
     top = sorted(range(len(windows)), key=lambda i: (-cosine[i], i))[:10]
     assert pool.ids == tuple(windows[i].id for i in top)
+    assert pool.scores is not None
     np.testing.assert_allclose(pool.scores, cosine[top], atol=1e-6)
 
 

@@ -34,6 +34,7 @@ def test_packaged_model_gives_unit_384d_vectors_with_sensible_cosines(tmp_path):
         docs, "What is the capital of France?", size=50, overlap=0, top_n=2, cache_dir=tmp_path
     )
     assert pool.ids == ("a#0", "b#0") and pool.embedding_model == DEFAULT_MODEL
+    assert pool.scores is not None and pool.embeddings is not None
     assert pool.scores[0] > pool.scores[1] + 0.3
     assert pool.embeddings.shape == (2, 384)
 
@@ -98,6 +99,7 @@ def test_ensure_embeddings_embeds_query_and_chunks_with_one_model(tmp_path, fake
     embedded = ensure_embeddings(pool, cache_dir=tmp_path)
     assert fake_model == [["banana", "a query"]]
     assert embedded.embedding_model == DEFAULT_MODEL
+    assert embedded.raw_embeddings is not None and embedded.raw_query_embedding is not None
     assert embedded.raw_embeddings.tolist() == [[6.0, 1.0, 3.0, 2.0]]
     assert embedded.raw_query_embedding.tolist() == [7.0, 1.0, 1.0, 2.0]
     assert ensure_embeddings(embedded) is embedded
@@ -113,6 +115,7 @@ def test_query_only_embedded_with_the_pools_own_model(tmp_path, fake_model):
     )
     embedded = ensure_embeddings(pool, cache_dir=tmp_path)
     assert fake_model == [["q"]]
+    assert embedded.raw_embeddings is not None
     assert embedded.raw_embeddings.tolist() == [[1.0, 0.0, 0.0, 0.0]]
     assert embedded.embedding_model == "all-MiniLM-L6-v2"
 

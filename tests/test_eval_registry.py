@@ -31,7 +31,8 @@ def test_registry_has_every_configuration_and_takes_new_ones(demo):
                 "adagres",
                 Settings(formula=formula, policy=policy),
             )
-    assert [names[f"adagres_lam_{v}"].settings.lam for v in ("0.55", "0.65", "0.7")] == [
+    fixed = [names[f"adagres_lam_{v}"].settings for v in ("0.55", "0.65", "0.7")]
+    assert [s.lam if s is not None else None for s in fixed] == [
         0.55,
         0.65,
         0.7,

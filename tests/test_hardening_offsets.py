@@ -83,6 +83,7 @@ def test_the_largest_offset_loads_and_places_the_chunk(kind):
     fields, _ = PLACED_BY[kind]
     pool = load_pool(json.dumps(pool_dict(**fields(MAX_OFFSET))).encode(), name="pool.json")
     assert placement(pool.chunks[0])[1] == MAX_OFFSET
+    assert pool.prepared.spans is not None
     assert pool.prepared.spans.layout.start[0] == MAX_OFFSET
 
 
@@ -205,11 +206,11 @@ def test_spans_built_in_code_are_checked(texts, sources, starts, expected):
 
 def test_spans_refuse_a_count_that_is_not_callable():
     with pytest.raises(InputError, match="count_tokens: expected None or a callable"):
-        Spans(("a",), (None,), (None,), 5)
+        Spans(("a",), (None,), (None,), 5)  # type: ignore[arg-type]
 
 
 def test_spans_keep_valid_input_as_given():
     texts, sources, starts = ["a b", "b c"], ["d", ("t", 1)], [0, np.int64(2)]
-    spans = Spans(texts, sources, starts)
+    spans = Spans(texts, sources, starts)  # type: ignore[arg-type]  # lists, as given
     assert spans.texts is texts and spans.sources is sources and spans.starts is starts
     assert spans.layout.start.tolist() == [0, 2]

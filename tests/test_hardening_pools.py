@@ -31,6 +31,13 @@ LIMIT_HINT = re.compile(
 )
 
 
+def hint(message: str) -> str:
+    """The limit a refusal's message says to raise."""
+    found = LIMIT_HINT.search(message)
+    assert found is not None, message
+    return found.group(1)
+
+
 def pool_json(**chunk_fields) -> bytes:
     chunk = {"id": "a", "text": "x", **chunk_fields}
     return json.dumps({"query": "q", "chunks": [chunk]}, allow_nan=True).encode()
@@ -99,7 +106,7 @@ def test_deep_json_is_refused_before_parsing(depth, monkeypatch):
     monkeypatch.setattr(jsonfile, "parse_json", lambda text: pytest.fail("parsed"))
     message = error_of(data, "p.json")
     assert message.startswith("p.json, line 1: JSON nested more than 100 levels deep")
-    assert LIMIT_HINT.search(message).group(1) == "max_depth"
+    assert hint(message) == "max_depth"
 
 
 def test_deep_json_names_the_line_in_jsonl_and_the_cell_in_csv():
@@ -154,7 +161,8 @@ def test_huge_token_counts_are_refused_in_json_csv_and_parquet(count):
 
 
 def test_the_largest_token_count_loads():
-    assert load_pool(pool_json(tokens=MAX_TOKENS), name="p.json").token_counts[0] == MAX_TOKENS
+    counts = load_pool(pool_json(tokens=MAX_TOKENS), name="p.json").token_counts
+    assert counts is not None and counts[0] == MAX_TOKENS
 
 
 def test_overflowing_number_in_an_unknown_key_is_refused_naming_chunk_and_field(tmp_path):
@@ -235,7 +243,8 @@ def test_consumers_refuse_surrogates_with_an_input_error(fake_encoder):
     pool = load_pool(pool_json(text="héllo wörld ☕"), name="p.json")
     assert len(pool.fingerprint) == 64  # a pool that loads hashes, counts and embeds
     assert count_tokens(pool.texts, "words").tolist() == [3]
-    assert ensure_embeddings(pool).embeddings.shape == (1, 64)
+    embedded = ensure_embeddings(pool).embeddings
+    assert embedded is not None and embedded.shape == (1, 64)
 
 
 # --------------------------------------------------------------------------- embedding cache
@@ -354,7 +363,7 @@ def test_a_parquet_bomb_is_refused_from_its_metadata_before_decompressing(monkey
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", lambda *a, **k: pytest.fail("read"))
     message = error_of(data, "p.parquet", limits=Limits(max_decoded_bytes=10_000_000))
     assert message.startswith("p.parquet: the data decodes to 50,0")
-    assert LIMIT_HINT.search(message).group(1) == "max_decoded_bytes"
+    assert hint(message) == "max_decoded_bytes"
 
 
 def test_parquet_data_over_the_decoded_limit_is_stopped_while_reading(monkeypatch):
@@ -379,7 +388,7 @@ def test_values_limit_refuses_a_file_of_empty_lists_before_parsing(monkeypatch):
     assert message.startswith(
         "p.json: the file holds 50,013 values or more, over the limit of 50,000"
     )
-    assert LIMIT_HINT.search(message).group(1) == "max_values"
+    assert hint(message) == "max_values"
 
 
 def test_a_long_csv_field_stops_the_reader_and_the_tokenizer_never_sees_it(monkeypatch):
@@ -390,7 +399,7 @@ def test_a_long_csv_field_stops_the_reader_and_the_tokenizer_never_sees_it(monke
     data = b"text,query\n" + b"w" * 2_000_001 + b",q\n"
     message = error_of(data, "big.csv")
     assert message.startswith("big.csv, line 2: a field is longer than the limit of 1,000,000")
-    assert LIMIT_HINT.search(message).group(1) == "max_field_chars"
+    assert hint(message) == "max_field_chars"
     assert csv.field_size_limit() == before  # the process-wide setting is put back
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 import pytest
 
@@ -63,13 +64,14 @@ def test_each_line_is_read_alone_whatever_its_number(tmp_path, monkeypatch):
     line 1 does (the set once padded each line with the newlines before it)."""
     lines = [LINE.replace('"q"', f'"q{n}"') for n in range(1, 2001)]
     pool_set = poolsets.load_pool_set(write_set(tmp_path, lines))
-    scanned = []
+    scanned: list[int] = []
     original = limits_module.scan_json
-    monkeypatch.setattr(
-        limits_module,
-        "scan_json",
-        lambda data, depth: scanned.append(len(data)) or original(data, depth),
-    )
+
+    def scan(data: bytes | str, depth: int) -> limits_module.JsonShape:
+        scanned.append(len(data))
+        return original(data, depth)
+
+    monkeypatch.setattr(limits_module, "scan_json", scan)
     for unit in (pool_set.units[0], pool_set.units[-1]):
         (pool,) = poolsets.load_unit(unit)
         assert pool.query == f"q{unit.line}"
@@ -193,7 +195,10 @@ def test_unknown_gold_ids_are_refused_by_name(monkeypatch):
         "retrieve_pools",
         lambda uri, c, queries, top_n: [Pool(q, retrieved) for q in queries],
     )
-    spec = {**SPEC, "queries": [{"query": "a", "gold": ["c2", "c9", "c8"], "answers": ["y"]}]}
+    spec: dict[str, Any] = {
+        **SPEC,
+        "queries": [{"query": "a", "gold": ["c2", "c9", "c8"], "answers": ["y"]}],
+    }
     with pytest.raises(InputError) as refused:
         poolsets.load_pool_set(spec)
     assert str(refused.value) == (
@@ -202,6 +207,7 @@ def test_unknown_gold_ids_are_refused_by_name(monkeypatch):
     )
     spec["queries"][0]["gold"] = ["c2"]
     (unit,) = poolsets.load_pool_set(spec).units
+    assert unit.pools is not None  # a spec's units carry their pools
     (pool,) = unit.pools
     assert [c.gold for c in pool.chunks] == [False, True] and pool.answers == ("y",)
 
@@ -221,14 +227,15 @@ def test_a_spec_file_with_a_repeated_key_is_not_read_as_a_spec(tmp_path):
 @pytest.mark.parametrize("value", ["Paris", b"Paris"])
 def test_a_string_is_never_split_into_characters(value):
     expected = "must be a list of strings, got a "
-    assert string_list_problem(value).startswith(expected)
+    problem = string_list_problem(value)
+    assert problem is not None and problem.startswith(expected)
     with pytest.raises(PoolError, match=f"^answers: {expected}"):
         Pool("q", (Chunk("a", "Paris is the capital"),), answers=value)
     with pytest.raises(PoolError, match=f"^<retrieval>: answers: {expected}"):
         adagres.pool_from_retrieval("q", ["Paris is the capital"], answers=value)
-    pool = Pool("q", (Chunk("a", "Paris is the capital"),), answers=["Paris"])
+    pool = Pool("q", (Chunk("a", "Paris is the capital"),), answers=("Paris",))
     with pytest.raises(PoolError, match="answers: must be a list of strings, got a string"):
-        dataclasses.replace(pool, answers="Paris")
+        dataclasses.replace(pool, answers="Paris")  # type: ignore[arg-type]  # the mistake
     assert adagres.pool_from_retrieval("q", ["x"], answers=("Paris",)).answers == ("Paris",)
 
 

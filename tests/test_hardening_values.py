@@ -92,6 +92,7 @@ def test_a_table_with_embeddings_loads_with_its_query_embedding(tmp_path):
         'q,b,world,"[0, 1]",,,\n'
     )
     pool = adagres.load_pool(csv.encode(), name="t.csv")
+    assert pool.raw_query_embedding is not None and pool.raw_embeddings is not None
     assert pool.raw_query_embedding.tolist() == [1.0, 0.5] and pool.embedding_model == "m"
     assert pool.answers == ("hello",) and pool.raw_embeddings.tolist() == [[1, 0], [0, 1]]
     table = pa.table(
@@ -105,7 +106,9 @@ def test_a_table_with_embeddings_loads_with_its_query_embedding(tmp_path):
     )
     pq.write_table(table, tmp_path / "t.parquet")
     from_parquet = adagres.load_pool(tmp_path / "t.parquet")
+    assert from_parquet.raw_query_embedding is not None
     assert from_parquet.raw_query_embedding.tolist() == [1.0, 0.5]
+    assert from_parquet.raw_embeddings is not None
     assert np.array_equal(from_parquet.raw_embeddings, pool.raw_embeddings)
     differ = csv.replace('"[0, 1]",,,', '"[0, 1]","[1, 0.6]",,')
     with pytest.raises(PoolError) as refused:

@@ -39,8 +39,8 @@ def relaxed_bound(g, w, tokens, budget, pairs):
 def best_subset(g, w, tokens, budget):
     n, best = len(g), 0.0
     for m in range(1, n + 1):
-        for s in itertools.combinations(range(n), m):
-            s = list(s)
+        for subset in itertools.combinations(range(n), m):
+            s = list(subset)
             if tokens[s].sum() <= budget:
                 best = max(best, g[s].sum() - 0.5 * w[np.ix_(s, s)].sum())
     return best

@@ -231,6 +231,6 @@ def test_pool_built_in_code_is_checked_too():
     with pytest.raises(PoolError, match=r"the pool has no chunks"):
         Pool("q", ())
     with pytest.raises(PoolError, match=r"chunk 'b': embedding: value 0 is nan: NaN and infinite"):
-        Pool("q", (Chunk("a", "x"), Chunk("b", "y")), raw_embeddings=[[1.0], [np.nan]])
+        Pool("q", (Chunk("a", "x"), Chunk("b", "y")), raw_embeddings=np.array([[1.0], [np.nan]]))
     with pytest.raises(PoolError, match=r"chunk 'a' \(chunks\[1\]\): duplicate chunk id"):
         Pool("q", (Chunk("a", "x"), Chunk("a", "y")))

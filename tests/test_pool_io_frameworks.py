@@ -4,6 +4,7 @@ documents, and pipeline objects given to ``pool_from_retrieval``."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from pool_io_support import write
@@ -47,7 +48,8 @@ def test_langchain_document_score_pairs(tmp_path):
             [{"page_content": "b", "metadata": {}}, 0.3],
         ],
     }
-    assert load_pool(write(tmp_path, pairs)).scores.tolist() == [0.8, 0.3]
+    scores = load_pool(write(tmp_path, pairs)).scores
+    assert scores is not None and scores.tolist() == [0.8, 0.3]
 
 
 def test_llamaindex_nodes_with_score(tmp_path):
@@ -73,12 +75,12 @@ def test_llamaindex_nodes_with_score(tmp_path):
     }
     pool = load_pool(write(tmp_path, nodes))
     assert pool.ids == ("n1", "n2") and pool.texts == ("first", "second")
-    assert pool.scores.tolist() == [0.7, 0.2]
+    assert pool.scores is not None and pool.scores.tolist() == [0.7, 0.2]
     assert pool.chunks[0].metadata == {"file_name": "a.md"}
 
 
 def test_haystack_documents_one_per_jsonl_line(tmp_path):
-    lines = [
+    lines: list[dict[str, Any]] = [
         {"id": "h1", "content": "alpha", "meta": {"k": 1}, "score": 0.5, "embedding": [1.0, 0.0]},
         {"id": "h2", "content": "beta", "meta": {}, "score": None, "embedding": [0.0, 1.0]},
     ]
@@ -112,4 +114,5 @@ def test_pool_from_retrieval_accepts_pipeline_objects(tmp_path):
     assert pool.ids == ("c0", "node-1", "c2")
     assert pool.chunks[1].score == 0.4 and pool.chunks[0].metadata == {"s": 2}
     path = dump_retrieval(tmp_path / "r.json", "q", ["x", "y"], [0.2, 0.1], ids=["p", "q"])
-    assert load_pool(path).scores.tolist() == [0.2, 0.1]
+    scores = load_pool(path).scores
+    assert scores is not None and scores.tolist() == [0.2, 0.1]

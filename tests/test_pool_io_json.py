@@ -29,6 +29,8 @@ from adagres.pools.io import (
 def test_loaded_pool_exposes_normalised_float32_views(tmp_path):
     pool = load_pool(write(tmp_path, canonical()))
     assert pool.ids == ("c1", "c2", "c3")
+    assert pool.embeddings is not None and pool.query_embedding is not None
+    assert pool.token_counts is not None
     assert pool.embeddings.dtype == np.float32 and pool.embeddings.shape == (3, 3)
     np.testing.assert_allclose(pool.embeddings[0], [0.6, 0.8, 0.0], rtol=1e-6)
     np.testing.assert_allclose(np.linalg.norm(pool.embeddings, axis=1), 1.0, rtol=1e-6)
@@ -50,6 +52,7 @@ def test_save_and_load_round_trip_exactly(tmp_path):
     again = load_pool(saved)
     assert again == original
     assert again.texts == original.texts  # byte-exact, spaces and non-ASCII kept
+    assert again.raw_embeddings is not None and original.raw_embeddings is not None
     assert np.array_equal(again.raw_embeddings, original.raw_embeddings)
     assert again.fingerprint == original.fingerprint
     assert json.loads(saved.read_text(encoding="utf-8")) == canonical()
@@ -66,6 +69,7 @@ def test_round_trip_keeps_exact_float64_embeddings(tmp_path):
         embedding_model="m",
     )
     again = load_pool(save_pool(pool, tmp_path / "p.jsonl"))
+    assert again.raw_embeddings is not None
     assert np.array_equal(again.raw_embeddings, vectors)
 
 
@@ -95,9 +99,11 @@ def test_with_token_counts_and_with_embeddings_return_new_pools():
     )
     assert pool.token_counts is None and pool.tokenizer is None and pool.embeddings is None
     counted = pool.with_token_counts([3, 4], "o200k")
+    assert counted.token_counts is not None
     assert counted.token_counts.tolist() == [3, 4] and counted.tokenizer == "o200k"
     embedded = counted.with_embeddings([[0.0, 2.0], [1.0, 1.0]], [5.0, 0.0], "m")
     assert embedded.embedding_model == "m"
+    assert embedded.embeddings is not None
     np.testing.assert_allclose(embedded.embeddings[1], [2**-0.5, 2**-0.5], rtol=1e-6)
     assert pool.token_counts is None  # unchanged
 

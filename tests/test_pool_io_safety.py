@@ -8,6 +8,7 @@ import json
 import pickle
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -73,13 +74,14 @@ def test_loaders_never_unpickle(tmp_path, monkeypatch):
         for fmt in formats:
             path = tmp_path / f"{label}.{fmt}"
             path.write_bytes(payload)
-            for source, kwargs in ((path, {}), (payload, {"format": fmt})):
+            loads: list[tuple[Any, dict[str, Any]]] = [(path, {}), (payload, {"format": fmt})]
+            for source, kwargs in loads:
                 with pytest.raises(PoolError):
                     load_pool(source, query="q", **kwargs)
         for suffix in (".pkl", ".npy", ".pickle"):
             with pytest.raises(PoolError, match="cannot tell the format"):
                 load_pool(payload, name=f"pool{suffix}", query="q")
-    assert sys.adagres_unpickled is False
+    assert vars(sys)["adagres_unpickled"] is False  # set by the payload, were it unpickled
     assert calls == []
 
 

@@ -23,7 +23,8 @@ def test_csv_table_with_query_column_makes_pools(tmp_path):
     assert [p.query for p in pools] == ["q1", "q2"]
     first = load_pool(path, query="q1")
     assert first.texts == ("Text, with a comma\nand a newline", "second")
-    assert first.token_counts.tolist() == [7, 3] and first.gold_ids == ("a",)
+    assert first.token_counts is not None and first.token_counts.tolist() == [7, 3]
+    assert first.gold_ids == ("a",)
     assert first.chunks[0].metadata == {"author": "Ann"} and first.chunks[1].metadata is None
 
 

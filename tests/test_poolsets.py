@@ -244,7 +244,7 @@ def test_pools_held_in_memory_are_scattered_not_put_in_the_task_graph(dask_clien
                 for k in range(40)
                 for c in p.chunks
             ),
-            raw_embeddings=np.tile(p.raw_embeddings, (40, 1))
+            raw_embeddings=np.tile(np.asarray(p.raw_embeddings), (40, 1))
             + 0.01 * np.arange(40).repeat(len(p.chunks))[:, None],
             raw_query_embedding=p.raw_query_embedding,
             answers=p.answers,
@@ -287,7 +287,7 @@ def test_bad_input(tmp_path, jsonl):
         load_pool_set(tmp_path)
     pool_set = load_pool_set(jsonl)
     with pytest.raises(InputError, match=r"settings must be an adagres\.Settings, got dict"):
-        summarize(pool_set, {}, BUDGET)
+        summarize(pool_set, {}, BUDGET)  # type: ignore[arg-type]
     with pytest.raises(InputError, match="budget must be a whole number of tokens >= 0, got -1"):
         summarize(pool_set, adagres.Settings(), -1)
     with pytest.raises(InputError, match="workers must be a whole number >= 1, got 0"):

@@ -35,6 +35,7 @@ def test_pca_is_exact_for_points_in_a_plane_and_projects_the_query_alike():
     basis = np.linalg.qr(rng.normal(size=(5, 2)))[0].T  # 2 orthonormal directions in 5-D
     flat = rng.normal(size=(20, 2)) @ basis + 3.0 * rng.normal(size=5)
     coords, q_xy = pca(flat, flat[7])
+    assert q_xy is not None
     dist = lambda a: np.linalg.norm(a[:, None] - a[None], axis=-1)  # noqa: E731
     np.testing.assert_allclose(dist(coords), dist(flat), atol=1e-9)
     np.testing.assert_allclose(q_xy, coords[7], atol=1e-12)
@@ -49,6 +50,7 @@ def test_project_pca_is_deterministic_and_invariant_to_row_order():
     b = project(C[perm], q, method="pca")
     assert a.method == "pca" and a.note is None
     np.testing.assert_allclose(b.chunks, a.chunks[perm], atol=1e-9)
+    assert a.query is not None and b.query is not None
     np.testing.assert_allclose(b.query, a.query, atol=1e-9)
     assert not a.chunks.flags.writeable
 
@@ -57,7 +59,8 @@ def test_tiny_pool_falls_back_to_pca_and_says_so():
     C = unit(np.array([[1.0, 0.2, 0.0], [0.1, 1.0, 0.3]]))
     p = project(C, np.array([1.0, 1.0, 0.0]), method="umap")
     assert p.method == "pca"
-    assert "3 points" in p.note
+    assert p.note is not None and "3 points" in p.note
+    assert p.query is not None
     assert p.chunks.shape == (2, 2) and p.query.shape == (2,)
     single = project(C[:1], method="umap")
     assert single.method == "pca" and single.chunks.tolist() == [[0.0, 0.0]]
@@ -68,7 +71,7 @@ def test_project_validates_its_inputs():
     with pytest.raises(InputError, match="chunk 1"):
         project(np.array([[1.0, 0.0], [0.0, 0.0]]), method="pca")
     with pytest.raises(InputError, match="method"):
-        project(C, method="tsne")
+        project(C, method="tsne")  # type: ignore[arg-type]  # the mistake
     with pytest.raises(InputError, match="query"):
         project(C, np.ones(3), method="pca")
     with pytest.raises(InputError, match="n_neighbors"):
@@ -101,6 +104,7 @@ def test_umap_is_deterministic_with_a_seed_and_handles_small_pools():
     a = project(C, q, seed=7)
     b = project(C, q, seed=7)
     assert a.method == "umap" and a.note is None and a.n_neighbors == 15
+    assert a.query is not None
     assert a.chunks.shape == (60, 2) and a.query.shape == (2,)
     np.testing.assert_array_equal(a.chunks, b.chunks)
     np.testing.assert_array_equal(a.query, b.query)
@@ -111,7 +115,7 @@ def test_umap_is_deterministic_with_a_seed_and_handles_small_pools():
 
     small = project(C[:6], q, seed=0)
     assert small.method == "umap" and small.n_neighbors == 6
-    assert "lowered from 15 to 6" in small.note
+    assert small.note is not None and "lowered from 15 to 6" in small.note
     assert np.isfinite(small.chunks).all()
 
 

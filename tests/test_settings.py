@@ -104,12 +104,13 @@ def test_extreme_but_valid_vectors_normalise_and_zero_ones_are_named():
         "q",
         tuple(adagres.Chunk(f"c{i}", "t", tokens=1) for i in range(3)),
         raw_embeddings=C,
-        raw_query_embedding=[1e-300, 0.0],
+        raw_query_embedding=np.array([1e-300, 0.0]),
     )
+    assert pool.embeddings is not None
     assert np.allclose(pool.embeddings, unit, atol=1e-7)
     assert pool.prepared.relevance.tolist() == pytest.approx([2**-0.5, 2**-0.5, 0.6], abs=1e-7)
     with pytest.raises(adagres.PoolError, match=r"chunk 'c1': embedding: all 2 values are zero"):
-        adagres.Pool("q", pool.chunks, raw_embeddings=[[1.0, 0], [0, 0], [0, 1.0]])
+        adagres.Pool("q", pool.chunks, raw_embeddings=np.array([[1.0, 0], [0, 0], [0, 1.0]]))
     with pytest.raises(InputError, match=r"^query_embedding: value 0 is inf"):
         adagres.select([np.inf, 0.0], C, [1, 1, 1], 2)
 
@@ -158,6 +159,7 @@ def test_a_tiny_positive_mean_similarity_clips_lambda_and_every_number_is_finite
     C = np.array([[1.0, 0.0], [1e-14, 1.0]])
     q = np.array([1.0, 1.0])
     s = adagres.select(q, C, [1, 1], 10)
+    assert s.calibration is not None
     assert s.calibration.clipped and s.lam == adagres.core.settings.MAX_WEIGHT
     assert math.isfinite(s.objective) and all(math.isfinite(st.gain) for st in s.steps if st.gain)
     json.dumps(s.to_dict(), allow_nan=False)

@@ -171,7 +171,13 @@ def test_budget_sweep_applies_the_settings_to_every_strategy():
     settings = adagres.Settings(scale=1.5, offset=0.1, redundancy_floor=0.3, calibration_top_n=12)
     texts = ["x" * 30] * 20
     sweep = budget_sweep(
-        q, C, tokens, [200], settings=settings, texts=texts, strategies=adagres.baselines.STRATEGIES
+        q,
+        C,
+        tokens,
+        [200],
+        settings=settings,
+        texts=texts,
+        strategies=tuple(adagres.baselines.STRATEGIES),
     )
     reference = adagres.select(q, C, tokens, 200, settings=settings)
     for row in sweep.rows:

@@ -73,8 +73,10 @@ def test_token_spans_cover_tokens_at_character_boundaries(tokenizer):
 def test_ensure_token_counts_keeps_given_counts_and_recounts_on_request():
     pool = pool_from_dict({"query": "q", "chunks": [{"id": "a", "text": "one two", "tokens": 9}]})
     assert ensure_token_counts(pool, "words") is pool
-    assert ensure_token_counts(pool, "words", recount=True).token_counts.tolist() == [2]
+    recounted = ensure_token_counts(pool, "words", recount=True).token_counts
+    assert recounted is not None and recounted.tolist() == [2]
     bare = pool_from_dict({"query": "q", "chunks": [{"id": "a", "text": "hello world"}]})
     counted = ensure_token_counts(bare, "cl100k")
-    assert counted.token_counts.tolist() == [2] and counted.tokenizer == "cl100k"
+    assert counted.token_counts is not None and counted.token_counts.tolist() == [2]
+    assert counted.tokenizer == "cl100k"
     assert ensure_token_counts(counted, "o200k").tokenizer == "o200k"

@@ -85,7 +85,7 @@ def test_a_retriever_span_becomes_a_pool_with_its_trace(tmp_path):
     assert pool.query == "why?"
     assert pool.ids == ("doc-p", "doc-q")
     assert pool.texts == ("p", "q")
-    assert pool.scores.tolist() == [1.0, 0.9]
+    assert pool.scores is not None and pool.scores.tolist() == [1.0, 0.9]
     assert pool.extra["trace"] == {
         "format": "openinference",
         "trace_id": T1,
@@ -342,6 +342,7 @@ def test_cli_writes_the_pool_set_and_names_bad_input(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("1 pools from 1 traces (1 spans read, otlp export)\n")
     [pool] = load_pools(tmp_path / "pools.jsonl")
+    assert pool.token_counts is not None
     assert (pool.tokenizer, pool.token_counts.tolist()) == ("words", [1])
     assert main(["traces", str(tmp_path / "pools.jsonl"), str(tmp_path / "again.jsonl")]) == 2
     err = capsys.readouterr().err

@@ -101,7 +101,9 @@ def test_a_fresh_browser_opens_a_link_to_a_pool_sets_query_with_its_numbers(app_
     from ui import pools
 
     set_ = poolsets.load_pool_set(data_dir)
-    unit = next(k for k, u in enumerate(set_.units) if u.path.endswith("distinct_topics.json"))
+    unit = next(
+        k for k, u in enumerate(set_.units) if (u.path or "").endswith("distinct_topics.json")
+    )
     pool = poolsets.prepare_pool(poolsets.load_unit(set_.units[unit])[0])
     key = f"poolset-{pools.pool_digest(pool)[:12]}"
     expected = recommended_selection(pool, 1000)

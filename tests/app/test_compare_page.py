@@ -164,6 +164,7 @@ def test_budget_sweep(data_dir, pool_name):
     no_error(at)
     pool = pool_of(data_dir, pool_name)
     rows = frame(at, "error")
+    assert pool.token_counts is not None
     high = int(pool.token_counts.sum())
     budgets = sorted({round(float(x)) for x in np.linspace(100, min(2000, high), 10)})
     assert sorted(set(rows["budget"])) == budgets

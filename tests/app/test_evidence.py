@@ -196,6 +196,7 @@ def test_the_page_leads_with_repeated_text_against_recall(evidence, reports):
     assert f"- {escape_md(verdict(document, 'demo'))}" in sentences
     targets = at.dataframe[1].value
     recommended = preset_entry(document, "recommended")
+    assert recommended is not None
     assert targets.to_dict("records") == targets_table(document, recommended)
 
 

@@ -49,6 +49,7 @@ def test_choices_go_into_the_address_and_a_metadata_key_colours(data_dir):
     fig = explorer_figure(at)
     (scale,) = [t for t in fig["data"] if t["name"] == "tokens"]
     pool = pool_of(data_dir, "biomedical_redundant")
+    assert pool.token_counts is not None
     assert [scale["marker"]["color"][i] for i in range(3)] == [
         int(n) for n in pool.token_counts[:3]
     ]
@@ -60,4 +61,5 @@ def test_the_export_loads_back_as_a_pool_of_the_chosen_chunks(data_dir, tmp_path
     path.write_text(explorer.export_text(pool, (2, 4, 9)), encoding="utf-8")
     again = load_pool(path)
     assert again.ids == tuple(pool.ids[i] for i in (2, 4, 9)) and again.query == pool.query
+    assert pool.embeddings is not None
     np.testing.assert_array_equal(again.embeddings, pool.embeddings[[2, 4, 9]])

@@ -144,6 +144,7 @@ def test_exact_optimum_and_bound_on_a_small_pool(data_dir, budget):
 def test_exact_on_a_button_for_mid_sized_problems(data_dir):
     pool = pool_of(data_dir, "medium")
     budget = 55
+    assert pool.token_counts is not None
     fit = int((pool.token_counts <= budget).sum())
     assert 20 < fit <= 40
     at = page(LAMBDA, pool="medium", budget=str(budget), **PAPER)

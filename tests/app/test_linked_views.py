@@ -42,8 +42,10 @@ def test_the_histograms_overlay_the_chunks_chosen_on_the_map(data_dir):
     at = page(POOL_PAGE, pool=DEMO, budget="1000", picked=",".join(map(str, chosen)))
     no_error(at)
     relevance, tokens = histogram(at, "chosen on the map (4)")
+    assert pool.embeddings is not None and pool.query_embedding is not None
     expected = pool.embeddings @ pool.query_embedding
     assert array(relevance["x"]) == pytest.approx(expected[chosen], abs=1e-6)
+    assert pool.token_counts is not None
     assert array(tokens["x"]).tolist() == [pool.token_counts[i] for i in chosen]
     chosen_kinds = run_prepared(
         PRESETS["recommended"].strategy,

@@ -69,6 +69,7 @@ def test_retrieve_opens_the_pool_in_every_page(store):
     expected = milvus.retrieve_pool(str(store), "pets", "a dog wags its tail", top_n=3)
     table = live_table(at)
     assert table["chunk"].tolist() == list(expected.ids)
+    assert expected.scores is not None
     assert table["score"].tolist() == pytest.approx(list(expected.scores), abs=1e-6)
     key = at.session_state["settings"].pool
     assert key.startswith("live-") and at.selectbox(key="sb_pool").value == key

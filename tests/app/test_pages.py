@@ -86,7 +86,7 @@ def test_good_upload_becomes_the_current_pool(pools_dir):
     at.run()
     no_error(at)
     key = at.selectbox(key="sb_pool").value
-    assert key.startswith("upload-")
+    assert key is not None and key.startswith("upload-")
     assert at.query_params["pool"] == key
     table = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
     assert len(table) == 200

@@ -27,6 +27,7 @@ from apptest_support import (
     paper_selection,
     pool_of,
 )
+from streamlit.testing.v1.element_tree import Element
 from synthetic import INJECTION
 
 from adagres.optimum.exact import EXACT_MAX_CHUNKS
@@ -79,6 +80,7 @@ def test_chunk_text_is_never_markdown(data_dir, path):
     kinds = ("markdown", "caption", "title", "subheader", "info", "warning", "success", "error")
     for kind in kinds:
         for element in at.get(kind):
+            assert isinstance(element, Element)
             assert "alert(1)" not in element.value and "**bold**" not in element.value
     plain = [df.value[c] for df in at.dataframe for c in df.value.columns if "text" in c]
     if path != LAMBDA:  # the λ page shows numbers only
@@ -105,6 +107,7 @@ def test_heatmap_is_the_cosine_matrix_of_the_shown_order(data_dir, pool_name, or
     shown = [position[chunk_id] for chunk_id in rows["id"]]
     heat = figures(at)[0]["data"][0]
     z = array(heat["z"])
+    assert pool.embeddings is not None
     unit = pool.embeddings.astype(np.float64)
     np.testing.assert_allclose(z, unit[shown] @ unit[shown].T, atol=1e-5)
 
@@ -153,6 +156,7 @@ def test_near_duplicate_table_lists_exactly_the_pairs_above_the_threshold(data_d
     at.slider(key="sim_threshold").set_value(threshold).run()
     no_error(at)
     pool = pool_of(data_dir, "medium")
+    assert pool.embeddings is not None
     unit = pool.embeddings.astype(np.float64)
     gram = unit @ unit.T
     a, b = np.triu_indices(len(pool), k=1)
@@ -181,6 +185,7 @@ def test_near_duplicate_table_is_capped(data_dir):
     at.slider(key="sim_threshold").set_value(0.7).run()
     no_error(at)
     pool = pool_of(data_dir, "medium")
+    assert pool.embeddings is not None
     unit = pool.embeddings.astype(np.float64)
     a, b = np.triu_indices(len(pool), k=1)
     cosines = np.sort((unit @ unit.T)[a, b])[::-1]

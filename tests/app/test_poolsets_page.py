@@ -168,7 +168,7 @@ def test_an_uploaded_set_opens_only_in_its_session(pools_dir, tmp_path, monkeypa
     mine.run()
     no_error(mine)
     saved = mine.text_input(key="ps_path").value
-    assert saved.endswith("-mine.jsonl") and len(table(mine)) == 1
+    assert saved is not None and saved.endswith("-mine.jsonl") and len(table(mine)) == 1
     theirs = open_page(saved)  # another session types the upload's path
     assert not theirs.exception
     (message,) = [e.value for e in theirs.error]
@@ -315,6 +315,7 @@ def test_a_trace_export_opens_as_a_pool_set(pools_dir, shared_tmp, monkeypatch):
     export = shared_tmp / "spans.jsonl"
     export.write_bytes(content)
     [want] = [p for p in read_pools(export) if p.query == queries[1]]
+    assert opened is not None
     assert (opened.query, opened.ids, opened.texts) == (want.query, want.ids, want.texts)
     assert opened.extra["trace"] == want.extra["trace"]
     # the same export typed as a path on the server, then a Phoenix table as Parquet

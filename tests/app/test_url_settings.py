@@ -85,6 +85,7 @@ def test_url_settings_reach_the_core_unchanged(pools_dir, strategy):
         if strategy == "adagres"
         else baselines.run(strategy, *args, settings=settings, texts=pool.texts)
     )
+    assert expected.calibration is not None
     assert expected.calibration.top_n == 40 and expected.redundancy_floor == 0.2
     assert context_ids(at) == [pool.ids[i] for i in expected.indices]
     # The timeline draws the score each step maximised (for mmr its own score, not the

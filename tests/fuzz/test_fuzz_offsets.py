@@ -6,6 +6,7 @@ error; an offset that places a chunk never exceeds the machine's range."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import math
@@ -110,7 +111,7 @@ def test_json_and_jsonl_pools_with_odd_offsets(kind, value, paired, lines):
         ("p.jsonl", b"\n".join([data] * lines), lines - 1),
     ):
         pool, error = outcome(
-            lambda data=payload, name=name, index=index: load_pool(data, name=name, index=index),
+            functools.partial(load_pool, payload, name=name, index=index),
             name,
         )
         if must_refuse(kind, value, paired):

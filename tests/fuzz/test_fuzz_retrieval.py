@@ -143,4 +143,5 @@ def test_every_loaded_pool_embeds_and_counts(texts, tokenizer, fake_encoder, tmp
     embedded = ensure_embeddings(pool, cache_dir=tmp_path)
     counted = ensure_token_counts(embedded, tokenizer)
     assert counted.prepared.tokens.shape == (len(texts),) and counted.tokenizer == tokenizer
+    assert counted.token_counts is not None
     assert counted.token_counts.tolist() == count_tokens(texts, tokenizer).tolist()

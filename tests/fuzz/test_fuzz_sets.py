@@ -116,9 +116,9 @@ def test_a_string_is_refused_where_a_list_of_strings_belongs(text):
         assert "must be a list of strings, got a string" in check_error(refused.value)
     for field in ("answers", "gold"):
         spec = {"uri": "x.db", "collection": "c", "queries": [{"query": "q", field: text}]}
-        with pytest.raises(AdagresError) as refused:
+        with pytest.raises(AdagresError) as refused_spec:
             poolsets.load_pool_set(spec)
-        assert f"queries[0].{field}: must be a list of strings" in check_error(refused.value)
+        assert f"queries[0].{field}: must be a list of strings" in check_error(refused_spec.value)
 
 
 # --------------------------------------------------------------------------- repeated keys

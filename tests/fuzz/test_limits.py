@@ -75,7 +75,7 @@ def test_token_counting_refuses_what_tokenizers_cannot_take():
     with pytest.raises(InputError, match=r"texts\[0\]: has 1,000,000 characters"):
         count_tokens(["w" * MAX_CHARS], "words")
     with pytest.raises(InputError, match=r"texts\[1\]: expected a string, got bytes"):
-        count_tokens(["ok", b"bytes"], "words")
+        count_tokens(["ok", b"bytes"], "words")  # type: ignore[list-item]
     with pytest.raises(InputError, match=r"texts: expected a list of texts, got one string"):
         count_tokens("abc", "words")
 

@@ -3,6 +3,8 @@ documents, and the library's selection on the packaged model's vectors."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from adapter_checks import expected
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -44,7 +46,7 @@ def documents_of(demo) -> list[Document]:
     ]
 
 
-def chunk_ids(documents: list[Document]) -> list[str]:
+def chunk_ids(documents: Sequence[Document]) -> list[str]:
     return [doc.metadata["chunk"] for doc in documents]
 
 

@@ -48,7 +48,7 @@ def test_count_checks_what_a_callable_returns():
     with pytest.raises(InputError, match=r"tokenizer: document 1: .* got -1"):
         common.count(["a", "b"], lambda text: -1 if text == "b" else 1)
     with pytest.raises(InputError, match="document 0: expected a whole number"):
-        common.count(["a"], lambda text: 2.5)
+        common.count(["a"], lambda text: 2.5)  # type: ignore[arg-type, return-value]
 
 
 def test_matrix_names_a_missing_or_odd_sized_vector():
@@ -84,6 +84,7 @@ def test_select_is_baselines_run_and_appends_one_line_per_call(tmp_path):
     pools = load_pools(path)
     assert [pool.query for pool in pools] == ["which?", "another?"]
     pool = pools[0]
+    assert pool.token_counts is not None and pool.scores is not None
     assert pool.ids == ("x", "y", "z") and pool.token_counts.tolist() == [2, 2, 1]
     assert pool.tokenizer == "words" and pool.scores.tolist() == [0.9, 0.8, 0.1]
     # Metadata JSON cannot hold becomes text; the rest is kept as given.

@@ -87,6 +87,7 @@ def test_two_overlapping_splits_are_one_document_paid_for_once(offsets, tmp_path
     [saved] = load_pools(record)
     assert saved.extra["selection"]["passages"] == [[docs[0].id, docs[1].id]]
     if offsets:
+        assert saved.prepared.spans is not None
         assert saved.prepared.spans.layout.origin[:2] == ("offset", "offset")
     again = baselines.run_prepared(
         RECOMMENDED.strategy, saved.prepared, budget, RECOMMENDED.settings, texts=list(saved.texts)

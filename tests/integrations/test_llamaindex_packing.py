@@ -72,6 +72,7 @@ def test_two_overlapping_nodes_are_one_node_paid_for_once(offsets):
 
     (item,) = got.documents
     node = item.node
+    assert isinstance(node, TextNode)  # a passage stitched from text nodes
     assert node.get_content(metadata_mode=MetadataMode.NONE) == union
     assert node.get_content(metadata_mode=MetadataMode.LLM) == HEADER + union  # no record keys
     assert node.node_id == f"{pool[0].node_id}+{pool[1].node_id}"

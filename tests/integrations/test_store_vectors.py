@@ -15,6 +15,7 @@ from lc_checks import Counting, chunk_ids, documents_of, want_for
 from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, TextNode
+from llama_index.core.vector_stores import SimpleVectorStore
 
 from adagres import embed_texts
 from adagres.integrations.langchain import AdagresCompressor, AdagresRetriever, QueryCache
@@ -183,9 +184,9 @@ def test_llamaindex_query_costs_one_embedding(demo):
     assert (model.queries, model.texts) == (1, 0)
     pool = index.as_retriever(similarity_top_k=TOP_K).retrieve(demo.query)
     texts = [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in pool]
-    want = expected(
-        embed_texts([demo.query])[0], [index.vector_store.get(n.node.node_id) for n in pool], texts
-    )
+    store = index.vector_store
+    assert isinstance(store, SimpleVectorStore)  # the index's default, in memory
+    want = expected(embed_texts([demo.query])[0], [store.get(n.node.node_id) for n in pool], texts)
     check_picks([n.node.node_id for n in picked], [n.node.node_id for n in pool], want)
 
 
