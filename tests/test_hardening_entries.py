@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -89,13 +91,19 @@ def test_context_takes_every_step_of_the_record_and_whole_numbers_of_any_type(se
 # --------------------------------------------------------------------------- evaluate, sweep
 
 
+def strings(*values: str) -> Sequence[str]:
+    """``values`` as a numpy array of strings, which the core takes like a list (cast: to
+    mypy a numpy array is not a Sequence)."""
+    return cast(Sequence[str], np.array(values, dtype=str))
+
+
 def test_evaluate_takes_answers_as_a_numpy_array_like_a_list(selection):
     as_list = metrics.evaluate(selection, C, answers=["Rome"], texts=TEXTS)
-    as_array = metrics.evaluate(selection, C, answers=np.array(["Rome"]), texts=np.array(TEXTS))
+    as_array = metrics.evaluate(selection, C, answers=strings("Rome"), texts=strings(*TEXTS))
     assert as_array == as_list and as_list.answer_found is True
-    missing = metrics.evaluate(selection, C, answers=np.array(["Berlin", "Madrid"]), texts=TEXTS)
+    missing = metrics.evaluate(selection, C, answers=strings("Berlin", "Madrid"), texts=TEXTS)
     assert missing.answer_found is False
-    none = metrics.evaluate(selection, C, answers=np.array([], dtype=str), texts=TEXTS)
+    none = metrics.evaluate(selection, C, answers=strings(), texts=TEXTS)
     assert none.answer_found is None
 
 
@@ -131,12 +139,12 @@ def test_budget_sweep_checks_texts_answers_and_strategies(options, expected):
 
 
 def test_budget_sweep_takes_numpy_texts_and_answers_like_lists():
-    kwargs = {"strategies": ("adagres", "topk_budget")}
+    kwargs: dict[str, Any] = {"strategies": ("adagres", "topk_budget")}
     as_lists = sweep.budget_sweep(
         Q, C, [10, 10, 10], [20, 30], texts=TEXTS, answers=["Rome"], **kwargs
     )
     as_arrays = sweep.budget_sweep(
-        Q, C, [10, 10, 10], [20, 30], texts=np.array(TEXTS), answers=np.array(["Rome"]), **kwargs
+        Q, C, [10, 10, 10], [20, 30], texts=strings(*TEXTS), answers=strings("Rome"), **kwargs
     )
     assert as_arrays.rows == as_lists.rows
     # topk_budget at 30 tokens takes all three chunks, Rome's among them; at 20, the first two

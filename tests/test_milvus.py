@@ -218,7 +218,7 @@ DOCS = {
 
 def test_index_twice_replaces_and_keeps_metadata(lite, fake_encoder):
     chunks = chunk_documents(DOCS, size=6, overlap=2)
-    cats = sum(1 for c in chunks if c.metadata["doc_id"] == "cats.md")
+    cats = sum(1 for c in chunks if (c.metadata or {}).get("doc_id") == "cats.md")
     first = milvus.index_documents(str(lite), "pets", DOCS, size=6, overlap=2)
     release_lite(lite)  # as a new process finds it: the collection is released
     again = milvus.index_documents(str(lite), "pets", DOCS, size=6, overlap=2)
@@ -230,17 +230,19 @@ def test_index_twice_replaces_and_keeps_metadata(lite, fake_encoder):
     assert (shorter.chunks, shorter.rows) == (1, len(chunks) - cats + 1)
     pool = milvus.retrieve_pool(str(lite), "pets", "a dog wags", top_n=50)
     assert len(pool) == shorter.rows and "cats.md#0" in pool.ids
-    dogs = [c for c in pool.chunks if c.metadata["doc_id"] == "dogs.md"]
-    assert dogs and all(c.title == "dogs.md" and c.metadata["start"] >= 0 for c in dogs)
+    dogs = [c for c in pool.chunks if (c.metadata or {}).get("doc_id") == "dogs.md"]
+    assert dogs and all(c.title == "dogs.md" and (c.metadata or {})["start"] >= 0 for c in dogs)
     words = milvus.retrieve_pool(str(lite), "pets", "a dog wags", top_n=3, tokenizer="words")
     assert words.tokenizer == "words"
+    assert words.token_counts is not None
     assert words.token_counts.tolist() == count_tokens(words.texts, "words").tolist()
 
 
 def test_metadata_is_stored_with_every_chunk_of_its_document(lite, fake_encoder):
     milvus.index_documents(str(lite), "pets", DOCS, metadata={"cats.md": {"lang": "en"}})
     pool = milvus.retrieve_pool(str(lite), "pets", "cats", top_n=10)
-    langs = {c.metadata["doc_id"]: c.metadata.get("lang") for c in pool.chunks}
+    metas = [c.metadata or {} for c in pool.chunks]
+    langs = {m["doc_id"]: m.get("lang") for m in metas}
     assert langs == {"cats.md": "en", "dogs.md": None}
     with pytest.raises(InputError, match=r"metadata names document 'birds.md'"):
         milvus.index_documents(str(lite), "pets", DOCS, metadata={"birds.md": {}})
@@ -285,6 +287,7 @@ def test_collections_made_elsewhere(lite, fake_encoder):
     with pytest.raises(PoolError, match=r"its vectors have 8 values, the query model .* gives 64"):
         milvus.retrieve_pool(str(lite), "small", "q")
     pool = milvus.retrieve_pool(str(lite), "fits", "a row")  # any vector field name, any pk
+    assert pool.token_counts is not None
     assert pool.ids == ("1",) and pool.tokenizer == "cl100k" and pool.token_counts.tolist() == [2]
 
 
@@ -321,7 +324,7 @@ def test_a_store_held_by_another_process(lite, fake_encoder):
         [sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
-        assert process.stdout.readline().strip() == "ready"
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
         # The message names the process that holds the store.
         with pytest.raises(PoolError, match=rf"another process has it open \(pid {process.pid}: "):
             milvus.retrieve_pool(str(lite), "pets", "q")

@@ -81,6 +81,7 @@ def test_open_fanoutqa_pool_from_the_tab(pools_dir, fanout):
     assert len(expected.gold_ids) == 1
     # Prepared: tokens counted and texts embedded with the packaged model.
     pool = pools.registered(key)
+    assert pool is not None and pool.token_counts is not None
     assert pool.embedding_model == "sentence-transformers/all-MiniLM-L6-v2"
     assert list(table["tokens"]) == list(pool.token_counts)
     assert all(count > 0 for count in pool.token_counts)
@@ -106,6 +107,7 @@ def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
     table = next(df.value for df in at.dataframe if "metric" in df.value.columns)
     shown = dict(zip(table["metric"], table["A"], strict=True))  # A's column, as text
     pool = pools.registered(f"fanoutqa-{COMPARED}")
+    assert pool is not None
     assert list(pool.ids) == list(fanout[COMPARED].ids)
     selection = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget)
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
@@ -128,9 +130,11 @@ def test_build_a_drug_review_pool(pools_dir):
 
     key = at.query_params["pool"]
     assert key.startswith("drugs-") and key == at.selectbox(key="sb_pool").value
-    assert key == f"drugs-{pools.pool_digest(pools.registered(key))[:12]}"
+    drugs = pools.registered(key)
+    assert drugs is not None
+    assert key == f"drugs-{pools.pool_digest(drugs)[:12]}"
     # The default sample of the reviews: the first DRUG_REVIEWS_DEFAULT of the condition.
-    extra = pools.registered(key).extra
+    extra = drugs.extra
     of_condition = len(drug_reviews(condition=condition))
     assert extra["reviews"] == min(corpora.DRUG_REVIEWS_DEFAULT, of_condition)
     assert at.text[0].value == "could not sleep at night"
@@ -144,7 +148,7 @@ def test_build_a_drug_review_pool(pools_dir):
         assert " ".join(text.split()) in " ".join(reviews[review].split())
         assert 0 < tokens <= 64
     # Pool order is by cosine with the query, highest first.
-    assert np.all(np.diff(np.asarray(pools.registered(key).scores, dtype=float)) <= 1e-9)
+    assert np.all(np.diff(np.asarray(drugs.scores, dtype=float)) <= 1e-9)
 
 
 def test_missing_data_packages_show_an_error_and_keep_the_page(pools_dir, monkeypatch):

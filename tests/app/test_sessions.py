@@ -74,7 +74,7 @@ def test_an_upload_belongs_to_the_session_that_made_it(pools_dir):
     upload(mine, "private-notes.json", private_pool())
     no_error(mine)
     key = mine.selectbox(key="sb_pool").value
-    assert key.startswith("upload-") and mine.query_params["pool"] == key
+    assert key is not None and key.startswith("upload-") and mine.query_params["pool"] == key
     assert "upload: private-notes.json" in mine.selectbox(key="sb_pool").options  # labels
     assert SECRET in everything_shown(mine)
 
@@ -144,7 +144,9 @@ def test_uploads_with_other_gold_or_answers_get_other_keys(pools_dir, fake_encod
     second = at.selectbox(key="sb_pool").value
     # Same texts and (after embedding) the same vectors: the fingerprints agree, the keys
     # do not, and neither upload replaced the other.
+    assert isinstance(first, str) and isinstance(second, str)
     a, b = pools.registered(first), pools.registered(second)
+    assert a is not None and b is not None
     assert a.fingerprint == b.fingerprint
     assert first != second
     assert {"upload: good_noemb.json", "upload: good.csv"} <= set(
@@ -177,15 +179,16 @@ def test_a_failed_upload_leaves_no_status_box(pools_dir):
 
 def test_budget_is_a_number_input_that_keeps_the_users_value(pools_dir):
     tiny = load_pool(pools_dir / "tiny.json")
+    assert tiny.token_counts is not None
     total = int(tiny.token_counts.sum())
     # The paper's method: it stops before the tiny pool's total, so the tokens it uses tell
     # which budget is in use (the recommended preset takes every chunk of it).
     at = page(SELECTION, pool="medium", budget="5000", preset="paper")
     budget = at.number_input(key="sb_budget")
+    medium = load_pool(pools_dir / "medium.json").token_counts
+    assert medium is not None and isinstance(budget.max, int)
     assert budget.value == 5000 and budget.step == pools.budget_step(budget.max)
-    assert budget.min == 1 and budget.max == int(
-        load_pool(pools_dir / "medium.json").token_counts.sum()
-    )
+    assert budget.min == 1 and budget.max == int(medium.sum())
     # A smaller pool: the budget in use is its total, and the page says so.
     at.selectbox(key="sb_pool").set_value("tiny").run()
     no_error(at)
