@@ -6,6 +6,7 @@ malformed text or hold unknown keys are refused with the project's error."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 
@@ -88,14 +89,14 @@ def round_trips(name: str, adapter: Any) -> Any:
 def test_every_adapter_takes_or_refuses_options_as_the_core_does(options):
     expected, refusal = expected_options(options)
     for name, make in ADAPTERS.items():
-        adapter, error = outcome(lambda make=make: make(dict(options)))
+        adapter, error = outcome(functools.partial(make, dict(options)))
         if refusal is not None:
             assert error is not None, (name, options)
             assert error.split(":")[0] == refusal.split(":")[0], (name, error, refusal)
             continue
         assert error is None, (name, error)
         assert adapter.options() == expected, name  # no option changed on the way in
-        again, error = outcome(lambda name=name, adapter=adapter: round_trips(name, adapter))
+        again, error = outcome(functools.partial(round_trips, name, adapter))
         assert error is None, (name, error)
         assert again.options() == expected, name
 
@@ -105,7 +106,7 @@ def test_llamaindex_round_trip_keeps_a_mock_models_fields(dim, batch):
     model = MockEmbedding(embed_dim=dim, embed_batch_size=batch)
     selector = AdagresPostprocessor(budget=100, embed_model=model)
     again = AdagresPostprocessor.from_json(selector.to_json())
-    assert again.embed_model.to_dict() == model.to_dict()
+    assert again.embed_model is not None and again.embed_model.to_dict() == model.to_dict()
     assert again.to_dict() == selector.to_dict()
 
 

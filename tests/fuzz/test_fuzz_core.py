@@ -7,9 +7,11 @@ Fractions, None, booleans). Each call gives a valid, finite result or raises Inp
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -217,7 +219,7 @@ def test_evaluate(n, gold, answers, texts, near):
     rng = np.random.default_rng(n)
     q, C = rng.standard_normal(3), rng.standard_normal((n, 3))
     selection = adagres.select(q, C, [10] * n, 40)
-    given_texts = {
+    given_texts: Any = {  # any value a caller may pass
         "ok": ["t"] * n,
         "short": ["t"],
         "none": [None] * n,
@@ -296,12 +298,15 @@ def test_the_prepared_path_checks_what_it_does_not_trust(prepared, budget, strat
     the budget (NaN once made mmr take the whole pool)."""
     pool, n = prepared
     settings, _ = outcome(lambda: adagres.Settings(**fields))
-    for value in (settings, fields or None, "recommended"):  # a Settings value, or not one
-        got, _ = outcome(lambda v=value: adagres.select_prepared(pool, budget, v))
+    values: tuple[Any, ...] = (settings, fields or None, "recommended")
+    for value in values:  # a Settings value, or not one
+        got, _ = outcome(functools.partial(adagres.select_prepared, pool, budget, value))
         if got is not None:
             kept_the_budget(got, budget)
         got, _ = outcome(
-            lambda v=value: baselines.run_prepared(strategy, pool, budget, v, texts=["x"] * n)
+            functools.partial(
+                baselines.run_prepared, strategy, pool, budget, value, texts=["x"] * n
+            )
         )
         if got is not None:
             kept_the_budget(got, budget)
@@ -357,13 +362,14 @@ def test_budget_sweep_checks_gold_and_budgets(gold, budgets_):
 def test_calibration_of_a_pool_of_empty_chunks_is_finite(call):
     """All token counts 0: L-bar = 0, the whole pool fits, so k-bar = N (SPEC.md)."""
     q, C, tokens = [1.0, 0.0], [[1.0, 0.0], [0.6, 0.8]], [0, 0]
+    calibration: adagres.Calibration | None
     if call == "calibrate":
         calibration = adagres.calibrate(q, C, tokens, 100)
     elif call == "select":
         calibration = adagres.select(q, C, tokens, 100).calibration
     else:
         calibration = baselines.run("mmr", q, C, tokens, 100).calibration
-    assert calibration.expected_k == 2.0
+    assert calibration is not None and calibration.expected_k == 2.0
     assert all(
         math.isfinite(v) for v in dataclasses.asdict(calibration).values() if isinstance(v, float)
     )

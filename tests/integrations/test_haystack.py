@@ -50,6 +50,15 @@ def query_vector(demo) -> list[float]:
     return vector
 
 
+def contents(documents: list[Document]) -> list[str]:
+    """The documents' texts (every document of the store has one)."""
+    texts = []
+    for doc in documents:
+        assert doc.content is not None
+        texts.append(doc.content)
+    return texts
+
+
 def pipeline(store: InMemoryDocumentStore, selector: AdagresSelector) -> Pipeline:
     pipe = Pipeline()
     pipe.add_component(
@@ -78,8 +87,7 @@ def test_selector_in_a_pipeline_selects_from_the_stored_vectors(
     # The retriever hands over the stored float32 vectors exactly.
     stored = {doc.id: doc.embedding for doc in store.filter_documents()}
     assert all(doc.embedding == stored[doc.id] for doc in documents)
-    texts = [doc.content for doc in documents]
-    want = expected(query_vector, [doc.embedding for doc in documents], texts)
+    want = expected(query_vector, [doc.embedding for doc in documents], contents(documents))
     pool_ids = [doc.id for doc in documents]
     check_picks([doc.id for doc in picked], pool_ids, want)
     check_annotations([doc.meta for doc in picked], want, [documents[i].meta for i in want.indices])
@@ -99,15 +107,12 @@ def test_options_survive_dumps_and_loads_with_the_module_allowed(store, query_ve
         Pipeline.loads(text)  # not allow-listed
     again = Pipeline.loads(text, allowed_modules=["adagres.integrations"])
     loaded = again.get_component("adagres")
-    assert loaded.options() == selector.options()
-    assert (
-        Pipeline.from_dict(pipe.to_dict(), allowed_modules=["adagres.integrations"])
-        .get_component("adagres")
-        .options()
-        == selector.options()
-    )
+    assert isinstance(loaded, AdagresSelector) and loaded.options() == selector.options()
+    from_dict = Pipeline.from_dict(pipe.to_dict(), allowed_modules=["adagres.integrations"])
+    rebuilt = from_dict.get_component("adagres")
+    assert isinstance(rebuilt, AdagresSelector) and rebuilt.options() == selector.options()
     documents = pool_of(store, query_vector)
-    tokens = count_tokens([doc.content for doc in documents], "words").tolist()
+    tokens = count_tokens(contents(documents), "words").tolist()
     want = expected(
         query_vector,
         [doc.embedding for doc in documents],
@@ -149,7 +154,5 @@ def test_readme_example_runs_and_selects_like_the_library(demo, query_vector):
     namespace = {"texts": demo.texts, "metadatas": demo.metadatas, "query": demo.query}
     exec(readme_example("adagres.integrations.haystack"), namespace)
     documents = pool_of(namespace["store"], query_vector)
-    want = expected(
-        query_vector, [doc.embedding for doc in documents], [doc.content for doc in documents]
-    )
+    want = expected(query_vector, [doc.embedding for doc in documents], contents(documents))
     check_picks([doc.id for doc in namespace["docs"]], [doc.id for doc in documents], want)

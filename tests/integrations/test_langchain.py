@@ -55,8 +55,8 @@ def test_compressor_in_contextual_compression_retriever(store, demo, tmp_path):
     documents, vectors = pool_of(store, demo.query)
     texts = [doc.page_content for doc in documents]
     want = expected(store.embeddings.embed_query(demo.query), vectors, texts)
-    pool_ids = [doc.id for doc in documents]
-    check_picks([doc.id for doc in picked], pool_ids, want)
+    pool_ids = [doc_id(doc) for doc in documents]
+    check_picks([doc_id(doc) for doc in picked], pool_ids, want)
     check_annotations(
         [doc.metadata for doc in picked], want, [documents[i].metadata for i in want.indices]
     )
@@ -89,8 +89,8 @@ def test_retriever_uses_the_stored_vectors_and_the_chosen_strategy(
         strategy=strategy,
         settings=settings,
     )
-    check_picks([doc.id for doc in result.documents], [doc.id for doc in documents], want)
-    assert result.selection.strategy == strategy
+    check_picks([doc_id(doc) for doc in result.documents], [doc_id(doc) for doc in documents], want)
+    assert result.selection is not None and result.selection.strategy == strategy
     assert [doc.id for doc in retriever.invoke(demo.query)] == [d.id for d in result.documents]
 
 
@@ -139,7 +139,7 @@ def test_retriever_reembeds_when_the_base_retriever_is_no_vector_store(store, de
         tokens=tokens,
         counter=words,
     )
-    check_picks([doc.id for doc in picked], [doc.id for doc in documents], want)
+    check_picks([doc_id(doc) for doc in picked], [doc_id(doc) for doc in documents], want)
     tokens_of = {doc.id: count for doc, count in zip(documents, tokens, strict=True)}
     assert sum(tokens_of[doc.id] for doc in picked) <= 300
 
@@ -170,4 +170,4 @@ def test_readme_example_runs_and_selects_like_the_library(demo):
             strategy=strategy,
             settings=preset.settings,
         )
-        check_picks([doc.id for doc in picked], [doc.id for doc in documents], want)
+        check_picks([doc_id(doc) for doc in picked], [doc_id(doc) for doc in documents], want)

@@ -10,7 +10,7 @@ import pytest
 from adapter_checks import BUDGET, TOP_K
 from langchain_classic.retrievers import ContextualCompressionRetriever
 from langchain_core.documents import Document
-from langchain_core.load import dumpd, dumps, load
+from langchain_core.load import Serializable, dumpd, dumps, load
 from langchain_core.vectorstores import InMemoryVectorStore
 from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import MockLLM
@@ -29,7 +29,12 @@ from adagres.integrations.llamaindex import AdagresPostprocessor, PackagedMiniLM
 pytestmark = pytest.mark.model
 
 SETTINGS = Settings(lam=0.4, policy="skip")
-ALLOWED = [AdagresCompressor, AdagresRetriever, PackagedMiniLM, QueryCache]
+ALLOWED: list[type[Serializable]] = [
+    AdagresCompressor,
+    AdagresRetriever,
+    PackagedMiniLM,
+    QueryCache,
+]
 
 
 @pytest.fixture(scope="module")

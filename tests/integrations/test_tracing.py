@@ -11,7 +11,7 @@ os.environ["HAYSTACK_TELEMETRY_ENABLED"] = "False"  # before haystack is importe
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from adapter_checks import BUDGET, TOP_K, expected
@@ -24,12 +24,14 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.tracers import LangChainTracer
 from langchain_core.vectorstores import InMemoryVectorStore
+from langsmith import Client
 from lc_checks import doc_id
 from llama_index.core import VectorStoreIndex
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import MetadataMode, TextNode
+from llama_index.core.vector_stores import SimpleVectorStore
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -201,7 +203,8 @@ def test_langsmith_tracer_receives_the_selection_under_the_retriever_run(lc_stor
         base_retriever=lc_store.as_retriever(search_kwargs={"k": TOP_K}), budget=BUDGET
     )
     client = RunStore()
-    tracer = LangChainTracer(client=client, project_name="adagres-tests")
+    # The in-memory stand-in has the client's methods the tracer calls, not its type.
+    tracer = LangChainTracer(client=cast(Client, client), project_name="adagres-tests")
     docs = retriever.invoke(demo.query, {"callbacks": [tracer]})
     tracer.wait_for_futures()
     by_name = {run["name"]: run for run in client.created.values()}
@@ -256,9 +259,11 @@ def test_llamaindex_dispatches_an_event_with_the_selection(demo, spans):
         root.event_handlers.remove(handler)
 
     pool = index.as_retriever(similarity_top_k=TOP_K).retrieve(demo.query)
+    store = index.vector_store
+    assert isinstance(store, SimpleVectorStore)  # the index's default, in memory
     want = expected(
         PackagedMiniLMEmbedding().get_query_embedding(demo.query),
-        [index.vector_store.get(n.node.node_id) for n in pool],
+        [store.get(n.node.node_id) for n in pool],
         [n.node.get_content(metadata_mode=MetadataMode.LLM) for n in pool],
     )
     values = reported(want, [n.node.node_id for n in pool], "recommended")
@@ -325,7 +330,9 @@ def test_haystack_tags_a_span_of_its_tracer(demo, spans):
         tracing.disable_tracing()
 
     pool = retriever.run(query_embedding=query_vector)["documents"]
-    want = expected(query_vector, [d.embedding for d in pool], [d.content for d in pool])
+    texts = [d.content for d in pool]
+    assert all(text is not None for text in texts)
+    want = expected(query_vector, [d.embedding for d in pool], [t for t in texts if t is not None])
     values = reported(want, [d.id for d in pool], "recommended")
     [tags] = [tags for name, tags in tracer.spans if name == "adagres.selection"]
     assert tags == values
