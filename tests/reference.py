@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from adagres.pools.pool import Pool
+
 
 def unit(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
@@ -119,3 +121,11 @@ def typed_array(value: dict[str, Any]) -> np.ndarray:
     if shape:
         flat = flat.reshape([int(x) for x in str(shape).split(",")])
     return flat
+
+
+def select_inputs(pool: Pool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A pool's query vector, chunk vectors and token counts, the first three arguments of
+    ``select`` and ``baselines.run`` (every pool these tests select from has all three)."""
+    q, C, tokens = pool.query_embedding, pool.embeddings, pool.token_counts
+    assert q is not None and C is not None and tokens is not None, pool.query
+    return q, C, tokens

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from reference import select_inputs
 
 import adagres
 from adagres import baselines
@@ -40,7 +41,7 @@ def test_cli_equals_the_library_for_every_strategy(strategy, capsys):
     settings = adagres.Settings(
         policy="fill", scale=0.8, offset=0.01, redundancy_floor=0.2, calibration_top_n=40
     )
-    arrays = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
+    arrays = (*select_inputs(pool), budget)
     assert main(args) == 0
     out = json.loads(capsys.readouterr().out)
     expected = baselines.run(strategy, *arrays, settings=settings, texts=pool.texts)
@@ -49,9 +50,7 @@ def test_cli_equals_the_library_for_every_strategy(strategy, capsys):
     assert out["lam"] == pytest.approx(expected.lam, rel=1e-12)
     assert out["settings"] == settings.as_dict()
     if strategy == "topk_same_k":  # k is the size of AdaGReS with the same policy (fill)
-        ada = adagres.select(
-            pool.query_embedding, pool.embeddings, pool.token_counts, budget, settings=settings
-        )
+        ada = adagres.select(*select_inputs(pool), budget, settings=settings)
         assert out["params"]["k"] == ada.size == len(out["selected"])
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adagres.embed import models as embed
 from adagres.corpora.documents import chunk_documents, pool_from_documents, read_documents
+from adagres.embed import models as embed
 from adagres.errors import InputError, PoolError
 from adagres.pools.io import load_pool, save_pool
 

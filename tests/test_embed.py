@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adagres.embed import models as embed
 from adagres.corpora.documents import pool_from_documents
+from adagres.embed import models as embed
 from adagres.embed.minilm import packaged_folder
 from adagres.embed.models import DEFAULT_MODEL, embed_texts, resolve_model
 from adagres.errors import PoolError

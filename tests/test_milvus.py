@@ -21,6 +21,7 @@ from pathlib import Path
 import milvus_support
 import numpy as np
 import pytest
+from reference import select_inputs
 
 import adagres
 from adagres.corpora.documents import chunk_documents
@@ -192,8 +193,8 @@ def test_a_saved_pool_selects_as_the_retrieved_one(observed, tmp_path):
     path = adagres.save_pool(pool, tmp_path / "pool.json")
     again = adagres.load_pool(path)
     assert again == pool and again.extra["retrieval"] == pool.extra["retrieval"]
-    a = adagres.select(pool.query_embedding, pool.embeddings, pool.token_counts, BUDGET)
-    b = adagres.select(again.query_embedding, again.embeddings, again.token_counts, BUDGET)
+    a = adagres.select(*select_inputs(pool), BUDGET)
+    b = adagres.select(*select_inputs(again), BUDGET)
     assert a.indices == b.indices and a.objective == b.objective
 
 
@@ -360,9 +361,7 @@ def test_cli_index_retrieve_then_select(lite, fake_encoder, tmp_path, capsys):
     assert [line.split()[1] for line in lines[2:5]] == [i[:32] for i in expected.ids]
     assert main(["select", str(saved), "--budget", "20", "--json"]) == 0
     picked = json.loads(capsys.readouterr().out)["selected"]
-    selection = adagres.select(
-        expected.query_embedding, expected.embeddings, expected.token_counts, 20
-    )
+    selection = adagres.select(*select_inputs(expected), 20)
     assert picked == [expected.ids[i] for i in selection.indices]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from reference import random_pool
+from reference import random_pool, select_inputs
 
 import adagres
 from adagres import Settings, objective
@@ -136,7 +136,7 @@ def test_presets_name_a_strategy_and_settings_and_the_cli_takes_them(capsys):
 
     demo = Path(__file__).parents[1] / "data" / "open_domain_scattered.json"
     pool = adagres.load_pool(demo)
-    arrays = (pool.query_embedding, pool.embeddings, pool.token_counts, 600)
+    arrays = (*select_inputs(pool), 600)
     for name, chosen in adagres.PRESETS.items():
         expected = adagres.baselines.run(
             chosen.strategy, *arrays, settings=chosen.settings, texts=pool.texts

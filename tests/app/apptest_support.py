@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from reference import typed_array
+from reference import select_inputs, typed_array
 from streamlit.testing.v1 import AppTest
 
 import adagres
@@ -97,9 +97,7 @@ def context_ids(at: AppTest) -> list[str]:
 
 def paper_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selection:
     """The paper's method on ``pool``: :func:`adagres.select` with its defaults."""
-    return adagres.select(
-        pool.query_embedding, pool.embeddings, pool.token_counts, budget, **options
-    )
+    return adagres.select(*select_inputs(pool), budget, **options)
 
 
 def recommended_selection(pool: Pool, budget: int, **options: Any) -> adagres.Selection:

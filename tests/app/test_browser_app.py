@@ -22,6 +22,7 @@ from browser_support import (
     wait_for_app,
 )
 from playwright.sync_api import sync_playwright
+from reference import select_inputs
 from synthetic import synthetic_pool
 
 from adagres import select
@@ -48,7 +49,7 @@ def eight_step_budget(pools_dir) -> int:
     """A budget at which the paper's method (``preset=paper`` in the URL) takes 8 steps."""
     pool = load_pool(pools_dir / "medium.json")
     for budget in range(300, 4000, 10):
-        run = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget, trace=False)
+        run = select(*select_inputs(pool), budget, trace=False)
         if len(run.steps) == 8:
             return budget
     raise AssertionError("no budget gives an 8-step run")

@@ -19,6 +19,7 @@ from apptest_support import (
     pool_of,
     recommended_selection,
 )
+from reference import select_inputs
 
 from adagres import PRESETS, Settings, baselines
 from adagres.core.metrics import evaluate
@@ -38,7 +39,7 @@ def expected_metrics(
 ) -> dict[str, Any]:
     """Metrics of A/B computed with the core: the library runs ``strategy`` with the same
     settings (a baseline's F at AdaGReS's λ, topk_same_k's k from AdaGReS: its rule)."""
-    args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
+    args = (*select_inputs(pool), budget)
     settings = Settings.of(settings, **fields)
     selection = baselines.run(strategy, *args, settings=settings, texts=pool.texts)
     return evaluate(
@@ -106,7 +107,7 @@ def test_compare_metrics_equal_evaluate(data_dir, pool_name, preset):
     check_metrics(table, "A", a_expected, columns)
     check_metrics(table, "B", expected_metrics(pool, budget, b_strategy, chosen.settings), columns)
     # The pick lists and the set difference agree with the selections.
-    args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
+    args = (*select_inputs(pool), budget)
     a = baselines.run(chosen.strategy, *args, settings=chosen.settings, texts=pool.texts)
     picks = frame(at, "gain", 0)
     assert list(picks["id"]) == [pool.ids[i] for i in a.indices]

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from reference import select_inputs
 from streamlit.testing.v1 import AppTest
 
 from adagres import select
@@ -109,7 +110,7 @@ def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
     pool = pools.registered(f"fanoutqa-{COMPARED}")
     assert pool is not None
     assert list(pool.ids) == list(fanout[COMPARED].ids)
-    selection = select(pool.query_embedding, pool.embeddings, pool.token_counts, budget)
+    selection = select(*select_inputs(pool), budget)
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
     metrics = evaluate(
         selection, pool.embeddings, gold=gold, answers=pool.answers, texts=pool.texts

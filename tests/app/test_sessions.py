@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pytest
+from reference import select_inputs
 from streamlit.testing.v1 import AppTest
 from synthetic import synthetic_pool
 
@@ -196,7 +197,7 @@ def test_budget_is_a_number_input_that_keeps_the_users_value(pools_dir):
     said = " ".join(c.value for c in at.caption)
     assert "5,000" in said and f"{total:,}" in said
     assert at.query_params["budget"] == "5000"  # the user's value, not the clamped one
-    expected = select(tiny.query_embedding, tiny.embeddings, tiny.token_counts, total)
+    expected = select(*select_inputs(tiny), total)
     tokens = next(m.value for m in at.metric if m.label == "Tokens used")
     assert tokens == f"{expected.tokens_used:,} / {total:,}"
     # Back on the larger pool, the user's value is in use again.
@@ -303,9 +304,7 @@ def test_reference_code_says_why_it_takes_one_chunk(pools_dir):
     assert "takes a single chunk" in note
     expected = baselines.run(
         "reference_code",
-        pool.query_embedding,
-        pool.embeddings,
-        pool.token_counts,
+        *select_inputs(pool),
         budget,
         texts=pool.texts,
     )

@@ -17,6 +17,7 @@ from apptest_support import (
     shown_number,
     trace,
 )
+from reference import select_inputs
 
 import adagres
 from adagres import baselines
@@ -79,7 +80,7 @@ def test_url_settings_reach_the_core_unchanged(pools_dir, strategy):
         formula="derived", scale=1.5, offset=0.01, redundancy_floor=0.2, calibration_top_n=40
     )
     pool = load_pool(pools_dir / "medium.json")
-    args = (pool.query_embedding, pool.embeddings, pool.token_counts, 1500)
+    args = (*select_inputs(pool), 1500)
     expected = (
         adagres.select(*args, settings=settings)
         if strategy == "adagres"
