@@ -39,6 +39,7 @@ def test_expected_k_is_not_rounded():
 
 def test_scale_offset_floor_and_clip():
     base = calibrate(Q, C, [100] * 3, 500).lam_star
+    assert base is not None
     assert calibrate(Q, C, [100] * 3, 500, scale=2.0, offset=0.1).lam == pytest.approx(
         2 * base + 0.1
     )
@@ -67,7 +68,7 @@ def test_fallback_cases(chunks, tokens, budget, case):
 
 def test_negative_mean_relevance_floors_lambda_at_zero():
     c = calibrate(-Q, C, [100] * 3, 500)
-    assert c.lam_star < 0 and c.lam == 0.0
+    assert c.lam_star is not None and c.lam_star < 0 and c.lam == 0.0
 
 
 def test_mean_similarity_equals_the_pairwise_mean():
@@ -83,6 +84,7 @@ def test_mean_similarity_equals_the_pairwise_mean():
 def test_selection_carries_the_calibration_even_with_manual_lambda():
     s = select(Q, C, [100] * 3, 500, lam=0.3)
     assert s.lam == 0.3
+    assert s.calibration is not None
     assert s.calibration.lam == pytest.approx(0.8 / (2.0 * RHO))
 
 
@@ -112,6 +114,7 @@ def test_top_n_calibration_uses_the_most_relevant_chunks():
     assert sub.mean_relevance > whole.mean_relevance  # the top-N are the more relevant
     assert calibrate(q, chunks, tokens, 400, top_n=500).lam == whole.lam  # N >= pool: all
     s = select(q, chunks, tokens, 400, calibration_top_n=10)
+    assert s.calibration is not None
     assert s.lam == pytest.approx(direct.lam) and s.calibration.top_n == 10
     from adagres import InputError
 

@@ -82,6 +82,7 @@ def test_candidates_relevance_term_is_alpha_r():
     s = select(E2, C, [10, 10, 10, 10], 20, lam=0.5, alpha=2.0)
     for step in s.steps:
         c = step.candidates
+        assert c is not None  # a traced run records them
         live = c.in_play
         assert c.relevance_term[live] == pytest.approx(2.0 * s.relevance[live])
         assert np.isnan(c.relevance_term[~live]).all()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from typing import cast
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from adagres.core.packing import stitch
 from adagres.core.prepared import prepare
 from adagres.core.records import VerdictKind
 from adagres.core.selection import select_prepared
+from adagres.core.settings import Policy
 from adagres.corpora.documents import chunk_documents
 from adagres.embed.tokens import count_tokens
 from adagres.errors import InputError, PoolError
@@ -45,7 +47,11 @@ def windows_pool(chunks, relevance_order, *, seed=0, dim=24, keep_offsets=True):
     if not keep_offsets:
         chunks = [Chunk(c.id, c.text, tokens=c.tokens) for c in chunks]
     return Pool(
-        "q", tuple(chunks), raw_embeddings=rows, raw_query_embedding=query, tokenizer="words"
+        "q",
+        tuple(chunks),
+        raw_embeddings=np.array(rows),
+        raw_query_embedding=query,
+        tokenizer="words",
     )
 
 
@@ -108,7 +114,7 @@ def test_packed_runs_against_the_source_text(seed):
     settings = Settings(
         lam=float(rng.uniform(0, 0.3)),
         packing=True,
-        policy=str(rng.choice(["skip", "fill", "stop"])),
+        policy=cast(Policy, str(rng.choice(["skip", "fill", "stop"]))),
     )
     fast = select_prepared(pool.prepared, budget, settings, trace=False)
     traced = select_prepared(pool.prepared, budget, settings, trace=True)
@@ -127,6 +133,7 @@ def test_packed_runs_against_the_source_text(seed):
     used = 0
     for step in traced.steps:  # the record adds up: each step pays what its pick added
         if step.accepted:
+            assert step.winner_tokens is not None  # an accepted step names what it paid
             used += step.winner_tokens
             assert step.tokens_used == used and step.winner_tokens >= 0
     assert used == traced.tokens_used

@@ -65,12 +65,14 @@ def test_every_step_holds_the_bits_of_a_step_by_step_replay(seed):
     assert run.picks == order and len(run.steps) == len(order) + 1
     for step, (term, gain, eligible, in_play) in zip(run.steps, expected, strict=True):
         c = step.candidates
+        assert c is not None  # a traced replay records them
         assert np.array_equal(c.in_play, in_play) and np.array_equal(c.eligible, eligible)
         assert np.array_equal(c.gain, np.where(in_play, gain, np.nan), equal_nan=True)
         assert np.array_equal(c.redundancy_term, np.where(in_play, term, np.nan), equal_nan=True)
         assert np.array_equal(c.score, c.gain, equal_nan=True) and c.gain.dtype == np.float64
         if step.winner is not None:
             assert step.gain == gain[step.winner] == step.score
+            assert step.relevance_term is not None and step.gain is not None
             assert step.relevance_term - step.gain == step.redundancy_term
     last = expected[-1]
     # next best: the eligible chunk with the largest gain (a chunk that does not fit is no
@@ -82,6 +84,7 @@ def test_every_step_holds_the_bits_of_a_step_by_step_replay(seed):
     assert [s.tokens_used for s in run.steps[:-1]] == np.cumsum(pool.tokens[order]).tolist()
     assert run.steps[-1].tokens_used == spent and run.steps[-1].tokens_left == budget - spent
     rows = run.pick_similarity
+    assert rows is not None
     assert rows.shape == (len(order), pool.n_chunks) and not rows.flags.writeable
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import numpy as np
 import pytest
@@ -44,6 +45,7 @@ def test_redundancy_floor_matches_reference(floor):
     rng = np.random.default_rng(7)
     q, C, tokens = random_pool(rng, n=20)
     got = select(q, C, tokens, 300, lam=1.0, redundancy_floor=floor)
+    assert got.calibration is not None
     tau = got.calibration.mean_similarity if floor == "pool" else floor
     assert got.redundancy_floor == pytest.approx(tau)
     picks, _ = naive_select(q, C, list(tokens), 300, 1.0, tau=tau)
@@ -71,8 +73,10 @@ def test_step_gains_sum_to_the_objective():
     for _ in range(30):
         q, C, tokens = random_pool(rng, n=30)
         s = select(q, C, tokens, int(rng.integers(50, 600)), lam=float(rng.uniform(0, 2)))
-        gains = sum(step.gain for step in s.steps if step.accepted)
-        assert gains == pytest.approx(s.objective, abs=1e-9)
+        accepted = [step.gain for step in s.steps if step.accepted]
+        gains = [g for g in accepted if g is not None]
+        assert len(gains) == len(accepted)  # every pick records its gain
+        assert sum(gains) == pytest.approx(s.objective, abs=1e-9)
         assert s.objective == pytest.approx(naive_objective(q, C, s.indices, s.lam), abs=1e-9)
 
 
@@ -97,6 +101,7 @@ def test_hand_computed_redundant_twin_is_passed_over():
     first, second, last = s.steps
     assert first.gain == pytest.approx(cos(20)) and first.runner_up == 1
     # Step 2: B gains cos25 - cos5 < 0, C gains cos30 - cos50 > 0.
+    assert second.candidates is not None  # a traced run records them
     assert second.candidates.gain[1] == pytest.approx(cos(25) - cos(5))
     assert second.gain == pytest.approx(cos(30) - cos(50))
     assert second.winner == 2 and second.runner_up == 1
@@ -114,6 +119,7 @@ def test_hand_computed_gains():
     c10, c70, c60 = np.cos(np.deg2rad([10, 70, 60]))
     step2 = s.steps[1]
     # After picking chunk 0: gain_1 = cos10 - 0.5 cos10, gain_2 = cos70 - 0.5 cos70.
+    assert step2.candidates is not None
     assert step2.candidates.gain[1] == pytest.approx(0.5 * c10)
     assert step2.candidates.gain[2] == pytest.approx(0.5 * c70)
     assert step2.winner == 1 and step2.runner_up == 2
@@ -171,7 +177,8 @@ class TestPolicies:
         assert fill.indices == (0, 3, 1, 2) and fill.stop_reason is StopReason.POOL_EXHAUSTED
         assert fill.positive_steps == 1
         assert [s.positive for s in fill.steps[:4]] == [True, False, False, False]
-        assert fill.steps[1].gain > fill.steps[2].gain > fill.steps[3].gain
+        g1, g2, g3 = (fill.steps[t].gain for t in (1, 2, 3))
+        assert g1 is not None and g2 is not None and g3 is not None and g1 > g2 > g3
 
     def test_ratio_prefers_gain_per_token(self):
         C = np.array([angle(0), angle(30), angle(35)])
@@ -184,7 +191,7 @@ class TestPolicies:
         s = select(E2, C, [100, 10], 100, lam=0.0, policy="ratio")
         # Ratio picks chunk 1 (cos80/10 > 1/100) and then chunk 0 no longer fits.
         assert s.indices == (0,)
-        assert "safeguard" in s.note
+        assert s.note is not None and "safeguard" in s.note
         assert s.objective == pytest.approx(1.0)
 
     def test_zero_budget(self):
@@ -205,15 +212,18 @@ def test_verdicts_cover_every_chunk_with_numbers():
     assert {v.chunk for v in s.verdicts if v.kind is VerdictKind.SELECTED} == set(s.indices)
     for v in s.verdicts:
         if v.kind is VerdictKind.SELECTED:
+            assert v.step is not None
             step = s.steps[v.step - 1]
             assert step.winner == v.chunk and v.gain == step.gain
         elif v.kind is VerdictKind.DID_NOT_FIT:
+            assert v.step is not None and v.tokens is not None and v.tokens_left is not None
             assert v.tokens > v.tokens_left == s.steps[v.step - 1].tokens_available
             assert v.tokens <= s.steps[v.step - 2].tokens_available if v.step > 1 else True
         else:
             # Outscored or non-positive: its gain never beat a winner's while in play.
             for h in v.history:
                 if h.winner is not None and h.eligible:
+                    assert h.gain is not None and h.winner_gain is not None
                     assert h.gain <= h.winner_gain
             # The redundancy sources are selected chunks, largest cosine first.
             sims = [sim for _, sim in v.redundancy_sources]
@@ -261,7 +271,7 @@ def test_selection_pickles_and_is_frozen():
     again = pickle.loads(pickle.dumps(s))
     assert again.indices == s.indices and again.steps == s.steps
     with pytest.raises(AttributeError):
-        s.indices = ()
+        s.indices = ()  # type: ignore[misc]  # the point: it is read-only
     with pytest.raises(ValueError):
         s.relevance[0] = 1.0
 
@@ -295,7 +305,7 @@ def test_unnormalised_and_float32_inputs_pick_the_same():
     ],
 )
 def test_invalid_input_names_the_problem(kwargs, message):
-    args = {
+    args: dict[str, Any] = {
         "query_embedding": [1.0, 0.0],
         "chunk_embeddings": [[1.0, 0.0], [0.0, 1.0]],
         "token_counts": [10, 10],

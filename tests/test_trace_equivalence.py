@@ -135,10 +135,8 @@ def test_shortlist_engine_picks_what_one_product_per_pick_picks(policy, dtype, m
         assert [s.gain for s in traced.steps] == pytest.approx(
             [s.gain for s in plain.steps], abs=tol
         )
-        both = np.isfinite(plain.steps[3].candidates.gain) if len(plain.steps) > 3 else None
-        if both is not None:
-            np.testing.assert_allclose(
-                traced.steps[3].candidates.gain[both],
-                plain.steps[3].candidates.gain[both],
-                atol=tol,
-            )
+        if len(plain.steps) > 3:
+            mine, theirs = traced.steps[3].candidates, plain.steps[3].candidates
+            assert mine is not None and theirs is not None  # both runs are traced
+            both = np.isfinite(theirs.gain)
+            np.testing.assert_allclose(mine.gain[both], theirs.gain[both], atol=tol)

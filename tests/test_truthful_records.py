@@ -158,6 +158,7 @@ def test_the_record_tells_the_rule_in_use(pool, strategy, settings, budget):
     n = prepared.n_chunks
     for t, step in enumerate(s.steps):
         c = step.candidates
+        assert c is not None  # a traced run records them
         too_big = s.token_counts > step.tokens_available
         # a chunk that does not fit still competes where the rule checks the budget after
         # the choice; a duplicate the guard dropped never does
@@ -172,6 +173,7 @@ def test_the_record_tells_the_rule_in_use(pool, strategy, settings, budget):
             first_best = int(np.flatnonzero(competing & (c.score == best))[0])
             assert step.winner == first_best, (t, step.winner, first_best)
             assert step.score == pytest.approx(float(c.score[step.winner]), abs=1e-6)
+            assert step.score_relevance is not None and step.score_redundancy is not None
             assert step.score == pytest.approx(
                 step.score_relevance - step.score_redundancy, abs=TOL
             )
@@ -187,11 +189,14 @@ def test_the_record_tells_the_rule_in_use(pool, strategy, settings, budget):
         v = s.verdict(i)
         assert (v.kind, v.step) == by_hand(s, i), i
         assert s.verdict_kinds[i] == (v.kind, v.step)
+        assert v.step is not None  # by_hand gave a step
         step = s.steps[v.step - 1]
         if v.kind is VerdictKind.DID_NOT_FIT:
             assert v.tokens > step.tokens_available == v.tokens_left
         if v.kind is VerdictKind.OUTSCORED and v.winner is not None:
-            assert (v.winner, v.winner_score) == leader(s, step) and v.winner_score >= v.score
+            assert (v.winner, v.winner_score) == leader(s, step)
+            assert v.winner_score is not None and v.score is not None
+            assert v.winner_score >= v.score
         if v.kind is not VerdictKind.SELECTED:
             picks_before = set(s.indices[: v.step - 1])
             assert all(j in picks_before for j, _ in v.redundancy_sources)
@@ -252,9 +257,11 @@ def test_the_orthogonal_variant_names_what_blog_02_repeats():
     first picks, gets a verdict in the rule's terms that names the picks it repeats, the
     most similar beyond the query first (brute force)."""
     pool = load(DATA / "biomedical_redundant.json")
+    assert ORTHOGONAL.tuned is not None  # the settings the orthogonal variant is meant for
     s = run_prepared("orthogonal", pool.prepared, 1000, ORTHOGONAL.tuned, texts=pool.texts)
     i = pool.ids.index("blog-02")
     v = s.verdict(i)
+    assert v.step is not None  # blog-02 was dropped at a step
     text = v.summary(pool.ids)
     assert "repeats" in text and "cos beyond the query" in text
     q = pool.prepared.query.astype(np.float64)

@@ -87,6 +87,7 @@ def test_faq_02_reads_as_a_duplicate_on_every_view(data_dir):
     layer, hover = hovers(chunk_map(at))[i]
     assert "does not fit" not in hover and layer != "does not fit"
     assert "verdict: duplicate of a pick (dropped at step 1)" in hover
+    assert pool.token_counts is not None
     assert pool.token_counts[i] <= selection.steps[1].tokens_available
 
     why = page(WHY, **VIEW, chunk="faq-02")
@@ -123,6 +124,7 @@ def test_a_pick_names_its_runner_up_by_the_rule_s_score(data_dir):
         for s in selection.steps
         if s.accepted and s.runner_up is not None and s.runner_up_score != s.runner_up_gain
     )
+    assert step.winner is not None and step.runner_up is not None  # an accepted step
     chunk = pool.ids[step.winner]
     at = page(WHY, **VIEW, chunk=chunk)
     no_error(at)

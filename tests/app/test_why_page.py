@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from apptest_support import PAPER, WHY, array, figures, no_error, page
+from reference import select_inputs
 
 from adagres.pools.io import load_pool
 
@@ -33,7 +34,7 @@ def test_why_dropped_redundancy_sources(pools_dir):
     picked = [pool.ids.index(i) for i in table.loc[table["verdict"] == "selected", "id"]]
     dropped = table.loc[table["verdict"] == "no positive gain", "position"].tolist()
     assert picked and dropped
-    unit = pool.embeddings
+    _, unit, _ = select_inputs(pool)
     chunk = max(dropped, key=lambda i: float((unit[picked] @ unit[i]).max()))
     at.selectbox(key="why_chunk").set_value(pool.ids[chunk]).run()
     no_error(at)
@@ -113,8 +114,10 @@ def test_why_dropped_names_what_blog_02_repeats_under_the_orthogonal_variant(dat
     summary = at.text[0].value
     assert summary.startswith("blog-02: ") and "repeats" in summary
     assert "cos beyond the query" in summary
+    assert ORTHOGONAL.tuned is not None  # the settings the orthogonal variant is meant for
     s = run_prepared("orthogonal", pool.prepared, 1000, ORTHOGONAL.tuned, texts=pool.texts)
     v = s.verdict(pool.ids.index("blog-02"))
+    assert v.step is not None  # blog-02 was dropped at a step
     q = pool.prepared.query.astype(np.float64)
     unit = pool.prepared.chunks.astype(np.float64)
     residual = unit - np.outer(unit @ q, q)
