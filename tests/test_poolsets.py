@@ -384,7 +384,7 @@ def test_workers_let_go_of_an_open_store(jsonl, tmp_path):
     script.write_text(
         "import os, adagres\n"
         "from pymilvus import MilvusClient\n"
-        "from adagres.pools import lockfiles\n"
+        "from adagres.stores import lockfiles\n"
         "from adagres.poolsets.summaries import load_pool_set, summarize\n"
         f"client = MilvusClient({str(store)!r})\n"
         "client.create_collection('c', dimension=4)\n"
