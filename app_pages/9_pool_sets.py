@@ -39,7 +39,7 @@ except AdagresError as error:
     state.stop()
 
 # ---- render
-ps.follow_set(pool_set)
+ps.follow_set(pool_set, found)
 st.text(f"{ps.display_name(pool_set)}: {count(len(found), 'query', 'queries')}")
 left, middle, right = st.columns(3)
 text = left.text_input("Query contains", key="ps_filter")

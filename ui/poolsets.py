@@ -173,12 +173,20 @@ def display_name(pool_set: PoolSet) -> str:
     return f"{uploaded} (uploaded)" if uploaded else str(pool_set.source)
 
 
-def follow_set(pool_set: PoolSet) -> None:
+def follow_set(pool_set: PoolSet, found: Sequence[dict[str, Any]]) -> None:
     """A set other than the one shown last: its Query box starts at its first query (a
-    query id of the previous set would otherwise stay chosen)."""
+    query id of the previous set would otherwise stay chosen).
+
+    The first id is written, not the box's value dropped: a box whose value is dropped
+    keeps showing the previous set's label in the browser (its options are ids, the same
+    for two sets of as many queries) while it holds the new set's first query.
+    """
     if st.session_state.get(_SHOWN) != pool_set.fingerprint:
         st.session_state[_SHOWN] = pool_set.fingerprint
-        st.session_state.pop("ps_query", None)
+        if found:
+            st.session_state["ps_query"] = found[0]["query_id"]
+        else:
+            st.session_state.pop("ps_query", None)
 
 
 def _rows_file(fingerprint: str, selector: Selector, budget: int) -> Path:
