@@ -349,7 +349,8 @@ def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
     label = f"{display_name(pool_set)} #{row['query_id']}: {pool.query[:40]}"
     key = pools.add_pool(pool, "poolset", label)
     state.update(pool=key, step=None, chunk=None)
-    poolset_links.remember(pool_set.source, row["unit"], row["position"])  # a link reopens it
+    span = poolset_links.span_of(pool)  # a trace's request: found by its span if it moves
+    poolset_links.remember(pool_set.source, row["unit"], row["position"], span)
     return key
 
 

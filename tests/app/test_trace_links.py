@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from apptest_support import context_ids, metric, no_error, recommended_selection
 from streamlit.testing.v1 import AppTest
-from trace_export import REQUESTS, TOP_K, record_export
+from trace_export import REQUESTS, TOP_K, append_retrieval, record_export
 
 from adagres.poolsets import summaries as poolsets
 from adagres.traces import read_pools, trace_pool_set
@@ -46,9 +46,11 @@ def shared(export: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return export
 
 
-def opened_request(source: Path | None = None, upload: bytes | None = None) -> AppTest:
+def opened_request(
+    source: Path | None = None, upload: bytes | None = None, asked: str = ASKED
+) -> AppTest:
     """The app on the Pool sets page with the export (a server path, or uploaded), the
-    request :data:`ASKED` opened with "Open in every page", then the Selection page."""
+    request ``asked`` opened with "Open in every page", then the Selection page."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update(pool="tiny", budget=str(BUDGET))
     at.switch_page(SETS).run()
@@ -60,7 +62,7 @@ def opened_request(source: Path | None = None, upload: bytes | None = None) -> A
     no_error(at)
     shown = next(df.value for df in at.dataframe if "AdaGReS cos" in df.value.columns)
     assert shown["query"].tolist() == [REQUESTS[0][1], REQUESTS[2][1], REQUESTS[1][1]]
-    number = int(shown.loc[shown["query"] == ASKED, "#"].iloc[0])
+    number = int(shown.loc[shown["query"] == asked, "#"].iloc[0])
     at.selectbox(key="ps_query").set_value(number).run()
     at.button(key="ps_open").click().run()
     no_error(at)
@@ -82,14 +84,14 @@ def fresh(params: dict[str, str], path: str | None = None) -> AppTest:
     return at
 
 
-def place(source: Path, folder: Path) -> str:
-    """``<piece>.<position>`` of :data:`ASKED` in the export's pool set."""
+def place(source: Path, folder: Path, asked: str = ASKED) -> str:
+    """``<piece>.<position>`` of the request ``asked`` in the export's pool set."""
     pool_set = trace_pool_set(source, folder)
     return next(
         f"{unit}.{position}"
         for unit, piece in enumerate(pool_set.units)
         for position, pool in enumerate(poolsets.load_unit(piece))
-        if pool.query == ASKED
+        if pool.query == asked
     )
 
 
@@ -116,6 +118,31 @@ def test_a_link_to_a_trace_request_restores_its_pool_in_another_session(shared, 
     shown = fresh(params, POOL_PAGE)
     assert ASKED in [t.value for t in shown.text]
     assert metric(shown, "Chunks") == str(len(recorded)) == str(TOP_K)
+
+
+def test_a_link_finds_its_request_by_its_span_when_the_export_grew(export, tmp_path, monkeypatch):
+    """The pipeline runs on after the link was made: a later retrieval of trace A is
+    appended to the export, so trace B's request moves one place down the set. The link
+    still opens trace B's request (by its span), and the address follows it."""
+    monkeypatch.setenv("ADAGRES_SERVER_PATHS", str(tmp_path))
+    grown = tmp_path / "spans.jsonl"
+    grown.write_bytes(export.read_bytes())
+    asked = REQUESTS[1][1]  # trace B's only request: the set's last pool
+    at = opened_request(grown, asked=asked)
+    params = dict(at.query_params)
+    recorded = {p.query: p for p in read_pools(grown)}
+    assert params["setspan"] == recorded[asked].extra["trace"]["span_id"]
+    before = context_ids(at)
+    trace_a = recorded[REQUESTS[0][1]].extra["trace"]["trace_id"]
+    append_retrieval(grown, trace_a, "and what raises blood sugar again")
+    moved = place(grown, tmp_path / "sets", asked)
+    assert (params["setq"], moved) == ("2.0", "3.0")
+
+    linked = fresh(params)
+    assert not linked.warning, [w.value for w in linked.warning]
+    assert linked.session_state["settings"].pool == params["pool"]
+    assert context_ids(linked) == before
+    assert linked.query_params["setq"] == moved
 
 
 def test_an_uploaded_trace_request_says_a_link_cannot_bring_it_back(export):

@@ -55,24 +55,13 @@ def record_export(target: Path) -> list[Retrieval]:
     """Run the three requests through an instrumented LangChain retriever over the bundled
     demo's chunks, write every finished span to ``target`` (OTLP/JSON lines, in the order
     they finished) and return what the retriever returned, request by request."""
-    from langchain_core.documents import Document
-    from langchain_core.embeddings import DeterministicFakeEmbedding
-    from langchain_core.vectorstores import InMemoryVectorStore
     from openinference.instrumentation.langchain import LangChainInstrumentor
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    raw = json.loads((ROOT / "data" / "src" / "biomedical_redundant.json").read_text("utf-8"))
-    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=32))
-    store.add_documents(
-        [
-            Document(page_content=c["text"], metadata={"title": c["title"]}, id=c["id"])
-            for c in raw["chunks"]
-        ]
-    )
-    retriever = store.as_retriever(search_kwargs={"k": TOP_K})
+    retriever = _retriever()
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -94,6 +83,54 @@ def record_export(target: Path) -> list[Retrieval]:
         "".join(_otlp_line([span]) for span in exporter.get_finished_spans()), "utf-8"
     )
     return found
+
+
+def _retriever() -> Any:
+    """A LangChain retriever (top :data:`TOP_K`) over the bundled demo's chunks, with a
+    deterministic offline embedding."""
+    from langchain_core.documents import Document
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    raw = json.loads((ROOT / "data" / "src" / "biomedical_redundant.json").read_text("utf-8"))
+    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=32))
+    store.add_documents(
+        [
+            Document(page_content=c["text"], metadata={"title": c["title"]}, id=c["id"])
+            for c in raw["chunks"]
+        ]
+    )
+    return store.as_retriever(search_kwargs={"k": TOP_K})
+
+
+def append_retrieval(target: Path, trace_id: str, query: str) -> None:
+    """Run one more retrieval inside the trace ``trace_id`` (hex) of the export ``target``,
+    as a service continuing that request does (the trace's context arrives from outside),
+    and append its spans to the export, as a collector's file exporter does."""
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry import trace
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    retriever = _retriever()
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    parent = SpanContext(
+        int(trace_id, 16), 0x1234_5678_9ABC_DEF0, True, TraceFlags(TraceFlags.SAMPLED)
+    )
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        with trace.use_span(NonRecordingSpan(parent)):
+            retriever.invoke(query)
+    finally:
+        instrumentor.uninstrument()
+    with target.open("a", encoding="utf-8") as handle:
+        handle.writelines(_otlp_line([span]) for span in exporter.get_finished_spans())
 
 
 def _root() -> Any:
