@@ -107,6 +107,7 @@ def test_a_trace_request_opened_on_pool_sets_comes_back_from_its_address(app_url
         address = page.url
         params = {k: v[0] for k, v in parse_qs(urlsplit(address).query).items()}
         assert params["pool"].startswith("poolset-") and params["set"] == str(export)
+        assert params["setspan"] == recorded.extra["trace"]["span_id"]
         shown = (tile(page, "Chunks selected"), tile(page, "Tokens used"))
         assert shown == (str(expected.size), f"{expected.tokens_used:,} / {BUDGET:,}")
         assert context_ids(page) == want_ids
