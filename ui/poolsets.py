@@ -35,6 +35,7 @@ __all__ = [
     "filter_rows",
     "follow_set",
     "frame",
+    "is_upload",
     "mean_share",
     "open_query",
     "open_set",
@@ -171,6 +172,12 @@ def display_name(pool_set: PoolSet) -> str:
     session ("runs.jsonl (uploaded)"), else where it came from."""
     uploaded = st.session_state.get(_NAMES, {}).get(str(pool_set.source))
     return f"{uploaded} (uploaded)" if uploaded else str(pool_set.source)
+
+
+def is_upload(pool_set: PoolSet) -> bool:
+    """Whether ``pool_set`` is this session's upload (a link to its queries opens nothing
+    in another browser: the server does not share an upload's path)."""
+    return str(pool_set.source) in st.session_state.get(_NAMES, {})
 
 
 def follow_set(pool_set: PoolSet, found: Sequence[dict[str, Any]]) -> None:

@@ -50,7 +50,8 @@ def opened_request(
     source: Path | None = None, upload: bytes | None = None, asked: str = ASKED
 ) -> AppTest:
     """The app on the Pool sets page with the export (a server path, or uploaded), the
-    request ``asked`` opened with "Open in every page", then the Selection page."""
+    request ``asked`` opened with "Open in every page" (the page says, for an upload only,
+    that a link to its queries opens nothing elsewhere), then the Selection page."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update(pool="tiny", budget=str(BUDGET))
     at.switch_page(SETS).run()
@@ -66,6 +67,9 @@ def opened_request(
     at.selectbox(key="ps_query").set_value(number).run()
     at.button(key="ps_open").click().run()
     no_error(at)
+    uploads_said = [c.value for c in at.caption if c.value.startswith("An uploaded file stays")]
+    assert bool(uploads_said) == (upload is not None), uploads_said
+    assert all("Download this pool" in line for line in uploads_said)
     at.switch_page(SELECTION).run()
     no_error(at)
     return at
