@@ -39,7 +39,7 @@ except AdagresError as error:
     state.stop()
 
 # ---- render
-ps.follow_set(pool_set)
+ps.follow_set(pool_set, found)
 st.text(f"{ps.display_name(pool_set)}: {count(len(found), 'query', 'queries')}")
 left, middle, right = st.columns(3)
 text = left.text_input("Query contains", key="ps_filter")
@@ -98,4 +98,11 @@ if shown:
         ps.open_query(pool_set, by_id[chosen])
         state.sync_url()
         st.rerun()
+    if ps.is_upload(pool_set):  # said before the user copies an address that cannot work
+        st.caption(
+            "An uploaded file stays with this browser session: a link to one of its queries "
+            "opens nothing in another browser. To keep or share a query's pool, open it and "
+            "use “Download this pool” on the Pool page, or ask the server's operator to "
+            "share a folder holding the file and type its path above."
+        )
 state.sync_url()

@@ -7,15 +7,36 @@ set's path, only where the server shares it: an upload's path is never written) 
 ``setq`` (``<piece>.<position>``: the piece of the set and the pool's place in it). When
 the address names a ``poolset-`` pool this session lacks, the sidebar calls
 :func:`restore_from_url`, which reads the pool from the set again.
+
+A request of a trace export also carries ``setspan``, its retriever span's id (a LangSmith
+run's id): an export grows as the pipeline runs (a collector's file exporter appends), and
+a retrieval recorded later in a request's trace moves the requests after it. The link
+then finds its request by the span, where the place no longer holds it.
 """
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
 from adagres.errors import AdagresError, InputError
+from adagres.pools.pool import Pool
 
 from . import pools, render, state
 
-__all__ = ["PIECE", "SET", "is_poolset_key", "linkable", "remember", "restore_from_url"]
+if TYPE_CHECKING:
+    from adagres.poolsets.files import PoolSet
+
+__all__ = [
+    "PIECE",
+    "SET",
+    "SPAN",
+    "is_poolset_key",
+    "linkable",
+    "remember",
+    "restore_from_url",
+    "span_of",
+]
 
 PREFIX = "poolset-"
 
@@ -36,8 +57,26 @@ def _piece(raw: str) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
+_SPAN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")  # OTel's 16 hex digits, a LangSmith run's UUID
+
+
+def _span(raw: str) -> str:
+    if not _SPAN_ID.fullmatch(raw):
+        raise ValueError("expected a span or run id: up to 64 letters, digits and -")
+    return raw
+
+
 SET = state.Option("set", str, shareable=_shared)
 PIECE = state.Option("setq", _piece, lambda v: f"{v[0]}.{v[1]}")
+SPAN = state.Option("setspan", _span)
+
+
+def span_of(pool: Pool) -> str:
+    """The id of the retriever span (or LangSmith run) a trace export's pool came from, ""
+    for any other pool."""
+    trace = pool.extra.get("trace")
+    span = trace.get("span_id") if isinstance(trace, dict) else None
+    return span if isinstance(span, str) and _SPAN_ID.fullmatch(span) else ""
 
 
 def is_poolset_key(key: str) -> bool:
@@ -51,18 +90,43 @@ def linkable(key: str) -> bool:
     return is_poolset_key(key) and _shared(state.option(SET, ""))
 
 
-def remember(source: str, piece: int, position: int) -> None:
-    """Put the set's path and the query's place in it into the view (written to the address
-    with the pool's key; the path only where the server shares it)."""
+def remember(source: str, piece: int, position: int, span: str = "") -> None:
+    """Put the set's path, the query's place in it and, for a trace's request, its span id
+    (:func:`span_of`) into the view (written to the address with the pool's key; the path
+    only where the server shares it)."""
     state.set_option(SET, str(source))
     state.set_option(PIECE, (int(piece), int(position)))
+    state.option(SPAN, "")  # its default: no span in the address
+    state.set_option(SPAN, span)
+
+
+def _located(pool_set: PoolSet, unit: int, position: int, span: str) -> tuple[int, int, Pool]:
+    """The pool at ``unit``.``position`` of the set; for a trace's request (``span``), the
+    pool of that span, looked for through the set where the place holds another one."""
+    from adagres.poolsets import summaries as poolsets
+
+    found: list[Pool] = []
+    if 0 <= unit < len(pool_set.units):
+        found = poolsets.load_unit(pool_set.units[unit])
+    if 0 <= position < len(found) and (not span or span_of(found[position]) == span):
+        return unit, position, found[position]
+    if not span:
+        if not 0 <= unit < len(pool_set.units):
+            raise InputError(f"setq: the set has {len(pool_set.units)} pieces, not {unit + 1}")
+        raise InputError(f"setq: piece {unit} holds {len(found)} pools, not {position + 1}")
+    for number, piece in enumerate(pool_set.units):  # the export changed: by the span
+        for place, pool in enumerate(poolsets.load_unit(piece)):
+            if span_of(pool) == span:
+                return number, place, pool
+    raise InputError(f"setspan: no retrieval of span {span} in {pool_set.name} any more")
 
 
 def restore_from_url() -> None:
-    """Read the pool the address's ``set`` and ``setq`` name from the set again and make it
-    the current pool (a link opened in a fresh browser, or a reload after the server
-    restarted); a set that cannot be read is said with its reason."""
+    """Read the pool the address's ``set`` and ``setq`` (and ``setspan``) name from the set
+    again and make it the current pool (a link opened in a fresh browser, or a reload after
+    the server restarted); a set that cannot be read is said with its reason."""
     path, piece = state.option(SET, ""), state.option(PIECE, None)
+    span = state.option(SPAN, "")
     if not path or piece is None:
         return
     from adagres.poolsets import summaries as poolsets
@@ -71,16 +135,13 @@ def restore_from_url() -> None:
 
     try:
         pool_set = sets.open_set(path)
-        unit, position = piece
-        if not 0 <= unit < len(pool_set.units):
-            raise InputError(f"setq: the set has {len(pool_set.units)} pieces, not {unit + 1}")
-        found = poolsets.load_unit(pool_set.units[unit])
-        if not 0 <= position < len(found):
-            raise InputError(f"setq: piece {unit} holds {len(found)} pools, not {position + 1}")
-        pool = poolsets.prepare_pool(found[position])
+        unit, position, pool = _located(pool_set, piece[0], piece[1], span)
+        pool = poolsets.prepare_pool(pool)
     except AdagresError as error:
         render.error(f"Could not reopen the pool set's query: {error}")
         return
+    if (unit, position) != piece:  # the request moved in its export: the address follows
+        state.set_option(PIECE, (unit, position))
     label = f"{sets.display_name(pool_set)} {unit}.{position}: {pool.query[:40]}"
     key = pools.add_pool(pool, "poolset", label)
     if key != state.current().pool:  # the set changed since the link was made

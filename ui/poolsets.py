@@ -35,6 +35,7 @@ __all__ = [
     "filter_rows",
     "follow_set",
     "frame",
+    "is_upload",
     "mean_share",
     "open_query",
     "open_set",
@@ -173,12 +174,26 @@ def display_name(pool_set: PoolSet) -> str:
     return f"{uploaded} (uploaded)" if uploaded else str(pool_set.source)
 
 
-def follow_set(pool_set: PoolSet) -> None:
+def is_upload(pool_set: PoolSet) -> bool:
+    """Whether ``pool_set`` is this session's upload (a link to its queries opens nothing
+    in another browser: the server does not share an upload's path)."""
+    return str(pool_set.source) in st.session_state.get(_NAMES, {})
+
+
+def follow_set(pool_set: PoolSet, found: Sequence[dict[str, Any]]) -> None:
     """A set other than the one shown last: its Query box starts at its first query (a
-    query id of the previous set would otherwise stay chosen)."""
+    query id of the previous set would otherwise stay chosen).
+
+    The first id is written, not the box's value dropped: a box whose value is dropped
+    keeps showing the previous set's label in the browser (its options are ids, the same
+    for two sets of as many queries) while it holds the new set's first query.
+    """
     if st.session_state.get(_SHOWN) != pool_set.fingerprint:
         st.session_state[_SHOWN] = pool_set.fingerprint
-        st.session_state.pop("ps_query", None)
+        if found:
+            st.session_state["ps_query"] = found[0]["query_id"]
+        else:
+            st.session_state.pop("ps_query", None)
 
 
 def _rows_file(fingerprint: str, selector: Selector, budget: int) -> Path:
@@ -341,7 +356,8 @@ def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
     label = f"{display_name(pool_set)} #{row['query_id']}: {pool.query[:40]}"
     key = pools.add_pool(pool, "poolset", label)
     state.update(pool=key, step=None, chunk=None)
-    poolset_links.remember(pool_set.source, row["unit"], row["position"])  # a link reopens it
+    span = poolset_links.span_of(pool)  # a trace's request: found by its span if it moves
+    poolset_links.remember(pool_set.source, row["unit"], row["position"], span)
     return key
 
 
