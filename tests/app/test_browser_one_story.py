@@ -122,7 +122,6 @@ def test_each_chunk_reads_the_same_verdict_on_the_four_views(app_url, story):
         page.add_init_script("window.showSaveFilePicker = undefined;")
 
         # (1) and (2): the Selection page at each chunk's step, then at the last step.
-        final_map = None
         for chunk_id, want in wants.items():
             page.goto(f"{app_url}/?{VIEW}&step={want['step']}")
             wait_for_app(page)
@@ -160,6 +159,7 @@ def test_each_chunk_reads_the_same_verdict_on_the_four_views(app_url, story):
                 assert row["duplicate of"] == want["rival"], row
         # At the last step the map draws as many chunks of each verdict as the table lists.
         counted = Counter(row["verdict"] for row in rows)
+        assert counted == Counter(plain_name(kind) for kind, _ in selection.verdict_kinds)
         drawn = {layer["name"]: layer["points"] for layer in final_map}
         for words, n in counted.items():
             if words != "selected":
