@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import streamlit as st
 
 from adagres.core.result import Selection
+from adagres.figures import verdict_phrase
 from adagres.pools.pool import Pool
 
 from . import state
@@ -29,6 +31,7 @@ from .text import plain_name
 __all__ = [
     "DEFAULT_PACE",
     "PACES",
+    "dropped_at",
     "next_step",
     "picked_after",
     "replay",
@@ -211,4 +214,29 @@ def step_summary(pool: Pool, selection: Selection, step: int) -> str:
             else (f" (next best: {pool.ids[record.winner]}, score {record.score:+.4f})")
         )
         what = f"stopped: {plain_name(selection.stop_reason)}{nxt}"
-    return f"Step {step} of {len(selection.steps)}: {what}"
+    return f"Step {step} of {len(selection.steps)}: {what}{dropped_at(pool, selection, step)}"
+
+
+def dropped_at(pool: Pool, selection: Selection, step: int) -> str:
+    """What the step's sentence adds about chunks whose verdict falls at the step, read
+    from their verdicts: each duplicate the near-duplicate guard dropped after the step's
+    pick (and the pick it duplicates), and the best chunk that would have won the step but
+    did not fit the tokens left ("" when neither)."""
+    parts = [
+        f"{pool.ids[d.chunk]}: {verdict_phrase(v.kind, v.step, pool.ids[v.duplicate_of])}"
+        for d in selection.duplicates
+        if (v := selection.verdict(d.chunk)).step == step and v.duplicate_of is not None
+    ]
+    unfit = [
+        selection.verdict(i)
+        for i, (kind, at) in enumerate(selection.verdict_kinds)
+        if at == step and str(kind.value) == "did_not_fit"
+    ]
+    if unfit:
+        best = max(unfit, key=lambda v: -np.inf if v.score is None else v.score)
+        more = f" and {len(unfit) - 1} more" if len(unfit) > 1 else ""
+        parts.append(
+            f"would have won but did not fit: {pool.ids[best.chunk]} (needs {best.tokens} "
+            f"tokens, {best.tokens_left} left){more}"
+        )
+    return "".join(f" · {part}" for part in parts)

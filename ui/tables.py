@@ -72,9 +72,12 @@ def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
     """One row per chunk, in pool order, the key columns first (they stay in view in a
-    narrow window): id, verdict, step, tokens, relevance, (gold), title, position, text.
+    narrow window): id, verdict, step, tokens, relevance, (gold), (duplicate of), title,
+    position, text.
 
-    The ``gold`` column is there only when the pool marks gold chunks.
+    The ``gold`` column is there only when the pool marks gold chunks, ``duplicate of`` (the
+    pick a duplicate duplicates, as its verdict names it) only when the near-duplicate guard
+    dropped a chunk.
     """
     verdicts = selection.verdict_kinds
     frame = _frame(
@@ -91,6 +94,12 @@ def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
     )
     if pool.gold_ids:
         frame.insert(5, "gold", [chunk.gold for chunk in pool.chunks])
+    if selection.duplicates:  # the pick each duplicate duplicates, from its verdict
+        holders = [""] * len(pool)
+        for duplicate in selection.duplicates:
+            holder = selection.verdict(duplicate.chunk).duplicate_of
+            holders[duplicate.chunk] = "" if holder is None else str(pool.ids[holder])
+        frame.insert(frame.columns.get_loc("title"), "duplicate of", holders)
     return frame
 
 

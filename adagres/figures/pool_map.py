@@ -108,15 +108,20 @@ class MapData:
     by_verdict: tuple[tuple[str, MapPoints], ...] = ()
 
 
-def verdict_phrase(kind: Any, step: int | None) -> str:
-    """A chunk's final verdict in a few words, with its step, as every view says it.
+def verdict_phrase(kind: Any, step: int | None, of: Any = None) -> str:
+    """A chunk's final verdict in a few words, with its step, as every view says it; ``of``
+    names the pick a duplicate duplicates (its verdict's ``duplicate_of``, as an id).
 
     >>> verdict_phrase("outscored", 3), verdict_phrase("duplicate", 1)
     ('outscored (closest at step 3)', 'duplicate of a pick (dropped at step 1)')
+    >>> verdict_phrase("duplicate", 1, of="faq-01")
+    "duplicate of a pick ('faq-01', dropped at step 1)"
     """
     raw = str(getattr(kind, "value", kind))
     if step is None:
         return plain_name(raw)
+    if raw == "duplicate" and of is not None:
+        return f"duplicate of a pick ({str(of)!r}, dropped at step {step})"
     return {
         "selected": f"selected at step {step}",
         "did_not_fit": f"did not fit at step {step}",
@@ -139,13 +144,20 @@ def _hover(
     if titles is not None and titles[i]:
         head += f" · {snippet(titles[i], 80)}"
     kind, step = selection.verdict_kinds[i]
+    # The pick a duplicate duplicates, from its verdict (few chunks: the guard's drops).
+    holder = (
+        selection.verdict(i).duplicate_of
+        if str(getattr(kind, "value", kind)) == "duplicate"
+        else None
+    )
+    phrase = verdict_phrase(kind, step, None if holder is None else ids[holder])
     lines = [line] if line else []
     return "<br>".join(
         [
             head,
             f"tokens {int(selection.token_counts[i])} · relevance {selection.relevance[i]:.4f}",
             *lines,
-            f"verdict: {verdict_phrase(kind, step)}",
+            f"verdict: {escape(phrase)}",
             *wrapped_snippet(texts[i], 160, width=HOVER_LINE),
         ]
     )

@@ -61,7 +61,9 @@ def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> Ver
         "outscored": f"closest to the winner (stop: {plain_name(selection.stop_reason)})",
         "non_positive_gain": "stop: score ≤ 0",
         "not_in_optimum": "not in the optimum",
-        "duplicate": f"duplicate of the pick at step {verdict.step}",
+        "duplicate": f"duplicate of the pick at step {verdict.step}"
+        if verdict.duplicate_of is None
+        else f"duplicate of {str(ids[verdict.duplicate_of])!r} (step {verdict.step})",
     }.get(kind, f"{plain_name(kind)} (step {verdict.step})")
     fits = tuple(verdict.tokens <= selection.steps[g.step - 1].tokens_available for g in h)
     barred = tuple(
@@ -78,7 +80,7 @@ def verdict_data(selection: Selection, chunk: int, *, ids: Sequence[Any]) -> Ver
         winner_score=tuple(g.winner_score for g in h),
         eligible=tuple(g.eligible for g in h),
         event_step=verdict.step,
-        event=event,
+        event=escape(event),
         summary=escape(verdict.summary(ids)),
         fits=fits,
         barred=barred,

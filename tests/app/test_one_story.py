@@ -86,7 +86,7 @@ def test_faq_02_reads_as_a_duplicate_on_every_view(data_dir):
     no_error(at)
     layer, hover = hovers(chunk_map(at))[i]
     assert "does not fit" not in hover and layer != "does not fit"
-    assert "verdict: duplicate of a pick (dropped at step 1)" in hover
+    assert "verdict: duplicate of a pick ('faq-01', dropped at step 1)" in hover
     assert pool.token_counts is not None
     assert pool.token_counts[i] <= selection.steps[1].tokens_available
 
