@@ -71,20 +71,21 @@ if pools.is_private(settings.pool) and lost_by_links:
 st.subheader("Map")
 explore = st.columns([2, 1])
 with explore[0]:
-    found_text = state.bind_option(
-        st.text_input,
-        explorer.FIND,
-        "pool_find",
+    found_text = st.text_input(  # bound to the address by its key: find=<text>
         "Find text",
-        default="",
         placeholder="a word in the chunks",
+        key="find",
+        bind="query-params",
+        persist_state="session",
     )
 with explore[1]:
-    fields = explorer.color_fields(pool)
-    if state.option(explorer.COLOR, "verdict") not in fields:
-        state.set_option(explorer.COLOR, "verdict", record=False)
-    color_by = state.bind_option(
-        st.selectbox, explorer.COLOR, "pool_color", "Colour by", default="verdict", options=fields
+    # color=<field>; a field this pool lacks (from a link or another pool) is dropped.
+    color_by = st.selectbox(
+        "Colour by",
+        options=explorer.color_fields(pool),
+        key="color",
+        bind="query-params",
+        persist_state="session",
     )
 ask_row = st.columns([3, 1], vertical_alignment="bottom")
 with ask_row[0]:

@@ -1,9 +1,10 @@
 """The Pool page's map explorer: colour by a field, find text, lasso chunks, export them.
 
-Every choice is a page option in the address: ``find`` (the search text), ``color`` (one of
-:func:`color_fields`: ``verdict``, ``source``, ``gold``, ``tokens``, ``relevance`` or
-``meta:<key>`` for a metadata key) and ``picked`` (the pool positions lassoed, e.g.
-``3,17,22``), so a link shows the same map, highlight and chosen chunks.
+Every choice is in the address, so a link shows the same map, highlight and chosen chunks:
+``find`` (the search text) and ``color`` (one of :func:`color_fields`: ``verdict``,
+``source``, ``gold``, ``tokens``, ``relevance`` or ``meta:<key>`` for a metadata key) are
+widgets Streamlit binds to it; ``picked`` (the pool positions lassoed, e.g. ``3,17,22``) is a
+page option, since a chart's selection is not a widget Streamlit can bind.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from . import state
 from .text import plain_name
 
 __all__ = [
-    "COLOR",
-    "FIND",
     "PICKED",
     "color_fields",
     "color_values",
@@ -38,8 +37,6 @@ def _positions(raw: str) -> tuple[int, ...]:
     return values
 
 
-FIND = state.Option("find", str)
-COLOR = state.Option("color", str)
 PICKED = state.Option("picked", _positions, lambda v: ",".join(str(i) for i in v))
 
 

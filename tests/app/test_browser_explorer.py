@@ -161,3 +161,33 @@ def test_a_click_on_a_pool_sets_row_opens_its_pool_and_moves_the_query_box(app_u
             page.wait_for_url("**/pool?**", timeout=60_000)
         assert f"pool={pool}" in page.url
         assert len(table_csv(page, table_after(page, CHUNKS))) == int(row["chunks"])
+
+
+def test_find_and_colour_are_written_to_the_address_as_typed(app_url):
+    """Find text and Colour by are bound to the address by Streamlit: typing a word and
+    choosing a colour put ``find`` and ``color`` in it, and a fresh tab from that address
+    rings the same matches in the same colours."""
+    with chromium() as browser:
+        page = new_tab(browser)
+        page.goto(f"{app_url}/pool?pool=medium&budget=1500")
+        wait_for_app(page)
+        box = page.get_by_label("Find text")
+        with rerun(page):
+            box.fill("the")
+            box.press("Enter")
+        page.wait_for_function("() => location.search.includes('find=the')", timeout=60_000)
+        colour = page.locator('[data-testid="stSelectbox"]').filter(has_text="Colour by")
+        with rerun(page):
+            colour.click()
+            page.get_by_role("option", name="tokens", exact=True).click()
+        page.wait_for_function("() => location.search.includes('color=tokens')", timeout=60_000)
+        names = """() => [...document.querySelectorAll('.js-plotly-plot')]
+            .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso')
+            ._fullData.map(t => t.name).filter(n => n.startsWith('matches') || n === 'tokens')"""
+        drawn = page.evaluate(names)
+        assert "tokens" in drawn and any(n.startswith("matches (") for n in drawn)
+        again = new_tab(browser)
+        again.goto(page.url)
+        wait_for_app(again)
+        assert again.evaluate(names) == drawn
+        assert again.get_by_label("Find text").input_value() == "the"
