@@ -19,6 +19,20 @@ The contract, for every page:
   settings (only those that differ from their default), on every page: a page switch keeps
   the address, so it costs one history entry, and a link restores every page's view.
 - :func:`switch_page` switches with the current address (``st.switch_page`` alone clears it).
+- A page control that is a plain widget is bound by Streamlit (``bind="query-params"``, its
+  key the parameter's name: Similarity's ``order``/``top``/``pairs``, the Pool page's
+  ``find``/``color``); this module leaves those parameters alone.
+
+Why the settings and the options below are not bound widgets too:
+
+- Streamlit writes a bound widget's change with ``history.replaceState``: Back and Forward
+  would no longer step through the settings (one change, one history entry).
+- On a page switch Streamlit drops the parameters bound on the page left, and the sidebar
+  is drawn by every page; pool keys (Live, asked, pool set) must stay for every page.
+- Some values are not one widget's: ``lam`` is ``adaptive`` or a number (a radio and a
+  slider), ``floor`` and ``topn`` likewise; a preset fills the fields a link leaves out; a
+  bound widget with a ``format_func`` writes the label, not the value (Compare's ``sweep``,
+  A/B strategies); the map's lasso (``picked``) and the replay's ``step`` are not widgets.
 """
 
 from __future__ import annotations
