@@ -73,6 +73,10 @@ _HOME = {
     "redundancy_data": "poolset",
     "redundancy_figure": "poolset",
     "mark_chunk": "pool_map",
+    "Facet": "facets",
+    "facet_positions": "facets",
+    "facets_data": "facets",
+    "facets_figure": "facets",
     "VERDICT_MARKERS": "pool_map",
 }
 
