@@ -8,16 +8,17 @@ request from a ``pages/`` folder next to the entry point without ``app.py``.)
 
 import streamlit as st
 
-from ui.first_message import FAVICON, preload_charts
+from ui import nav
+from ui.projection_store import projection_method, store
 
-# The browser starts compiling its chart code now, not when the first chart arrives: before
-# the page config (its icon's first conversion imports numpy and PIL, 0.15 s on a cold
-# server) and the imports below (0.3 s).
-preload_charts()
+#: The page icon, drawn here (a funnel: select from a pool) so that the browser fetches no
+#: icon from a font host: ``st.set_page_config`` turns an SVG string into a data URL.
+FAVICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24">'
+    '<rect width="24" height="24" rx="5" fill="#0072B2"/>'
+    '<path d="M5 6h14l-5.5 6.5V18l-3 1.5v-7z" fill="#ffffff"/></svg>'
+)
 st.set_page_config(page_title="AdaGReS Explorer", page_icon=FAVICON, layout="wide")
-
-from ui import nav  # noqa: E402 (after the first message, see above)
-from ui.projection_store import projection_method, store  # noqa: E402
 
 # Created once per server process: starts numba's compilation in a background thread.
 store(projection_method())

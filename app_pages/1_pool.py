@@ -71,20 +71,21 @@ if pools.is_private(settings.pool) and lost_by_links:
 st.subheader("Map")
 explore = st.columns([2, 1])
 with explore[0]:
-    found_text = state.bind_option(
-        st.text_input,
-        explorer.FIND,
-        "pool_find",
+    found_text = st.text_input(  # bound to the address by its key: find=<text>
         "Find text",
-        default="",
         placeholder="a word in the chunks",
+        key="find",
+        bind="query-params",
+        persist_state="session",
     )
 with explore[1]:
-    fields = explorer.color_fields(pool)
-    if state.option(explorer.COLOR, "verdict") not in fields:
-        state.set_option(explorer.COLOR, "verdict", record=False)
-    color_by = state.bind_option(
-        st.selectbox, explorer.COLOR, "pool_color", "Colour by", default="verdict", options=fields
+    # color=<field>; a field this pool lacks (from a link or another pool) is dropped.
+    color_by = st.selectbox(
+        "Colour by",
+        options=explorer.color_fields(pool),
+        key="color",
+        bind="query-params",
+        persist_state="session",
     )
 ask_row = st.columns([3, 1], vertical_alignment="bottom")
 with ask_row[0]:
@@ -118,25 +119,43 @@ if question_text:
     except AdagresError as exc:
         asked = placed = reselected = None
         st.warning(render.md_line(f"No new query: {exc}"))
-render.chart(
-    figures.explorer_map(
-        projected.chunks,
-        ids=pool.ids,
-        texts=pool.texts,
-        values=values,
-        numeric=numeric,
-        color_by=color_by,
-        matches=found,
-        query=projected.query,
-        asked=None if placed is None else (placed.x, placed.y),
-        neighbours=asked.neighbours if asked else (),
-        new_picks=reselected.indices if reselected else (),
-        title=f"{method.upper()} map of the pool",
-    ),
-    "pool_map",
-    on_select=lambda: explorer.record_pick("pool_map"),
-    selection_mode=("lasso", "box", "points"),
-)
+chosen = explorer.picked(pool)
+facets = explorer.facets(pool, selection, color_by, chosen)
+# Linked views beside the map: the facets count the chunks chosen there, and bars clicked or
+# boxed on the facets choose their chunks on the map.
+map_column, facets_column = st.columns([3, 2])
+with map_column:
+    render.chart(
+        figures.explorer_map(
+            projected.chunks,
+            ids=pool.ids,
+            texts=pool.texts,
+            values=values,
+            numeric=numeric,
+            color_by=color_by,
+            matches=found,
+            query=projected.query,
+            asked=None if placed is None else (placed.x, placed.y),
+            neighbours=asked.neighbours if asked else (),
+            new_picks=reselected.indices if reselected else (),
+            chosen=chosen or None,
+            title=f"{method.upper()} map of the pool",
+        ),
+        "pool_map",
+        on_select=lambda: explorer.record_pick("pool_map"),
+        selection_mode=("lasso", "box", "points"),
+    )
+with facets_column:
+    render.chart(
+        figures.facets_figure(
+            facets, chosen_name=f"chosen on the map ({len(chosen)})" if chosen else "chosen"
+        ),
+        "pool_facets",
+        modebar=False,
+        on_select=lambda: explorer.record_facet_pick("pool_facets", facets),
+        selection_mode=("points", "box"),
+    )
+    st.caption("Box bars (drag across their tops) to choose their chunks on the map.")
 if asked is not None and placed is not None and reselected is not None:
     st.caption(
         render.md_line(
@@ -167,9 +186,15 @@ if found is not None:
             "pool_found",
             {"relevance": st.column_config.NumberColumn(format="%.4f")},
         )
-chosen = explorer.picked(pool)
 if chosen:
     st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
+    name = st.text_input(  # named=<text> in the address, bound by Streamlit
+        "Name this choice",
+        placeholder="e.g. dosage chunks",
+        key="named",
+        bind="query-params",
+        persist_state="session",
+    )
     verdicts = frame.iloc[list(chosen)]["verdict"].value_counts()
     st.text("Their verdicts: " + " · ".join(f"{n} {v}" for v, n in verdicts.items()))
     render.table(
@@ -180,7 +205,7 @@ if chosen:
     st.download_button(
         "Download the chosen chunks as a pool (JSON)",
         data=lambda: explorer.export_text(pool, chosen),
-        file_name=f"pool-{settings.pool}-{len(chosen)}-chosen.json",
+        file_name=f"pool-{settings.pool}-{name.strip() or f'{len(chosen)}-chosen'}.json",
         mime="application/json",
         key="pool_chosen_download",
         on_click="ignore",
@@ -191,20 +216,6 @@ else:
 st.subheader("Chunks")
 st.caption("Verdict under the current sidebar settings (see Why dropped for the numbers).")
 render.table(frame, "pool_table", {"relevance": st.column_config.NumberColumn(format="%.4f")})
-
-st.subheader("Relevance and length")
-# Linked to the map: the chunks chosen there (lasso or box) over the pool, else the picks.
-overlay, overlay_name = (
-    (chosen, f"chosen on the map ({len(chosen)})")
-    if chosen
-    else (selection.indices, f"selected ({selection.size})")
-)
-render.chart(
-    figures.distributions_figure(
-        selection.relevance, pool.token_counts, selected=overlay, selected_name=overlay_name
-    ),
-    "pool_distributions",
-)
 
 st.subheader("Near-duplicates")
 threshold = st.slider("Cosine at least", 0.5, 1.0, 0.9, 0.01, key="pool_dup_threshold")

@@ -1,7 +1,5 @@
 """Similarity: the pairwise cosine heatmap (picks outlined) and the near-duplicate pairs."""
 
-from collections.abc import Callable
-
 import streamlit as st
 
 from adagres.core.metrics import NEAR_DUPLICATE
@@ -16,59 +14,36 @@ FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
 ORDERS = ("pick", "cluster")
 
 
-def _one_of(options: tuple) -> Callable[[str], object]:
-    def parse(raw: str) -> object:
-        for value in options:
-            if raw == str(value):
-                return value
-        raise ValueError(f"expected one of {', '.join(map(str, options))}")
-
-    return parse
-
-
-def _cosine(raw: str) -> float:
-    value = round(float(raw), 2)
-    if not 0.5 <= value <= 1.0:
-        raise ValueError("must be a cosine from 0.5 to 1")
-    return value
-
-
-# In the URL: order=pick|cluster, top=<M>, pairs=<cosine>.
-ORDER = state.Option("order", _one_of(ORDERS))
-TOP = state.Option("top", _one_of(SIZES))
-PAIRS_AT = state.Option("pairs", _cosine, lambda v: f"{v:.2f}")
-
 # ---- controls
 settings = sidebar()
 st.title("Similarity")
 pool, key = render.current_pool(settings)
 
 controls = st.columns([2, 2, 3])
-method = state.bind_option(
-    controls[0].radio,
-    ORDER,
-    "sim_order",
+# Each control is bound to the address by its key: order=pick|cluster, top=<M>, pairs=<cosine>.
+method = controls[0].radio(
     "Order",
-    default="pick",
-    options=ORDERS,
-    format_func=lambda m: {"pick": "pick order, then relevance", "cluster": "clusters"}[m],
+    options=ORDERS,  # no format_func: a bound radio writes its label, and links say "cluster"
+    captions=("pick order, then relevance", "clusters"),
     help="pick: the selected chunks in pick order, then the rest by decreasing relevance. "
     "clusters: the same chunks grouped by average-linkage clustering on cosine distance.",
+    key="order",
+    bind="query-params",
+    persist_state="session",
 )
-# Sizes up to the first that shows the whole pool ("all 88", not a 150 the pool lacks).
+# Sizes up to the first that shows the whole pool ("all 88", not a 150 the pool lacks); the
+# address holds the label ("top=50", "top=all 88"), and one the pool lacks is dropped.
 sizes = [m for m in SIZES if m < len(pool)] + [m for m in SIZES if m >= len(pool)][:1]
-if state.option(TOP, min(150, sizes[-1])) not in sizes:  # a size of a larger pool, or link
-    state.set_option(TOP, sizes[-1], record=False)
-max_chunks = state.bind_option(
-    controls[1].select_slider,
-    TOP,
-    "sim_max_chunks",
+max_chunks = controls[1].select_slider(
     "Chunks shown (top M)",
-    default=min(150, sizes[-1]),
     options=sizes,
+    value=min(150, sizes[-1]),
     format_func=lambda m: f"all {len(pool)}" if m >= len(pool) else str(m),
     help="Larger pools show the first M chunks of the pick order: the picks, then the most "
     "relevant. The hover text grows as M².",
+    key="top",
+    bind="query-params",
+    persist_state="session",
 )
 
 # ---- cached call
@@ -105,16 +80,16 @@ with st.expander(f"The {len(shown)} chunks of the heatmap, in row order"):
 
 # ---- near-duplicate pairs
 st.subheader("Near-duplicate pairs")
-threshold = state.bind_option(
-    st.slider,
-    PAIRS_AT,
-    "sim_threshold",
+threshold = st.slider(
     "Cosine at or above",
-    default=NEAR_DUPLICATE,
     min_value=0.5,
     max_value=1.0,
+    value=NEAR_DUPLICATE,
     step=0.01,
     help="Pairs of chunks of the whole pool whose cosine is at least this value.",
+    key="pairs",
+    bind="query-params",
+    persist_state="session",
 )
 duplicates = compute.near_duplicates(key.pool, threshold, PAIRS_LISTED)
 if not duplicates.total:

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from adagres import figures
 from adagres.errors import AdagresError
 from ui import pools, render, state
 from ui import poolsets as ps
@@ -83,8 +84,8 @@ if shown:
             ("Queries with drops", sum(1 for r in shown if r["dropped"] > 0)),
         ]
     )
-    render.chart(ps.redundancy_figure(shown), "ps_redundancy")
-    render.chart(ps.dropped_figure(shown), "ps_dropped")
+    render.chart(figures.redundancy_figure(shown), "ps_redundancy")
+    render.chart(figures.dropped_figure(shown), "ps_dropped")
 
     # ---- open a query's pool in every page (a click in the table, or this choice)
     by_id = {row["query_id"]: row for row in shown}

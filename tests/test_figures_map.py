@@ -220,3 +220,22 @@ def test_snippet_escapes_and_cuts():
     assert F.snippet("a &  b\n\nc", n=160) == "a &amp; b c"
     assert F.snippet("&" * 10, n=5) == "&amp;" * 5 + "…"  # the cut never splits an entity
     assert len(F.snippet("x" * 500)) == 161
+
+
+@pytest.mark.parametrize("svg", [False, True])
+def test_mark_chunk_rings_the_inspected_chunk_and_leaves_the_map_as_it_was(pool, svg):
+    s, p = pool["s"], pool["proj"]
+    fig = F.pool_map(p, s, 2, ids=pool["ids"], texts=pool["texts"], svg=svg)
+    before = as_dict(fig)
+    chunk = 7
+    point = (float(p.chunks[chunk, 0]), float(p.chunks[chunk, 1]))
+    marked = F.mark_chunk(fig, point, chunk, name="<b>c7</b>", svg=svg)
+    assert as_dict(fig) == before  # a copy: the cached map is not changed
+    after = as_dict(marked)
+    assert after["data"][:-1] == before["data"]
+    ring = after["data"][-1]
+    assert ring["type"] == ("scatter" if svg else "scattergl")
+    assert (ring["x"], ring["y"], ring["customdata"]) == ([point[0]], [point[1]], [chunk])
+    assert ring["name"] == "inspected: &lt;b&gt;c7&lt;/b&gt;"  # chunk ids are plain text
+    assert ring["marker"]["symbol"] == "circle-open" and ring["hoverinfo"] == "skip"
+    assert ring["unselected"]["marker"]["opacity"] == 1.0  # the lasso does not dim it

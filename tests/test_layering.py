@@ -152,3 +152,38 @@ def test_the_room_test_sees_an_upward_import(tmp_path):
     path = tmp_path / "pool.py"
     path.write_text("from ..cli import main\nimport adagres.eval.run\n")
     assert imported_rooms(path, "adagres.pools") == {"cli", "eval"}
+
+
+def _app_sources() -> list[tuple[str, str]]:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    paths = [root / "app.py", *sorted((root / "ui").glob("*.py"))]
+    paths += sorted((root / "app_pages").glob("*.py"))
+    return [(path.name, path.read_text()) for path in paths]
+
+
+def test_the_app_reads_no_file_of_streamlits_own_bundle():
+    """Streamlit as documented: no module looks inside Streamlit's package (its private
+    build, whose file names change with every release) or imports its internals."""
+    import ast
+
+    for name, source in _app_sources():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Attribute) and node.attr == "__file__":
+                assert not (isinstance(node.value, ast.Name) and node.value.id == "st"), name
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("streamlit."):
+                assert node.module in {"streamlit.testing.v1"}, (name, node.module)
+        assert "static/js" not in source and '"static"' not in source, name
+
+
+def test_the_app_draws_no_figure_of_its_own():
+    """Every figure is built in adagres/figures: the app layer imports no plotly."""
+    import ast
+
+    for name, source in _app_sources():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("plotly") for a in node.names), name
+            if isinstance(node, ast.ImportFrom):
+                assert not (node.module or "").startswith("plotly"), (name, node.module)

@@ -12,8 +12,7 @@
   ``projection_store``: the map's coordinates (PCA now, UMAP in the background);
   ``cache``: the slot every cached result is kept in; ``progress``: the one way the data
   layer draws while it works.
-- ``first_message``: what every run sends before importing the rest (the page icon, the
-  preload of the browser's chart code); ``tables``: pandas frames; ``render``, ``text``:
+- ``tables``: pandas frames; ``render``, ``text``:
   small render helpers; ``pool_sources``,
   ``replay``, ``derivation``, ``comparison``: blocks of the Pool, Selection, λ and Compare
   pages.

@@ -134,32 +134,13 @@ def marked_map(key: SelectionKey, step: int, chunk: int) -> tuple[Any, str, bool
         coordinates, _, _ = projection(key.pool)
 
     def build() -> Any:
-        import plotly.graph_objects as go
+        from adagres import figures
 
-        from adagres.figures.layout import PALETTE, UNDIMMED, escape
-
-        marked = go.Figure(figure)
-        x, y = (float(v) for v in coordinates.chunks[chunk])
-        name = key.pool.get().ids[chunk]
-        ring = go.Scatter if uses_svg(len(key.pool.get())) else go.Scattergl
-        marked.add_trace(
-            ring(
-                x=[x],
-                y=[y],
-                customdata=[chunk],
-                mode="markers",
-                name=f"inspected: {escape(name)}",
-                hoverinfo="skip",
-                unselected=UNDIMMED,
-                marker={
-                    "size": 30,
-                    "color": PALETTE["stop"],
-                    "symbol": "circle-open",
-                    "line": {"width": 4, "color": PALETTE["stop"]},
-                },
-            )
+        pool = key.pool.get()
+        point = (float(coordinates.chunks[chunk][0]), float(coordinates.chunks[chunk][1]))
+        return figures.mark_chunk(
+            figure, point, int(chunk), name=pool.ids[chunk], svg=uses_svg(len(pool))
         )
-        return marked
 
     return _marked_maps(key, step, method, int(chunk)).fill(build), method, pending
 

@@ -1,9 +1,10 @@
 """The Pool page's map explorer: colour by a field, find text, lasso chunks, export them.
 
-Every choice is a page option in the address: ``find`` (the search text), ``color`` (one of
-:func:`color_fields`: ``verdict``, ``source``, ``gold``, ``tokens``, ``relevance`` or
-``meta:<key>`` for a metadata key) and ``picked`` (the pool positions lassoed, e.g.
-``3,17,22``), so a link shows the same map, highlight and chosen chunks.
+Every choice is in the address, so a link shows the same map, highlight and chosen chunks:
+``find`` (the search text) and ``color`` (one of :func:`color_fields`: ``verdict``,
+``source``, ``gold``, ``tokens``, ``relevance`` or ``meta:<key>`` for a metadata key) are
+widgets Streamlit binds to it; ``picked`` (the pool positions lassoed, e.g. ``3,17,22``) is a
+page option, since a chart's selection is not a widget Streamlit can bind.
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ from . import state
 from .text import plain_name
 
 __all__ = [
-    "COLOR",
-    "FIND",
     "PICKED",
     "color_fields",
     "color_values",
     "export_text",
+    "facets",
     "matches",
     "picked",
+    "record_facet_pick",
     "record_pick",
 ]
 
@@ -38,8 +39,6 @@ def _positions(raw: str) -> tuple[int, ...]:
     return values
 
 
-FIND = state.Option("find", str)
-COLOR = state.Option("color", str)
 PICKED = state.Option("picked", _positions, lambda v: ",".join(str(i) for i in v))
 
 
@@ -74,6 +73,39 @@ def color_values(pool: Pool, selection: Selection, field: str) -> tuple[list[Any
     raw = [(chunk.metadata or {}).get(key) for chunk in pool.chunks]
     numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in raw)
     return (raw if numeric else ["(none)" if v is None else str(v) for v in raw]), numeric
+
+
+def facets(
+    pool: Pool, selection: Selection, color_by: str, chosen: tuple[int, ...]
+) -> tuple[Any, ...]:
+    """The linked views' facets: relevance, tokens, verdict, and one more column of the
+    chunks (the map's colour if it is another field, else the first metadata key, else the
+    source), with the chunks ``chosen`` counted in each bin."""
+    from adagres import figures
+
+    others = [f for f in color_fields(pool) if f not in ("verdict", "tokens", "relevance")]
+    extra = (
+        color_by
+        if color_by in others
+        else next((f for f in others if f.startswith("meta:")), others[0] if others else None)
+    )
+    names = ["relevance", "tokens", "verdict", *([extra] if extra else [])]
+    specs = []
+    for name in names:
+        values, numeric = color_values(pool, selection, name)
+        specs.append((name, values, numeric))
+    return figures.facets_data(specs, chosen=chosen)
+
+
+def record_facet_pick(key: str, facets: tuple[Any, ...]) -> None:
+    """The facets chart's ``on_select``: choose on the map the chunks in the bars clicked or
+    boxed (a history entry); an empty selection keeps the current choice."""
+    from adagres import figures
+
+    points = st.session_state[key]["selection"]["points"]
+    bars = [tuple(p["customdata"]) for p in points if isinstance(p.get("customdata"), list)]
+    if bars:
+        state.set_option(PICKED, figures.facet_positions(facets, bars))
 
 
 def matches(pool: Pool, text: str) -> tuple[int, ...] | None:

@@ -1,7 +1,8 @@
 """The page list in the sidebar: one ``st.page_link`` per page, carrying the view's address.
 
 Streamlit's own page list drops the query string on a page switch (it keeps only the
-parameters of widgets bound with ``bind="query-params"``), so the next page would open at
+parameters of widgets bound with ``bind="query-params"``, and the settings are not: see
+``ui.state``), so the next page would open at
 its defaults, or write the view back as a second history entry. ``app.py`` hides that list
 (``st.navigation(..., position="hidden")``) and registers its pages here; the sidebar
 draws these links first, and :func:`ui.state.sync_url` draws them again at the end of the

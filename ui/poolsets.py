@@ -6,21 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 import adagres
 from adagres import traces
 from adagres.core.settings import Settings as Selector
 from adagres.errors import AdagresError
-from adagres.figures.layout import PALETTE, apply_layout
 from adagres.poolsets import summaries as poolsets
 from adagres.poolsets.summaries import PoolSet
 
@@ -31,7 +27,6 @@ __all__ = [
     "MAX_SESSION_UPLOADS",
     "SORTABLE",
     "display_name",
-    "dropped_figure",
     "filter_rows",
     "follow_set",
     "frame",
@@ -40,7 +35,6 @@ __all__ = [
     "open_query",
     "open_set",
     "pick_from_table",
-    "redundancy_figure",
     "rows",
     "save_upload",
     "show_open_error",
@@ -79,12 +73,6 @@ _UPLOAD_ROWS = "ps_upload_rows"  # session state: (key, rows) of its open upload
 #: Uploads a session may open (the latest ones); an older upload is released.
 MAX_SESSION_UPLOADS = 4
 ROWS_FORMAT = 2  # bump when the rows change meaning, so rows on disk are computed again
-_STRATEGY_NAMES = {"topk": "top-k (budget)", "adagres": "AdaGReS", "recommended": "recommended"}
-_STRATEGY_COLORS = {
-    "topk": PALETTE["candidate"],
-    "adagres": PALETTE["selected"],
-    "recommended": PALETTE["adaptive"],
-}
 
 
 def _stamp(path: Path) -> tuple[Any, ...]:
@@ -285,63 +273,6 @@ def mean_share(found: Sequence[dict[str, Any]], key: str) -> str:
     """
     values = [row[key] for row in found if row.get(key) is not None]
     return f"{100 * sum(values) / len(values):.1f}%" if values else "–"
-
-
-def count_ticks(figure: go.Figure, largest: int) -> None:
-    """Whole-number ticks on a y axis of counts (at most about six of them)."""
-    figure.update_yaxes(dtick=max(1, math.ceil(largest / 5)), tick0=0, rangemode="tozero")
-
-
-def redundancy_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
-    """Histograms across queries of the mean pairwise cosine of each strategy's picks, all
-    over the same 30 bins (so the overlaid bars compare), binned once here: the bars and
-    the count ticks come from the same counts."""
-    values = {p: [row[f"{p}_redundancy"] for row in found] for p in _STRATEGY_NAMES}
-    every = [v for vs in values.values() for v in vs]
-    low, high = (min(every), max(every)) if every else (0.0, 1.0)
-    edges = np.linspace(low, high if high > low else low + 0.3, 31)
-    centres, width = (edges[:-1] + edges[1:]) / 2, float(edges[1] - edges[0])
-    figure = go.Figure()
-    largest = 0
-    for prefix, name in _STRATEGY_NAMES.items():
-        counts = np.histogram(values[prefix], edges)[0]
-        largest = max(largest, int(counts.max(initial=0)))
-        figure.add_trace(
-            go.Bar(
-                x=centres,
-                y=counts,
-                width=width,
-                name=name,
-                opacity=0.6,
-                marker_color=_STRATEGY_COLORS[prefix],
-            )
-        )
-    figure.update_layout(
-        barmode="overlay", xaxis_title="mean pairwise cosine of the picks", yaxis_title="queries"
-    )
-    count_ticks(figure, largest)
-    return apply_layout(figure, title="Redundancy of the selections, across queries", height=360)
-
-
-def dropped_figure(found: Sequence[dict[str, Any]]) -> go.Figure:
-    """How many queries have AdaGReS (and the recommended preset) drop k of top-k's chunks."""
-    figure = go.Figure()
-    largest = 0
-    for key, name, color in (
-        ("dropped", "AdaGReS", PALETTE["selected"]),
-        ("dropped_recommended", "recommended", PALETTE["adaptive"]),
-    ):
-        counts: dict[int, int] = {}
-        for row in found:
-            counts[row[key]] = counts.get(row[key], 0) + 1
-        ks = sorted(counts)
-        largest = max([largest, *counts.values()])
-        figure.add_trace(go.Bar(x=ks, y=[counts[k] for k in ks], name=name, marker_color=color))
-    figure.update_layout(
-        barmode="group", xaxis_title="chunks top-k keeps that it drops", yaxis_title="queries"
-    )
-    count_ticks(figure, largest)
-    return apply_layout(figure, title="Chunks dropped against top-k, across queries", height=320)
 
 
 def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:

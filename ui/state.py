@@ -19,6 +19,20 @@ The contract, for every page:
   settings (only those that differ from their default), on every page: a page switch keeps
   the address, so it costs one history entry, and a link restores every page's view.
 - :func:`switch_page` switches with the current address (``st.switch_page`` alone clears it).
+- A page control that is a plain widget is bound by Streamlit (``bind="query-params"``, its
+  key the parameter's name: Similarity's ``order``/``top``/``pairs``, the Pool page's
+  ``find``/``color``); this module leaves those parameters alone.
+
+Why the settings and the options below are not bound widgets too:
+
+- Streamlit writes a bound widget's change with ``history.replaceState``: Back and Forward
+  would no longer step through the settings (one change, one history entry).
+- On a page switch Streamlit drops the parameters bound on the page left, and the sidebar
+  is drawn by every page; pool keys (Live, asked, pool set) must stay for every page.
+- Some values are not one widget's: ``lam`` is ``adaptive`` or a number (a radio and a
+  slider), ``floor`` and ``topn`` likewise; a preset fills the fields a link leaves out; a
+  bound widget with a ``format_func`` writes the label, not the value (Compare's ``sweep``,
+  A/B strategies); the map's lasso (``picked``) and the replay's ``step`` are not widgets.
 """
 
 from __future__ import annotations
@@ -92,11 +106,30 @@ def _adopt(params: dict[str, str]) -> AppSettings:
     return settings
 
 
+def _address() -> dict[str, str]:
+    """The address's parameters this module reads and writes: all but those of widgets
+    bound with ``bind="query-params"`` (their key, a session key, is the parameter's name),
+    which Streamlit itself keeps in the address."""
+    return {k: v for k, v in st.query_params.to_dict().items() if k not in st.session_state}
+
+
+def _write(params: dict[str, str]) -> None:
+    """Make the address's own parameters ``params``, leaving the bound widgets' alone: one
+    message (one history entry), unless a parameter goes while a bound one is there."""
+    bound = set(st.query_params.to_dict()) - set(_address())
+    if not bound:
+        st.query_params.from_dict(params)
+        return
+    for name in set(_address()) - set(params):  # Streamlit refuses to clear a bound one
+        del st.query_params[name]
+    st.query_params.update(params)
+
+
 def current() -> AppSettings:
     """The session's settings; on the first run of a session, read from the URL."""
     settings = st.session_state.get(_STATE_KEY)
     if settings is None:
-        settings = _adopt(st.query_params.to_dict())
+        settings = _adopt(_address())
     return settings
 
 
@@ -104,7 +137,7 @@ def begin_run() -> None:
     """Start a page run: read the view from the address when the address changed from
     outside (first run, Back, Forward, an edited address); the sidebar calls it first."""
     st.session_state.pop(_LINKS_KEY, None)
-    now = st.query_params.to_dict()
+    now = _address()
     first = st.session_state.get(_STATE_KEY) is None
     moved = not st.session_state.get(_DIRTY_KEY) and st.session_state.get(_KNOWN_KEY) != now
     st.session_state[_ADOPTED_KEY] = first or moved
@@ -154,8 +187,8 @@ def sync_url(*, links: bool = True) -> None:
         params = view_params()
         st.session_state[_DIRTY_KEY] = False
         st.session_state[_KNOWN_KEY] = params
-        if st.query_params.to_dict() != params:
-            st.query_params.from_dict(params)
+        if _address() != params:
+            _write(params)
     drawn = st.session_state.get(_LINKS_KEY)
     if links and drawn is not None and drawn[1] != view_params():
         on_view_written(drawn[0])

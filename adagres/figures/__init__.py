@@ -66,6 +66,17 @@ _HOME = {
     "verdict_data": "verdict",
     "verdict_figure": "verdict",
     "verdict_phrase": "pool_map",
+    "CountBars": "poolset",
+    "POOLSET_STRATEGIES": "poolset",
+    "dropped_data": "poolset",
+    "dropped_figure": "poolset",
+    "redundancy_data": "poolset",
+    "redundancy_figure": "poolset",
+    "mark_chunk": "pool_map",
+    "Facet": "facets",
+    "facet_positions": "facets",
+    "facets_data": "facets",
+    "facets_figure": "facets",
     "VERDICT_MARKERS": "pool_map",
 }
 

@@ -113,6 +113,7 @@ def explorer_map(
     asked: Any = None,
     neighbours: Sequence[int] = (),
     new_picks: Sequence[int] = (),
+    chosen: Sequence[int] | None = None,
     title: str | None = None,
     height: int | None = 560,
 ) -> go.Figure:
@@ -122,12 +123,17 @@ def explorer_map(
 
     A new query in place: ``asked`` (its 2-D point) is drawn as a second star, its nearest
     chunks (``neighbours``) ringed in its colour and the chunks its selection picked
-    (``new_picks``) marked with a cross."""
+    (``new_picks``) marked with a cross. ``chosen`` (pool positions, e.g. bars chosen on
+    the facets) are drawn selected, as a lasso around them would, and the rest dimmed."""
     data = explorer_data(xy, ids=ids, texts=texts, values=values, numeric=numeric, matches=matches)
     faded = 0.25 if data.matches is not None else 0.9
     fig = go.Figure()
 
+    chosen_set = None if chosen is None else {int(i) for i in chosen}
+
     def trace(positions: Sequence[int], name: str, marker: dict[str, Any], **extra: Any) -> None:
+        if chosen_set is not None:
+            extra["selectedpoints"] = [k for k, i in enumerate(positions) if i in chosen_set]
         fig.add_trace(
             go.Scattergl(
                 x=[data.x[i] for i in positions],

@@ -36,6 +36,7 @@ __all__ = [
     "MapPoints",
     "away_from",
     "map_data",
+    "mark_chunk",
     "pool_map",
     "verdict_phrase",
 ]
@@ -506,3 +507,37 @@ def pool_map(
     fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
     fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
     return fig
+
+
+def mark_chunk(
+    figure: go.Figure,
+    point: tuple[float, float],
+    chunk: int,
+    *,
+    name: Any,
+    color: str = PALETTE["stop"],
+    svg: bool = False,
+) -> go.Figure:
+    """A copy of the map ``figure`` with the chunk at pool position ``chunk`` ringed at
+    ``point`` (the chunk inspected on "Why dropped"); the ring names it in the legend, has no
+    hover of its own and keeps its full opacity when the map's lasso dims the rest."""
+    marked = go.Figure(figure)
+    kind = go.Scatter if svg else go.Scattergl
+    marked.add_trace(
+        kind(
+            x=[float(point[0])],
+            y=[float(point[1])],
+            customdata=[int(chunk)],
+            mode="markers",
+            name=f"inspected: {escape(name)}",
+            hoverinfo="skip",
+            unselected=UNDIMMED,
+            marker={
+                "size": 30,
+                "color": color,
+                "symbol": "circle-open",
+                "line": {"width": 4, "color": color},
+            },
+        )
+    )
+    return marked

@@ -290,35 +290,6 @@ def test_the_pool_page_tabs_draw_on_a_click_and_keep_what_was_typed(app, browser
     page.close()
 
 
-def test_the_chart_code_loads_with_the_first_message_and_takes_no_room(app, browser):
-    """The Live pool page (before a store is chosen) draws no chart, yet the browser fetches
-    Streamlit's Plotly chunk (and imports it): the preload in app.py asks for it with the
-    run's first message. Its block is hidden, wrapper included, so it takes no room (not
-    even the column's gap)."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    fetched: list[tuple[str, int]] = []
-    page.on("response", lambda r: fetched.append((r.url, r.status)) if "/js/" in r.url else None)
-    page.goto(f"{app.url}/live")
-    wait_for_app(page, charts=False)
-    page.wait_for_function(  # the browser has fetched the chart code
-        "() => performance.getEntriesByType('resource')"
-        ".some(e => /PlotlyChart\\.[^/]*\\.js$/.test(e.name))",
-        timeout=60_000,
-    )
-    assert page.locator(".js-plotly-plot").count() == 0
-    plotly = [
-        (url, status) for url, status in fetched if re.search(r"/PlotlyChart\.[^/]*\.js$", url)
-    ]
-    assert [status for _, status in plotly] == [200]
-    hidden = page.evaluate(
-        "() => { const e = document.querySelector('.st-key-chart-preload');"
-        " return e && [getComputedStyle(e.parentElement).display,"
-        " e.parentElement.getBoundingClientRect().height]; }"
-    )
-    assert hidden == ["none", 0]  # the wrapper: display none, so no gap either
-    page.close()
-
-
 def test_the_server_stops_within_seconds_of_sigterm(browser, pools_dir, tmp_path):
     """With the real projection, the server's UMAP worker is busy compiling (numba) right
     after the first page: the server must not wait for it to exit."""

@@ -4,6 +4,8 @@ that query's pool and moves the Query box to it."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from browser_support import (
     chromium,
@@ -161,3 +163,139 @@ def test_a_click_on_a_pool_sets_row_opens_its_pool_and_moves_the_query_box(app_u
             page.wait_for_url("**/pool?**", timeout=60_000)
         assert f"pool={pool}" in page.url
         assert len(table_csv(page, table_after(page, CHUNKS))) == int(row["chunks"])
+
+
+def test_find_and_colour_are_written_to_the_address_as_typed(app_url):
+    """Find text and Colour by are bound to the address by Streamlit: typing a word and
+    choosing a colour put ``find`` and ``color`` in it, and a fresh tab from that address
+    rings the same matches in the same colours."""
+    with chromium() as browser:
+        page = new_tab(browser)
+        page.goto(f"{app_url}/pool?pool=medium&budget=1500")
+        wait_for_app(page)
+        box = page.get_by_label("Find text")
+        with rerun(page):
+            box.fill("the")
+            box.press("Enter")
+        page.wait_for_function("() => location.search.includes('find=the')", timeout=60_000)
+        colour = page.locator('[data-testid="stSelectbox"]').filter(has_text="Colour by")
+        with rerun(page):
+            colour.click()
+            page.get_by_role("option", name="tokens", exact=True).click()
+        page.wait_for_function("() => location.search.includes('color=tokens')", timeout=60_000)
+        names = """() => [...document.querySelectorAll('.js-plotly-plot')]
+            .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso')
+            ._fullData.map(t => t.name).filter(n => n.startsWith('matches') || n === 'tokens')"""
+        drawn = page.evaluate(names)
+        assert "tokens" in drawn and any(n.startswith("matches (") for n in drawn)
+        again = new_tab(browser)
+        again.goto(page.url)
+        wait_for_app(again)
+        assert again.evaluate(names) == drawn
+        assert again.get_by_label("Find text").input_value() == "the"
+
+
+#: The facets chart beside the map: each trace's name and its bars' counts.
+FACET_BARS = """() => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')]
+      .find(p => p._fullLayout && p._fullLayout.dragmode === 'select'
+          && p._fullData.some(t => t.type === 'bar' && t.name === 'pool'));
+  return gd ? gd._fullData.map(t => ({name: t.name, y: [...t.y]})) : null;
+}"""
+
+#: The screen box of bar ``bin`` of the pool's trace of facet ``facet``.
+BAR_BOX = """([facet, bin]) => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')]
+      .find(p => p._fullLayout && p._fullLayout.dragmode === 'select'
+          && p._fullData.some(t => t.type === 'bar' && t.name === 'pool'));
+  const bar = gd.querySelectorAll('.barlayer .trace')[2 * facet].querySelectorAll('.point')[bin];
+  const r = bar.getBoundingClientRect();
+  return [r.left, r.top, r.right, r.bottom];
+}"""
+
+#: The pool positions the explorer map draws selected (plotly's selectedpoints).
+MAP_SELECTED = """() => {
+  const gd = [...document.querySelectorAll('.js-plotly-plot')]
+      .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso');
+  const out = [];
+  for (const t of gd._fullData) {
+    if (!t.customdata || !t.selectedpoints || (t.name || '').startsWith('matches')) continue;
+    for (const k of t.selectedpoints) out.push(Number(t.customdata[k]));
+  }
+  return out.sort((a, b) => a - b);
+}"""
+
+
+def chosen_counts(page) -> list[int]:
+    bars = page.evaluate(FACET_BARS)
+    return [sum(t["y"]) for t in bars if t["name"].startswith("chosen")]
+
+
+def test_a_lasso_fills_the_facets_and_a_bar_chooses_its_chunks_on_the_map(app_url):
+    """Linked views: the chunks lassoed on the map are counted in every facet beside it
+    (relevance, tokens, verdict, a metadata column); a box on a facet's bar chooses its
+    chunks on the map (in the address, drawn selected); a name given to the choice travels
+    in the address. Prints the time from the lasso's release to the facets' update."""
+    with chromium() as browser:
+        page = new_tab(browser)
+        page.goto(f"{app_url}/pool?pool=medium&budget=1500")
+        wait_for_app(page)
+        assert page.evaluate(FACET_BARS) is not None  # the facets sit beside the map
+        assert set(chosen_counts(page)) == {0}
+        page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+            .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso')
+            .scrollIntoView({block: 'center', behavior: 'instant'})""")
+        settle_layout(page)
+        points = page.evaluate(MAP_POINTS)
+        xs, ys = [p["x"] for p in points], [p["y"] for p in points]
+        (left, _), (right, _) = widest_gap(xs, 0.15, 0.45), widest_gap(xs, 0.55, 0.85)
+        (top, _), (bottom, _) = widest_gap(ys, 0.15, 0.45), widest_gap(ys, 0.55, 0.85)
+        inside = {p["position"] for p in points if left < p["x"] < right and top < p["y"] < bottom}
+        with rerun(page):
+            page.mouse.move(left, top)
+            page.mouse.down()
+            for x, y in ((right, top), (right, bottom), (left, bottom), (left, top)):
+                page.mouse.move(x, y, steps=8)
+            released = time.perf_counter()
+            page.mouse.up()
+            page.wait_for_function(
+                f"() => {{ const b = ({FACET_BARS})(); return b && b.filter("
+                f"t => t.name.startsWith('chosen')).every("
+                f"t => t.y.reduce((a, c) => a + c, 0) === {len(inside)}); }}",
+                timeout=60_000,
+                polling="raf",
+            )
+            updated = time.perf_counter()
+        print(f"\nlasso -> facets updated: {updated - released:.3f} s ({len(inside)} chunks)")
+        counts = chosen_counts(page)
+        assert len(counts) >= 3 and set(counts) == {len(inside)}
+        assert page.evaluate(MAP_SELECTED) == sorted(inside)
+
+        # A box around the verdict facet's first bar (plotly selects a bar by its tip)
+        # chooses exactly its chunks.
+        verdict = page.evaluate(FACET_BARS)[4]
+        assert verdict["name"] == "pool"
+        left, top, right, bottom = page.evaluate(BAR_BOX, [2, 0])
+        with rerun(page):
+            page.mouse.move(left - 4, top - 2)  # inside the plot: its top is near
+            page.mouse.down()
+            page.mouse.move(right + 4, bottom - 4, steps=8)
+            page.mouse.up()
+            page.wait_for_function(
+                f"() => (({MAP_SELECTED})()).length === {verdict['y'][0]}", timeout=60_000
+            )
+        picked = page.evaluate("() => new URLSearchParams(location.search).get('picked')")
+        assert [int(v) for v in picked.split(",")] == page.evaluate(MAP_SELECTED)
+        assert set(chosen_counts(page)) == {verdict["y"][0]}
+
+        # The choice takes a name, kept in the address beside it.
+        box = page.get_by_label("Name this choice")
+        with rerun(page):
+            box.fill("first verdict")
+            box.press("Enter")
+        page.wait_for_function("() => location.search.includes('named=first')", timeout=60_000)
+        again = new_tab(browser)
+        again.goto(page.url)
+        wait_for_app(again)
+        assert again.get_by_label("Name this choice").input_value() == "first verdict"
+        assert again.evaluate(MAP_SELECTED) == page.evaluate(MAP_SELECTED)

@@ -68,3 +68,36 @@ def test_back_and_forward_move_between_views(app_url):
         page.go_forward()
         title_is(page, "Compare")
         assert page.evaluate("history.length") == start + 2
+
+
+ORDER_IS = """(v) => { const radios = [...document.querySelectorAll('[data-testid="stRadio"]')]
+    .filter(r => r.innerText.startsWith('Order'));
+  const on = radios.length && radios[0].querySelector('input:checked');
+  return on && on.value !== undefined
+      && on.closest('label').innerText.split('\\n')[0].trim() === v; }"""
+
+
+def test_page_controls_bound_by_streamlit_stay_beside_the_settings(app_url):
+    """Similarity's controls are bound to the address by Streamlit: the sidebar's settings,
+    which the app writes, leave them there; moving one rewrites the address in place
+    (Streamlit's way: no history entry), so Back returns to the view before the last
+    setting, with the order it had."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{app_url}/similarity?pool=medium&budget=600&order=cluster")
+        title_is(page, "Similarity")
+        settle(page, ORDER_IS, "cluster")
+        start = page.evaluate("history.length")
+        set_budget(page, 800)
+        assert "order=cluster" in page.url and "budget=800" in page.url
+        assert page.evaluate("history.length") == start + 1
+        order = page.locator('[data-testid="stRadio"]').filter(has_text="Order")
+        order.get_by_text("pick", exact=True).click()
+        settle(page, "() => !location.search.includes('order=')")
+        settle(page, ORDER_IS, "pick")
+        assert "budget=800" in page.url  # the default order leaves the address
+        assert page.evaluate("history.length") == start + 1
+        page.go_back()
+        budget_is(page, 600)
+        settle(page, ORDER_IS, "cluster")
+        assert "order=cluster" in page.url and "budget=600" in page.url

@@ -38,14 +38,18 @@ def test_find_colour_and_chosen_chunks_come_from_the_address(data_dir):
     assert at.query_params["picked"] == "4,9,2"  # the link is not rewritten on opening
 
 
-def test_choices_go_into_the_address_and_a_metadata_key_colours(data_dir):
-    at = page(POOL_PAGE, pool="biomedical_redundant")
+def test_choices_redraw_the_map_and_a_colour_the_pool_lacks_is_dropped(data_dir):
+    """Find and Colour by are widgets Streamlit binds to the address (the browser writes
+    them: tests/app/test_browser_explorer.py); here, what they draw."""
+    at = page(POOL_PAGE, pool="biomedical_redundant", color="meta:nothing")
     no_error(at)
-    assert "find" not in at.query_params
-    at.text_input(key="pool_find").set_value("dose").run()
-    assert at.query_params["find"] == "dose"
-    at.selectbox(key="pool_color").set_value("tokens").run()
-    assert at.query_params["color"] == "tokens"
+    assert at.selectbox(key="color").value == "verdict"
+    at.text_input(key="find").set_value("dose").run()
+    (ring,) = [t for t in explorer_figure(at)["data"] if t["name"].startswith("matches")]
+    found = explorer.matches(at_pool(data_dir), "dose")
+    assert found is not None
+    assert ring["name"] == f"matches ({len(found)})"
+    at.selectbox(key="color").set_value("tokens").run()
     fig = explorer_figure(at)
     (scale,) = [t for t in fig["data"] if t["name"] == "tokens"]
     pool = pool_of(data_dir, "biomedical_redundant")
@@ -53,6 +57,10 @@ def test_choices_go_into_the_address_and_a_metadata_key_colours(data_dir):
     assert [scale["marker"]["color"][i] for i in range(3)] == [
         int(n) for n in pool.token_counts[:3]
     ]
+
+
+def at_pool(data_dir):
+    return pool_of(data_dir, "biomedical_redundant")
 
 
 def test_the_export_loads_back_as_a_pool_of_the_chosen_chunks(data_dir, tmp_path):

@@ -99,7 +99,7 @@ def test_heatmap_is_the_cosine_matrix_of_the_shown_order(data_dir, pool_name, or
     # is a strict part of the matrix (the recommended preset fills 1200 tokens with all 10).
     at = page(SIMILARITY, pool=pool_name, budget="1200", **PAPER)
     if order == "cluster":
-        at.radio(key="sim_order").set_value("cluster").run()
+        at.radio(key="order").set_value("cluster").run()
     no_error(at)
     pool = pool_of(data_dir, pool_name)
     rows = frame(at, "row")
@@ -143,7 +143,7 @@ def test_heatmap_is_the_cosine_matrix_of_the_shown_order(data_dir, pool_name, or
 
 def test_heatmap_size_control(data_dir):
     at = page(SIMILARITY, pool="medium")
-    at.select_slider(key="sim_max_chunks").set_value(50).run()
+    at.select_slider(key="top").set_value(50).run()
     no_error(at)
     assert len(frame(at, "row")) == 50
     assert array(figures(at)[0]["data"][0]["z"]).shape == (50, 50)
@@ -153,7 +153,7 @@ def test_heatmap_size_control(data_dir):
 @pytest.mark.parametrize("threshold", [0.9, 0.8])
 def test_near_duplicate_table_lists_exactly_the_pairs_above_the_threshold(data_dir, threshold):
     at = page(SIMILARITY, pool="medium")
-    at.slider(key="sim_threshold").set_value(threshold).run()
+    at.slider(key="pairs").set_value(threshold).run()
     no_error(at)
     pool = pool_of(data_dir, "medium")
     assert pool.embeddings is not None
@@ -182,7 +182,7 @@ def test_near_duplicate_table_lists_exactly_the_pairs_above_the_threshold(data_d
 
 def test_near_duplicate_table_is_capped(data_dir):
     at = page(SIMILARITY, pool="medium")
-    at.slider(key="sim_threshold").set_value(0.7).run()
+    at.slider(key="pairs").set_value(0.7).run()
     no_error(at)
     pool = pool_of(data_dir, "medium")
     assert pool.embeddings is not None
@@ -199,7 +199,7 @@ def test_near_duplicate_table_is_capped(data_dir):
 
 def test_no_pair_above_the_threshold(data_dir):
     at = page(SIMILARITY, pool="tiny")
-    at.slider(key="sim_threshold").set_value(1.0).run()
+    at.slider(key="pairs").set_value(1.0).run()
     no_error(at)
     assert any("No pair" in info.value for info in at.info)
     assert not frames(at, "id A")

@@ -29,9 +29,9 @@ def test_similarity_offers_no_size_beyond_the_pool_and_names_the_selected_chunk(
     pool = pool_of(data_dir, DEMO)
     at = page(SIMILARITY, pool=DEMO, budget="1000")
     no_error(at)
-    sizes = at.select_slider(key="sim_max_chunks")
+    sizes = at.select_slider(key="top")
     assert list(sizes.options) == ["50", f"all {len(pool)}"]
-    at.slider(key="sim_threshold").set_value(0.8).run()
+    at.slider(key="pairs").set_value(0.8).run()
     pairs = frame(at, "id A")
     assert len(pairs) > 0
     allowed = {"both", "neither", *pool.ids}
