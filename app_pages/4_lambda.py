@@ -3,7 +3,7 @@
 import streamlit as st
 
 from adagres import figures
-from adagres.core.strategies import STRATEGIES
+from adagres.core.strategies import ADAGRES, STRATEGIES
 from adagres.core.sweep import default_lams
 from adagres.errors import AdagresError
 from ui import compute, derivation, render, state, tables
@@ -18,8 +18,8 @@ settings = sidebar()
 st.title("λ derivation")
 pool, key = render.current_pool(settings)
 # This page explains AdaGReS, whatever strategy the sidebar shows elsewhere.
-key = key.replace(strategy="adagres")
-if settings.strategy != "adagres":
+key = key.replace(strategy=ADAGRES.name)
+if settings.strategy != ADAGRES.name:
     chosen = STRATEGIES.get(settings.strategy)
     uses = (
         "selects with this λ"

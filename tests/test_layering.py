@@ -187,3 +187,84 @@ def test_the_app_draws_no_figure_of_its_own():
                 assert not any(a.name.startswith("plotly") for a in node.names), name
             if isinstance(node, ast.ImportFrom):
                 assert not (node.module or "").startswith("plotly"), (name, node.module)
+
+
+#: The modules where a strategy's name is written: the registry and the modules that define
+#: a strategy (``selection``: AdaGReS; ``baselines``: the by-name functions of the public API).
+STRATEGY_HOMES = {
+    "adagres/core/strategies.py",
+    "adagres/core/classic.py",
+    "adagres/core/variants.py",
+    "adagres/core/selection.py",
+    "adagres/core/baselines.py",
+    "adagres/optimum/__init__.py",
+}
+
+
+def name_tests(source: str, names: set[str]) -> list[int]:
+    """Lines where code decides by a strategy's name written as a literal: compared with a
+    strategy (``settings.strategy == "mmr"``, ``row["strategy"] in (...)``), passed as
+    ``strategy=`` or looked up in the registry (``STRATEGIES["mmr"]``). A metric, a column
+    or a retriever's search type that happens to share a name is not a strategy."""
+    import ast
+
+    def named(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(named(e) for e in node.elts)
+        return False
+
+    def strategic(node: ast.AST) -> bool:
+        return "strateg" in ast.unparse(node).lower()
+
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(named(a) for a in sides) and any(strategic(a) for a in sides if not named(a)):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.keyword) and node.arg == "strategy" and named(node.value):
+            lines.append(node.value.lineno)
+        elif isinstance(node, ast.Subscript) and named(node.slice) and strategic(node.value):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_no_caller_decides_by_a_strategy_s_name():
+    """A caller reads what it needs from the strategy's registry entry (its options, the
+    run it takes its size from, whether it proves the optimum, ...), never tests its name."""
+    import subprocess
+    from pathlib import Path
+
+    import adagres
+    from adagres.core.strategies import STRATEGIES
+
+    root = Path(adagres.__file__).parent.parent
+    files = subprocess.run(
+        ["git", "ls-files", "adagres", "ui", "app_pages", "app.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+    ).stdout.split()
+    found = []
+    for name in files:
+        if name.endswith(".py") and name not in STRATEGY_HOMES:
+            for line in name_tests((root / name).read_text(), set(STRATEGIES)):
+                found.append(f"{name}:{line}")
+    assert found == []
+
+
+def test_the_name_check_sees_each_way_of_deciding_by_name():
+    code = (
+        'if settings.strategy == "mmr": pass\n'
+        'x = {"topk_budget": 1}\n'
+        'key.replace(strategy="adagres")\n'
+        'y = STRATEGIES["exact"]\n'
+        'z = row["strategy"] in ("coverage", "other")\n'
+        'metric = row["mmr"]\n'
+        'if search_type == "mmr": pass\n'
+    )
+    names = {"mmr", "topk_budget", "adagres", "exact", "coverage"}
+    assert name_tests(code, names) == [1, 3, 4, 5]

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres.core.settings import MAX_WEIGHT
-from adagres.core.strategies import STRATEGIES, SWEPT
+from adagres.core.strategies import ADAGRES, STRATEGIES, SWEPT, TOPK_BUDGET, TOPK_SAME_K
 from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
 
@@ -137,8 +137,8 @@ def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppS
     configs = {}
     # B: top-k with AdaGReS's k against AdaGReS, AdaGReS against top-k until the budget (the
     # recommended preset's strategy), top-k until the budget against the rest.
-    b_default = {"adagres": "topk_same_k", "topk_budget": "adagres"}.get(
-        settings.strategy, "topk_budget"
+    b_default = {ADAGRES.name: TOPK_SAME_K.name, TOPK_BUDGET.name: ADAGRES.name}.get(
+        settings.strategy, TOPK_BUDGET.name
     )
     defaults = {"a": settings.strategy, "b": b_default}
     step = pools.budget_step(high)
@@ -287,7 +287,11 @@ def sweep_controls(
     The strategies start as the sidebar's ``strategy`` and :data:`SWEEP_STRATEGIES`.
     Returns (budgets, strategies, metric); strategies may be empty.
     """
-    options = [s for s in STRATEGIES if s != "exact" or len(pool) <= compute.EXACT_AUTO_MAX]
+    options = [
+        name
+        for name, s in STRATEGIES.items()
+        if not s.proves_optimum or len(pool) <= compute.EXACT_AUTO_MAX
+    ]
     metrics = metric_names(pool, METRIC_LABELS)
     # Defaults before the widgets are drawn; values kept from another pool are brought in range.
     _init("cmp_sweep_range", (min(100, high - 1), min(2000, high)))

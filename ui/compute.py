@@ -28,9 +28,10 @@ from adagres.core.calibration import FORMULAS, Calibration, calibrate_prepared
 from adagres.core.guarantee import Guarantee, guarantee
 from adagres.core.metrics import Metrics
 from adagres.core.result import Selection
-from adagres.core.strategies import strategy
+from adagres.core.strategies import ADAGRES, strategy
 from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep_prepared
 from adagres.errors import AdagresError, SolverError
+from adagres.optimum import EXACT
 from adagres.optimum.exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, ExactResult
 from adagres.pools.pool import Pool
 
@@ -203,7 +204,7 @@ def selection(key: SelectionKey) -> Selection:
 
 def exact_ready(key: SelectionKey) -> bool:
     """Whether the exact optimum (or its refusal) for ``key``'s settings is already known."""
-    return _selections(key.replace(strategy="exact")).filled
+    return _selections(key.replace(strategy=EXACT.name)).filled
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ def exact(key: SelectionKey) -> Optimum:
     the Selection page's ``exact`` strategy is the same entry). A refusal or a timeout is
     kept as ``message``."""
     try:
-        return Optimum(selection(key.replace(strategy="exact")), None)
+        return Optimum(selection(key.replace(strategy=EXACT.name)), None)
     except AdagresError as error:
         # A search stopped by its limit: what it proved (None for a refusal, any other error).
         stopped = error.result if isinstance(error, SolverError) else None
@@ -240,7 +241,7 @@ def calibrations(key: SelectionKey) -> dict[str, Calibration]:
         variants = {formula: key.selector.replace(formula=formula) for formula in FORMULAS}
         return {f: calibrate_prepared(prepared, key.budget, s) for f, s in variants.items()}
 
-    return _derived("calibrations", key.replace(strategy="adagres")).fill(run)
+    return _derived("calibrations", key.replace(strategy=ADAGRES.name)).fill(run)
 
 
 def adaptive_lam(key: SelectionKey) -> float:
@@ -257,12 +258,12 @@ def lam_sweep_of(key: SelectionKey, lams: tuple[float, ...]) -> LamSweep:
                 key.pool.get().prepared, key.budget, key.selector, lams, progress=report
             )
 
-    return _sweeps("lam", key.replace(strategy="adagres"), lams).fill(run)
+    return _sweeps("lam", key.replace(strategy=ADAGRES.name), lams).fill(run)
 
 
 def guarantee_of(key: SelectionKey) -> Guarantee:
     """δ, k and ε of the paper's bound at the λ of ``key``'s AdaGReS run."""
-    greedy = key.replace(strategy="adagres")
+    greedy = key.replace(strategy=ADAGRES.name)
 
     def run() -> Guarantee:
         pool = key.pool.get()

@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres import Settings as Selector
-from adagres.core.strategies import STRATEGIES
+from adagres.core.strategies import ADAGRES, STRATEGIES, TOPK_BUDGET
 from adagres.eval.aggregate import METRIC_LABELS
 from adagres.eval.charts import frontier_figure, tradeoff_figure
 from adagres.eval.frontier import compared, preset_entry, summary_rows, verdict
@@ -234,7 +234,7 @@ def query_frame(doc: Mapping[str, Any], corpus: str, budget: int, strategy: str)
     with the query's text and whether its pool holds an answer."""
     queries = [q for q in doc["queries"] if q["corpus"] == corpus]
     mine = _rows(doc, corpus, budget, strategy)
-    base = _rows(doc, corpus, budget, "topk_budget")
+    base = _rows(doc, corpus, budget, TOPK_BUDGET.name)
     out = []
     for q in queries:
         row, ref = mine.get(q["query_id"], {}), base.get(q["query_id"], {})
@@ -272,7 +272,7 @@ def app_settings(doc: Mapping[str, Any], strategy: str) -> tuple[str, Selector, 
     core, settings = entry.get("core"), entry.get("settings")
     if core in STRATEGIES and settings is not None:
         return core, Selector(**settings), True
-    return "adagres", Selector(), False
+    return ADAGRES.name, Selector(), False
 
 
 def open_query(

@@ -119,7 +119,7 @@ def reference_code_note(selection: Selection) -> str | None:
     """For a ``reference_code`` selection: how many chunks it takes and why (its k comes
     from characters, not tokens, and is 1 whenever the budget is below the mean chunk
     length in characters); None for every other strategy."""
-    if selection.strategy != "reference_code":
+    if "mean_chars" not in selection.params:  # the authors' code's own numbers
         return None
     k, mean_chars = int(selection.params["k"]), float(selection.params["mean_chars"])
     rule = (

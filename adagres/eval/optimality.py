@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .strategies import optimum_names
+
 __all__ = ["GREEDY", "optimality_markdown", "optimality_rows"]
 
 #: The strategy whose F is compared with the optimum.
@@ -42,11 +44,12 @@ def optimality_rows(
         for r in rows
         if r["corpus"] == corpus and r["strategy"] == GREEDY and r["solved"]
     }
+    optima = optimum_names()
     out = []
     for budget in budgets:
         ratios, bounds, optimal, proven = [], [], 0, []
         for r in rows:
-            if (r["corpus"], r["budget"], r["strategy"]) != (corpus, budget, "exact"):
+            if (r["corpus"], r["budget"]) != (corpus, budget) or r["strategy"] not in optima:
                 continue
             found = greedy.get((r["query_id"], budget))
             upper = r.get("upper_bound")

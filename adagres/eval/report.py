@@ -30,7 +30,7 @@ from .frontier import compared, mid_budget, preset_entry, role, summary_rows, ve
 from .optimality import optimality_markdown
 from .results import corpus_summary, primary_label, strategy_table, write_results
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
-from .strategies import BASELINE_BUDGET
+from .strategies import BASELINE_BUDGET, optimum_names
 from .targets import TARGETS, target_failures, targets_table
 
 __all__ = [
@@ -316,7 +316,7 @@ def _markdown(
             f"Every strategy on {corpus} at each budget ({len(config['budgets'])} tables)",
             tables,
         )
-    if any(r["strategy"] == "exact" for r in document["rows"]):
+    if any(r["strategy"] in optimum_names() for r in document["rows"]):
         out += optimality_markdown(document)
     paragraphs = [
         "Against topk_budget on each corpus's primary metric: *loses* where the paired 95 % "
@@ -389,7 +389,7 @@ def write_report(
         notes += _write_pngs(drawn, out, figures)
     else:
         notes.append("PNG figures were not requested (--no-png).")
-    exact = [r for r in document["rows"] if r["strategy"] == "exact"]
+    exact = [r for r in document["rows"] if r["strategy"] in optimum_names()]
     if exact:
         solved = sum(1 for r in exact if r["solved"])
         skipped = sum(1 for r in exact if r["error"] == NOT_RUN)

@@ -51,6 +51,7 @@ __all__ = [
     "Configuration",
     "StrategyFn",
     "get",
+    "optimum_names",
     "register",
     "registered",
     "resolve",
@@ -173,6 +174,12 @@ def get(name: str) -> Configuration:
 def registered() -> dict[str, Configuration]:
     """Every registered strategy by name, in registration order (a copy)."""
     return dict(_REGISTRY)
+
+
+def optimum_names() -> frozenset[str]:
+    """The configurations whose F is the proven optimum (the exact solver's, when its
+    package is present): the rows the optimality table reads."""
+    return frozenset(name for name, entry in _REGISTRY.items() if entry.proves_optimum)
 
 
 def resolve(names: Sequence[str] | None = None) -> list[Configuration]:
