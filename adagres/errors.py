@@ -15,13 +15,14 @@ from __future__ import annotations
 import importlib
 import unicodedata
 from types import ModuleType
-from typing import Any
+from typing import Protocol
 
 __all__ = [
     "AdagresError",
     "InputError",
     "MissingExtra",
     "PoolError",
+    "Proved",
     "SolverError",
     "install_hint",
     "missing_extra",
@@ -95,6 +96,18 @@ class PoolError(AdagresError):
     """A pool file or pool object is invalid; the message names file, line, field and chunk."""
 
 
+class Proved(Protocol):
+    """What a stopped search proved, as :class:`SolverError` carries it (the optional exact
+    solver's ``ExactResult``, which this module, below it, does not import)."""
+
+    @property
+    def indices(self) -> tuple[int, ...]: ...
+    @property
+    def objective(self) -> float: ...
+    @property
+    def upper_bound(self) -> float: ...
+
+
 class SolverError(AdagresError):
     """The exact solver refused a pool (too large) or could not prove optimality.
 
@@ -103,7 +116,7 @@ class SolverError(AdagresError):
     on the optimum); None for a refusal.
     """
 
-    def __init__(self, *args: object, result: Any = None) -> None:
+    def __init__(self, *args: object, result: Proved | None = None) -> None:
         super().__init__(*args)
         self.result = result
 

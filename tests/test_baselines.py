@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pytest
 from reference import brute_force_optimum, mean_pairwise, naive_objective, random_pool, unit
@@ -142,7 +144,7 @@ def test_reference_code_fallback_and_negative_beta():
     assert s.params["k"] == 1 and s.params["beta"] == 0.01  # k <= 1 falls back
     opposed = np.array([angle(80), angle(-100), angle(0)])  # mean pairwise cosine < 0
     s = b.reference_code(E2, opposed, [1, 1, 1], 20, texts=["abcde"] * 3)
-    assert s.params["k"] == 4 and s.params["beta"] < 0
+    assert s.params["k"] == 4 and cast(float, s.params["beta"]) < 0
 
 
 def test_reference_code_respects_the_budget_by_default():

@@ -308,7 +308,8 @@ def test_a_node_limit_stops_every_rerun_at_the_same_node():
     assert [getattr(runs[0], f) for f in same] == [getattr(runs[1], f) for f in same]
     with pytest.raises(SolverError, match="no proven optimum within 10 nodes") as error:
         exact.solve_exact(pool, 300, terms, 200, max_nodes=10, max_sets=0)
-    assert error.value.result.upper_bound == runs[0].upper_bound
+    proved = error.value.result
+    assert proved is not None and proved.upper_bound == runs[0].upper_bound
     assert exact.solve(pool, 300, terms, max_nodes=full.nodes, max_sets=0).proven
 
 

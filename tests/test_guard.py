@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -145,7 +145,8 @@ def test_a_dropped_duplicate_is_ineligible_in_the_record_from_the_next_step() ->
         assert c is not None
         assert bool(c.eligible[drop.chunk]) == (step.number <= drop.step)
     assert s.stop_reason.value == "pool_exhausted"  # every chunk is picked or a duplicate
-    assert s.to_dict()["duplicates"][0]["duplicate_of"] == drop.of
+    duplicates = cast("list[dict[str, object]]", s.to_dict()["duplicates"])
+    assert duplicates[0]["duplicate_of"] == drop.of
 
 
 @pytest.mark.parametrize(
@@ -164,7 +165,7 @@ def test_bad_guards_are_named(value: Any, message: str) -> None:  # any value a 
 def test_the_guard_round_trips_through_json_settings() -> None:
     s = Settings(duplicate_guard=(0.9, 0.8))
     assert s.as_dict()["duplicate_guard"] == [0.9, 0.8]
-    assert Settings(**s.as_dict()) == s
+    assert Settings.of(None, **s.as_dict()) == s
     assert Settings(duplicate_guard=(None, None)).duplicate_guard is None
 
 

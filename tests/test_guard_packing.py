@@ -102,8 +102,8 @@ def test_the_metric_counts_pairs_the_context_holds_apart():
     packed = run(pool, 400, packing=True)
     chunks = pool.prepared.chunks
     assert len(near_duplicate_pairs(chunks, packed.indices, 0.9)) == 1  # picks 0 and 1
-    assert evaluate(packed, pool.embeddings, texts=pool.texts).near_duplicates == 0
+    assert evaluate(packed, pool.prepared, texts=pool.texts).near_duplicates == 0
     # Picked apart (no packing, no guard), the same two chunks are a pair of the context.
     loose = run_prepared("topk_budget", pool.prepared, 200, Settings(), texts=pool.texts)
     assert loose.indices == (0, 1)
-    assert evaluate(loose, pool.embeddings, texts=pool.texts).near_duplicates == 1
+    assert evaluate(loose, pool.prepared, texts=pool.texts).near_duplicates == 1

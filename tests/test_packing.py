@@ -86,7 +86,8 @@ def test_two_windows_overlapping_by_40_tokens_are_charged_once_as_one_passage(of
         40,
     )
     assert [s.winner_tokens for s in packed.steps if s.accepted] == [100, 60]
-    assert packed.to_dict(pool.ids)["passages"][0]["chunks"] == ["d#0", "d#1"]
+    passages = cast("list[dict[str, object]]", packed.to_dict(pool.ids)["passages"])
+    assert passages[0]["chunks"] == ["d#0", "d#1"]
 
 
 def test_packing_off_or_without_overlaps_changes_nothing():

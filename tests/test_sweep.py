@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import cast
 
 import numpy as np
 import pytest
@@ -133,12 +134,14 @@ def test_budget_sweep_rows_respect_budget_and_report_f_at_the_adaptive_lam():
     for row in sweep.rows:
         assert set(row) == set(BUDGET_COLUMNS)
         assert row["error"] is None
-        assert row["tokens_used"] == sum(int(tok[i]) for i in row["indices"]) <= row["budget"]
-        lam = adagres.calibrate(q, C, tok, row["budget"]).lam
+        picks, budget = cast("list[int]", row["indices"]), cast(int, row["budget"])
+        assert row["tokens_used"] == sum(int(tok[i]) for i in picks) <= budget
+        lam = adagres.calibrate(q, C, tok, budget).lam
         assert row["lam"] == pytest.approx(lam)
-        assert row["objective"] == pytest.approx(adagres.objective(q, C, row["indices"], lam))
-        assert row["recall"] == pytest.approx(len(set(gold) & set(row["indices"])) / len(gold))
-    assert [r["budget"] for r in sweep.rows] == sorted(r["budget"] for r in sweep.rows)
+        assert row["objective"] == pytest.approx(adagres.objective(q, C, picks, lam))
+        assert row["recall"] == pytest.approx(len(set(gold) & set(picks)) / len(gold))
+    budgets_in_order = [cast(int, r["budget"]) for r in sweep.rows]
+    assert budgets_in_order == sorted(budgets_in_order)
     series = sweep.series("size")
     assert list(series) == list(strategies)
     assert all(len(v) == len(budgets) for v in series.values())
@@ -149,7 +152,8 @@ def test_budget_sweep_records_a_refusal_instead_of_failing():
     sweep = budget_sweep(q, C, tok, [5000], strategies=("adagres", "exact"))
     adagres_row, exact_row = sweep.rows
     assert adagres_row["error"] is None
-    assert "exact: 900 chunks fit" in exact_row["error"] and exact_row["objective"] is None
+    assert "exact: 900 chunks fit" in cast(str, exact_row["error"])
+    assert exact_row["objective"] is None
 
 
 def test_budget_sweep_validation():
@@ -183,7 +187,8 @@ def test_budget_sweep_applies_the_settings_to_every_strategy():
     for row in sweep.rows:
         assert row["error"] is None, row["error"]
         assert row["lam"] == reference.lam, row["strategy"]
-        expected = adagres.objective(q, C, row["indices"], reference.lam, redundancy_floor=0.3)
+        picks = cast("list[int]", row["indices"])
+        expected = adagres.objective(q, C, picks, reference.lam, redundancy_floor=0.3)
         assert row["objective"] == pytest.approx(expected, rel=1e-9, abs=1e-12), row["strategy"]
     by_name = {row["strategy"]: row for row in sweep.rows}
     assert by_name["adagres"]["indices"] == list(reference.indices)

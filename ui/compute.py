@@ -301,10 +301,11 @@ def budget_sweep_of(
         pool = key.pool.get()
         # budget_sweep takes the arrays and prepares the pool itself, once per sweep.
         with progress.bar(label) as report:
+            prepared = pool.prepared
             return budget_sweep(
-                pool.query_embedding,
-                pool.embeddings,
-                pool.token_counts,
+                prepared.query,
+                prepared.chunks,
+                prepared.tokens,
                 budgets,
                 strategies=strategies,
                 settings=key.selector,
@@ -312,7 +313,7 @@ def budget_sweep_of(
                 gold=gold_positions(pool),
                 answers=pool.answers or None,
                 progress=report,
-                spans=pool.prepared.spans,
+                spans=prepared.spans,
             )
 
     # Neither the budget nor the strategy of the key matters here.

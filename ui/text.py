@@ -8,6 +8,7 @@ figure and the page around it say the same thing.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from adagres.core.result import Selection
 from adagres.core.strategies import STRATEGIES
@@ -121,7 +122,8 @@ def reference_code_note(selection: Selection) -> str | None:
     length in characters); None for every other strategy."""
     if "mean_chars" not in selection.params:  # the authors' code's own numbers
         return None
-    k, mean_chars = int(selection.params["k"]), float(selection.params["mean_chars"])
+    params = cast("dict[str, float]", selection.params)  # the numbers reference_code records
+    k, mean_chars = int(params["k"]), float(params["mean_chars"])
     rule = (
         f"k = max(1, ⌊T / mean characters⌋) = max(1, ⌊{selection.budget} / {mean_chars:.1f}⌋) = {k}"
     )

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import validate as v
 from .prepared import PreparedPool, column_sum_and_squares, pair_mean, prepare
@@ -80,7 +80,7 @@ class Calibration:
         )
 
 
-def mean_pairwise_similarity(chunk_embeddings: Any) -> float:
+def mean_pairwise_similarity(chunk_embeddings: ArrayLike) -> float:
     """ρ̄: the mean cosine over ordered pairs i != j, exactly, in O(N·d) time (nan for N < 2).
 
     >>> round(mean_pairwise_similarity([[1.0, 0.0], [0.6, 0.8], [0.0, 2.0]]), 4)
@@ -147,14 +147,14 @@ def calibrate_prepared(pool: PreparedPool, budget: int, settings: Settings) -> C
 
 
 def calibrate(
-    query_embedding: Any,
-    chunk_embeddings: Any,
-    token_counts: Any,
+    query_embedding: ArrayLike,
+    chunk_embeddings: ArrayLike,
+    token_counts: ArrayLike,
     budget: int,
     *,
     settings: Settings | None = None,
     top_n: int | None = None,
-    **options: Any,
+    **options: object,
 ) -> Calibration:
     """Derive λ from the pool's statistics (SPEC.md, Eq. 7), with every number recorded.
 

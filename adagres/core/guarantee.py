@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import validate as v
-from .prepared import unit_chunks
+from .arrays import FloatArray
+from .prepared import PreparedPool, unit_chunks
 
 __all__ = ["Guarantee", "guarantee", "largest_set_size", "max_pairwise_similarity"]
 
@@ -35,7 +36,7 @@ class Guarantee:
         return (1.0 - 1.0 / math.e) * optimum - self.k_max * self.epsilon / math.e
 
 
-def largest_set_size(token_counts: Any, budget: int) -> int:
+def largest_set_size(token_counts: ArrayLike, budget: int) -> int:
     """Largest number of chunks whose tokens fit together in ``budget`` (smallest first).
 
     >>> largest_set_size([50, 10, 30, 20], 60)
@@ -45,7 +46,7 @@ def largest_set_size(token_counts: Any, budget: int) -> int:
     return int(np.searchsorted(np.cumsum(tokens), budget, side="right"))
 
 
-def max_pairwise_similarity(unit_chunks: np.ndarray, block: int = 1024) -> float:
+def max_pairwise_similarity(unit_chunks: FloatArray, block: int = 1024) -> float:
     """Largest cosine between two different chunks, in row blocks (no N×N matrix)."""
     n = unit_chunks.shape[0]
     best = -np.inf
@@ -58,8 +59,11 @@ def max_pairwise_similarity(unit_chunks: np.ndarray, block: int = 1024) -> float
     return best
 
 
-def guarantee(chunk_embeddings: Any, token_counts: Any, budget: int, lam: float) -> Guarantee:
-    """δ = max(0, largest pairwise cosine), k = :func:`largest_set_size`, ε = λ·k·δ.
+def guarantee(
+    chunk_embeddings: ArrayLike | PreparedPool, token_counts: ArrayLike, budget: int, lam: float
+) -> Guarantee:
+    """δ = max(0, largest pairwise cosine), k = :func:`largest_set_size`, ε = λ·k·δ
+    (``chunk_embeddings``: the pool's embeddings, or its :class:`~adagres.PreparedPool`).
 
     >>> import numpy as np
     >>> g = guarantee(np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]]), [10, 10, 10], 20, 0.5)

@@ -31,6 +31,7 @@ from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .ngrams import containment, gram_set
 from .prepared import PreparedPool
@@ -83,7 +84,7 @@ class Guard:
         self.out = np.zeros(pool.n_chunks, dtype=bool)  # picked, or dropped as a duplicate
         self.dropped: list[Duplicate] = []
         self.picks: list[tuple[int, int]] = []  # (chunk, step)
-        self.grams: dict[int, frozenset] = {}
+        self.grams: dict[int, frozenset[tuple[str, ...]]] = {}
         self.owners: dict[tuple[str, ...], Sequence[int]] = {}  # n-gram -> picks holding it
         self.indexed = 0  # picks already in ``owners``
         #: chunk -> the chunks packing would stitch it with (see the module)
@@ -95,7 +96,7 @@ class Guard:
         chunks that overlap i in its source and agree with its text there) as duplicates."""
         self.stitched = stitches
 
-    def gram_set(self, chunk: int) -> frozenset:
+    def gram_set(self, chunk: int) -> frozenset[tuple[str, ...]]:
         if chunk not in self.grams:
             assert self.texts is not None
             self.grams[chunk] = gram_set(self.texts[chunk])
@@ -105,7 +106,9 @@ class Guard:
         """The share of word 8-grams chunks a and b have in common (None without texts)."""
         return None if self.texts is None else containment(self.gram_set(a), self.gram_set(b))
 
-    def after_pick(self, winner: int, step: int, competing: np.ndarray | None) -> np.ndarray:
+    def after_pick(
+        self, winner: int, step: int, competing: NDArray[np.bool_] | None
+    ) -> NDArray[np.intp]:
         """The chunks at cosine ≥ the guard's with ``winner``, picked at ``step``: they stop
         being eligible now. ``competing`` marks the chunks still competing (None: every chunk
         not yet out)."""

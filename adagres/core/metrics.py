@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from numbers import Integral, Real
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InputError
 from . import validate as v
+from .arrays import FloatArray
 from .ngrams import REPEAT_NGRAM, repeated_share
 from .packing import Passage, sentences
-from .prepared import unit_chunks
+from .prepared import PreparedPool, unit_chunks
 from .result import Selection
 
 __all__ = [
@@ -58,7 +59,7 @@ class Metrics:
     answer_found: bool | None
     repeated_text: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, str | float | bool | None]:
         """The metrics as a plain dict (for tables and JSON)."""
         return asdict(self)
 
@@ -100,7 +101,7 @@ def answer_found(answers: Iterable[str], text: str) -> bool:
     return False
 
 
-def iou(selected: Iterable[Any], gold: Iterable[Any]) -> float:
+def iou(selected: Iterable[Hashable], gold: Iterable[Hashable]) -> float:
     """|S ∩ G| / |S ∪ G| (the paper's metric); 1.0 when both are empty.
 
     >>> iou([1, 2, 3], [2, 3, 4])
@@ -125,7 +126,7 @@ def repeated_text(texts: Sequence[str], n: int = REPEAT_NGRAM) -> float:
 
 
 def near_duplicate_pairs(
-    unit_chunks: np.ndarray,
+    unit_chunks: FloatArray,
     indices: Sequence[int] | None = None,
     threshold: float = NEAR_DUPLICATE,
     *,
@@ -157,7 +158,7 @@ def near_duplicate_pairs(
 
 
 def near_duplicate_groups(
-    unit_chunks: np.ndarray, threshold: float = NEAR_DUPLICATE
+    unit_chunks: FloatArray, threshold: float = NEAR_DUPLICATE
 ) -> list[list[int]]:
     """Groups of pool positions linked by chains of near-duplicate pairs (cosine ≥
     ``threshold``), largest group first; chunks with no near-duplicate are left out.
@@ -204,16 +205,15 @@ def _gold_positions(gold: Iterable[int | str], ids: Sequence[str] | None, n: int
     return out
 
 
-def checked_texts(texts: Any, n: int, name: str = "texts") -> Sequence[str]:
+def checked_texts(texts: object, n: int, name: str = "texts") -> Sequence[str]:
     """``texts`` if it is a sequence of ``n`` strings; otherwise an error naming the problem
     (:func:`adagres.core.validate.texts`)."""
-    checked: Sequence[str] = v.texts(texts, n, name)
-    return checked
+    return v.texts(texts, n, name)
 
 
 def evaluate(
     selection: Selection,
-    chunk_embeddings: Any,
+    chunk_embeddings: ArrayLike | PreparedPool,
     *,
     gold: Iterable[int | str] | None = None,
     answers: Sequence[str] | None = None,

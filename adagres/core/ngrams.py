@@ -88,7 +88,7 @@ def gram_set(text: str, n: int = REPEAT_NGRAM) -> frozenset[tuple[str, ...]]:
     return frozenset(zip(*(tokens[i:] for i in range(n)), strict=False))
 
 
-def containment(a: frozenset, b: frozenset) -> float:
+def containment(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
     """|a ∩ b| / min(|a|, |b|): 1.0 when one chunk's n-grams all occur in the other (a copy,
     or a chunk inside a longer one); 0.0 when either has none.
 

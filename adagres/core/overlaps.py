@@ -32,6 +32,7 @@ from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import validate
 
@@ -60,8 +61,8 @@ class Layout(NamedTuple):
     ``origin`` per chunk ("offset", "edge" or None), and for each placed chunk the chunks
     whose ranges intersect its own in the same source (``neighbours``)."""
 
-    source: np.ndarray
-    start: np.ndarray
+    source: NDArray[np.int64]
+    start: NDArray[np.int64]
     origin: tuple[str | None, ...]
     neighbours: dict[int, tuple[int, ...]]
 
@@ -121,7 +122,7 @@ class Spans:
 
 
 def _neighbours(
-    texts: Sequence[str], source: np.ndarray, start: np.ndarray
+    texts: Sequence[str], source: NDArray[np.int64], start: NDArray[np.int64]
 ) -> dict[int, tuple[int, ...]]:
     """For each placed chunk, the chunks of its source whose ranges intersect its own."""
     found: dict[int, list[int]] = defaultdict(list)

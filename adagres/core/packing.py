@@ -37,7 +37,9 @@ from itertools import pairwise
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
+from .arrays import FloatArray
 from .guard import Duplicate
 from .overlaps import Spans
 
@@ -260,7 +262,10 @@ class Packer:
     """
 
     def __init__(
-        self, spans: Spans, tokens: np.ndarray, similarities: Callable[[int], np.ndarray]
+        self,
+        spans: Spans,
+        tokens: NDArray[np.int64],
+        similarities: Callable[[int], FloatArray],
     ) -> None:
         self.texts, self.count = spans.texts, spans.count_tokens
         layout = spans.layout
@@ -568,7 +573,10 @@ def context_after(
 
 
 def packer_for(
-    spans: Spans | None, on: bool, tokens: np.ndarray, similarities: Callable[[int], np.ndarray]
+    spans: Spans | None,
+    on: bool,
+    tokens: NDArray[np.int64],
+    similarities: Callable[[int], FloatArray],
 ) -> Packer | None:
     """The packer of one run, or None when packing is off (or the pool has no texts)."""
     if not on or spans is None:

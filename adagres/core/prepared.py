@@ -18,12 +18,14 @@ import dataclasses
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError
 from . import validate as v
+from .arrays import FloatArray
 from .overlaps import Spans
 
 __all__ = [
@@ -37,7 +39,10 @@ __all__ = [
 ]
 
 
-def frozen(array: np.ndarray) -> np.ndarray:
+ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
+
+
+def frozen(array: ArrayT) -> ArrayT:
     """A read-only view of ``array`` (no copy; the caller's array stays writeable)."""
     view = array.view()
     view.flags.writeable = False
@@ -60,11 +65,11 @@ class PreparedPool:
     overlap-aware packing (:mod:`adagres.core.packing`; :meth:`with_spans`).
     """
 
-    chunks: np.ndarray
-    query: np.ndarray
-    tokens: np.ndarray
-    relevance: np.ndarray
-    column_sum: np.ndarray
+    chunks: FloatArray
+    query: NDArray[np.float64]
+    tokens: NDArray[np.int64]
+    relevance: NDArray[np.float64]
+    column_sum: NDArray[np.float64]
     squares: float
     spans: Spans | None = None
 
@@ -122,11 +127,11 @@ class PreparedPool:
         return pair_mean(self.column_sum, self.squares, self.n_chunks)
 
     @cached_property
-    def product_memo(self) -> dict[int, np.ndarray]:
+    def product_memo(self) -> dict[int, FloatArray]:
         """The cosine rows :meth:`similarities` has kept, by chunk position."""
         return {}
 
-    def similarities(self, chunk: int) -> np.ndarray:
+    def similarities(self, chunk: int) -> FloatArray:
         """C·c_chunk: every chunk's cosine with chunk ``chunk`` (read-only; the chunks'
         dtype), the one product per pick of the greedy loop.
 
@@ -162,7 +167,7 @@ class PreparedPool:
         )
 
 
-def pair_mean(column_sum: np.ndarray, squares: float, n: int) -> float:
+def pair_mean(column_sum: NDArray[np.float64], squares: float, n: int) -> float:
     """Mean of c_i·c_j over ordered pairs i ≠ j from Σc and Σ‖c‖² (nan for n < 2)."""
     if n < 2:
         return float("nan")
@@ -170,8 +175,8 @@ def pair_mean(column_sum: np.ndarray, squares: float, n: int) -> float:
 
 
 def column_sum_and_squares(
-    chunks: np.ndarray, row_squares: np.ndarray | None = None
-) -> tuple[np.ndarray, float]:
+    chunks: FloatArray, row_squares: FloatArray | None = None
+) -> tuple[NDArray[np.float64], float]:
     """Σ_i c_i and Σ_i ‖c_i‖², both in float64 (``row_squares``: ‖c_i‖² if already known)."""
     # Σc as one BLAS product (a float64 reduction over the matrix is ~5x slower).
     column_sum = (np.ones(chunks.shape[0], dtype=chunks.dtype) @ chunks).astype(np.float64)
@@ -181,10 +186,10 @@ def column_sum_and_squares(
 
 
 def build(
-    chunks: np.ndarray,
-    query: np.ndarray,
-    tokens: np.ndarray,
-    row_squares: np.ndarray | None = None,
+    chunks: FloatArray,
+    query: NDArray[np.float64],
+    tokens: NDArray[np.int64],
+    row_squares: FloatArray | None = None,
 ) -> PreparedPool:
     """A :class:`PreparedPool` from arrays that are already valid (unit rows, unit query)."""
     relevance = (chunks @ query.astype(chunks.dtype)).astype(np.float64)
@@ -199,12 +204,14 @@ def build(
     )
 
 
-def unit_chunks(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
+def unit_chunks(value: ArrayLike | PreparedPool, name: str = "chunk_embeddings") -> FloatArray:
     """The unit rows of a :class:`PreparedPool` as they are, or of an array, validated."""
     return value.chunks if isinstance(value, PreparedPool) else v.unit_rows(value, name)
 
 
-def prepare(query_embedding: Any, chunk_embeddings: Any, token_counts: Any) -> PreparedPool:
+def prepare(
+    query_embedding: ArrayLike, chunk_embeddings: ArrayLike, token_counts: ArrayLike
+) -> PreparedPool:
     """Validate and normalise a pool once (SPEC.md: embeddings are normalised at load).
 
     ``chunk_embeddings`` (N, d) and ``query_embedding`` (d,) may be unnormalised; a zero,

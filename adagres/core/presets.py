@@ -20,9 +20,10 @@ adagres.errors.InputError: preset: expected one of 'paper', 'recommended', got '
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from numpy.typing import ArrayLike
 
 from ..errors import InputError
 from .baselines import run
@@ -82,16 +83,16 @@ def preset(name: str) -> Preset:
 
 def run_preset(
     name: str,
-    query_embedding: Any,
-    chunk_embeddings: Any,
-    token_counts: Any,
+    query_embedding: ArrayLike,
+    chunk_embeddings: ArrayLike,
+    token_counts: ArrayLike,
     budget: int,
     *,
     texts: Sequence[str] | None = None,
-    sources: Sequence[Any] | None = None,
+    sources: Sequence[Hashable | None] | None = None,
     offsets: Sequence[int | None] | None = None,
     trace: bool = True,
-    **overrides: Any,
+    **overrides: object,
 ) -> Selection:
     """Select with the preset ``name``; keyword ``overrides`` change fields of its settings.
 

@@ -8,11 +8,13 @@ on first access.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import validate as v
 from .calibration import Calibration
@@ -59,16 +61,16 @@ class Selection:
     objective: float
     terms: Terms
     calibration: Calibration | None
-    relevance: np.ndarray = field(repr=False)
-    token_counts: np.ndarray = field(repr=False)
-    pick_similarity: np.ndarray | None = field(default=None, repr=False)
+    relevance: NDArray[np.float64] = field(repr=False)
+    token_counts: NDArray[np.int64] = field(repr=False)
+    pick_similarity: NDArray[np.float64] | None = field(default=None, repr=False)
     policy: str | None = None
     respects_budget: bool = True
     note: str | None = None
-    params: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, object] = field(default_factory=dict)
     settings: Settings | None = None
     scoring: Scoring = field(default_factory=lambda: GAIN_SCORING)
-    penalty_similarity: np.ndarray | None = field(default=None, repr=False)
+    penalty_similarity: NDArray[np.float64] | None = field(default=None, repr=False)
     duplicates: tuple[Duplicate, ...] = ()
     passages: tuple[Passage, ...] = ()
     merges: tuple[Merge, ...] = ()
@@ -89,7 +91,7 @@ class Selection:
         return self.terms.tau
 
     @property
-    def source_similarity(self) -> np.ndarray | None:
+    def source_similarity(self) -> NDArray[np.float64] | None:
         """For each pick, the similarity to every chunk that the rule's redundancy reads."""
         if self.penalty_similarity is not None:
             return self.penalty_similarity
@@ -116,7 +118,7 @@ class Selection:
         return sum(p.saved for p in self.passages)
 
     def context(
-        self, texts: Any, step: int | None = None
+        self, texts: Sequence[str], step: int | None = None
     ) -> list[tuple[tuple[int, ...], str, int]]:
         """The context after ``step`` picks (None: all), in order: (pool positions, text,
         tokens paid) of each passage, or of each pick when nothing was stitched (overlap-aware
@@ -178,8 +180,8 @@ class Selection:
         return verdict_of(self, chunk)
 
     def to_dict(
-        self, ids: Any = None, *, candidates: bool = False, explain: bool = True
-    ) -> dict[str, Any]:
+        self, ids: Sequence[object] | None = None, *, candidates: bool = False, explain: bool = True
+    ) -> dict[str, object]:
         """A JSON-ready summary: picks, steps, stop reason, λ derivation and verdicts.
 
         ``ids`` (a sequence of chunk ids) replaces pool positions by ids where given;
@@ -191,10 +193,10 @@ class Selection:
         """
         ids = v.chunk_ids(ids, self.n_chunks)
 
-        def name(i: int | None) -> Any:
+        def name(i: int | None) -> object:
             return None if i is None else (ids[i] if ids is not None else int(i))
 
-        def step_dict(step: Step) -> dict[str, Any]:
+        def step_dict(step: Step) -> dict[str, object]:
             out = {k: val for k, val in step._asdict().items() if k != "candidates"}
             out["winner"], out["runner_up"] = name(step.winner), name(step.runner_up)
             if candidates and step.candidates is not None:
@@ -208,7 +210,7 @@ class Selection:
                 }
             return out
 
-        def verdict_dict(verdict: Verdict) -> dict[str, Any]:
+        def verdict_dict(verdict: Verdict) -> dict[str, object]:
             return {
                 "chunk": name(verdict.chunk),
                 "verdict": verdict.kind.value,
@@ -277,10 +279,10 @@ class Selection:
                 ]
             ),
         }
-        return finite(out)
+        return cast("dict[str, object]", finite(out))  # a dict stays a dict
 
 
-def finite(value: Any) -> Any:
+def finite(value: object) -> object:
     """``value`` with every NaN or infinite float replaced by None (containers walked)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
@@ -291,5 +293,5 @@ def finite(value: Any) -> Any:
     return value
 
 
-def _nan_to_none(array: np.ndarray) -> list[float | None]:
+def _nan_to_none(array: NDArray[np.float64]) -> list[float | None]:
     return [None if math.isnan(x) else float(x) for x in array.tolist()]

@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ..errors import InputError
 
@@ -39,7 +39,7 @@ MAX_WEIGHT = 1e12
 
 
 def _number(
-    value: Any, name: str, *, minimum: float | None = None, maximum: float = MAX_WEIGHT
+    value: object, name: str, *, minimum: float | None = None, maximum: float = MAX_WEIGHT
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InputError(f"{name}: expected a finite number, got {value!r:.60}")
@@ -58,7 +58,7 @@ def _number(
     return number
 
 
-def _guard(value: Any) -> tuple[float | None, float | None] | None:
+def _guard(value: object) -> tuple[float | None, float | None] | None:
     """``duplicate_guard`` as a (cosine, shared_text) tuple, or None (lists are accepted: JSON)."""
     if value is None:
         return None
@@ -114,7 +114,7 @@ class Settings:
     packing: bool = False
 
     def __post_init__(self) -> None:
-        def put(name: str, value: Any) -> None:
+        def put(name: str, value: object) -> None:
             object.__setattr__(self, name, value)
 
         lam = self.lam
@@ -160,11 +160,11 @@ class Settings:
         """Whether λ is derived from the pool."""
         return self.lam == "adaptive"
 
-    def replace(self, **changes: Any) -> Settings:
+    def replace(self, **changes: object) -> Settings:
         """A copy with some fields changed (validated like a new value)."""
-        return dataclasses.replace(self, **changes)
+        return dataclasses.replace(self, **_unchecked(changes))
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """The fields as plain values (JSON-ready: the guard as a list, as JSON reads it)."""
         out = dataclasses.asdict(self)
         if self.duplicate_guard is not None:
@@ -172,7 +172,7 @@ class Settings:
         return out
 
     @classmethod
-    def of(cls, settings: Settings | None = None, **overrides: Any) -> Settings:
+    def of(cls, settings: Settings | None = None, **overrides: object) -> Settings:
         """``settings`` (default: the defaults) with keyword ``overrides`` applied.
 
         This is how the public functions turn their keyword arguments into the one value;
@@ -182,13 +182,19 @@ class Settings:
         if unknown:
             raise InputError(f"settings: unknown setting {unknown[0]!r}")
         if settings is None:
-            return cls(**overrides)
+            return cls(**_unchecked(overrides))
         if not isinstance(settings, Settings):
             raise InputError(f"settings: expected adagres.Settings, got {type(settings).__name__}")
         return settings.replace(**overrides) if overrides else settings
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Settings))
+
+
+def _unchecked(fields: dict[str, object]) -> dict[str, Any]:
+    """Keyword fields as given: :meth:`Settings.__post_init__` checks their values, which
+    their declared types cannot (a JSON list for the guard, a numpy float)."""
+    return cast("dict[str, Any]", fields)
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,20 @@ rebuilt. A run of k picks therefore costs a few full products instead of k.
 from __future__ import annotations
 
 import math
+from typing import TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
+from .arrays import FloatArray
 from .engine import NEG, NO_PICK, Pick, Rows, accumulate_rows
 from .prepared import PreparedPool
 
 __all__ = ["SHORTLIST_MIN_CHUNKS", "Shortlist", "shortlist_size"]
+
+#: What one traced step decided with: the shortlist (pool positions), its gains and, for the
+#: ratio score, its scores.
+Decision: TypeAlias = tuple[NDArray[np.intp], FloatArray, FloatArray | None]
 
 #: Pools of at least this many chunks are scored from a shortlist. Below it one product per
 #: pick costs less than the proofs: the gains of a retrieved pool lie close together, so a
@@ -39,13 +46,14 @@ class Shortlist:
     """
 
     def __init__(
-        self, pool: PreparedPool, lam: float, alpha: float, ratio: bool, penalty: np.ndarray
+        self, pool: PreparedPool, lam: float, alpha: float, ratio: bool, penalty: FloatArray
     ) -> None:
         chunks = pool.chunks
         self.relevance_term = alpha * pool.relevance
         dtype = chunks.dtype
         self.chunks, self.penalty, self.ratio = chunks, penalty, ratio
-        self.n, self.dim = chunks.shape
+        self.n: int = chunks.shape[0]
+        self.dim: int = chunks.shape[1]
         self.lam = dtype.type(lam)
         self.abs_lam = abs(float(lam))
         self.alpha = abs(float(alpha))
@@ -65,13 +73,13 @@ class Shortlist:
         spread = 1.01 * self.dim * self.abs_lam * picks + 2 * (self.alpha + self.abs_lam * picks)
         return self.eps * spread + 1e-300
 
-    def full_products(self) -> np.ndarray:
+    def full_products(self) -> FloatArray:
         """c_i·(λ·V) for every chunk (zeros before the first pick, with no product)."""
         if self.picks == 0:
             return np.zeros(self.n, self.chunks.dtype)
         return self.chunks @ self.lv
 
-    def full_gains(self) -> np.ndarray:
+    def full_gains(self) -> FloatArray:
         """α·r_i − c_i·(λ·V) for every chunk: the numbers of the full evaluation."""
         return self.relevance - self.full_products()
 
@@ -107,13 +115,13 @@ class Shortlist:
         self.drift2 = 0.0  # ‖λ·V − λ·V_ref‖², bounded from above
         self.drift_picks = 0
 
-    def score_relevance(self) -> np.ndarray:
+    def score_relevance(self) -> NDArray[np.float64]:
         """α·r_i (per token with the ratio score), float64."""
         if self.ratio:
             return self.relevance_term / self.per_token.astype(np.float64)
         return self.relevance_term
 
-    def dropped(self, gone: np.ndarray) -> None:
+    def dropped(self, gone: NDArray[np.intp]) -> None:
         """Chunks stopped competing (they no longer fit): mask them in the shortlist."""
         self.pen_in = self.penalty[self.index]
 
@@ -188,12 +196,12 @@ class Shortlist:
         self.picks += 1
         self.drift_picks += 1
 
-    def trace_step(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    def trace_step(self) -> Decision:
         """(shortlist, its gains, its scores) as this step decided them (for the record)."""
         scores = self.score_in.copy() if self.ratio else None
         return self.index, self.gain_in.copy(), scores
 
-    def candidate_rows(self, steps: list, picks: list[int]) -> Rows:
+    def candidate_rows(self, steps: list[Decision], picks: list[int]) -> Rows:
         """The stop's gains from one full product (the shortlist's as the step decided
         them); traced, every earlier step's from the pick rows (one matrix product)."""
         final = self.full_gains().astype(np.float64)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AdagresError, InputError
 from . import validate as v
+from .arrays import FloatArray
 from .baselines import run_prepared
 from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
@@ -38,7 +40,10 @@ __all__ = [
 LAM_GRID_POINTS = 60
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
+ScalarT = TypeVar("ScalarT", bound=np.generic)
+
+
+def _frozen(array: NDArray[ScalarT]) -> NDArray[ScalarT]:
     array.flags.writeable = False
     return array
 
@@ -55,16 +60,16 @@ class LamSweep:
     does not count).
     """
 
-    lams: np.ndarray
+    lams: NDArray[np.float64]
     adaptive_lam: float
     budget: int
     policy: str
-    objective: np.ndarray
-    relevance_sum: np.ndarray
-    redundancy_sum: np.ndarray
-    redundancy_mean: np.ndarray
-    size: np.ndarray
-    tokens: np.ndarray
+    objective: NDArray[np.float64]
+    relevance_sum: NDArray[np.float64]
+    redundancy_sum: NDArray[np.float64]
+    redundancy_mean: NDArray[np.float64]
+    size: NDArray[np.int64]
+    tokens: NDArray[np.int64]
     indices: tuple[tuple[int, ...], ...]
     changes: tuple[float, ...]
 
@@ -80,7 +85,7 @@ def default_lams(
     points: int = LAM_GRID_POINTS,
     include: Iterable[float] = (),
     top: float | None = None,
-) -> np.ndarray:
+) -> NDArray[np.float64]:
     """A grid from 0 to ``top`` (default 3·max(adaptive λ, 0.1)) with ``points`` values,
     plus the adaptive λ and ``include`` exactly; sorted, without duplicates. No value passes
     :data:`~adagres.core.settings.MAX_WEIGHT`, the largest λ a Settings value takes.
@@ -98,7 +103,7 @@ def default_lams(
     return np.unique(np.concatenate([grid, np.asarray(extra, dtype=np.float64)]))
 
 
-def _pair_sum(unit_chunks: np.ndarray, picks: Sequence[int]) -> float:
+def _pair_sum(unit_chunks: FloatArray, picks: Sequence[int]) -> float:
     if len(picks) < 2:
         return 0.0
     sub = unit_chunks[list(picks)]
@@ -107,16 +112,16 @@ def _pair_sum(unit_chunks: np.ndarray, picks: Sequence[int]) -> float:
 
 
 def lam_sweep(
-    query_embedding: Any,
-    chunk_embeddings: Any,
-    token_counts: Any,
+    query_embedding: ArrayLike,
+    chunk_embeddings: ArrayLike,
+    token_counts: ArrayLike,
     budget: int,
     lams: Iterable[float] | None = None,
     *,
     settings: Settings | None = None,
     include: Iterable[float] = (),
     progress: Callable[[float], None] | None = None,
-    **options: Any,
+    **options: object,
 ) -> LamSweep:
     """Run :func:`adagres.select` at every λ of a grid and record what the set becomes.
 
@@ -227,22 +232,22 @@ class BudgetSweep:
 
     budgets: tuple[int, ...]
     strategies: tuple[str, ...]
-    rows: tuple[dict[str, Any], ...]
+    rows: tuple[dict[str, object], ...]
 
-    def series(self, metric: str) -> dict[str, list[Any]]:
+    def series(self, metric: str) -> dict[str, list[object]]:
         """``metric`` per strategy, aligned with ``budgets`` (None where it is missing)."""
         if metric not in BUDGET_COLUMNS:
             raise InputError(f"metric: expected one of {', '.join(BUDGET_COLUMNS)}, got {metric!r}")
-        out: dict[str, list[Any]] = {s: [] for s in self.strategies}
+        out: dict[str, list[object]] = {s: [] for s in self.strategies}
         for row in self.rows:
-            out[row["strategy"]].append(row[metric])
+            out[cast(str, row["strategy"])].append(row[metric])
         return out
 
 
 def budget_sweep(
-    query_embedding: Any,
-    chunk_embeddings: Any,
-    token_counts: Any,
+    query_embedding: ArrayLike,
+    chunk_embeddings: ArrayLike,
+    token_counts: ArrayLike,
     budgets: Iterable[int],
     *,
     strategies: Sequence[str] = SWEPT,
@@ -253,7 +258,7 @@ def budget_sweep(
     near_duplicate: float = NEAR_DUPLICATE,
     progress: Callable[[float], None] | None = None,
     spans: Spans | None = None,
-    **options: Any,
+    **options: object,
 ) -> BudgetSweep:
     """Run each strategy at each budget (``trace=False``) and evaluate it.
 
@@ -297,12 +302,12 @@ def budget_sweep(
         raise InputError("answers: checking answers needs the chunk texts (texts=...)")
     # Pool positions, checked (a string, a fraction or a position outside the pool is refused).
     gold_list = None if gold is None else [int(g) for g in v.indices(gold, pool.n_chunks, "gold")]
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     total = len(budget_list) * len(strategies)
     for b in budget_list:
         reference = select_prepared(pool, b, settings, trace=False, texts=texts)
         for name in strategies:
-            row: dict[str, Any] = dict.fromkeys(BUDGET_COLUMNS)
+            row: dict[str, object] = dict.fromkeys(BUDGET_COLUMNS)
             row["strategy"], row["budget"] = name, b
             chosen = STRATEGIES.get(name)
             try:

@@ -9,19 +9,23 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Collection, Hashable
+from collections.abc import Collection, Hashable, Iterable, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import TypeVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError, one_line
+from .arrays import FloatArray
+
+T = TypeVar("T")
 
 # A vector whose norm is this close to 1 is taken as already normalised (no copy).
 UNIT_TOLERANCE = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-9}
 
 
-def _float_array(value: Any, name: str) -> np.ndarray:
+def _float_array(value: ArrayLike, name: str) -> FloatArray:
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:
@@ -35,7 +39,7 @@ def _float_array(value: Any, name: str) -> np.ndarray:
     raise InputError(f"{name}: expected numbers, got values of type {array.dtype}")
 
 
-def vector_problem(row: np.ndarray) -> str | None:
+def vector_problem(row: FloatArray) -> str | None:
     """What makes an embedding unusable, in words, or None if it has a direction.
 
     The one description of a bad vector: loaders, :class:`~adagres.Pool` and the core all
@@ -55,22 +59,24 @@ def vector_problem(row: np.ndarray) -> str | None:
     return None
 
 
-def normalise_rows(array: np.ndarray) -> np.ndarray:
+def normalise_rows(array: FloatArray) -> FloatArray:
     """Rows divided by their norms, exact also for rows whose squared norm would over- or
     underflow (those are scaled by their largest value first). Rows must be finite, nonzero."""
     with np.errstate(over="ignore", under="ignore"):
         norms = np.sqrt(np.vecdot(array, array))
     extreme = ~np.isfinite(norms) | (norms == 0)
     if not extreme.any():
-        return array / norms[:, None].astype(array.dtype)
+        unit: FloatArray = array / norms[:, None].astype(array.dtype)
+        return unit
     out = np.array(array, copy=True)
     scaled = out[extreme] / np.abs(out[extreme]).max(axis=1, keepdims=True)
     out[extreme] = scaled
     norms[extreme] = np.sqrt(np.vecdot(scaled, scaled))
-    return out / norms[:, None].astype(array.dtype)
+    rows: FloatArray = out / norms[:, None].astype(array.dtype)
+    return rows
 
 
-def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
+def unit_rows(value: ArrayLike, name: str = "chunk_embeddings") -> FloatArray:
     """Return ``value`` as an (N, d) float array of unit rows, normalising only if needed.
 
     See :func:`unit_rows_and_squares`, which also returns ‖c_i‖² of the returned rows.
@@ -79,8 +85,8 @@ def unit_rows(value: Any, name: str = "chunk_embeddings") -> np.ndarray:
 
 
 def unit_rows_and_squares(
-    value: Any, name: str = "chunk_embeddings"
-) -> tuple[np.ndarray, np.ndarray]:
+    value: ArrayLike, name: str = "chunk_embeddings"
+) -> tuple[FloatArray, FloatArray]:
     """Return ``value`` as an (N, d) float array of unit rows, and ‖c_i‖² of those rows.
 
     float32 input stays float32 (embedding models emit float32 and it halves memory
@@ -117,7 +123,7 @@ def unit_rows_and_squares(
     return rows, np.vecdot(rows, rows)
 
 
-def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarray:
+def unit_vector(value: ArrayLike, dim: int, name: str = "query_embedding") -> NDArray[np.float64]:
     """Return the query as a unit vector of length ``dim`` (float64).
 
     Idempotent like :func:`unit_rows`: a vector already unit to 1e-12 is returned as is.
@@ -135,7 +141,8 @@ def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarr
         if abs(math.sqrt(square) - 1.0) <= 1e-12:
             return array
         # the arithmetic of normalise_rows, without its checks for extreme values
-        return array / np.sqrt(np.vecdot(array, array))
+        unit: NDArray[np.float64] = array / np.sqrt(np.vecdot(array, array))
+        return unit
     problem = vector_problem(array)
     if problem is not None:
         raise InputError(f"{name}: {problem}")
@@ -143,7 +150,8 @@ def unit_vector(value: Any, dim: int, name: str = "query_embedding") -> np.ndarr
         norm = float(np.sqrt(array @ array))
     if abs(norm - 1.0) <= 1e-12:
         return array
-    return normalise_rows(array[None, :])[0]
+    row: NDArray[np.float64] = normalise_rows(array[None, :])[0]
+    return row
 
 
 #: Largest token budget or count accepted: sums of counts stay exact in int64 and float64.
@@ -155,7 +163,7 @@ MAX_TOKENS = 10**12
 MAX_OFFSET = 2**53 - 1
 
 
-def offset_problem(value: Any) -> str | None:
+def offset_problem(value: object) -> str | None:
     """What keeps ``value`` from being a character offset (a whole number from 0 to
     :data:`MAX_OFFSET`), in words, or None.
 
@@ -177,7 +185,7 @@ def offset_problem(value: Any) -> str | None:
     return None
 
 
-def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
+def token_counts(value: ArrayLike, n: int, name: str = "token_counts") -> NDArray[np.int64]:
     """Return token counts as an int64 array of length ``n``; each in [0, MAX_TOKENS]."""
     try:
         array = np.asarray(value)
@@ -207,12 +215,12 @@ def token_counts(value: Any, n: int, name: str = "token_counts") -> np.ndarray:
     return np.asarray(array, dtype=np.int64)  # no copy when the counts are int64 already
 
 
-def budget(value: Any) -> int:
+def budget(value: object) -> int:
     """Return the token budget as an int in [0, MAX_TOKENS]."""
     return whole(value, "budget", maximum=MAX_TOKENS, unit=" tokens")
 
 
-def real(value: Any, name: str, *, minimum: float | None = None) -> float:
+def real(value: object, name: str, *, minimum: float | None = None) -> float:
     """Return ``value`` as a finite float, optionally with a lower bound.
 
     Any real number is taken (int, float, numpy scalar, Fraction, Decimal); one too large
@@ -232,7 +240,7 @@ def real(value: Any, name: str, *, minimum: float | None = None) -> float:
 
 
 def whole(
-    value: Any, name: str, *, minimum: int = 0, maximum: int | None = None, unit: str = ""
+    value: object, name: str, *, minimum: int = 0, maximum: int | None = None, unit: str = ""
 ) -> int:
     """Return ``value`` as an int in [minimum, maximum]: a whole number (int, numpy
     integer, or a float, Fraction or Decimal with no fractional part), never a bool or a
@@ -257,26 +265,25 @@ def whole(
     return number
 
 
-def choice(value: Any, name: str, options: Collection[str]) -> str:
+def choice(value: object, name: str, options: Collection[str]) -> str:
     """Return ``value`` if it is one of ``options``; otherwise name them all."""
     if value not in options:
         raise InputError(f"{name}: expected one of {', '.join(map(repr, options))}, got {value!r}")
-    return value
+    return cast(str, value)
 
 
-def indices(value: Any, n: int, name: str = "indices") -> np.ndarray:
+def indices(value: object, n: int, name: str = "indices") -> NDArray[np.int64]:
     """Return distinct pool positions in [0, n) as an int64 array.
 
     ``value`` is a sequence of whole numbers (not a string, not a bare number, no bools).
     """
     if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
         raise InputError(f"{name}: expected a sequence of pool positions, got {value!r:.60}")
-    items = list(value)
+    items = list(cast("Iterable[object]", value))
     for item in items:
-        whole = isinstance(item, Integral) and not isinstance(item, bool)
-        if not whole:
+        if not isinstance(item, Integral) or isinstance(item, bool):
             raise InputError(f"{name}: {item!r:.40} is not a pool position (a whole number)")
-        if not 0 <= item < n:
+        if not 0 <= cast(int, item) < n:
             raise InputError(f"{name}: position {item} is outside the pool of {n} chunks")
     array = np.asarray(items, dtype=np.int64).reshape(-1)
     if len(np.unique(array)) != len(array):
@@ -284,7 +291,7 @@ def indices(value: Any, n: int, name: str = "indices") -> np.ndarray:
     return array
 
 
-def chunk_ids(value: Any, n: int | None, name: str = "ids") -> list[Any] | None:
+def chunk_ids(value: object, n: int | None, name: str = "ids") -> list[object] | None:
     """Return ``value`` (chunk ids by pool position) as a list, or None for None.
 
     A string is refused (it would be read one character per chunk); with ``n`` given the
@@ -294,13 +301,13 @@ def chunk_ids(value: Any, n: int | None, name: str = "ids") -> list[Any] | None:
         return None
     if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
         raise InputError(f"{name}: expected a sequence of chunk ids, got {value!r:.60}")
-    items = list(value)
+    items = list(cast("Iterable[object]", value))
     if n is not None and len(items) != n:
         raise InputError(f"{name}: has {len(items)} ids; the pool has {n} chunks")
     return items
 
 
-def position(value: Any, n: int, name: str = "chunk") -> int:
+def position(value: object, n: int, name: str = "chunk") -> int:
     """Return ``value`` as a pool position in [0, n): a whole number, not a bool."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise InputError(f"{name}: expected a pool position (a whole number), got {value!r:.60}")
@@ -310,15 +317,15 @@ def position(value: Any, n: int, name: str = "chunk") -> int:
     return index
 
 
-def items(value: Any, name: str) -> list[Any]:
+def items(value: Iterable[T], name: str) -> list[T]:
     """Return the items of a list-like ``value``; a string or a bare value is refused (a
-    string would otherwise be read one character at a time)."""
+    string would otherwise be read one character at a time), whatever its declared type."""
     if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
         raise InputError(f"{name}: expected a list, got {value!r:.60}")
     return list(value)
 
 
-def spans(texts: Any, sources: Any, starts: Any, count_tokens: Any) -> None:
+def spans(texts: object, sources: object, starts: object, count_tokens: object) -> None:
     """Check the fields of :class:`adagres.core.overlaps.Spans` as given (nothing is
     converted): ``texts`` a sequence of strings, ``sources`` and ``starts`` one entry per
     text, each source None or hashable, each start None or a character offset
@@ -337,6 +344,8 @@ def spans(texts: Any, sources: Any, starts: Any, count_tokens: Any) -> None:
             raise InputError(
                 f"{name}: expected a sequence with one entry per chunk, got {value!r:.60}"
             )
+    # each is a sequence from here on: it has a length and is neither a string nor a mapping
+    texts, sources, starts = cast("tuple[Sequence[object], ...]", (texts, sources, starts))
     n = len(texts)
     for name, value in (("sources", sources), ("starts", starts)):
         if len(value) != n:
@@ -365,7 +374,7 @@ def spans(texts: Any, sources: Any, starts: Any, count_tokens: Any) -> None:
         )
 
 
-def texts(value: Any, n: int, name: str = "texts") -> Any:
+def texts(value: object, n: int, name: str = "texts") -> Sequence[str]:
     """Return ``value`` if it is a sequence of ``n`` strings (a list, a tuple, a numpy array
     of strings), unchanged; a single string is refused (it would be read one character per
     chunk), as are other lengths and non-string items.
@@ -387,17 +396,18 @@ def texts(value: Any, n: int, name: str = "texts") -> Any:
         raise InputError(
             f"{name}: expected a sequence of {n} strings, got an array of shape {value.shape}"
         )
-    if len(value) != n:
-        raise InputError(f"{name}: got {len(value)} texts, the pool has {n} chunks")
-    for i, text in enumerate(value):
+    sequence = cast("Sequence[object]", value)
+    if len(sequence) != n:
+        raise InputError(f"{name}: got {len(sequence)} texts, the pool has {n} chunks")
+    for i, text in enumerate(sequence):
         if not isinstance(text, str):
             raise InputError(
                 f"{name}: chunk {i} is {type(text).__name__} {text!r:.40}, not a string"
             )
-    return value
+    return cast("Sequence[str]", sequence)
 
 
-def strings(value: Any, name: str) -> list[str]:
+def strings(value: object, name: str) -> list[str]:
     """Return ``value`` (a list, a tuple or a 1-D numpy array of strings, or any other
     sequence of them) as a list of strings. A single string is refused, never split into
     its characters nor taken as one item.
@@ -427,7 +437,7 @@ def strings(value: Any, name: str) -> list[str]:
         raise InputError(
             f"{name}: must be a list of strings, got {type(value).__name__} {value!r:.40}"
         )
-    items = list(value)
+    items = list(cast("Iterable[object]", value))
     for i, item in enumerate(items):
         if not isinstance(item, str):
             raise InputError(
@@ -437,7 +447,7 @@ def strings(value: Any, name: str) -> list[str]:
 
 
 def placements(
-    sources: Any, offsets: Any, n: int
+    sources: object, offsets: object, n: int
 ) -> tuple[tuple[Hashable | None, ...], tuple[int | None, ...]]:
     """Each chunk's source key and character offset in it, one per chunk (None: unknown).
 
@@ -449,14 +459,14 @@ def placements(
     """
     keys: list[Hashable | None] = [None] * n
     starts: list[int | None] = [None] * n
-    for name, value, out in (("sources", sources, keys), ("offsets", offsets, starts)):
+    for name, value in (("sources", sources), ("offsets", offsets)):
         if value is None:
             continue
         if isinstance(value, str | bytes | dict) or not hasattr(value, "__len__"):
             raise InputError(f"{name}: expected a sequence of {n} values, got {value!r:.60}")
         if len(value) != n:
             raise InputError(f"{name}: got {len(value)} values, the pool has {n} chunks")
-        for i, item in enumerate(value):
+        for i, item in enumerate(cast("Sequence[object]", value)):
             if item is None:
                 continue
             if name == "sources":
@@ -469,12 +479,12 @@ def placements(
                         f"sources: chunk {i} has {type(item).__name__} as its source; "
                         "expected a string, a number or a tuple"
                     ) from None
-                out[i] = item
+                keys[i] = item
             else:
                 problem = offset_problem(item)
                 if problem is not None:
                     raise InputError(f"offsets: chunk {i}: {problem}")
-                out[i] = operator.index(item)
+                starts[i] = operator.index(cast(Integral, item))
     return tuple(keys), tuple(starts)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .records import Candidates, GainAtStep, Step, StopReason, Verdict, VerdictKind
 
@@ -40,8 +41,8 @@ class Fates(NamedTuple):
     """Every chunk's verdict kind (an index into ``VerdictKind``) and step, and the step
     from which a ``fill`` run kept adding chunks of score ≤ 0 (None if it never did)."""
 
-    kind: np.ndarray
-    step: np.ndarray
+    kind: NDArray[np.int64]
+    step: NDArray[np.int64]
     fill_from: int | None
 
 
@@ -67,7 +68,7 @@ def leader(selection: Selection, step: Step, c: Candidates) -> tuple[int | None,
     return best, float(c.score[best])
 
 
-def would_take(selection: Selection, step: Step, c: Candidates) -> np.ndarray:
+def would_take(selection: Selection, step: Step, c: Candidates) -> NDArray[np.bool_]:
     """The chunks that did not fit at ``step`` although the rule would have taken them: in
     play, not fitting, and scoring above the step's leader (ties: the lower position) or
     being it; never at a stop where the rule takes nothing more (k reached, or a score ≤ 0
@@ -86,7 +87,8 @@ def would_take(selection: Selection, step: Step, c: Candidates) -> np.ndarray:
     if not step.accepted and selection.stop_reason is StopReason.K_REACHED:
         beats[:] = False
     never = selection.token_counts > selection.budget
-    return unfit & (beats | never)
+    taken: NDArray[np.bool_] = unfit & (beats | never)
+    return taken
 
 
 def fates(selection: Selection) -> Fates:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import plotly.graph_objects as go
@@ -65,7 +65,7 @@ def sweep_lines(budget_sweep: BudgetSweep, metric: str) -> SweepLines:
     fewer than two chunks were picked (a mean over no pair is undefined, not 0)."""
     if metric not in METRIC_LABELS or metric not in BUDGET_COLUMNS:
         raise InputError(f"metric: expected one of {', '.join(METRIC_LABELS)}, got {metric!r}")
-    sizes = budget_sweep.series("size")
+    sizes = cast("dict[str, list[int | None]]", budget_sweep.series("size"))
     values: dict[str, tuple[float | None, ...]] = {}
     for strategy, raw in budget_sweep.series(metric).items():
         line = nan_list(raw)

@@ -226,20 +226,21 @@ class Pool:
 
         Raises :class:`PoolError` while the pool has no embeddings or no token counts.
         """
-        missing = [
-            name
-            for name, value in (
-                ("embeddings", self.embeddings),
-                ("a query embedding", self.query_embedding),
-                ("token counts", self.token_counts),
-            )
-            if value is None
-        ]
-        if missing:
+        chunks, query, tokens = self.embeddings, self.query_embedding, self.token_counts
+        if chunks is None or query is None or tokens is None:
+            missing = [
+                name
+                for name, value in (
+                    ("embeddings", chunks),
+                    ("a query embedding", query),
+                    ("token counts", tokens),
+                )
+                if value is None
+            ]
             raise PoolError(f"{self._where()}the pool has no {' and no '.join(missing)} yet")
         from adagres.pools.spans import spans_of  # (it reads Chunk, defined here)
 
-        prepared = prepare(self.query_embedding, self.embeddings, self.token_counts)
+        prepared = prepare(query, chunks, tokens)
         return prepared.with_spans(spans_of(self.chunks, self.tokenizer))
 
     @property

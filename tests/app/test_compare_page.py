@@ -44,7 +44,7 @@ def expected_metrics(
     selection = baselines.run(strategy, *args, settings=settings, texts=pool.texts)
     return evaluate(
         selection,
-        pool.embeddings,
+        pool.prepared,
         gold=gold_of(pool),
         answers=pool.answers or None,
         texts=pool.texts,

@@ -19,6 +19,7 @@ from apptest_support import (
     pool_of,
 )
 from apptest_support import paper_selection as adagres_selection
+from reference import select_inputs
 
 from adagres import PRESETS, baselines
 from adagres.core.calibration import calibrate
@@ -39,7 +40,8 @@ def test_lambda_page_shows_the_calibration(data_dir, pool_name, preset):
     at = page(LAMBDA, **(params if preset == "recommended" else {**params, **PAPER}))
     no_error(at)
     pool = pool_of(data_dir, pool_name)
-    args = (pool.query_embedding, pool.embeddings, pool.token_counts, budget)
+    q, C, tokens = select_inputs(pool)
+    args = (q, C, tokens, budget)
     paper = calibrate(*args, formula="paper")
     derived = calibrate(*args, formula="derived")
     used = calibrate(*args, formula=PRESETS[preset].settings.formula)
@@ -70,7 +72,7 @@ def test_lambda_page_shows_the_calibration(data_dir, pool_name, preset):
     ):
         assert number in latex
     # The paper's ε = λ·k·δ for the λ in use.
-    terms = guarantee(pool.embeddings, pool.token_counts, budget, used.lam)
+    terms = guarantee(C, tokens, budget, used.lam)
     assert metric(at, "δ (max pair cosine)") == f"{terms.delta:.4f}"
     assert metric(at, "k (largest set that fits)") == str(terms.k_max)
     assert metric(at, "ε = λ·k·δ") == f"{terms.epsilon:.4f}"
@@ -89,7 +91,7 @@ def test_sensitivity_plot_marks_lambdas_and_lists_changes(data_dir):
     at = page(LAMBDA, pool="medium", budget="1500", lam="0.4", **PAPER)
     no_error(at)
     pool = pool_of(data_dir, "medium")
-    adaptive = calibrate(pool.query_embedding, pool.embeddings, pool.token_counts, 1500).lam
+    adaptive = calibrate(*select_inputs(pool), 1500).lam
     figure = figures(at)[0]
     lines = sorted({s["x0"] for s in figure["layout"]["shapes"] if s["type"] == "line"})
     assert lines == pytest.approx(sorted([adaptive, 0.4]))  # one line per panel, same λ
@@ -120,10 +122,8 @@ def test_exact_optimum_and_bound_on_a_small_pool(data_dir, budget):
     no_error(at)
     pool = pool_of(data_dir, "tiny")
     greedy = adagres_selection(pool, budget)
-    optimum = baselines.exact(
-        pool.query_embedding, pool.embeddings, pool.token_counts, budget, lam=greedy.lam
-    )
-    bound = guarantee(pool.embeddings, pool.token_counts, budget, greedy.lam).bound(
+    optimum = baselines.exact(*select_inputs(pool), budget, lam=greedy.lam)
+    bound = guarantee(pool.prepared, pool.prepared.tokens, budget, greedy.lam).bound(
         optimum.objective
     )
     assert metric(at, "F(greedy)") == f"{greedy.objective:.4f}"
@@ -153,9 +153,7 @@ def test_exact_on_a_button_for_mid_sized_problems(data_dir):
     at.button(key="lam_solve_exact").click().run()
     no_error(at)
     greedy = adagres_selection(pool, budget)
-    optimum = baselines.exact(
-        pool.query_embedding, pool.embeddings, pool.token_counts, budget, lam=greedy.lam
-    )
+    optimum = baselines.exact(*select_inputs(pool), budget, lam=greedy.lam)
     assert metric(at, "F(optimum)") == f"{optimum.objective:.4f}"
     assert optimum.objective >= greedy.objective - 1e-9
 
@@ -190,7 +188,7 @@ def test_a_stopped_search_shows_what_it_proved(data_dir, monkeypatch):
     assert f"lies between {stopped.objective:.4f} and {stopped.upper_bound:.4f}" in text
     held = (
         greedy.objective
-        >= guarantee(pool.embeddings, pool.token_counts, budget, greedy.lam).bound(
+        >= guarantee(pool.prepared, pool.prepared.tokens, budget, greedy.lam).bound(
             stopped.upper_bound
         )
         - 1e-9

@@ -112,9 +112,7 @@ def test_fanoutqa_link_shows_gold_metrics_on_compare(pools_dir, fanout):
     assert list(pool.ids) == list(fanout[COMPARED].ids)
     selection = select(*select_inputs(pool), budget)
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
-    metrics = evaluate(
-        selection, pool.embeddings, gold=gold, answers=pool.answers, texts=pool.texts
-    )
+    metrics = evaluate(selection, pool.prepared, gold=gold, answers=pool.answers, texts=pool.texts)
     assert shown["IoU with gold"] == metric_text("iou", metrics.iou)
     assert shown["gold recall"] == metric_text("recall", metrics.recall)
     assert shown["answer found"] == metric_text("answer_found", metrics.answer_found)
