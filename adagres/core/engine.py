@@ -9,15 +9,22 @@ and records as they are.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import pairwise
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
+
+from .arrays import FloatArray
 
 __all__ = ["NEG", "NO_PICK", "Engine", "Pick", "Rows", "accumulate_rows", "pick_rows"]
 
+#: An array of float32 or float64, kept as it is by a function that works in place.
+FloatArrayT = TypeVar("FloatArrayT", NDArray[np.float32], NDArray[np.float64], FloatArray)
+
 #: (gains, scores or None for "the gains", pick rows or None) of the steps with candidates.
-Rows = tuple[np.ndarray, np.ndarray | None, np.ndarray | None]
+Rows = tuple[NDArray[np.float64], NDArray[np.float64] | None, NDArray[np.float64] | None]
 
 NEG = -np.inf
 
@@ -60,7 +67,7 @@ class Engine(Protocol):
         rejected it): forget anything held for it (the loop then calls :meth:`dropped`)."""
         ...
 
-    def dropped(self, gone: np.ndarray) -> None:
+    def dropped(self, gone: NDArray[np.intp]) -> None:
         """The chunks ``gone`` no longer fit."""
         ...
 
@@ -76,20 +83,20 @@ class Engine(Protocol):
         """(gains, scores or None, pick rows or None) of the steps with candidates."""
         ...
 
-    def score_relevance(self) -> np.ndarray:
+    def score_relevance(self) -> NDArray[np.float64]:
         """The relevance term of the score for every chunk, float64 (the score is this
         minus the redundancy term)."""
         ...
 
 
-def pick_rows(rows: list[np.ndarray], n: int) -> np.ndarray:
+def pick_rows(rows: Sequence[FloatArray], n: int) -> NDArray[np.float64]:
     """The cosine of each pick to every chunk as one read-only (k, N) float64 array."""
     array = np.array(rows, dtype=np.float64).reshape(len(rows), n)
     array.flags.writeable = False
     return array
 
 
-def accumulate_rows(op: np.ufunc, rows: np.ndarray) -> np.ndarray:
+def accumulate_rows(op: np.ufunc, rows: FloatArrayT) -> FloatArrayT:
     """``op.accumulate(rows, axis=0)`` in place, a row at a time: row t becomes
     ``op(row t−1, row t)``, for t = 1, 2, … in turn.
 

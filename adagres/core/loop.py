@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
+from .arrays import FloatArray
 from .calibration import Calibration
 from .engine import NEG, NO_PICK, Engine, Pick, Rows, accumulate_rows, pick_rows
 from .guard import Duplicate, Guard
@@ -79,7 +81,7 @@ class Rule:
     stop_nonpositive: bool
     max_picks: int | None = None
     lambda_mmr: float = 0.5
-    engine: Callable[[PreparedPool, np.ndarray, bool], Engine] | None = None
+    engine: Callable[[PreparedPool, FloatArray, bool], Engine] | None = None
 
 
 #: How each AdaGReS policy scores, filters and stops (SPEC.md, "Greedy selection").
@@ -120,7 +122,10 @@ def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
     )
 
 
-def frozen(array: np.ndarray) -> np.ndarray:
+ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
+
+
+def frozen(array: ArrayT) -> ArrayT:
     array.flags.writeable = False
     return array
 
@@ -132,13 +137,13 @@ class Fit:
     that stop fitting at a step are a contiguous run at the top of that order.
     """
 
-    def __init__(self, tokens: np.ndarray) -> None:
+    def __init__(self, tokens: NDArray[np.int64]) -> None:
         self.tokens = tokens
         self.end = len(tokens)  # chunks order[end:] no longer fit
         self.largest = int(tokens.max()) if len(tokens) else 0  # the largest that fits
-        self.order: np.ndarray | None = None  # sorted when a chunk first stops fitting
+        self.order: NDArray[np.intp] | None = None  # sorted when a chunk first stops fitting
 
-    def shrink(self, left: int) -> np.ndarray:
+    def shrink(self, left: int) -> NDArray[np.intp]:
         """The chunks that stop fitting now that ``left`` tokens are left."""
         if self.order is None:
             self.order = np.argsort(self.tokens, kind="stable")
@@ -161,7 +166,7 @@ class PackedFit:
         self.gone = np.zeros(len(packer.cost), dtype=bool)
         self.largest = int(packer.cost.max()) if len(packer.cost) else 0
 
-    def shrink(self, left: int) -> np.ndarray:
+    def shrink(self, left: int) -> NDArray[np.intp]:
         """The chunks that stop fitting now that ``left`` tokens are left."""
         packer = self.packer
         over = ~self.gone & (packer.cost > left)
@@ -210,10 +215,10 @@ class Gains:
         self.bench_index = np.zeros(0, np.intp)
         self.bench_gain = np.zeros(0, dtype)
         self.held: tuple[int, float] | None = None
-        self.sims: list[np.ndarray] = []
+        self.sims: list[FloatArray] = []
         self.relevance_term = alpha * pool.relevance
 
-    def score_relevance(self) -> np.ndarray:
+    def score_relevance(self) -> NDArray[np.float64]:
         return self.relevance_term
 
     def best(self) -> Pick:
@@ -243,7 +248,7 @@ class Gains:
             self.gain[winner] = self.held[1]
             self.held = None
 
-    def dropped(self, gone: np.ndarray) -> None:
+    def dropped(self, gone: NDArray[np.intp]) -> None:
         gone = gone[self.gain[gone] > NEG]  # picks are out already
         if len(gone):
             self.bench_index = np.concatenate([self.bench_index, gone])
@@ -266,7 +271,7 @@ class Gains:
         if self.trace:
             self.sims.append(similarity)  # read-only: the memo's row or this product
 
-    def history(self) -> np.ndarray:
+    def history(self) -> NDArray[np.float64]:
         """Every chunk's gain before each pick and after the last, (k + 1, N) float64.
 
         Row t is α·r − w_1 − … − w_t with w the update :meth:`take` subtracted, computed
@@ -286,7 +291,7 @@ class Gains:
             accumulate_rows(np.subtract, rows)
         return rows.astype(np.float64)
 
-    def row(self) -> np.ndarray:
+    def row(self) -> NDArray[np.float64]:
         """Every chunk's gain now, float64 (-inf for the picks)."""
         row = self.gain.astype(np.float64)
         if len(self.bench_index):
@@ -298,7 +303,7 @@ class Gains:
     def trace_step(self) -> None:
         return None  # the rows are rebuilt at the end (:meth:`history`)
 
-    def candidate_rows(self, steps: list, picks: list[int]) -> Rows:
+    def candidate_rows(self, steps: list[None], picks: list[int]) -> Rows:
         if not self.trace:
             return self.row()[None], None, None
         gains = self.history()
@@ -320,7 +325,7 @@ class Scores:
         tau: float | None,
         score: str,
         lambda_mmr: float,
-        penalty: np.ndarray,
+        penalty: FloatArray,
         trace: bool,
     ) -> None:
         chunks = pool.chunks
@@ -339,9 +344,9 @@ class Scores:
         self.relevance = pool.relevance
         self.relevance_term = alpha * pool.relevance
         self.score_now = self.gain
-        self.sims: list[np.ndarray] = []
+        self.sims: list[NDArray[np.float64]] = []
 
-    def score(self) -> np.ndarray:
+    def score(self) -> FloatArray:
         kind = self.kind
         if kind == "ratio":
             return np.divide(self.gain, self.per_token, out=self.work)
@@ -383,7 +388,7 @@ class Scores:
     def release(self, winner: int) -> None:
         """Nothing held: the loop's penalty masks the winner from now on."""
 
-    def score_relevance(self) -> np.ndarray:
+    def score_relevance(self) -> NDArray[np.float64]:
         kind = self.kind
         if kind == "ratio":
             return self.relevance_term / self.per_token.astype(np.float64)
@@ -393,7 +398,7 @@ class Scores:
             return self.relevance_term
         return self.relevance
 
-    def dropped(self, gone: np.ndarray) -> None:
+    def dropped(self, gone: NDArray[np.intp]) -> None:
         """Nothing to do: the gains stay, the penalty (already set) masks the chunks."""
 
     def take(self, winner: int) -> None:
@@ -413,10 +418,12 @@ class Scores:
         if self.trace:
             self.sims.append(similarity.astype(np.float64))
 
-    def trace_step(self) -> tuple[np.ndarray, np.ndarray]:
+    def trace_step(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         return self.gain.astype(np.float64), np.array(self.score_now, np.float64)
 
-    def candidate_rows(self, steps: list, picks: list[int]) -> Rows:
+    def candidate_rows(
+        self, steps: list[tuple[NDArray[np.float64], NDArray[np.float64]]], picks: list[int]
+    ) -> Rows:
         if not self.trace:
             gain, score = self.trace_step()
             return gain[None], score[None], None
@@ -446,7 +453,7 @@ class Run(NamedTuple):
     picks: list[int]
     steps: list[Step]
     reason: StopReason
-    pick_similarity: np.ndarray | None
+    pick_similarity: NDArray[np.float64] | None
     duplicates: tuple[Duplicate, ...] = ()  # what the near-duplicate guard dropped
     tokens_used: int | None = None  # None: Σ ℓ of the picks (no packing)
     passages: tuple[Passage, ...] = ()  # the context as packing stitched it
@@ -600,7 +607,7 @@ class Loop:
         self.drop(np.array([winner], dtype=np.intp))
         return True
 
-    def drop(self, gone: np.ndarray) -> None:
+    def drop(self, gone: NDArray[np.intp]) -> None:
         """The chunks ``gone`` stop being eligible, for good (a duplicate of a pick, or a
         chunk inside a passage already taken)."""
         if len(gone):
@@ -684,7 +691,7 @@ class Loop:
             merges=merges,
         )
 
-    def cost_rows(self, first: int, rows: int) -> np.ndarray:
+    def cost_rows(self, first: int, rows: int) -> NDArray[np.int64]:
         """What each chunk cost at steps ``first``… (one row a step; ℓ without packing)."""
         if self.packer is None or not self.packer.changes:
             return self.tokens
@@ -694,7 +701,7 @@ class Loop:
         return costs
 
     def candidates(
-        self, gains: np.ndarray, scores: np.ndarray | None, first: int
+        self, gains: NDArray[np.float64], scores: NDArray[np.float64] | None, first: int
     ) -> list[Candidates]:
         """The per-candidate records of steps ``first``… from their gain and score rows."""
         n, rows = self.pool.n_chunks, gains.shape[0]
@@ -737,7 +744,9 @@ class Loop:
         ]
 
 
-def objective_value(pool: PreparedPool, picks: list[int] | np.ndarray, terms: Terms) -> float:
+def objective_value(
+    pool: PreparedPool, picks: Sequence[int] | NDArray[np.intp] | NDArray[np.int64], terms: Terms
+) -> float:
     """F(S) = α·Σ r_i − λ·Σ_{i<j} s̃_ij for the chunks ``picks`` (s̃ = max(0, s − τ) with τ)."""
     picks = np.asarray(picks, dtype=np.int64)
     if picks.size == 0:
@@ -764,7 +773,7 @@ def finish(
     note: str | None = None,
     params: dict[str, object] | None = None,
     scoring: Scoring | None = None,
-    penalty_similarity: np.ndarray | None = None,
+    penalty_similarity: NDArray[np.float64] | None = None,
 ) -> Selection:
     """The frozen :class:`~adagres.Selection` of a run."""
     picks = run.picks

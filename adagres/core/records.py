@@ -9,12 +9,14 @@ it stopped; each step may carry the per-candidate numbers (:class:`Candidates`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from functools import cached_property
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import InputError
 
@@ -109,12 +111,12 @@ class Candidates:
     are NaN.
     """
 
-    redundancy_term: np.ndarray
-    gain: np.ndarray
-    score: np.ndarray
-    eligible: np.ndarray
-    in_play: np.ndarray
-    score_base: np.ndarray
+    redundancy_term: NDArray[np.float64]
+    gain: NDArray[np.float64]
+    score: NDArray[np.float64]
+    eligible: NDArray[np.bool_]
+    in_play: NDArray[np.bool_]
+    score_base: NDArray[np.float64]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Candidates):
@@ -127,22 +129,25 @@ class Candidates:
     __hash__ = None  # type: ignore[assignment]
 
     @property
-    def relevance_term(self) -> np.ndarray:
+    def relevance_term(self) -> NDArray[np.float64]:
         """α·r_i for every chunk (NaN where not in play): gain + redundancy term."""
         return self.gain + self.redundancy_term
 
     @cached_property
-    def score_relevance(self) -> np.ndarray:
+    def score_relevance(self) -> NDArray[np.float64]:
         """The relevance term of the score (NaN where not in play)."""
         return frozen_array(np.where(self.in_play, self.score_base, np.nan))
 
     @cached_property
-    def score_redundancy(self) -> np.ndarray:
+    def score_redundancy(self) -> NDArray[np.float64]:
         """The redundancy term of the score: relevance term − score (NaN where not in play)."""
         return frozen_array(self.score_relevance - self.score)
 
 
-def frozen_array(array: np.ndarray) -> np.ndarray:
+ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
+
+
+def frozen_array(array: ArrayT) -> ArrayT:
     array.flags.writeable = False
     return array
 
@@ -251,8 +256,9 @@ class Verdict:
     #: context already holding it (the pick ``holder`` put it there)
     left_out: tuple[tuple[int, str], ...] = ()
 
-    def summary(self, ids: Any = None) -> str:
-        """One sentence with the numbers; ``ids`` maps pool positions to chunk ids."""
+    def summary(self, ids: Sequence[object] | None = None) -> str:
+        """One sentence with the numbers; ``ids`` maps pool positions to chunk ids (checked:
+        anything else is an InputError naming it)."""
         if ids is not None and (isinstance(ids, str | bytes) or not hasattr(ids, "__len__")):
             raise InputError(f"ids: expected a sequence of chunk ids, got {ids!r:.60}")
 
@@ -323,7 +329,7 @@ class Verdict:
             f"{self.winner_score:+.4f} for {name(self.winner)}{rule}{repeats}" + self.fill_note()
         )
 
-    def left_out_note(self, name: Any) -> str:
+    def left_out_note(self, name: Callable[[int], str]) -> str:
         """The sentence that names what packing left out of a pick's text, and who holds it."""
         if not self.left_out:
             return ""

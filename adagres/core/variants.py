@@ -14,8 +14,10 @@ import dataclasses
 import weakref
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import InputError
+from .arrays import FloatArray
 from .engine import NEG, NO_PICK, Pick
 from .guard import Guard, guard_for
 from .loop import POLICY_RULES, Rule, Run, finish, scoring_of
@@ -127,7 +129,9 @@ def guard_of(pool: PreparedPool, settings: Settings, inputs: RunInputs | None) -
     return guard_for(pool, settings.duplicate_guard, None if inputs is None else inputs.texts)
 
 
-def merged(own: Step, shared: Step, relevance_term: np.ndarray, tokens: np.ndarray) -> Step:
+def merged(
+    own: Step, shared: Step, relevance_term: NDArray[np.float64], tokens: NDArray[np.int64]
+) -> Step:
     """``own``'s decision and score with the marginal F gains of ``shared`` (same picks).
 
     The runner-up's F gain is left out (its score is kept): the fast path has no per-step
@@ -235,7 +239,7 @@ class CoverageScores:
     adds now). Holds the N×N cosines: meant for retrieved pools.
     """
 
-    def __init__(self, pool: PreparedPool, weight: float, penalty: np.ndarray, trace: bool) -> None:
+    def __init__(self, pool: PreparedPool, weight: float, penalty: FloatArray, trace: bool) -> None:
         chunks, relevance = pool.chunks, pool.relevance
         self.cosines = (chunks @ chunks.T).astype(np.float64)
         self.sims = np.maximum(self.cosines, 0.0)
@@ -244,11 +248,11 @@ class CoverageScores:
         self.w = w / w.sum() if w.sum() > 0 else np.full(n, 1.0 / max(n, 1))
         self.weight, self.relevance, self.penalty, self.trace = weight, relevance, penalty, trace
         self.covered = np.zeros(n)
-        self.score = relevance + weight * (self.sims @ self.w)
-        self.alone = self.score.copy()
-        self.rows: list[np.ndarray] = []
+        self.score: NDArray[np.float64] = relevance + weight * (self.sims @ self.w)
+        self.alone: NDArray[np.float64] = self.score.copy()
+        self.rows: list[NDArray[np.float64]] = []
 
-    def score_relevance(self) -> np.ndarray:
+    def score_relevance(self) -> NDArray[np.float64]:
         return self.alone
 
     def best(self) -> Pick:
@@ -274,7 +278,7 @@ class CoverageScores:
     def release(self, winner: int) -> None:
         """Nothing held: the loop's penalty masks the winner."""
 
-    def dropped(self, gone: np.ndarray) -> None:
+    def dropped(self, gone: NDArray[np.intp]) -> None:
         """Nothing to do: the penalty (already set) masks the chunks."""
 
     def take(self, winner: int) -> None:
@@ -286,12 +290,12 @@ class CoverageScores:
         if self.trace:
             self.rows.append(self.cosines[winner])
 
-    def trace_step(self) -> np.ndarray:
+    def trace_step(self) -> NDArray[np.float64]:
         return self.score.copy()
 
     def candidate_rows(
-        self, steps: list[np.ndarray], picks: list[int]
-    ) -> tuple[np.ndarray, None, np.ndarray | None]:
+        self, steps: list[NDArray[np.float64]], picks: list[int]
+    ) -> tuple[NDArray[np.float64], None, NDArray[np.float64] | None]:
         if not self.trace:
             return self.score[None].copy(), None, None
         rows = np.array(self.rows).reshape(len(self.rows), len(self.score))
@@ -322,7 +326,7 @@ def coverage(
         raise InputError(f"weight: must be >= 0, got {weight!r}")
     engine: list[CoverageScores] = []
 
-    def make(p: PreparedPool, penalty: np.ndarray, traced: bool) -> CoverageScores:
+    def make(p: PreparedPool, penalty: FloatArray, traced: bool) -> CoverageScores:
         engine.append(CoverageScores(p, weight, penalty, traced))
         return engine[0]
 

@@ -79,6 +79,7 @@ def would_take(selection: Selection, step: Step, c: Candidates) -> NDArray[np.bo
     chunk, score = leader(selection, step, c)
     beats = np.zeros_like(unfit)
     if chunk is not None:
+        assert score is not None  # a leader has a score
         position = np.arange(len(unfit))
         beats = (c.score > score) | ((c.score == score) & (position < chunk))
         beats[chunk] = True
@@ -110,6 +111,7 @@ def fates(selection: Selection) -> Fates:
             first[newly] = s.number
             chunk, score = leader(selection, s, c)
             if chunk is not None:
+                assert score is not None  # a leader has a score
                 competing = c.in_play if scoring.competes == "in_play" else c.eligible
                 with np.errstate(invalid="ignore"):
                     gap = score - c.score  # NaN out of play: never below a margin
