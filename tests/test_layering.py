@@ -268,3 +268,26 @@ def test_the_name_check_sees_each_way_of_deciding_by_name():
     )
     names = {"mmr", "topk_budget", "adagres", "exact", "coverage"}
     assert name_tests(code, names) == [1, 3, 4, 5]
+
+
+def test_import_adagres_selects_with_the_optional_rooms_absent():
+    """The exact optimum, the evaluation, the adapters, the stores, pool sets and traces are
+    optional: with each blocked, `import adagres` works and every other strategy selects."""
+    code = (
+        "import sys\n"
+        "for m in ('adagres.optimum', 'adagres.eval', 'adagres.integrations', 'adagres.stores',"
+        " 'adagres.poolsets', 'adagres.traces'):\n"
+        "    sys.modules[m] = None\n"
+        "import numpy as np, adagres\n"
+        "from adagres.core.strategies import STRATEGIES\n"
+        "q = np.array([1.0, 0.0]); C = np.array([[0.9, 0.1], [0.95, 0.05], [0.5, 0.5]])\n"
+        "for name in STRATEGIES:\n"
+        "    t = ['a b', 'c d', 'e f']\n"
+        "    s = adagres.baselines.run(name, q, C, [60, 60, 30], 100, texts=t)\n"
+        "    assert s.tokens_used <= 100 and s.size >= 1, name\n"
+        "print(','.join(STRATEGIES))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    names = out.stdout.strip().split(",")
+    assert "exact" not in names and len(names) == 8
+    assert {"adagres", "topk_budget", "mmr", "coverage"} <= set(names)
