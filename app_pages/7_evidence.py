@@ -136,7 +136,7 @@ st.dataframe(
 )
 labels = dict(zip(queries["query id"], queries["query"], strict=True))
 query_id = st.selectbox(
-    "Query", list(labels), key="ev_query", format_func=lambda q: f"{q}: {labels[q][:80]}"
+    "Query", list(labels), key="ev_query", format_func=lambda q: evidence.query_label(q, labels[q])
 )
 core, _selector, exact = evidence.app_settings(doc, strategy)
 if not exact:

@@ -40,6 +40,7 @@ __all__ = [
     "open_query",
     "packing_frame",
     "query_frame",
+    "query_label",
     "report_names",
     "reports_dir",
     "summary_blocks",
@@ -292,3 +293,17 @@ def open_query(
         pool=key, budget=int(budget), strategy=core, selector=selector, step=None, chunk=None
     )
     return key
+
+
+def query_label(query_id: str, text: str, width: int = 56) -> str:
+    """A query's label in a select box: its id and as much of its text as fits ``width``
+    characters (a closed box shows one line; the table above holds the whole text).
+
+    >>> query_label("q7", "How long?")
+    'q7: How long?'
+    >>> query_label("biomedical_redundant", "What is the maximum daily dose of " * 3)
+    'biomedical_redundant: What is the maximum daily dose of…'
+    """
+    room = max(16, width - len(query_id) - 2)
+    short = text if len(text) <= room else text[: room - 1].rstrip() + "…"
+    return f"{query_id}: {short}"
