@@ -134,19 +134,7 @@ def explorer_map(
     def trace(positions: Sequence[int], name: str, marker: dict[str, Any], **extra: Any) -> None:
         if chosen_set is not None:
             extra["selectedpoints"] = [k for k, i in enumerate(positions) if i in chosen_set]
-        fig.add_trace(
-            go.Scattergl(
-                x=[data.x[i] for i in positions],
-                y=[data.y[i] for i in positions],
-                customdata=list(positions),
-                mode="markers",
-                name=name,
-                hovertext=[data.hover[i] for i in positions],
-                hoverinfo="text",
-                marker=marker,
-                **extra,
-            )
-        )
+        fig.add_trace(chunk_markers(data, positions, name, marker, **extra))
 
     everyone = range(len(data.x))
     if data.numbers is not None:
@@ -203,18 +191,7 @@ def _draw_asked(
     color = PALETTE["adaptive"]
 
     def marks(positions: Sequence[int], name: str, marker: dict[str, Any]) -> None:
-        fig.add_trace(
-            go.Scattergl(
-                x=[data.x[i] for i in positions],
-                y=[data.y[i] for i in positions],
-                customdata=list(positions),
-                mode="markers",
-                name=name,
-                hovertext=[data.hover[i] for i in positions],
-                hoverinfo="text",
-                marker=marker,
-            )
-        )
+        fig.add_trace(chunk_markers(data, positions, name, marker))
 
     ring = {"size": 17, "color": "rgba(0,0,0,0)", "line": {"color": color, "width": 2}}
     marks(list(neighbours), f"nearest to the new query ({len(neighbours)})", ring)
@@ -235,4 +212,21 @@ def _draw_asked(
                 "line": {"color": "black", "width": 1},
             },
         )
+    )
+
+
+def chunk_markers(
+    data: Any, positions: Sequence[int], name: str, marker: dict[str, Any], **extra: Any
+) -> go.Scattergl:
+    """One layer of the map: the chunks at ``positions`` with their hover, by position."""
+    return go.Scattergl(
+        x=[data.x[i] for i in positions],
+        y=[data.y[i] for i in positions],
+        customdata=list(positions),
+        mode="markers",
+        name=name,
+        hovertext=[data.hover[i] for i in positions],
+        hoverinfo="text",
+        marker=marker,
+        **extra,
     )
