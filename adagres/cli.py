@@ -24,12 +24,11 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .core.presets import PRESETS
+from .core.settings import FORMULAS, POLICIES, Settings
 from .core.strategies import ADAGRES, STRATEGIES
 from .errors import AdagresError, InputError, one_line
 
 __all__ = ["main", "run"]
-
-POLICIES = ("skip", "stop", "ratio", "fill")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -75,22 +74,10 @@ def settings_from_args(args: argparse.Namespace) -> tuple[str, Any]:
     """The strategy and the one :class:`adagres.Settings` value of the ``select`` options:
     the preset's (or the defaults), with every option the user gave applied on top."""
     from .core.presets import preset
-    from .core.settings import Settings
 
     base = preset(args.preset) if args.preset is not None else None
-    fields = (
-        "lam",
-        "alpha",
-        "policy",
-        "formula",
-        "scale",
-        "offset",
-        "lam_max",
-        "redundancy_floor",
-        "calibration_top_n",
-        "lambda_mmr",
-        "packing",
-    )
+    # an option not given is no attribute (SUPPRESS): every Settings field the user named
+    fields = [field.name for field in dataclasses.fields(Settings)]
     overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
     settings = Settings.of(None if base is None else base.settings, **overrides)
     strategy = getattr(args, "strategy", None) or (base.strategy if base else ADAGRES.name)
@@ -101,7 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="adagres", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sel = commands.add_parser("select", help="select chunks from a pool file")
-    sel.add_argument("pool_file", help="pool file (.json, .jsonl, .csv, .parquet, ...)")
+    val = commands.add_parser("validate", help="load a pool file and report what it holds")
+    for command in (sel, val):
+        command.add_argument("pool_file", help="pool file (.json, .jsonl, .csv, .parquet, ...)")
+        command.add_argument("--index", type=int, default=None, help="pool in a multi-pool file")
+        command.add_argument(
+            "--query", default=None, help="the query (choose a pool, or supply one)"
+        )
     sel.add_argument("--budget", type=int, required=True, help="token budget")
     # Settings options default to "not given" (SUPPRESS), so a preset's values stand unless
     # the user names an option; the defaults shown are those of adagres.Settings.
@@ -117,9 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     sel.add_argument("--lam", type=_lam, default=given, help="'adaptive' (default) or >= 0")
     sel.add_argument("--policy", choices=POLICIES, default=given, help="default: skip")
-    sel.add_argument(
-        "--formula", choices=("paper", "derived"), default=given, help="default: paper"
-    )
+    sel.add_argument("--formula", choices=FORMULAS, default=given, help="default: paper")
     sel.add_argument("--alpha", type=float, default=given, help="default: 1")
     sel.add_argument("--scale", type=float, default=given, help="λ = max(0, scale·λ* + offset)")
     sel.add_argument("--offset", type=float, default=given, help="default: 0")
@@ -145,8 +136,6 @@ def _parser() -> argparse.ArgumentParser:
         default=given,
         help="take the adaptive-λ statistics over the N most relevant chunks (default: all)",
     )
-    sel.add_argument("--index", type=int, default=None, help="pool index in a multi-pool file")
-    sel.add_argument("--query", default=None, help="query text (choose a pool, or supply one)")
     sel.add_argument(
         "--tokenizer",
         default="cl100k",
@@ -159,20 +148,22 @@ def _parser() -> argparse.ArgumentParser:
         help="with --json: every chunk's verdict with its numbers and sentence (traces the run; "
         "without it, verdicts are kinds and steps, cheap at any pool size)",
     )
-    val = commands.add_parser("validate", help="load a pool file and report what it holds")
-    val.add_argument("pool_file")
-    val.add_argument("--index", type=int, default=None)
-    val.add_argument("--query", default=None)
-    for command in (sel, val):
-        command.add_argument(
-            "--limit",
-            type=_limit,
-            action="append",
-            default=[],
-            metavar="NAME=N",
-            help="raise a loader limit, e.g. --limit max_depth=200 (repeatable)",
-        )
-    _live_parsers(commands)
+    # index and retrieve: documents into a Milvus collection, a pool out of it
+    store = "a Milvus Lite store file (.db) or a server address (http://host:19530)"
+    idx = commands.add_parser("index", help="chunk, embed and store documents in a collection")
+    idx.add_argument("uri", help=store)
+    idx.add_argument("collection")
+    idx.add_argument("files", nargs="+", help="text, markdown, table or pool files, or folders")
+    idx.add_argument("--size", type=int, default=200, help="chunk size in tokens (200)")
+    idx.add_argument("--overlap", type=int, default=40, help="tokens two chunks share (40)")
+    idx.add_argument("--tokenizer", default="cl100k", help="cl100k, o200k, minilm or words")
+    ret = commands.add_parser("retrieve", help="retrieve the top-N pool of a query")
+    ret.add_argument("uri", help=store)
+    ret.add_argument("collection")
+    ret.add_argument("query")
+    ret.add_argument("--top-n", type=int, default=20, help="chunks in the pool (20)")
+    ret.add_argument("--tokenizer", default=None, help="count again with this tokenizer")
+    ret.add_argument("--out", default=None, help="save the pool (.json or .jsonl) for select")
     tr = commands.add_parser(
         "traces",
         help="turn a trace export (OTLP JSON, Phoenix spans, LangSmith runs) into a pool set",
@@ -194,14 +185,15 @@ def _parser() -> argparse.ArgumentParser:
     tr.add_argument(
         "--max-spans", type=int, default=10_000, help="Phoenix: at most this many (10000)"
     )
-    tr.add_argument(
-        "--limit",
-        type=_limit,
-        action="append",
-        default=[],
-        metavar="NAME=N",
-        help="raise a pool loader limit, e.g. --limit max_chunks=200000 (repeatable)",
-    )
+    for command in (sel, val, tr):
+        command.add_argument(
+            "--limit",
+            type=_limit,
+            action="append",
+            default=[],
+            metavar="NAME=N",
+            help="raise a pool loader limit, e.g. --limit max_chunks=200000 (repeatable)",
+        )
     return parser
 
 
@@ -253,25 +245,6 @@ def _traces(args: argparse.Namespace) -> int:
     where = f"open it on the Pool sets page, or: adagres select {args.out} --index N --budget B"
     _say(f"saved   {args.out} ({where})")
     return 0
-
-
-def _live_parsers(commands: Any) -> None:
-    """``index`` and ``retrieve``: documents into a Milvus collection, a pool out of it."""
-    store = "a Milvus Lite store file (.db) or a server address (http://host:19530)"
-    idx = commands.add_parser("index", help="chunk, embed and store documents in a collection")
-    idx.add_argument("uri", help=store)
-    idx.add_argument("collection")
-    idx.add_argument("files", nargs="+", help="text, markdown, table or pool files, or folders")
-    idx.add_argument("--size", type=int, default=200, help="chunk size in tokens (200)")
-    idx.add_argument("--overlap", type=int, default=40, help="tokens two chunks share (40)")
-    idx.add_argument("--tokenizer", default="cl100k", help="cl100k, o200k, minilm or words")
-    ret = commands.add_parser("retrieve", help="retrieve the top-N pool of a query")
-    ret.add_argument("uri", help=store)
-    ret.add_argument("collection")
-    ret.add_argument("query")
-    ret.add_argument("--top-n", type=int, default=20, help="chunks in the pool (20)")
-    ret.add_argument("--tokenizer", default=None, help="count again with this tokenizer")
-    ret.add_argument("--out", default=None, help="save the pool (.json or .jsonl) for select")
 
 
 def _live(args: argparse.Namespace) -> int:
@@ -486,8 +459,7 @@ def _main(argv: Sequence[str] | None) -> int:
             raise InputError(f"--budget: must be >= 0 tokens, got {args.budget}")
         out = _select(args)
     except AdagresError as exc:
-        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
-        return 2
+        return failed(exc)
     except OSError as exc:
         print(one_line(f"adagres: error: {args.pool_file}: {exc.strerror or exc}"), file=sys.stderr)
         return 2
