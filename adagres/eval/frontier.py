@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.strategies import STRATEGIES, TOPK_BUDGET, TOPK_SAME_K
+from .results import entries_by_key, mean_of
 from .strategies import BASELINE_BUDGET
 from .targets import TIE
 
@@ -86,17 +87,6 @@ def _set(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in settings.items() if k not in default or v != default[k]}
 
 
-def _entries(document: Mapping[str, Any]) -> dict[tuple[str, int, str], Mapping[str, Any]]:
-    return {(e["corpus"], e["budget"], e["strategy"]): e for e in document["aggregates"]}
-
-
-def _mean(entry: Mapping[str, Any] | None, metric: str) -> float | None:
-    if entry is None:
-        return None
-    value = entry["metrics"].get(metric, {}).get("mean")
-    return None if value is None else float(value)
-
-
 def mid_budget(document: Mapping[str, Any]) -> int:
     """The budget the summary compares at: the middle one of the run (the lower of the two
     middle ones for an even count: 600 of 300, 600, 900, 1200)."""
@@ -122,7 +112,7 @@ def _best_recall(document: Mapping[str, Any], taken: Sequence[str]) -> str | Non
     budget = mid_budget(document)
     scores: dict[str, list[float]] = {}
     for e in document["aggregates"]:
-        value = _mean(e, e["primary"])
+        value = mean_of(e, e["primary"])
         if e["budget"] == budget and value is not None:
             scores.setdefault(e["strategy"], []).append(value)
     corpora = max((len(v) for v in scores.values()), default=0)
@@ -158,7 +148,7 @@ def frontier_points(
     ``delta`` its paired mean difference with top-k, ``n`` the queries it is measured on.
     Points where either number is missing are left out."""
     names = list(compared(document) if strategies is None else strategies)
-    entries = _entries(document)
+    entries = entries_by_key(document)
     budgets = sorted({b for (c, b, _s) in entries if c == corpus})
     points = []
     for name in names:
@@ -167,7 +157,7 @@ def frontier_points(
             if entry is None:
                 continue
             primary = entry["primary"]
-            x, y = _mean(entry, "repeated_text"), _mean(entry, primary)
+            x, y = mean_of(entry, "repeated_text"), mean_of(entry, primary)
             if x is None or y is None:
                 continue
             interval = entry["metrics"][primary]
@@ -180,7 +170,7 @@ def frontier_points(
                     "y": y,
                     "y_low": interval.get("low"),
                     "y_high": interval.get("high"),
-                    "delta": entry.get("delta", {}).get(primary, {}).get("mean"),
+                    "delta": mean_of(entry, primary, "delta"),
                     "n": interval.get("n"),
                 }
             )
@@ -193,7 +183,7 @@ def summary_rows(document: Mapping[str, Any], budget: int | None = None) -> list
     name: ``recall`` (primary metric mean), ``delta`` (paired mean difference with top-k),
     ``repeated`` (mean share of repeated text); None where not measured."""
     budget = mid_budget(document) if budget is None else budget
-    entries = _entries(document)
+    entries = entries_by_key(document)
     rows = []
     for name in compared(document):
         row: dict[str, Any] = {"strategy": name, "label": role(document, name)}
@@ -201,11 +191,9 @@ def summary_rows(document: Mapping[str, Any], budget: int | None = None) -> list
             entry = entries.get((corpus, budget, name))
             primary = document["corpora"][corpus]["primary"]
             row[corpus] = {
-                "recall": _mean(entry, primary),
-                "delta": None
-                if entry is None
-                else entry.get("delta", {}).get(primary, {}).get("mean"),
-                "repeated": _mean(entry, "repeated_text"),
+                "recall": mean_of(entry, primary),
+                "delta": mean_of(entry, primary, "delta"),
+                "repeated": mean_of(entry, "repeated_text"),
             }
         rows.append(row)
     return rows
@@ -249,12 +237,12 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     # Every measured recall, repeated text or not (a report from before the metric).
     points = {
         (s, b): {
-            "x": _mean(e, "repeated_text"),
-            "y": _mean(e, e["primary"]),
-            "delta": e.get("delta", {}).get(e["primary"], {}).get("mean"),
+            "x": mean_of(e, "repeated_text"),
+            "y": mean_of(e, e["primary"]),
+            "delta": mean_of(e, e["primary"], "delta"),
         }
-        for (c, b, s), e in _entries(document).items()
-        if c == corpus and _mean(e, e["primary"]) is not None
+        for (c, b, s), e in entries_by_key(document).items()
+        if c == corpus and mean_of(e, e["primary"]) is not None
     }
     mine, top = points.get((main, budget)), points.get((BASELINE_BUDGET, budget))
     name = role(document, main, short=True)
@@ -283,14 +271,11 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     if fewer:
         listed = _and([f"{b} tokens ({p['y']:.3f} vs {t['y']:.3f})" for b, p, t in fewer])
         text += f"; it finds fewer {things} than top-k at {listed}"
-    losers = [
-        (role(document, s, short=True), points[(s, budget)]["delta"])
-        for s in challengers
-        if s != main
-        and (s, budget) in points
-        and points[(s, budget)]["delta"] is not None
-        and points[(s, budget)]["delta"] < -TIE
-    ]
+    losers = []
+    for s in challengers:
+        delta = points.get((s, budget), {}).get("delta")
+        if s != main and delta is not None and delta < -TIE:
+            losers.append((role(document, s, short=True), delta))
     if losers:
         listed = _and([f"{n} ({100 * d:+.1f} pt)" for n, d in losers])
         verb = "finds" if len(losers) == 1 else "find"

@@ -28,7 +28,7 @@ from .aggregate import METRIC_LABELS, interval_text
 from .charts import frontier_figure, tradeoff_figure, tradeoff_points
 from .frontier import compared, mid_budget, preset_entry, role, summary_rows, verdict
 from .optimality import optimality_markdown
-from .results import corpus_summary, primary_label, strategy_table, write_results
+from .results import corpus_summary, entries_by_key, primary_label, strategy_table, write_results
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
 from .strategies import BASELINE_BUDGET, optimum_names
 from .targets import TARGETS, target_failures, targets_table
@@ -204,11 +204,7 @@ def _details(summary: str, body: Sequence[str]) -> list[str]:
 def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> list[str]:
     label = primary_label(document, corpus)
     rows = strategy_table(document, corpus, budget)
-    entries = {
-        e["strategy"]: e
-        for e in document["aggregates"]
-        if e["corpus"] == corpus and e["budget"] == budget
-    }
+    entries = entries_by_key(document)
     other = "gold recall" if label == "answer recall" else "answer recall"
     head = (
         f"| strategy | {label} (95 % CI) | {other} | IoU | mean cos | Δ cos vs top-k "
@@ -217,8 +213,9 @@ def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> li
     )
     lines = [head, "|" + "---|" * 12]
     for row in rows:
-        m = entries[row["strategy"]]["metrics"]
-        primary = interval_text(m[entries[row["strategy"]]["primary"]])
+        entry = entries[(corpus, budget, row["strategy"])]
+        m = entry["metrics"]
+        primary = interval_text(m[entry["primary"]])
         second = m["gold_recall" if other == "gold recall" else "answer_recall"]["mean"]
         lines.append(
             f"| {row['strategy']} | {primary} | {_num(second)} | {_num(row['iou'])} | "

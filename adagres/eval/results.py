@@ -22,9 +22,9 @@ from .aggregate import METRIC_LABELS
 
 __all__ = [
     "FORMAT",
-    "TABLE_COLUMNS",
-    "corpus_names",
     "corpus_summary",
+    "entries_by_key",
+    "mean_of",
     "primary_label",
     "read_results",
     "rounded",
@@ -121,31 +121,18 @@ def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     return document
 
 
-def corpus_names(document: Mapping[str, Any]) -> list[str]:
-    """The corpora of a results document, in the order the run measured them."""
-    return list(document["corpora"])
+def entries_by_key(document: Mapping[str, Any]) -> dict[tuple[str, int, str], Mapping[str, Any]]:
+    """The aggregates of a results document by (corpus, budget, strategy)."""
+    return {(e["corpus"], e["budget"], e["strategy"]): e for e in document["aggregates"]}
 
 
-#: Columns of :func:`strategy_table`, the primary metric first.
-TABLE_COLUMNS = (
-    "strategy",
-    "family",
-    "primary",
-    "primary_low",
-    "primary_high",
-    "answer_recall",
-    "gold_recall",
-    "iou",
-    "redundancy_mean",
-    "redundancy_delta",
-    "repeated_text",
-    "budget_use",
-    "near_duplicates",
-    "primary_delta",
-    "wtl_topk_budget",
-    "wtl_topk_same_k",
-    "solved",
-)
+def mean_of(entry: Mapping[str, Any] | None, metric: str, kind: str = "metrics") -> float | None:
+    """The mean of ``metric`` in an aggregate entry's ``kind`` (``metrics``, or ``delta``: the
+    paired difference with top-k); None where the entry or the number is missing."""
+    if entry is None:
+        return None
+    value = entry.get(kind, {}).get(metric, {}).get("mean")
+    return None if value is None else float(value)
 
 
 def strategy_table(document: Mapping[str, Any], corpus: str, budget: int) -> list[dict[str, Any]]:

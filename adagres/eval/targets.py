@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .results import entries_by_key, mean_of
 from .strategies import BASELINE_BUDGET
 
 __all__ = [
@@ -46,22 +47,13 @@ REPEATS, HALF = 0.02, 0.5
 TIE = 1e-9
 
 
-def _entries(document: Mapping[str, Any]) -> dict[tuple[str, int, str], Mapping[str, Any]]:
-    return {(e["corpus"], e["budget"], e["strategy"]): e for e in document["aggregates"]}
-
-
-def _mean(entry: Mapping[str, Any], metric: str) -> float | None:
-    value = entry["metrics"].get(metric, {}).get("mean")
-    return None if value is None else float(value)
-
-
 def target_checks(document: Mapping[str, Any], strategy: str) -> list[dict[str, Any]]:
     """Every target at every corpus and budget where ``strategy`` and top-k both ran, in
     the order of the run: one dict per check with ``target`` (a key of :data:`TARGETS`),
     ``corpus``, ``budget``, ``holds`` (True, False, or None where the target does not apply:
     top-k repeats too little text there, or a number is missing) and ``detail`` (the
     numbers, in words)."""
-    entries = _entries(document)
+    entries = entries_by_key(document)
     out: list[dict[str, Any]] = []
     for (corpus, budget, name), entry in entries.items():
         base = entries.get((corpus, budget, BASELINE_BUDGET))
@@ -79,7 +71,7 @@ def _checks(
     """(target, holds, detail) of one corpus and budget, in the order of :data:`TARGETS`."""
     out: list[tuple[str, bool | None, str]] = []
     primary = entry["primary"]
-    got, want = _mean(entry, primary), _mean(base, primary)
+    got, want = mean_of(entry, primary), mean_of(base, primary)
     if got is None or want is None:
         out.append(("recall", None, "not measured"))
     else:
@@ -87,7 +79,7 @@ def _checks(
         record = f", W/T/L {wtl['wins']}/{wtl['ties']}/{wtl['losses']}" if wtl else ""
         detail = f"{100 * (got - want):+.1f} pt ({primary.replace('_', ' ')}{record})"
         out.append(("recall", got >= want - TIE, detail))
-    mine, theirs = _mean(entry, "repeated_text"), _mean(base, "repeated_text")
+    mine, theirs = mean_of(entry, "repeated_text"), mean_of(base, "repeated_text")
     if theirs is None or mine is None:
         out.append(("repeated_text", None, "not measured"))
     elif theirs < REPEATS:
