@@ -184,22 +184,14 @@ def _run_one(task: Task, strategy: Configuration, budget: int) -> dict[str, Any]
     metrics = evaluate(
         selection, task.pool, gold=task.gold, answers=task.answers or None, texts=task.texts
     )
+    measured = metrics.as_dict()
+    row.update({k: v for k, v in measured.items() if k in row and k not in ("strategy", "budget")})
     row.update(
         solved=True,
-        size=metrics.size,
-        tokens_used=metrics.tokens_used,
-        budget_use=metrics.budget_use,
-        objective=metrics.objective,
         lam=selection.lam,
         stop_reason=selection.stop_reason.value,
-        iou=metrics.iou,
         gold_recall=metrics.recall,
         gold_precision=metrics.precision,
-        answer_found=metrics.answer_found,
-        redundancy_mean=metrics.redundancy_mean,
-        redundancy_max=metrics.redundancy_max,
-        near_duplicates=metrics.near_duplicates,
-        repeated_text=metrics.repeated_text,
         # what packing did: picks stitched to a passage, sentences left out (and their
         # words) because the context held them, tokens the budget did not pay for
         stitched=len(selection.merges),
@@ -224,13 +216,6 @@ def short_message(message: str, limit: int = 120) -> str:
     """
     cut = min((i for i in (message.find(" ("), message.find(". ")) if i > 0), default=None)
     return message[:cut][:limit]
-
-
-def _limit_worker_threads() -> None:
-    with contextlib.suppress(ImportError):
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(1)
 
 
 def evaluate_cases(
@@ -262,25 +247,22 @@ def evaluate_cases(
         tasks.append(Task.of(case, searches if capped else ()))
     run = functools.partial(evaluate_task, strategies=tuple(strategies), budgets=tuple(budgets))
     rows: list[dict[str, Any]] = []
-    if workers == 1 or len(tasks) <= 1:
-        for done, task in enumerate(tasks, 1):
-            rows.extend(run(task))
-            if progress:
-                progress(done, len(tasks))
-        return rows
-    for strategy in strategies:
-        try:
-            pickle.dumps(strategy.fn)
-        except (pickle.PicklingError, AttributeError, TypeError) as error:
-            raise InputError(
-                f"strategy {strategy.name!r} cannot be sent to a worker process ({error}); "
-                "register a module-level function or a functools.partial of one, or run "
-                "with --workers 1"
-            ) from None
-    chunk = max(1, len(tasks) // (workers * 8))
-    context = get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_limit_worker_threads) as ex:
-        for done, task_rows in enumerate(ex.map(run, tasks, chunksize=chunk), 1):
+    with contextlib.ExitStack() as stack:
+        done_tasks: Iterator[list[dict[str, Any]]] = map(run, tasks)
+        if workers > 1 and len(tasks) > 1:
+            for strategy in strategies:
+                try:
+                    pickle.dumps(strategy.fn)
+                except (pickle.PicklingError, AttributeError, TypeError) as error:
+                    raise InputError(
+                        f"strategy {strategy.name!r} cannot be sent to a worker process "
+                        f"({error}); register a module-level function or a functools.partial "
+                        "of one, or run with --workers 1"
+                    ) from None
+            context = get_context("spawn")
+            ex = stack.enter_context(ProcessPoolExecutor(workers, mp_context=context))
+            done_tasks = ex.map(run, tasks, chunksize=max(1, len(tasks) // (workers * 8)))
+        for done, task_rows in enumerate(done_tasks, 1):
             rows.extend(task_rows)
             if progress:
                 progress(done, len(tasks))
