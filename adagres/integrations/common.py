@@ -61,7 +61,7 @@ from ..errors import InputError, one_line
 from ..pools.io import pool_from_retrieval
 from ..pools.pool import GIVEN, Pool
 from . import tracing
-from .passages import Placed, Places, passages, spans_for
+from .passages import Placed, Places, passages, spans_for, token_count
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -79,7 +79,6 @@ __all__ = [
     "picks",
     "record",
     "report",
-    "reranker_report",
     "returned",
     "saved",
     "select",
@@ -206,15 +205,7 @@ def count(texts: Sequence[str], tokenizer: Tokenizer) -> np.ndarray:
     """
     if isinstance(tokenizer, str):
         return count_tokens(texts, tokenizer)
-    counts = []
-    for position, text in enumerate(texts):
-        value = tokenizer(text)
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise InputError(
-                f"tokenizer: document {position}: expected a whole number of "
-                f"tokens >= 0, got {one_line(repr(value), max_chars=60)}"
-            )
-        counts.append(int(value))
+    counts = [token_count(tokenizer(text), f"document {i}") for i, text in enumerate(texts)]
     return np.array(counts, dtype=np.int64)
 
 
@@ -275,10 +266,6 @@ class Retrieved:
     embedding_model: str | None = None
     places: Places | None = None
 
-    def stitched_texts(self) -> tuple[str, ...]:
-        """The texts overlap-aware packing stitches (the places', else ``texts``)."""
-        return self.texts if self.places is None else self.places.texts
-
     def record_ids(self) -> list[str]:
         """The framework's ids when every document has a distinct one, else ``c0, c1, ...``."""
         ids = [str(i) for i in self.ids if i]
@@ -317,7 +304,17 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
         values = report(chosen, retrieved, selection)
         if span is not None and span.is_recording():  # the documents, as a reranker shows them
             room = tracing.attribute_limit() - len(values) - 1  # - 1: adagres.framework
-            values = {**reranker_report(retrieved, selection, max_attributes=room), **values}
+            documents = tracing.reranker_attributes(
+                selection,
+                retrieved.query,
+                retrieved.record_ids(),
+                retrieved.texts,
+                scores=retrieved.scores,
+                metadata=retrieved.metadata,
+                gains={index: added[GAIN_KEY] for index, added in picks(selection)},
+                max_attributes=room,
+            )
+            values = {**documents, **values}
         tracing.set_on(span, values)
     if chosen.record_to is not None:
         record(chosen.record_to, retrieved, tokens, selection, chosen, framework=framework)
@@ -332,30 +329,11 @@ def report(chosen: Options, retrieved: Retrieved, selection: Selection) -> dict[
     )
 
 
-def reranker_report(
-    retrieved: Retrieved, selection: Selection, *, max_attributes: int | None = None
-) -> dict[str, Any]:
-    """The selection as an OpenInference ``RERANKER`` span's attributes
-    (:func:`adagres.integrations.tracing.reranker_attributes`): the retrieved documents,
-    the picks in pick order scored by their gains, ids as a record names them, within
-    ``max_attributes``."""
-    return tracing.reranker_attributes(
-        selection,
-        retrieved.query,
-        retrieved.record_ids(),
-        retrieved.texts,
-        scores=retrieved.scores,
-        metadata=retrieved.metadata,
-        gains={index: added[GAIN_KEY] for index, added in picks(selection)},
-        max_attributes=max_attributes,
-    )
-
-
 def returned(selection: Selection, retrieved: Retrieved) -> list[Placed] | None:
     """The passages an adapter returns, in context order, each with the metadata to add
     (:func:`adagres.integrations.passages.passages`), or None when nothing was stitched:
     then the adapter returns the picks (:func:`picks`) as they are."""
-    texts = retrieved.stitched_texts()
+    texts = retrieved.texts if retrieved.places is None else retrieved.places.texts
     return passages(selection, texts, retrieved.record_ids(), picks(selection))
 
 

@@ -26,6 +26,9 @@ from . import common
 
 __all__ = ["OptionFields", "check_fields", "input_error"]
 
+#: The fields that are :func:`adagres.integrations.common.options`' arguments.
+_OPTIONS = ("budget", "preset", "strategy", "settings", "tokenizer", "record_to")
+
 
 def input_error(error: ValidationError, model: str) -> InputError:
     """pydantic's ``error`` as the project's one-line :class:`InputError`, naming the field
@@ -73,14 +76,7 @@ class OptionFields(BaseModel):
         # The options are checked before pydantic's type checks, so a bad value raises the
         # one-line InputError that names it, and pydantic never converts one on the way
         # (budget=True is refused, as select refuses it, not taken as 1 token).
-        chosen = common.options(
-            data["budget"],
-            preset=data.get("preset", common.DEFAULT_PRESET),
-            strategy=data.get("strategy"),
-            settings=data.get("settings"),
-            tokenizer=data.get("tokenizer", DEFAULT_TOKENIZER),
-            record_to=data.get("record_to"),
-        )
+        chosen = common.options(**{name: data[name] for name in _OPTIONS if name in data})
         data["budget"] = chosen.budget
         try:
             super().__init__(**data)
@@ -93,14 +89,7 @@ class OptionFields(BaseModel):
 
     def options(self) -> common.Options:
         """The fields as one validated value, read at every call (fields may be reassigned)."""
-        return common.options(
-            self.budget,
-            preset=self.preset,
-            strategy=self.strategy,
-            settings=self.settings,
-            tokenizer=self.tokenizer,
-            record_to=self.record_to,
-        )
+        return common.options(**{name: getattr(self, name) for name in _OPTIONS})
 
     def saved_options(self) -> dict[str, Any]:
         """The options as JSON values (:func:`adagres.integrations.common.saved`)."""

@@ -44,7 +44,7 @@ from ..core.settings import Settings
 from ..embed.tokens import DEFAULT_TOKENIZER
 from ..errors import InputError, one_line
 from . import common
-from .passages import Placed, Places, joined_id, whole
+from .passages import Placed, Places, joined_id, located
 from .tracing import SPAN_NAME
 
 __all__ = ["AdagresSelector"]
@@ -169,16 +169,13 @@ class AdagresSelector:
 def _places(documents: list[Document]) -> Places:
     """Each document's source (``meta["source_id"]``) and offset (``meta["split_idx_start"]``),
     as ``DocumentSplitter`` writes them."""
-    sources: list[str | None] = []
-    starts: list[int | None] = []
+    found = []
     for position, doc in enumerate(documents):
         source = doc.meta.get("source_id")
+        key = source if isinstance(source, str) else None
         where = f"document {doc.id!r} (position {position}), meta['split_idx_start']"
-        at = whole(doc.meta.get("split_idx_start"), where) if isinstance(source, str) else None
-        known = isinstance(source, str) and at is not None
-        sources.append(source if known else None)
-        starts.append(at if known else None)
-    return Places(tuple(d.content or "" for d in documents), tuple(sources), tuple(starts))
+        found.append((key, doc.meta.get("split_idx_start"), where))
+    return located([d.content or "" for d in documents], found)
 
 
 def _passage(documents: list[Document], placed: Placed) -> Document:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .passages import Placed, Places, joined_id, whole
+from .passages import Placed, Places, joined_id, located
 
 if TYPE_CHECKING:
     from langchain_core.documents import Document
@@ -22,19 +22,14 @@ __all__ = ["passage", "places"]
 def places(documents: Sequence[Document]) -> Places:
     """Each document's source (``metadata["source"]``, with ``"page"`` where a loader split
     by page) and offset (``metadata["start_index"]``, a splitter's ``add_start_index``)."""
-    sources: list[Any] = []
-    starts: list[int | None] = []
+    found = []
     for position, doc in enumerate(documents):
         meta = doc.metadata or {}
         source, page = meta.get("source"), meta.get("page")
+        key = ("langchain", source, page if isinstance(page, int | str) else None)
         where = f"document {doc.id!r} (position {position}), metadata['start_index']"
-        at = whole(meta.get("start_index"), where) if isinstance(source, str) else None
-        known = isinstance(source, str) and at is not None
-        sources.append(
-            ("langchain", source, page if isinstance(page, int | str) else None) if known else None
-        )
-        starts.append(at if known else None)
-    return Places(tuple(d.page_content for d in documents), tuple(sources), tuple(starts))
+        found.append((key if isinstance(source, str) else None, meta.get("start_index"), where))
+    return located([d.page_content for d in documents], found)
 
 
 def passage(documents: Sequence[Document], placed: Placed) -> Document:

@@ -59,7 +59,7 @@ from ..embed.models import DEFAULT_MODEL, embed_texts
 from ..errors import InputError, one_line
 from . import common
 from .fields import OptionFields
-from .passages import CHUNKS_KEY, TOKENS_KEY, Placed, Places, joined_id, whole
+from .passages import CHUNKS_KEY, TOKENS_KEY, Placed, Places, joined_id, located
 
 __all__ = ["AdagresPostprocessor", "AdagresSelectionEvent", "PackagedMiniLMEmbedding"]
 
@@ -300,17 +300,13 @@ def _places(nodes: Sequence[NodeWithScore]) -> Places:
     in it (``start_char_idx``, set by LlamaIndex's node parsers). The tokens of a passage are
     counted on the text a response synthesizer would send: the passage in its first node's
     place, with that node's metadata lines (``MetadataMode.LLM``)."""
-    sources: list[Any] = []
-    starts: list[int | None] = []
+    found = []
     for position, item in enumerate(nodes):
         node = item.node
-        source = node.ref_doc_id
+        source = node.ref_doc_id if isinstance(node, TextNode) else None
+        key = (FRAMEWORK, source) if isinstance(source, str) else None
         where = f"node {node.node_id!r} (position {position}), start_char_idx"
-        raw = getattr(node, "start_char_idx", None)
-        at = whole(raw, where) if isinstance(source, str) else None
-        known = isinstance(source, str) and at is not None and isinstance(node, TextNode)
-        sources.append((FRAMEWORK, source) if known else None)
-        starts.append(at if known else None)
+        found.append((key, getattr(node, "start_char_idx", None), where))
     texts = tuple(n.node.get_content(metadata_mode=MetadataMode.NONE) for n in nodes)
 
     def render(first: int, text: str) -> str:
@@ -320,7 +316,7 @@ def _places(nodes: Sequence[NodeWithScore]) -> Places:
         rendered: str = node.model_copy(update={"text": text}).get_content(MetadataMode.LLM)
         return rendered
 
-    return Places(texts, tuple(sources), tuple(starts), render)
+    return located(texts, found, render)
 
 
 def _passage(nodes: Sequence[NodeWithScore], placed: Placed) -> NodeWithScore:

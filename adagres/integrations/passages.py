@@ -40,8 +40,10 @@ __all__ = [
     "Placed",
     "Places",
     "joined_id",
+    "located",
     "passages",
     "spans_for",
+    "token_count",
     "whole",
 ]
 
@@ -82,6 +84,16 @@ def whole(value: Any, where: str) -> int | None:
     return value
 
 
+def token_count(value: Any, what: str) -> int:
+    """A tokenizer's count for ``what`` (a document, a passage), checked: a whole number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise InputError(
+            f"tokenizer: {what}: expected a whole number of tokens >= 0, "
+            f"got {one_line(repr(value), max_chars=60)}"
+        )
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Places:
     """Where each retrieved document sits: ``texts`` (what is stitched: the text the
@@ -95,6 +107,23 @@ class Places:
     render: Callable[[int, str], str] | None = None
 
 
+def located(
+    texts: Sequence[str],
+    found: Sequence[tuple[Hashable | None, Any, str]],
+    render: Callable[[int, str], str] | None = None,
+) -> Places:
+    """The :class:`Places` of documents from what their framework left: per document its
+    source key (None: no source), its offset as given (read by :func:`whole`) and where
+    that offset is, for a message. A document is placed when it has both."""
+    sources: list[Hashable | None] = []
+    starts: list[int | None] = []
+    for source, start, where in found:
+        at = None if source is None else whole(start, where)
+        sources.append(None if at is None else source)
+        starts.append(at)
+    return Places(tuple(texts), tuple(sources), tuple(starts), render)
+
+
 class _Counter:
     """Tokens of a stitched passage: the tokenizer run on its rendered text."""
 
@@ -106,13 +135,7 @@ class _Counter:
         render = self.places.render
         if render is not None:
             text = render(self.first(text), text)
-        value = self.counter(text)
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-            raise InputError(
-                f"tokenizer: a stitched passage: expected a whole number of "
-                f"tokens >= 0, got {one_line(repr(value), max_chars=60)}"
-            )
-        return int(value)
+        return token_count(self.counter(text), "a stitched passage")
 
     def first(self, text: str) -> int:
         """The document a passage begins with: the longest text it starts with."""
