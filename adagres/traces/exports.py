@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from adagres.errors import PoolError, one_line, require
-from adagres.traces.spans import Span, flat_attributes, iso_time, nanoseconds
+from adagres.traces.spans import Span, flat_attributes, iso_time, nanoseconds, text_or_none
 
 __all__ = ["FORMATS", "MAX_DOCUMENT_BYTES", "Record", "detect", "records", "spans"]
 
@@ -334,6 +334,10 @@ def key_values(items: Any, where: str) -> dict[str, Any]:
     return out
 
 
+#: The status codes of a span that is neither OK nor an error (not recorded).
+_UNSET = (None, 0, "STATUS_CODE_UNSET")
+
+
 def otlp_spans(record: Record) -> Iterator[Span]:
     """The spans of one ``ExportTraceServiceRequest`` object, with their resource's
     ``service.name``."""
@@ -354,6 +358,8 @@ def otlp_spans(record: Record) -> Iterator[Span]:
             scopes = _field(resource_spans, "instrumentationLibrarySpans", "il_spans") or []
         for s, scope in enumerate(_list(scopes, f"{at}.scopeSpans")):
             scope = _object(scope, f"{at}.scopeSpans[{s}]")
+            named = scope.get("scope")
+            scope_name = named.get("name") if isinstance(named, Mapping) else None
             listed = _list(scope.get("spans", []), f"{at}.scopeSpans[{s}].spans")
             for n, span in enumerate(listed):
                 span = _object(span, f"{at}.scopeSpans[{s}].spans[{n}]")
@@ -362,16 +368,10 @@ def otlp_spans(record: Record) -> Iterator[Span]:
                 start = nanoseconds(_field(span, "startTimeUnixNano", "start_time_unix_nano"))
                 end = nanoseconds(_field(span, "endTimeUnixNano", "end_time_unix_nano"))
                 attributes = key_values(span.get("attributes", []), label)
-                if isinstance(scope.get("scope"), Mapping) and isinstance(
-                    scope["scope"].get("name"), str
-                ):
-                    attributes.setdefault("otel.scope.name", scope["scope"]["name"])
+                if isinstance(scope_name, str):
+                    attributes.setdefault("otel.scope.name", scope_name)
                 status = span.get("status")
-                if isinstance(status, Mapping) and status.get("code") not in (
-                    None,
-                    0,
-                    "STATUS_CODE_UNSET",
-                ):
+                if isinstance(status, Mapping) and status.get("code") not in _UNSET:
                     attributes.setdefault("otel.status_code", status.get("code"))
                     if status.get("message"):
                         attributes.setdefault("otel.status_description", status["message"])
@@ -383,8 +383,8 @@ def otlp_spans(record: Record) -> Iterator[Span]:
                     parent_id=_hex_id(
                         _field(span, "parentSpanId", "parent_span_id"), label, "parentSpanId"
                     ),
-                    name=_text(span.get("name")),
-                    service=None if service is None else str(service),
+                    name=text_or_none(span.get("name")),
+                    service=text_or_none(service),
                     start=iso_time(start),
                     end=iso_time(end),
                     start_ns=start or 0,
@@ -440,21 +440,15 @@ def phoenix_span(record: Record) -> Span:
     return Span(
         attributes,
         label,
-        trace_id=_text(row.get("context.trace_id", context.get("trace_id"))),
-        span_id=_text(span_id),
-        parent_id=_text(row.get("parent_id")),
-        name=_text(row.get("name")),
+        trace_id=text_or_none(row.get("context.trace_id", context.get("trace_id"))),
+        span_id=text_or_none(span_id),
+        parent_id=text_or_none(row.get("parent_id")),
+        name=text_or_none(row.get("name")),
         start=iso_time(start),
         end=iso_time(nanoseconds(row.get("end_time"))),
         start_ns=start or 0,
         kind=kind if isinstance(kind, str) else None,
     )
-
-
-def _text(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return str(value)
 
 
 def json_value(value: Any) -> Any:

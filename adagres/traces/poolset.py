@@ -99,10 +99,6 @@ def _pool_dicts(path: Path, kind: str, tally: Counter) -> Iterator[tuple[dict[st
         yield span_pool(item), item.where, item.start_ns
 
 
-def _checked(obj: dict[str, Any], where: str, limits: Limits) -> Pool:
-    return pool_from_dict(obj, name=where, limits=limits)
-
-
 def read_pools(source: str | os.PathLike[str], *, limits: Limits | None = None) -> Iterator[Pool]:
     """The pools of a trace export in file order (not grouped), each checked: for a look
     at a small export in code. :func:`write_pool_set` groups them by trace."""
@@ -111,7 +107,7 @@ def read_pools(source: str | os.PathLike[str], *, limits: Limits | None = None) 
     found = 0
     for obj, where, _ in _pool_dicts(path, kind, tally):
         found += 1
-        yield _checked(obj, where, chosen)
+        yield pool_from_dict(obj, name=where, limits=chosen)
     if not found:
         raise _no_pools(path, kind, tally)
 
@@ -163,18 +159,6 @@ def _trace_key(obj: dict[str, Any], number: int) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 1
 
 
-def _prepared(pool: Pool, tokenizer: str | None, embed: bool) -> Pool:
-    if tokenizer is not None:
-        from adagres.pools.ready import ensure_token_counts
-
-        pool = ensure_token_counts(pool, tokenizer)
-    if embed:
-        from adagres.pools.ready import ensure_embeddings
-
-        pool = ensure_embeddings(pool)
-    return pool
-
-
 def write_pool_set(
     source: str | os.PathLike[str],
     target: str | os.PathLike[str],
@@ -193,6 +177,7 @@ def write_pool_set(
     documents; the target is then left as it was.
     """
     from adagres.embed.tokens import TOKENIZERS
+    from adagres.pools.ready import ensure_embeddings, ensure_token_counts
 
     if tokenizer is not None and tokenizer not in TOKENIZERS:
         names = ", ".join(map(repr, TOKENIZERS))
@@ -209,7 +194,11 @@ def write_pool_set(
     try:
         with scratch.open("wb") as handle:
             for obj, where, start in _pool_dicts(path, kind, tally):
-                pool = _prepared(_checked(obj, where, chosen), tokenizer, embed)
+                pool = pool_from_dict(obj, name=where, limits=chosen)
+                if tokenizer is not None:
+                    pool = ensure_token_counts(pool, tokenizer)
+                if embed:
+                    pool = ensure_embeddings(pool)
                 line = (json.dumps(pool.to_dict(), ensure_ascii=False) + "\n").encode()
                 keys.append(_trace_key(obj, len(keys)))
                 starts.append(start)

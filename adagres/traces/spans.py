@@ -40,6 +40,7 @@ __all__ = [
     "nanoseconds",
     "run_pool",
     "span_pool",
+    "text_or_none",
 ]
 
 #: The OpenInference span kind read as a pool.
@@ -375,10 +376,10 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
     span = Span(
         {},
         label,
-        trace_id=_text(run.get("trace_id")),
-        span_id=_text(run.get("id")),
-        parent_id=_text(run.get("parent_run_id")),
-        name=_text(run.get("name")),
+        trace_id=text_or_none(run.get("trace_id")),
+        span_id=text_or_none(run.get("id")),
+        parent_id=text_or_none(run.get("parent_run_id")),
+        name=text_or_none(run.get("name")),
         start=iso_time(start),
         end=iso_time(nanoseconds(run.get("end_time"))),
         start_ns=start or 0,
@@ -398,5 +399,6 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _text(value: Any) -> str | None:
+def text_or_none(value: Any) -> str | None:
+    """``value`` as text; None for None and NaN (an empty cell of a pandas table)."""
     return None if _missing(value) else str(value)
