@@ -15,7 +15,6 @@ otherwise (the drug reviews have no answer strings).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -86,10 +85,6 @@ def metric_values(
     return out
 
 
-def _nan_to_none(values: np.ndarray) -> list[float | None]:
-    return [None if math.isnan(v) else float(v) for v in values.tolist()]
-
-
 def aggregate(
     rows: Sequence[Mapping[str, Any]],
     queries: Sequence[Mapping[str, Any]],
@@ -141,7 +136,7 @@ def _entry(
     }
     wtl = {
         base: {
-            m: wins_ties_losses(_nan_to_none(values(m)), _nan_to_none(values(m, base))).as_dict()
+            m: wins_ties_losses(values(m).tolist(), values(m, base).tolist()).as_dict()
             for m in PAIRED_METRICS
         }
         for base in (BASELINE_BUDGET, BASELINE_SAME_K)

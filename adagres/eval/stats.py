@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["Interval", "WinsTiesLosses", "bootstrap_ci", "paired", "stream", "wins_ties_losses"]
+__all__ = ["Interval", "WinsTiesLosses", "bootstrap_ci", "stream", "wins_ties_losses"]
 
 #: Differences at most this large count as ties (metrics are means of 0/1 or ratios).
 TIE_TOLERANCE = 1e-9
@@ -110,26 +110,9 @@ def wins_ties_losses(
     """
     if len(values) != len(baseline):
         raise InputError(f"wins_ties_losses: {len(values)} values, {len(baseline)} baseline values")
-    wins = ties = losses = 0
-    for a, b in paired(values, baseline):
-        if a > b + tolerance:
-            wins += 1
-        elif b > a + tolerance:
-            losses += 1
-        else:
-            ties += 1
-    return WinsTiesLosses(wins, ties, losses)
-
-
-def paired(
-    values: Sequence[float | None], baseline: Sequence[float | None]
-) -> list[tuple[float, float]]:
-    """The (value, baseline) pairs where both are numbers (None and NaN dropped)."""
-    out = []
-    for a, b in zip(values, baseline, strict=True):
-        if a is None or b is None:
-            continue
-        fa, fb = float(a), float(b)
-        if not (np.isnan(fa) or np.isnan(fb)):
-            out.append((fa, fb))
-    return out
+    a = np.array([np.nan if v is None else float(v) for v in values])
+    b = np.array([np.nan if v is None else float(v) for v in baseline])
+    both = ~(np.isnan(a) | np.isnan(b))
+    wins = int(np.sum(a[both] > b[both] + tolerance))
+    losses = int(np.sum(b[both] > a[both] + tolerance))
+    return WinsTiesLosses(wins, int(both.sum()) - wins - losses, losses)
