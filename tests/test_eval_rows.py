@@ -11,7 +11,7 @@ import pytest
 
 from adagres import Settings, SolverError, metrics
 from adagres.eval import cases as harness_cases
-from adagres.eval import harness, report, results, strategies
+from adagres.eval import charts, harness, results, strategies
 from adagres.eval.aggregate import metric_values
 from adagres.eval.run import ROW_COLUMNS, evaluate_cases
 from adagres.pools.pool import Chunk, Pool
@@ -303,13 +303,13 @@ def test_results_json_round_trip(demo_run, tmp_path):
 
 
 def test_figure_points_are_the_aggregates(demo_run):
-    points = report.tradeoff_points(demo_run, "demo")
+    points = charts.tradeoff_points(demo_run, "demo")
     entry = next(e for e in demo_run["aggregates"] if (e["strategy"], e["budget"]) == ("mmr", 900))
     point = next(p for p in points if (p["strategy"], p["budget"]) == ("mmr", 900))
     assert point["y"] == entry["metrics"]["answer_recall"]["mean"]
     assert point["x"] == entry["delta"]["redundancy_mean"]["mean"]
     assert next(p for p in points if p["strategy"] == "topk_budget")["x"] == 0.0
-    built = report.tradeoff_figure(demo_run, "demo")
+    built = charts.tradeoff_figure(demo_run, "demo")
     figure = built.to_dict()
     assert len(figure["data"]) == len(points)
     assert [t["y"][0] for t in figure["data"]] == [p["y"] for p in points]

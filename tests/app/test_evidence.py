@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from adagres.eval import cases as harness_cases
 from adagres.eval import harness
-from adagres.eval.charts import frontier_figure
+from adagres.eval.charts import frontier_figure, tradeoff_figure
 from adagres.eval.frontier import compared, preset_entry, role, verdict
-from adagres.eval.report import packing_rows, tradeoff_figure, write_report
+from adagres.eval.report import packing_rows, write_report
 from adagres.eval.results import read_results
 from adagres.eval.targets import targets_table
 from ui import evidence as ui_evidence
