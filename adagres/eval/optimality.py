@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .results import cell
 from .strategies import optimum_names
 
 __all__ = ["GREEDY", "optimality_markdown", "optimality_rows"]
@@ -76,10 +77,6 @@ def optimality_rows(
     return out
 
 
-def _cell(value: float | None, spec: str = ".3f") -> str:
-    return "–" if value is None else format(value, spec)
-
-
 def optimality_markdown(document: Mapping[str, Any]) -> list[str]:
     """The report's section "The greedy against the optimum" (lines of markdown)."""
     budgets = document["stamp"]["config"]["budgets"]
@@ -105,10 +102,10 @@ def optimality_markdown(document: Mapping[str, Any]) -> list[str]:
         ]
         for row in optimality_rows(document["rows"], corpus, budgets):
             out.append(
-                f"| {row['budget']} | {row['solved']} | {_cell(row['mean_ratio'])} | "
-                f"{_cell(row['min_ratio'])} | {_cell(row['optimal_share'], '.0%')} | "
-                f"{_cell(row['mean_bound'], '+.2f')} | {row['bounded']} | "
-                f"{_cell(row['min_proven'])} |"
+                f"| {row['budget']} | {row['solved']} | {cell(row['mean_ratio'])} | "
+                f"{cell(row['min_ratio'])} | {cell(row['optimal_share'], '.0%')} | "
+                f"{cell(row['mean_bound'], '+.2f')} | {row['bounded']} | "
+                f"{cell(row['min_proven'])} |"
             )
         out.append("")
     return out

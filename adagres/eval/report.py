@@ -25,10 +25,17 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from .aggregate import METRIC_LABELS, interval_text
-from .charts import frontier_figure, tradeoff_figure, tradeoff_points
+from .charts import frontier_figure, tradeoff_figure
 from .frontier import compared, mid_budget, preset_entry, role, summary_rows, verdict
 from .optimality import optimality_markdown
-from .results import corpus_summary, entries_by_key, primary_label, strategy_table, write_results
+from .results import (
+    cell,
+    corpus_summary,
+    entries_by_key,
+    primary_label,
+    strategy_table,
+    write_results,
+)
 from .run import NOT_RUN, QUERY_COLUMNS, ROW_COLUMNS
 from .strategies import BASELINE_BUDGET, optimum_names
 from .targets import TARGETS, target_failures, targets_table
@@ -42,8 +49,6 @@ __all__ = [
     "packing_markdown",
     "packing_rows",
     "targets_markdown",
-    "tradeoff_figure",
-    "tradeoff_points",
     "write_report",
 ]
 
@@ -76,7 +81,8 @@ def lead_markdown(document: Mapping[str, Any]) -> list[str]:
     out += [head, rule]
     for row in summary_rows(document, budget):
         cells = [
-            f"{_num(row[c]['recall'])} | {_pt(row[c]['delta'])} | {_share(row[c]['repeated'])}"
+            f"{cell(row[c]['recall'])} | {cell(row[c]['delta'], '+.1f', 'pt')} | "
+            f"{cell(row[c]['repeated'], '.1f', '%')}"
             for c in corpora
         ]
         out.append(f"| {row['label']} | " + " | ".join(cells) + " |")
@@ -157,10 +163,10 @@ def packing_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
 def packing_markdown(document: Mapping[str, Any]) -> list[str]:
     """:func:`packing_rows` as the report's section "What packing did" (none without rows)."""
     rows = [
-        f"| {r['corpus']} | {r['budget']} | {r['strategy']} | {_num(r['stitched'], 2)} | "
-        f"{_num(r['left_out'], 2)} | {_num(r['left_out_words'], 1)} | "
-        f"{_num(r['tokens_saved'], 1)} | {_share(r['repeated_text'])} | "
-        f"{_share(r['topk_repeated_text'])} |"
+        f"| {r['corpus']} | {r['budget']} | {r['strategy']} | {cell(r['stitched'], '.2f')} | "
+        f"{cell(r['left_out'], '.2f')} | {cell(r['left_out_words'], '.1f')} | "
+        f"{cell(r['tokens_saved'], '.1f')} | {cell(r['repeated_text'], '.1f', '%')} | "
+        f"{cell(r['topk_repeated_text'], '.1f', '%')} |"
         for r in packing_rows(document)
     ]
     if not rows:
@@ -218,33 +224,13 @@ def _table_markdown(document: Mapping[str, Any], corpus: str, budget: int) -> li
         primary = interval_text(m[entry["primary"]])
         second = m["gold_recall" if other == "gold recall" else "answer_recall"]["mean"]
         lines.append(
-            f"| {row['strategy']} | {primary} | {_num(second)} | {_num(row['iou'])} | "
-            f"{_num(row['redundancy_mean'])} | {_num(row['redundancy_delta'], signed=True)} | "
-            f"{_share(row['repeated_text'])} | {_num(row['budget_use'], percent=True)} | "
-            f"{_num(row['near_duplicates'], 2)} | "
+            f"| {row['strategy']} | {primary} | {cell(second)} | {cell(row['iou'])} | "
+            f"{cell(row['redundancy_mean'])} | {cell(row['redundancy_delta'], '+.3f')} | "
+            f"{cell(row['repeated_text'], '.1f', '%')} | {cell(row['budget_use'], '.0f', '%')} | "
+            f"{cell(row['near_duplicates'], '.2f')} | "
             f"{row['wtl_topk_budget']} | {row['wtl_topk_same_k']} | {row['solved']} |"
         )
     return lines
-
-
-def _pt(value: float | None) -> str:
-    """A difference of two shares in points, signed."""
-    return "–" if value is None else f"{100 * value:+.1f} pt"
-
-
-def _share(value: float | None) -> str:
-    """A share in percent with one decimal (repeated text is often a few percent)."""
-    return "–" if value is None else f"{100 * value:.1f} %"
-
-
-def _num(
-    value: float | None, digits: int = 3, *, signed: bool = False, percent: bool = False
-) -> str:
-    if value is None:
-        return "–"
-    if percent:
-        return f"{100 * value:.0f} %"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
 def _markdown(
@@ -374,14 +360,11 @@ def write_report(
     figures: dict[str, list[str]] = {}
     shown = compared(document)
     drawn = {corpus: frontier_figure(document, corpus, shown) for corpus in document["corpora"]}
-    for corpus, figure in drawn.items():
-        name = f"frontier_{corpus}.html"
-        figure.write_html(out / name, include_plotlyjs=f"../{PLOTLY_JS}", full_html=True)
-        cosine = f"tradeoff_{corpus}.html"
-        tradeoff_figure(document, corpus, strategies=shown).write_html(
-            out / cosine, include_plotlyjs=f"../{PLOTLY_JS}", full_html=True
-        )
-        figures[corpus] = [name, cosine]
+    for corpus, frontier in drawn.items():
+        figures[corpus] = [f"frontier_{corpus}.html", f"tradeoff_{corpus}.html"]
+        cosine = tradeoff_figure(document, corpus, strategies=shown)
+        for figure, name in zip((frontier, cosine), figures[corpus], strict=True):
+            figure.write_html(out / name, include_plotlyjs=f"../{PLOTLY_JS}", full_html=True)
     if png:
         notes += _write_pngs(drawn, out, figures)
     else:

@@ -22,6 +22,7 @@ from .aggregate import METRIC_LABELS
 
 __all__ = [
     "FORMAT",
+    "cell",
     "corpus_summary",
     "entries_by_key",
     "mean_of",
@@ -166,6 +167,18 @@ def strategy_table(document: Mapping[str, Any], corpus: str, budget: int) -> lis
             }
         )
     return out
+
+
+def cell(value: float | None, spec: str = ".3f", unit: str = "") -> str:
+    """A number of a report's table, formatted by ``spec``; with a ``unit`` (``%``, ``pt``)
+    a share, shown times 100. ``–`` where not measured.
+
+    >>> cell(0.4123), cell(0.0412, ".1f", "%"), cell(-0.02, "+.1f", "pt"), cell(None)
+    ('0.412', '4.1 %', '-2.0 pt', '–')
+    """
+    if value is None:
+        return "–"
+    return f"{100 * value:{spec}} {unit}" if unit else format(value, spec)
 
 
 def corpus_summary(info: Mapping[str, Any]) -> str:
