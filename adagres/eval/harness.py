@@ -191,13 +191,11 @@ def _commit() -> str | None:
 
 
 def _corpora(cases: Sequence[Case], records: Sequence[dict[str, Any]], config: Config) -> dict:
-    out: dict[str, dict[str, Any]] = {}
+    grouped: dict[str, list[dict[str, Any]]] = {}
     for case, record in zip(cases, records, strict=True):
-        entry = out.setdefault(case.corpus, {"records": []})
-        entry["records"].append(record)
+        grouped.setdefault(case.corpus, []).append(record)
     corpora = {}
-    for corpus, entry in out.items():
-        qs = entry["records"]
+    for corpus, qs in grouped.items():
         template = _DESCRIPTIONS.get(corpus, "Pools read from {path}.")
         corpora[corpus] = {
             "description": template.format(

@@ -199,21 +199,12 @@ def _core_entry(
 def _builtins() -> None:
     for formula in FORMULAS:
         for policy in POLICIES:
-            _core_entry(
-                f"adagres_{formula}_{policy}",
-                ADAGRES.name,
-                Settings(formula=formula, policy=policy),
-                "adagres",
-                f"AdaGReS, adaptive λ ({formula} formula), policy {policy}",
-            )
+            settings = Settings(formula=formula, policy=policy)
+            what = f"AdaGReS, adaptive λ ({formula} formula), policy {policy}"
+            _core_entry(f"adagres_{formula}_{policy}", ADAGRES.name, settings, "adagres", what)
     for lam in FIXED_LAMS:
-        _core_entry(
-            f"adagres_lam_{lam:g}",
-            ADAGRES.name,
-            Settings(lam=lam),
-            "fixed λ",
-            f"AdaGReS, fixed λ = {lam:g} (the paper's ablation), policy skip",
-        )
+        what = f"AdaGReS, fixed λ = {lam:g} (the paper's ablation), policy skip"
+        _core_entry(f"adagres_lam_{lam:g}", ADAGRES.name, Settings(lam=lam), "fixed λ", what)
     _core_entry(
         "fill_derived_pool_floor",
         ADAGRES.name,
@@ -237,13 +228,8 @@ def _presets() -> None:
     known = {(e.core, e.settings) for e in _REGISTRY.values() if e.core is not None}
     for name, chosen in PRESETS.items():
         if (chosen.strategy, chosen.settings) not in known:
-            _core_entry(
-                f"preset_{name}",
-                chosen.strategy,
-                chosen.settings,
-                "preset",
-                f"preset {name!r}: {chosen.description}",
-            )
+            what = f"preset {name!r}: {chosen.description}"
+            _core_entry(f"preset_{name}", chosen.strategy, chosen.settings, "preset", what)
 
 
 #: The near-duplicate guards the preset search tries (adagres.core.guard): (cosine, shared
@@ -254,22 +240,12 @@ GUARDS = {"t80": (0.9, 0.8), "t50": (0.9, 0.5), "t25": (0.9, 0.25)}
 def _guarded() -> None:
     """top-k and the orthogonal variant with each of :data:`GUARDS` (family ``guard``)."""
     for tag, guard in GUARDS.items():
-        _core_entry(
-            f"guard_topk_{tag}",
-            BASELINE_BUDGET,
-            Settings(duplicate_guard=guard),
-            "guard",
-            f"topk_budget with the near-duplicate guard (cosine {guard[0]}, shared text "
-            f"{guard[1]})",
-        )
-        _core_entry(
-            f"guard_orthogonal_{tag}",
-            ORTHOGONAL.name,
-            Settings(policy="fill", formula="derived", duplicate_guard=guard),
-            "guard",
-            f"orthogonal (fill, derived) with the near-duplicate guard (cosine {guard[0]}, "
-            f"shared text {guard[1]})",
-        )
+        said = f"with the near-duplicate guard (cosine {guard[0]}, shared text {guard[1]})"
+        settings = Settings(duplicate_guard=guard)
+        _core_entry(f"guard_topk_{tag}", BASELINE_BUDGET, settings, "guard", f"topk_budget {said}")
+        settings = Settings(policy="fill", formula="derived", duplicate_guard=guard)
+        what = f"orthogonal (fill, derived) {said}"
+        _core_entry(f"guard_orthogonal_{tag}", ORTHOGONAL.name, settings, "guard", what)
 
 
 def _packed() -> None:
@@ -279,13 +255,9 @@ def _packed() -> None:
         ("packed_topk", None, ""),
         ("packed_guard_topk_t80", GUARDS["t80"], " and the t80 guard"),
     ):
-        _core_entry(
-            name,
-            BASELINE_BUDGET,
-            Settings(duplicate_guard=guard, packing=True),
-            "packing",
-            f"topk_budget with overlap-aware packing{words}",
-        )
+        settings = Settings(duplicate_guard=guard, packing=True)
+        what = f"topk_budget with overlap-aware packing{words}"
+        _core_entry(name, BASELINE_BUDGET, settings, "packing", what)
 
 
 _builtins()
