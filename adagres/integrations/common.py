@@ -2,27 +2,14 @@
 
 An adapter turns what its framework retrieved into a :class:`Retrieved` (texts, vectors,
 ids, metadata, in rank order), calls :func:`select`, and hands back the documents at
-:func:`picks` in pick order, each with the record of its step (:data:`STEP_KEY`,
-:data:`GAIN_KEY`) added to a copy of its metadata.
-
-- :func:`options` resolves an adapter's arguments into one :class:`Options` value: the token
-  budget, a strategy of :data:`adagres.core.strategies.STRATEGIES` with its
-  :class:`~adagres.Settings` (default: the ``"recommended"`` preset's strategy and settings;
-  ``preset=`` chooses another preset, ``strategy=`` and ``settings=`` each replace one of
-  the two), the tokenizer (a name of :data:`adagres.embed.tokens.TOKENIZERS` or a callable
-  text → int) and ``record_to``.
-- :func:`select` is exactly ``baselines.run_prepared(strategy, prepare(query_embedding,
-  embeddings, tokens).with_spans(spans), budget, settings, texts=texts)`` (untraced: the
-  same picks, fewer arrays), where the spans place the documents in their sources for
-  overlap-aware packing (:mod:`adagres.integrations.passages`); without overlapping
-  documents, or with packing off, that is ``baselines.run``.
-- :func:`returned` gives the passages to hand back when the selection stitched any.
-- With ``record_to``, :func:`select` appends the pool and the selection as one line of a
-  pool-set JSONL file (:func:`adagres.pools.io.pool_from_retrieval`), which
-  :func:`adagres.pools.io.load_pools` and the app open. The selection is kept under the
-  pool's ``"selection"`` key (:data:`RECORD_KEY`).
-
-This module imports no framework.
+:func:`picks` in pick order (or the passages of :func:`returned`), each with the record of
+its step (:data:`STEP_KEY`, :data:`GAIN_KEY`) added to a copy of its metadata.
+:func:`select` is exactly ``baselines.run_prepared`` on the pool with the documents placed
+in their sources (:mod:`adagres.integrations.passages`), untraced: the same picks, fewer
+arrays; without overlapping documents, or with packing off, that is ``baselines.run``. Options
+default to the ``"recommended"`` preset's strategy and settings (:func:`options`); with
+``record_to`` each selection is appended to a pool-set JSONL file the app opens, the
+selection under the pool's ``"selection"`` key (:data:`RECORD_KEY`). Imports no framework.
 
 >>> o = options(300, tokenizer="words")
 >>> o.strategy, o.settings.packing, o.tokenizer

@@ -6,14 +6,12 @@ within ``budget`` tokens, in pick order. It uses each document's stored vector a
 so the retriever must return them: ``InMemoryEmbeddingRetriever(store, top_k=30,
 return_embedding=True)`` (a document without an embedding is an error that says so).
 Tokens are counted on ``content``. Each selected document comes back as a copy whose
-``meta`` adds ``adagres_step`` and ``adagres_gain``, with its id, score and embedding.
-Documents that overlap in their source (``DocumentSplitter``'s ``meta["split_idx_start"]``
-in ``meta["source_id"]``; else the text they share at their edges) are stitched when
-packing is on and come back as one document per passage
-(:mod:`adagres.integrations.passages`: ``adagres_chunks``, ``adagres_tokens``). Nothing is
-kept on the component. ``query`` (optional) names the pool in a ``record_to``
-file, where it is required. Options are those of
-:func:`adagres.integrations.common.options`.
+``meta`` adds the step record, with its id, score and embedding. Documents that overlap in
+their source (``DocumentSplitter``'s ``meta["split_idx_start"]`` in ``meta["source_id"]``;
+else the text they share at their edges) are stitched when packing is on and come back as
+one document per passage (:mod:`adagres.integrations.passages`). Nothing is kept on the
+component. ``query`` (optional) names the pool in a ``record_to`` file, where it is
+required. Options are those of :func:`adagres.integrations.common.options`.
 
 Tracing: each selection runs in a span ``adagres.selection`` of Haystack's tracer (a child
 of the component's span) whose tags are :func:`adagres.integrations.tracing.attributes`

@@ -1,37 +1,26 @@
 """AdaGReS in LangChain: a document compressor, a retriever wrapper, offline embeddings.
 
-- :class:`AdagresCompressor` is a ``BaseDocumentCompressor``: put it in
-  ``langchain_classic.retrievers.ContextualCompressionRetriever`` (or call
-  ``compress_documents``). A compressor is handed documents and the query only, so it
-  embeds both with its ``embeddings``; use the model the store was built with, and the
-  vectors are the store's (:class:`PackagedMiniLM` reads them from its disk cache). Given
-  the store (``vector_store=``) it reads the documents' vectors from it; wrap the model in
-  :class:`QueryCache` and give that one object to the store and the compressor, and the
-  query is embedded once (the store's search embeds it, the compressor finds it kept).
+- :class:`AdagresCompressor` is a ``BaseDocumentCompressor`` for
+  ``langchain_classic.retrievers.ContextualCompressionRetriever``: handed documents and the
+  query only, it embeds both with its ``embeddings`` (use the model the store was built
+  with), or reads the documents' vectors from ``vector_store=``.
 - :class:`AdagresRetriever` is a ``BaseRetriever`` that wraps any retriever. Over a
   vector-store retriever it embeds the query once and searches the store with that vector;
-  documents are read from the stores behind the retriever (``InMemoryVectorStore``,
-  ``langchain_milvus.Milvus``, Chroma, FAISS, any store with ``vectors_for``: see
-  :mod:`adagres.integrations.langchain_vectors`, also through an ``EnsembleRetriever``);
+  documents are read from the stores behind the retriever
+  (:mod:`adagres.integrations.langchain_vectors`, also through an ``EnsembleRetriever``);
   only what no store holds is embedded with ``embeddings`` (default: the store's own).
 - :class:`PackagedMiniLM` is an ``Embeddings`` over the installed all-MiniLM-L6-v2
   (:func:`adagres.embed.models.embed_texts`): offline, cached on disk.
 - :class:`QueryCache` wraps any ``Embeddings`` and keeps its last queries' vectors by text.
 
-The record of a run: each selected document comes back as a copy whose metadata adds
-``adagres_step`` (1 = picked first) and ``adagres_gain`` (its marginal gain when picked);
-documents keep their id and every metadata key. Documents that overlap in their source
-(``metadata["start_index"]`` of a splitter with ``add_start_index=True`` in
-``metadata["source"]``, and ``metadata["page"]`` where present; else the text they share
-at their edges) are stitched when packing is on and come back as one document per
-passage (:mod:`adagres.integrations.passages`: ``adagres_chunks``, ``adagres_tokens``).
-Nothing is kept on the adapter, so one
-instance serves concurrent queries: ``select(documents, query)`` /
-``select_for(query)`` return the full :class:`~adagres.Selection` beside the documents,
-and ``record_to`` appends the pool and the selection to a pool-set file the app opens.
-Options (``budget``, ``preset``, ``strategy``, ``settings``, ``tokenizer``,
-``record_to``) are those of :func:`adagres.integrations.common.options`; tokens are
-counted on ``page_content``.
+Each selected document comes back as a copy whose metadata adds ``adagres_step`` and
+``adagres_gain``, with its id and every metadata key. Documents that overlap in their
+source (a splitter's ``metadata["start_index"]`` in ``metadata["source"]`` and
+``metadata["page"]``; else the text they share at their edges) are stitched when packing
+is on and come back as one document per passage (:mod:`adagres.integrations.passages`).
+Nothing is kept on the adapter: ``select(documents, query)`` / ``select_for(query)`` return
+the full :class:`~adagres.Selection` beside the documents. Options are those of
+:func:`adagres.integrations.common.options`; tokens are counted on ``page_content``.
 
 Tracing: each selection is a child run ``adagres.selection`` of the retriever's (or the
 compression retriever's) run, its metadata the options, its outputs

@@ -118,10 +118,8 @@ def _milvus(store: Any, documents: list[Document]) -> list[Vector | None]:
     """A Milvus store's vectors by primary key (the key its documents' metadata holds)."""
     fields = store.client.describe_collection(store.collection_name)["fields"]
     primary = next(field["name"] for field in fields if field.get("is_primary"))
-    if len(store.vector_fields) != 1:
-        return [None] * len(
-            documents
-        )  # several vector fields: which one the search used is unknown
+    if len(store.vector_fields) != 1:  # several vector fields: which one the search used?
+        return [None] * len(documents)
     vector_field = store.vector_fields[0]
     keys = [doc.metadata.get(primary, doc.id) for doc in documents]
     wanted = [key for key in keys if key is not None]
@@ -155,16 +153,10 @@ _POSITIONS: weakref.WeakKeyDictionary[Any, tuple[dict[int, str], int, dict[str, 
 def _faiss(store: Any, documents: list[Document]) -> list[Vector | None]:
     """A FAISS store's vectors, reconstructed from its index at each document's position."""
     positions = _faiss_positions(store, documents)
-    vectors: list[Vector | None] = []
-    for position in positions:
-        if position is None:
-            vectors.append(None)
-            continue
-        try:
-            vectors.append(store.index.reconstruct(position))
-        except RuntimeError:  # an index that keeps no vectors to give back (IVF, no direct map)
-            return [None] * len(documents)
-    return vectors
+    try:
+        return [None if at is None else store.index.reconstruct(at) for at in positions]
+    except RuntimeError:  # an index that keeps no vectors to give back (IVF, no direct map)
+        return [None] * len(documents)
 
 
 def _faiss_positions(store: Any, documents: list[Document]) -> list[int | None]:

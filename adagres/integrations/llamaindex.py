@@ -14,17 +14,14 @@ vector is the one the retriever left in the ``QueryBundle``, else ``embed_model`
 ``vector_store=index.vector_store`` and the index's embedding model to use stored vectors.
 
 Tokens are counted on the text a response synthesizer sends (``MetadataMode.LLM``: the
-node's text with its metadata lines); that is also the text a recorded pool holds. Each
-selected node comes back as a copy whose metadata adds ``adagres_step`` and
-``adagres_gain`` (kept out of the LLM and embedding text), with its retriever score.
-Nodes that overlap in their source document (``start_char_idx`` in ``ref_doc_id``; else
-the text they share at their edges) are stitched when packing is on, counted with the
-first node's metadata lines, and come back as one node per passage
-(:mod:`adagres.integrations.passages`: ``adagres_chunks``, ``adagres_tokens``, also kept
-out of the LLM and embedding text);
-nothing is kept on the postprocessor (``select(nodes, query_bundle)`` returns the full
-:class:`~adagres.Selection`). Options are those of
-:func:`adagres.integrations.common.options`.
+node's text with its metadata lines), also the text a recorded pool holds. Each selected
+node comes back as a copy with its retriever score, whose metadata adds the step record
+(kept out of the LLM and embedding text). Nodes that overlap in their source document
+(``start_char_idx`` in ``ref_doc_id``; else the text they share at their edges) are
+stitched when packing is on and come back as one node per passage
+(:mod:`adagres.integrations.passages`). Nothing is kept on the postprocessor
+(``select(nodes, query_bundle)`` returns the full :class:`~adagres.Selection`). Options are
+those of :func:`adagres.integrations.common.options`.
 
 Tracing: each selection dispatches an :class:`AdagresSelectionEvent` (the values of
 :func:`adagres.integrations.tracing.attributes`) inside the ``postprocess_nodes`` span, to
@@ -60,6 +57,7 @@ from ..errors import InputError, one_line
 from . import common
 from .fields import OptionFields
 from .passages import CHUNKS_KEY, TOKENS_KEY, Placed, Places, joined_id, located
+from .tracing import PREFIX
 
 __all__ = ["AdagresPostprocessor", "AdagresSelectionEvent", "PackagedMiniLMEmbedding"]
 
@@ -198,20 +196,13 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
         chosen_options = self.options()
         selection = common.select(chosen_options, retrieved, framework=FRAMEWORK)
         values = common.report(chosen_options, retrieved, selection)
-        dispatcher.event(
-            AdagresSelectionEvent(
-                query=retrieved.query,
-                strategy=selection.strategy,
-                preset=values["adagres.preset"],
-                budget=selection.budget,
-                tokens_used=selection.tokens_used,
-                lam=values["adagres.lambda"],
-                stop_reason=values["adagres.stop_reason"],
-                picked_ids=values["adagres.picked_ids"],
-                dropped_ids=values["adagres.dropped_ids"],
-                attributes=values,
-            )
+        # the event repeats the main values under their names (and λ as lam)
+        named = (f"{PREFIX}{name}" for name in AdagresSelectionEvent.__annotations__)
+        fields = {key.removeprefix(PREFIX): values[key] for key in named if key in values}
+        event = AdagresSelectionEvent(
+            query=retrieved.query, lam=values[f"{PREFIX}lambda"], attributes=values, **fields
         )
+        dispatcher.event(event)
         placed = common.returned(selection, retrieved)
         if placed is not None:
             return common.Selected([_passage(nodes, p) for p in placed], selection)

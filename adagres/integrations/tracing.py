@@ -129,18 +129,18 @@ def reranker_attributes(
         "reranker.model_name": f"adagres/{selection.strategy}",
         "reranker.top_k": len(selection.indices),
     }
-    documents = []
-    for rank, index in enumerate(selection.indices):
-        index = int(index)
-        gain = None if gains is None else gains.get(index)
-        meta = None if metadata is None else metadata[index]
-        prefix = f"reranker.output_documents.{rank}"
-        documents.append(_document(prefix, str(ids[index]), texts[index], gain, meta))
-    for position, (document_id, text) in enumerate(zip(ids, texts, strict=True)):
-        score = None if scores is None else scores[position]
-        meta = None if metadata is None else metadata[position]
-        prefix = f"reranker.input_documents.{position}"
-        documents.append(_document(prefix, str(document_id), text, score, meta))
+    scores = [None] * len(ids) if scores is None else scores
+    metadata = [None] * len(ids) if metadata is None else metadata
+    gains = gains or {}
+    documents = [
+        _document(
+            f"reranker.output_documents.{rank}", str(ids[i]), texts[i], gains.get(i), metadata[i]
+        )
+        for rank, i in enumerate(map(int, selection.indices))
+    ]
+    for n, (document_id, text) in enumerate(zip(ids, texts, strict=True)):
+        prefix = f"reranker.input_documents.{n}"
+        documents.append(_document(prefix, str(document_id), text, scores[n], metadata[n]))
     room = None if max_attributes is None else max_attributes - len(out) - 1
     left_out = 0
     for document in documents:
