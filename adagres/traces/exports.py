@@ -77,10 +77,8 @@ def _kind_of(obj: Any) -> str | None:
 def _first_line(path: Path, label: str) -> bytes:
     try:
         with path.open("rb") as handle:
-            while True:
-                line = handle.readline(MAX_DOCUMENT_BYTES + 1)
-                if not line or line.strip():
-                    return line
+            lines = iter(lambda: handle.readline(MAX_DOCUMENT_BYTES + 1), b"")
+            return next((line for line in lines if line.strip()), b"")
     except OSError as error:
         raise _read_error(label, error) from None
 
@@ -172,26 +170,20 @@ def records(path: str | Path) -> Iterator[Record]:
     except OSError as error:
         raise _read_error(label, error) from None
     with handle:
-        number = 0
-        while True:
-            line = handle.readline(MAX_DOCUMENT_BYTES + 1)
-            if not line:
-                break
-            number += 1
+        lines = iter(lambda: handle.readline(MAX_DOCUMENT_BYTES + 1), b"")
+        for number, line in enumerate(lines, 1):
+            where = f"{label}, line {number}"
             if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
                 raise PoolError(
-                    f"{label}, line {number}: longer than {MAX_DOCUMENT_BYTES:,} bytes, the "
-                    f"most one line of an export may hold"
+                    f"{where}: longer than {MAX_DOCUMENT_BYTES:,} bytes, the most one line of "
+                    f"an export may hold"
                 )
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
             except ValueError as error:
-                raise PoolError(
-                    f"{label}, line {number}: not JSON ({one_line(error, max_chars=80)})"
-                ) from None
-            where = f"{label}, line {number}"
+                raise PoolError(f"{where}: not JSON ({one_line(error, max_chars=80)})") from None
             for position, item in enumerate(_listed(obj)):
                 yield Record(item, where if not isinstance(obj, list) else f"{where}[{position}]")
 
