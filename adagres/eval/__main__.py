@@ -75,7 +75,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--split",
         choices=("test", "dev", "all"),
-        default="test",
+        default=None,
         help="which part of the seeded query split (default: test, held out)",
     )
     p.add_argument(
@@ -84,10 +84,10 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="comma-separated strategy names (default: every registered one)",
     )
-    p.add_argument("--workers", type=int, default=2, help="worker processes (1: serial)")
-    p.add_argument("--seed", type=int, default=7, help="seed of the query sample and bootstrap")
+    p.add_argument("--workers", type=int, default=None, help="worker processes (2; 1: serial)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the sample and bootstrap (7)")
     p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples")
-    p.add_argument("--top-n", type=int, default=60, help="chunks per real-corpus pool")
+    p.add_argument("--top-n", type=int, default=None, help="chunks per real-corpus pool (60)")
     p.add_argument(
         "--exact-queries",
         type=int,
@@ -102,15 +102,12 @@ def parser() -> argparse.ArgumentParser:
 
 def config_from(args: argparse.Namespace) -> Config:
     """The run's configuration from parsed arguments (``--quick`` first, flags on top)."""
-    changes: dict[str, Any] = {
-        "split": args.split,
-        "seed": args.seed,
-        "workers": args.workers,
-        "chunking": Chunking(top_n=args.top_n),
-    }
-    for name in ("pools", "budgets", "queries", "strategies", "resamples", "exact_queries"):
-        if getattr(args, name) is not None:
-            changes[name] = getattr(args, name)
+    names = ("pools", "budgets", "queries", "split", "strategies", "workers", "seed", "resamples")
+    changes: dict[str, Any] = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+    if args.exact_queries is not None:
+        changes["exact_queries"] = args.exact_queries
+    if args.top_n is not None:
+        changes["chunking"] = Chunking(top_n=args.top_n)
     base = quick_config() if args.quick else Config()
     return dataclasses.replace(base, **changes)
 
