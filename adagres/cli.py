@@ -291,14 +291,12 @@ def _load(args: argparse.Namespace) -> Any:
 
 def _ready(pool: Any, tokenizer: str) -> Any:
     """Fill in what the selector needs: embeddings (model) and token counts (tokenizer)."""
-    if pool.embeddings is None or pool.query_embedding is None:
-        from .pools.ready import ensure_embeddings
+    from .pools.ready import ensure_embeddings, ensure_token_counts
 
+    if pool.embeddings is None or pool.query_embedding is None:
         print("embedding chunks with the local model...", file=sys.stderr)
         pool = ensure_embeddings(pool)
     if pool.token_counts is None:
-        from .pools.ready import ensure_token_counts
-
         pool = ensure_token_counts(pool, tokenizer)
     return pool
 
