@@ -377,9 +377,8 @@ def otlp_spans(record: Record) -> Iterator[Span]:
                     ),
                     name=text_or_none(span.get("name")),
                     service=text_or_none(service),
-                    start=iso_time(start),
-                    end=iso_time(end),
-                    start_ns=start or 0,
+                    start_ns=start,
+                    end_ns=end,
                     resource={k: json_value(v) for k, v in resource_attrs.items()},
                 )
 
@@ -426,7 +425,6 @@ def phoenix_span(record: Record) -> Span:
     attributes = {k: json_value(v) for k, v in attributes.items()}
     attributes.update({k: json_value(v) for k, v in rest.items() if v is not None})
     span_id = row.get("context.span_id", context.get("span_id"))
-    start = nanoseconds(row.get("start_time"))
     label = f"{where}, span {one_line(span_id, max_chars=40)}" if span_id else where
     kind = row.get("span_kind")
     return Span(
@@ -436,9 +434,8 @@ def phoenix_span(record: Record) -> Span:
         span_id=text_or_none(span_id),
         parent_id=text_or_none(row.get("parent_id")),
         name=text_or_none(row.get("name")),
-        start=iso_time(start),
-        end=iso_time(nanoseconds(row.get("end_time"))),
-        start_ns=start or 0,
+        start_ns=nanoseconds(row.get("start_time")),
+        end_ns=nanoseconds(row.get("end_time")),
         kind=kind if isinstance(kind, str) else None,
     )
 

@@ -96,7 +96,7 @@ def _pool_dicts(path: Path, kind: str, tally: Counter) -> Iterator[tuple[dict[st
         if not has_documents(item):
             tally["empty"] += 1
             continue
-        yield span_pool(item), item.where, item.start_ns
+        yield span_pool(item), item.where, item.start_ns or 0
 
 
 def read_pools(source: str | os.PathLike[str], *, limits: Limits | None = None) -> Iterator[Pool]:

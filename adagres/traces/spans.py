@@ -55,7 +55,7 @@ class Span:
     """One span of an export: its flat attributes and where it sits.
 
     ``where`` names it in messages (file, line or row, span id); ``start_ns`` orders the
-    retrievals of a trace (0 when unknown)."""
+    retrievals of a trace; times in nanoseconds since 1970 (None when unknown)."""
 
     attributes: dict[str, Any]
     where: str
@@ -64,9 +64,8 @@ class Span:
     parent_id: str | None = None
     name: str | None = None
     service: str | None = None
-    start: str | None = None
-    end: str | None = None
-    start_ns: int = 0
+    start_ns: int | None = None
+    end_ns: int | None = None
     kind: str | None = None
     resource: dict[str, Any] = field(default_factory=dict)
 
@@ -315,8 +314,9 @@ def span_pool(span: Span) -> dict[str, Any]:
 
 def _trace(span: Span, kind: str, rest: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"format": kind}
+    times = {"start": iso_time(span.start_ns), "end": iso_time(span.end_ns)}
     for key in ("trace_id", "span_id", "parent_id", "name", "service", "start", "end"):
-        value = getattr(span, key)
+        value = times[key] if key in times else getattr(span, key)
         if value is not None:
             out[key] = value
     if span.resource:
@@ -372,7 +372,6 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
                 "metadata": metadata,
             }
         )
-    start = nanoseconds(run.get("start_time"))
     span = Span(
         {},
         label,
@@ -380,9 +379,8 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
         span_id=text_or_none(run.get("id")),
         parent_id=text_or_none(run.get("parent_run_id")),
         name=text_or_none(run.get("name")),
-        start=iso_time(start),
-        end=iso_time(nanoseconds(run.get("end_time"))),
-        start_ns=start or 0,
+        start_ns=nanoseconds(run.get("start_time")),
+        end_ns=nanoseconds(run.get("end_time")),
     )
     rest = {k: v for k, v in run.items() if k not in _RUN_READ}
     rest["inputs"] = {k: v for k, v in inputs.items() if k != "query"}
