@@ -26,7 +26,6 @@ __all__ = [
     "TARGETS",
     "TARGET_COLUMNS",
     "TIE",
-    "passes",
     "target_checks",
     "target_failures",
     "targets_table",
@@ -98,11 +97,6 @@ def target_failures(document: Mapping[str, Any], strategy: str) -> list[str]:
         for c in target_checks(document, strategy)
         if c["holds"] is False
     ]
-
-
-def passes(document: Mapping[str, Any], strategy: str) -> bool:
-    """Whether ``strategy`` meets every target on every corpus and budget of the run."""
-    return not target_failures(document, strategy)
 
 
 def targets_table(document: Mapping[str, Any], strategy: str) -> list[dict[str, str]]:
