@@ -27,7 +27,7 @@ import binascii
 import datetime as dt
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -63,15 +63,15 @@ def _kind_of(obj: Any) -> str | None:
         return "otlp"
     if "run_type" in obj:
         return "langsmith"
-    if (
-        "span_kind" in obj
-        or "context.span_id" in obj
-        or isinstance(obj.get("context"), Mapping)
-        or any(str(key).startswith("attributes.") for key in obj)
-        or isinstance(obj.get("attributes"), Mapping)
-    ):
-        return "phoenix"
-    return None
+    nested = isinstance(obj.get("context"), Mapping) or isinstance(obj.get("attributes"), Mapping)
+    return "phoenix" if nested or _span_columns(obj) else None
+
+
+def _span_columns(names: Iterable[Any]) -> bool:
+    """Whether the column names are those of Phoenix's span table."""
+    return any(
+        n in ("span_kind", "context.span_id") or str(n).startswith("attributes.") for n in names
+    )
 
 
 def _first_line(path: Path, label: str) -> bytes:
@@ -136,10 +136,7 @@ def _parquet_has_spans(path: Path) -> bool:
         names = pq.ParquetFile(path).schema_arrow.names
     except Exception:  # not Parquet after all: no trace export
         return False
-    return any(
-        n in ("span_kind", "context.span_id", "attributes") or n.startswith("attributes.")
-        for n in names
-    )
+    return "attributes" in names or _span_columns(names)
 
 
 def _loads_or_none(data: bytes) -> Any:
