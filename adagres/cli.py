@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     val = commands.add_parser("validate", help="load a pool file and report what it holds")
     for command in (sel, val):
         command.add_argument("pool_file", help="pool file (.json, .jsonl, .csv, .parquet, ...)")
-        command.add_argument("--index", type=int, default=None, help="pool in a multi-pool file")
+        command.add_argument("--index", type=int, default=None, help="pool of a multi-pool file")
         command.add_argument(
             "--query", default=None, help="the query (choose a pool, or supply one)"
         )
