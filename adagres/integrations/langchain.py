@@ -177,8 +177,6 @@ class AdagresCompressor(_Saved, BaseDocumentCompressor):
     the compressor's ``embeddings``, a query is embedded once.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     embeddings: InstanceOf[Embeddings]
     vector_store: InstanceOf[VectorStore] | None = Field(default=None, exclude=True)
 
@@ -211,8 +209,6 @@ class AdagresRetriever(_Saved, BaseRetriever):
     Over a vector-store retriever the query is embedded once; vectors come from the stores
     behind the retriever, else from ``embeddings`` (default: the store's embedding object).
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     base_retriever: RetrieverLike | None = Field(default=None, exclude=True)
     embeddings: InstanceOf[Embeddings] | None = None

@@ -50,7 +50,7 @@ from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from ..embed.models import DEFAULT_MODEL, embed_texts
 from ..errors import InputError, one_line
@@ -112,8 +112,6 @@ class PackagedMiniLMEmbedding(BaseEmbedding):
 
 class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
     """Keep the nodes AdaGReS selects within ``budget`` tokens, in pick order."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     embed_model: BaseEmbedding | None = None
     vector_store: Any = Field(default=None, exclude=True)
