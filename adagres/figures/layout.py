@@ -24,6 +24,8 @@ __all__ = [
     "UNDIMMED",
     "apply_layout",
     "escape",
+    "map_layout",
+    "one_point",
     "panel_vline",
     "plain_name",
     "snippet",
@@ -200,6 +202,25 @@ def apply_layout(
         layout["height"] = height
     fig.update_layout(**layout)
     return fig
+
+
+def map_layout(fig: go.Figure, *, title: str | None, height: int | None, **extra: Any) -> None:
+    """:func:`apply_layout` for a 2-D map: white hover labels, no ticks, equal axes."""
+    apply_layout(fig, title=title, height=height)
+    fig.update_layout(hoverlabel=HOVER_LABEL, **extra)
+    fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
+    fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
+
+
+def one_point(
+    xy: Any, name: str, marker: dict[str, Any], *, kind: Any = go.Scattergl, **extra: Any
+) -> Any:
+    """A trace of ``kind`` holding one marker at ``xy`` (a query's star, a ring around a
+    chunk): no hover unless ``extra`` gives one."""
+    options = {"hoverinfo": "skip", **extra}
+    return kind(
+        x=[float(xy[0])], y=[float(xy[1])], mode="markers", name=name, marker=marker, **options
+    )
 
 
 #: The mode bar of a figure drawn in a narrow place (half a page, an expander): zoom, pan

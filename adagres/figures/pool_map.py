@@ -16,13 +16,13 @@ from ..errors import InputError
 from .common import check_length, step_candidates
 from .layout import (
     GAIN_SCALE,
-    HOVER_LABEL,
     HOVER_LINE,
     PALETTE,
     UNDIMMED,
-    apply_layout,
     escape,
+    map_layout,
     number,
+    one_point,
     plain_name,
     snippet,
     wrapped_snippet,
@@ -430,37 +430,16 @@ def pool_map(
     if data.winner_xy is not None:
         stopped = plain_name(data.stop_reason)
         ring_name = "winner" if data.winner_accepted else f"next best (stopped: {stopped})"
+        ring = _ring(marker_size + 14, winner_color, 3)
         fig.add_trace(
-            kind(
-                x=[data.winner_xy[0]],
-                y=[data.winner_xy[1]],
-                customdata=[data.winner],
-                mode="markers",
-                name=ring_name,
-                hoverinfo="skip",
-                marker={
-                    "size": marker_size + 14,
-                    "color": winner_color,
-                    "symbol": "circle-open",
-                    "line": {"width": 3, "color": winner_color},
-                },
-            )
+            one_point(data.winner_xy, ring_name, ring, kind=kind, customdata=[data.winner])
         )
     if data.query is not None:
+        star = {"size": 18, "color": query_color, "symbol": "star"}
+        star["line"] = {"color": "white", "width": 1}
         fig.add_trace(
-            kind(
-                x=[data.query[0]],
-                y=[data.query[1]],
-                mode="markers",
-                name="query",
-                hovertext=["<b>query</b>"],
-                hoverinfo="text",
-                marker={
-                    "size": 18,
-                    "color": query_color,
-                    "symbol": "star",
-                    "line": {"color": "white", "width": 1},
-                },
+            one_point(
+                data.query, "query", star, kind=kind, hovertext=["<b>query</b>"], hoverinfo="text"
             )
         )
     p = data.picked
@@ -502,10 +481,7 @@ def pool_map(
         else:
             title = f"Step {data.step} of {n_steps}: stopped<br>{plain_name(data.stop_reason)}"
         title += f" · {data.method.upper()} map"
-    apply_layout(fig, title=title, height=height)
-    fig.update_layout(hoverlabel=HOVER_LABEL)
-    fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
-    fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
+    map_layout(fig, title=title, height=height)
     return fig
 
 
@@ -523,21 +499,18 @@ def mark_chunk(
     hover of its own and keeps its full opacity when the map's lasso dims the rest."""
     marked = go.Figure(figure)
     kind = go.Scatter if svg else go.Scattergl
+    name = f"inspected: {escape(name)}"
+    ring = _ring(30, color, 4)
     marked.add_trace(
-        kind(
-            x=[float(point[0])],
-            y=[float(point[1])],
-            customdata=[int(chunk)],
-            mode="markers",
-            name=f"inspected: {escape(name)}",
-            hoverinfo="skip",
-            unselected=UNDIMMED,
-            marker={
-                "size": 30,
-                "color": color,
-                "symbol": "circle-open",
-                "line": {"width": 4, "color": color},
-            },
-        )
+        one_point(point, name, ring, kind=kind, customdata=[int(chunk)], unselected=UNDIMMED)
     )
     return marked
+
+
+def _ring(size: int, color: str, width: int) -> dict[str, Any]:
+    return {
+        "size": size,
+        "color": color,
+        "symbol": "circle-open",
+        "line": {"width": width, "color": color},
+    }
