@@ -27,7 +27,6 @@ import functools
 import gc
 import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,8 +45,6 @@ from select_support import (  # noqa: E402
     mb,
     measure_memory,
     ms,
-    summarise,
-    time_call,
     time_interleaved,
     time_wall,
     us,
@@ -102,8 +99,8 @@ def phase_breakdown(q, chunks, tokens, budget, lam, repeat) -> dict[str, Any]:
             policy="skip",
         ),
     }
-    timer = time_call if chunks.shape[0] <= 10_000 else time_wall
-    return {name: timer(fn, repeat)["median_s"] for name, fn in phases.items()}
+    timer = time_interleaved if chunks.shape[0] <= 10_000 else time_wall
+    return {name: timed["median_s"] for name, timed in timer(phases, repeat).items()}
 
 
 def part_small(args, results) -> None:
@@ -240,7 +237,7 @@ def part_large(args, results) -> None:
         "nxn_float32_bytes": nxn,
         "seed": SEED + 1,
     }
-    probe = time_wall(lambda: chunks32.sum(), 9)["median_s"]
+    probe = time_wall({"sum": chunks32.sum}, 9)["sum"]["median_s"]
     out["read_bandwidth_gb_s"] = emb32 / probe / 1e9
     print(
         f"  memory read bandwidth probe (C.sum() over {mb(emb32)}): "
@@ -267,16 +264,7 @@ def part_large(args, results) -> None:
         s = call()
         picks = list(s.indices)
         fns = {"select": call, "floor": lambda c=chunks, p=picks: [c @ c[w] for w in p]}
-        samples: dict[str, list[float]] = {k: [] for k in fns}
-        for fn in fns.values():
-            fn()  # warm-up
-        for _ in range(repeat):
-            for key, fn in fns.items():
-                gc.collect()
-                t0 = time.perf_counter()
-                fn()
-                samples[key].append(time.perf_counter() - t0)
-        timed = {k: summarise(v, 1) for k, v in samples.items()}
+        timed = time_wall(fns, repeat)
         mem = measure_memory(call)
         rows[name] = {
             "picks": s.size,

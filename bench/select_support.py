@@ -16,7 +16,7 @@ import threading
 import time
 import timeit
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -53,7 +53,7 @@ def make_pool(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.nda
 # ----------------------------------------------------------------------------- timing
 
 
-def _calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
+def calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
     """Warm ``fn`` up, then the number of calls that makes one timed repeat last >= min_time."""
     timer = timeit.Timer(fn)
     fn()  # warm-up (imports, caches, BLAS thread start)
@@ -65,23 +65,17 @@ def _calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
         number *= 2 if t == 0 else max(2, int(min_time / t * 1.2))
 
 
-def time_call(fn: Callable[[], Any], repeat: int, min_time: float = 0.02) -> dict[str, Any]:
-    """timeit-style: warm up, pick `number` so one repeat takes >= min_time, then repeat.
-
-    Returns per-call seconds: median, q1, q3, IQR, min, and the raw per-call samples.
-    """
-    return time_interleaved({"fn": fn}, repeat, min_time)["fn"]
-
-
 def time_interleaved(
-    fns: dict[str, Callable[[], Any]], repeat: int, min_time: float = 0.02
+    fns: Mapping[str, Callable[[], Any]], repeat: int, min_time: float = 0.02
 ) -> dict[str, dict[str, Any]]:
-    """Like time_call for several functions, but the repeats are interleaved (A B C A B C ...).
+    """timeit-style, the repeats interleaved (A B C A B C ...): warm up, pick ``number`` so
+    one repeat takes >= min_time, then repeat. Per function: per-call seconds (median, q1,
+    q3, IQR, min and the raw samples).
 
     This VM's speed drifts by up to ~2x over minutes (shared memory bandwidth), so ratios
     are only trustworthy between measurements taken in the same rounds.
     """
-    numbers = {name: _calls_per_repeat(fn, min_time) for name, fn in fns.items()}
+    numbers = {name: calls_per_repeat(fn, min_time) for name, fn in fns.items()}
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
@@ -89,16 +83,19 @@ def time_interleaved(
     return {name: summarise(samples[name], numbers[name]) for name in fns}
 
 
-def time_wall(fn: Callable[[], Any], repeat: int) -> dict[str, Any]:
-    """One call per sample (for calls that take ~0.1 s or more); one warm-up call first."""
-    fn()
-    samples = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
+def time_wall(fns: Mapping[str, Callable[[], Any]], repeat: int) -> dict[str, dict[str, Any]]:
+    """Like :func:`time_interleaved` with one call per sample (for calls that take ~0.1 s or
+    more); one warm-up call each first."""
+    for fn in fns.values():
         fn()
-        samples.append(time.perf_counter() - t0)
-    return summarise(samples, 1)
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - t0)
+    return {name: summarise(values, 1) for name, values in samples.items()}
 
 
 def summarise(samples: list[float], number: int) -> dict[str, Any]:
