@@ -24,7 +24,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -565,16 +565,7 @@ def index_documents(
     for chunk in chunks:
         doc_id = str((chunk.metadata or {})["doc_id"])
         fields = {**extra.get(doc_id, {}), **(chunk.metadata or {})}
-        stored.append(
-            Chunk(
-                chunk.id,
-                chunk.text,
-                tokens=chunk.tokens,
-                title=chunk.title,
-                source=sources.get(doc_id),
-                metadata=fields,
-            )
-        )
+        stored.append(replace(chunk, source=sources.get(doc_id), metadata=fields))
     name = resolve_model(model)
     vectors = embed_texts(
         [c.text for c in stored], model=name, cache_dir=cache_dir, progress=progress
