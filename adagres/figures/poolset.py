@@ -4,6 +4,7 @@ how many of top-k's chunks AdaGReS drops (one row per query, as the Pool sets pa
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -82,9 +83,7 @@ def dropped_data(rows: Sequence[Mapping[str, Any]]) -> CountBars:
     """
     xs, counts = [], []
     for key in ("dropped", "dropped_recommended"):
-        tally: dict[int, int] = {}
-        for row in rows:
-            tally[int(row[key])] = tally.get(int(row[key]), 0) + 1
+        tally = Counter(int(row[key]) for row in rows)
         ks = sorted(tally)
         xs.append(tuple(float(k) for k in ks))
         counts.append(tuple(tally[k] for k in ks))
