@@ -15,6 +15,7 @@ from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length
 from .layout import PALETTE, apply_layout, escape, snippet
+from .projection import cosine_distances
 
 __all__ = ["HeatmapData", "heatmap_data", "heatmap_order", "similarity_heatmap"]
 
@@ -64,10 +65,7 @@ def heatmap_order(
     from scipy.cluster.hierarchy import leaves_list, linkage
     from scipy.spatial.distance import squareform
 
-    sub = chunks[order].astype(np.float64)
-    gram = sub @ sub.T
-    distances = np.clip(1.0 - (gram + gram.T) / 2.0, 0.0, 2.0)
-    np.fill_diagonal(distances, 0.0)
+    distances = cosine_distances(chunks[order].astype(np.float64))
     tree = linkage(
         squareform(distances, checks=False),
         method="average",
