@@ -250,10 +250,12 @@ def snippet(text: Any, n: int = 160) -> str:
     >>> snippet("one\\n two   three", n=7)
     'one two…'
     """
+    return escape(_cut(text, n))
+
+
+def _cut(text: Any, n: int) -> str:
     flat = " ".join(str(text).split())
-    if len(flat) > n:
-        flat = flat[:n].rstrip() + "…"
-    return escape(flat)
+    return flat[:n].rstrip() + "…" if len(flat) > n else flat
 
 
 #: Characters per line of a hover's text snippet: a narrow label, not one 160 characters
@@ -274,10 +276,7 @@ def wrapped_snippet(text: Any, n: int = 160, *, width: int = 60) -> list[str]:
     """
     import textwrap
 
-    flat = " ".join(str(text).split())
-    if len(flat) > n:
-        flat = flat[:n].rstrip() + "…"
-    return [escape(line) for line in textwrap.wrap(flat, width) or [""]]
+    return [escape(line) for line in textwrap.wrap(_cut(text, n), width) or [""]]
 
 
 def number(value: float | None, fmt: str = "+.4f") -> str:
@@ -289,10 +288,7 @@ def number(value: float | None, fmt: str = "+.4f") -> str:
 
 def nan_list(values: Iterable[Any]) -> list[float | None]:
     """Floats for plotting, with None and NaN as None (a gap in a line)."""
-    out: list[float | None] = []
-    for x in values:
-        out.append(None if x is None or math.isnan(float(x)) else float(x))
-    return out
+    return [None if x is None or math.isnan(float(x)) else float(x) for x in values]
 
 
 def panel_vline(x: float, panel: int, line: dict[str, Any]) -> dict[str, Any]:
