@@ -26,6 +26,7 @@ import io
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from adagres.errors import PoolError, one_line
@@ -242,13 +243,13 @@ def _row_to_chunk(
     return chunk
 
 
+@dataclass
 class _JsonCells:
     """Parses the JSON cells of one CSV file, with its depth limit and one values count."""
 
-    def __init__(self, label: str, limits: Limits) -> None:
-        self.label = label
-        self.limits = limits
-        self.values = 0
+    label: str
+    limits: Limits
+    values: int = 0
 
     def parse(self, value: str, where: str) -> Any:
         check_json_depth(value, where, self.limits)
