@@ -219,11 +219,8 @@ def map_data(
         f"pick {k} · gain at pick {number(selection.steps[k - 1].gain)}"
         for k in range(1, n_picks + 1)
     ]
-    query = (
-        None
-        if projection.query is None
-        else (float(projection.query[0]), float(projection.query[1]))
-    )
+    q = projection.query
+    query = None if q is None else (float(q[0]), float(q[1]))
     picked = points(
         picks,
         pick_lines,
@@ -270,14 +267,12 @@ def map_data(
     if stopped:
         kinds = [str(getattr(k, "value", k)) for k, _ in selection.verdict_kinds]
         chosen = set(picks)
-        for kind in dict.fromkeys(str(k.value) for k in VerdictKind):
+        known = [str(k.value) for k in VerdictKind]
+        # A kind this module does not know yet still gets its group, after the known ones.
+        for kind in dict.fromkeys([*known, *sorted(set(kinds) - set(known))]):
             members = [i for i in range(n) if kinds[i] == kind and i not in chosen]
             if members:
                 by_verdict.append((kind, points(members, [""] * len(members))))
-        extra = sorted({k for k in kinds} - {str(k.value) for k in VerdictKind})
-        for kind in extra:  # a kind this module does not know yet still gets its group
-            members = [i for i in range(n) if kinds[i] == kind and i not in chosen]
-            by_verdict.append((kind, points(members, [""] * len(members))))
     return MapData(
         step=t,
         method=projection.method,
