@@ -34,8 +34,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # the package (this folder is on the path: the script's own)
 
 from select_support import (  # noqa: E402
     load_langchain,

@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # the package (this folder is on the path: the script's own)
 
 from select_support import calls_per_repeat  # noqa: E402
 

@@ -462,11 +462,8 @@ def index_chunks(
                 tokenizer,
             )
         layout = describe(client, uri, collection)
-        if (layout.model, layout.tokenizer, layout.dimension) != (
-            model,
-            tokenizer,
-            matrix.shape[1],
-        ):
+        wanted = (model, tokenizer, matrix.shape[1])
+        if (layout.model, layout.tokenizer, layout.dimension) != wanted:
             raise PoolError(
                 f"{where}holds {layout.dimension}-d vectors from {layout.model!r} counted with "
                 f"{layout.tokenizer!r}; these chunks are {matrix.shape[1]}-d from {model!r} "
