@@ -125,17 +125,6 @@ def cosine_distances(points: np.ndarray) -> np.ndarray:
     return np.clip(distances, 0.0, 2.0)
 
 
-def _umap_class() -> Any:
-    import warnings
-
-    import umap
-
-    # Every precomputed fit warns that inverse_transform is unavailable; we never use it.
-    warnings.filterwarnings("ignore", message="using precomputed metric", module="umap")
-    keep_compiled_code()
-    return umap.UMAP
-
-
 _kept = False
 
 
@@ -172,7 +161,14 @@ def keep_compiled_code(packages: tuple[str, ...] = ("umap", "pynndescent")) -> i
 
 
 def _umap(points: np.ndarray, *, seed: int, n_neighbors: int, min_dist: float) -> np.ndarray:
-    model = _umap_class()(
+    import warnings
+
+    import umap
+
+    # Every precomputed fit warns that inverse_transform is unavailable; we never use it.
+    warnings.filterwarnings("ignore", message="using precomputed metric", module="umap")
+    keep_compiled_code()
+    model = umap.UMAP(
         n_components=2,
         n_neighbors=n_neighbors,
         min_dist=min_dist,
