@@ -197,12 +197,8 @@ def optional_field(
     if value is None:
         return None
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ctx.fail(
-            f"must be {what}, got {type_name(value)} {value!r:.60}",
-            index=index,
-            chunk=chunk,
-            field=key,
-        )
+        problem = f"must be {what}, got {type_name(value)} {value!r:.60}"
+        raise ctx.fail(problem, index=index, chunk=chunk, field=key)
     return value
 
 

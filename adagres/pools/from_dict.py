@@ -181,13 +181,9 @@ def _tokenizer_name(
     counted = [chunk.tokens is not None for chunk in chunks]
     if any(counted) and not all(counted):
         missing = counted.index(False)
-        raise ctx.fail(
-            f"no token count, but {sum(counted)} of the {len(chunks)} chunks have "
-            f"one; give every chunk a count or none",
-            index=missing,
-            chunk=chunks[missing].id,
-            field="tokens",
-        )
+        problem = f"no token count, but {sum(counted)} of the {len(chunks)} chunks have one"
+        problem += "; give every chunk a count or none"
+        raise ctx.fail(problem, index=missing, chunk=chunks[missing].id, field="tokens")
     if all(counted):
         return name or GIVEN
     return None
