@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from adagres.embed.minilm import packaged_model
-from adagres.embed.tokens import BATCH_CHARS, check_texts
+from adagres.embed.tokens import check_texts, text_batches
 from adagres.errors import InputError, MissingExtra, PoolError
 
 __all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "resolve_model"]
@@ -197,33 +197,18 @@ def embed_texts(
         if not todo and (dimension is not None or len(sizes) <= 1):
             break
         todo = list(dict.fromkeys(todo)) or texts[:1]  # [:1]: learn the model's dimension
-        for done, batch in _batches(todo):
+        done = 0
+        for batch in text_batches(todo, _BATCH):
             for text, vector in zip(batch, _encode(name, batch), strict=True):
                 key = _text_key(text)
                 _write_cached(folder / f"{key}.npy", vector)
                 found[key] = vector
                 dimension = vector.shape[0]
+            done += len(batch)
             _report(progress, done, len(todo))
     vectors = [found[key] for key in keys]
     assert all(vector is not None for vector in vectors)  # every missing text was encoded
     return np.stack(vectors).astype(np.float32)  # type: ignore[arg-type]
-
-
-def _batches(texts: list[str]) -> list[tuple[int, list[str]]]:
-    """Batches of at most _BATCH texts and BATCH_CHARS characters (one text at least), each
-    with the number of texts done once it is encoded: the tokenizer's memory grows with the
-    characters of a batch (about 150 bytes each), not with the texts."""
-    out: list[tuple[int, list[str]]] = []
-    batch: list[str] = []
-    size = 0
-    for done, text in enumerate(texts):
-        if batch and (len(batch) == _BATCH or size + len(text) > BATCH_CHARS):
-            out.append((done, batch))
-            batch, size = [], 0
-        batch.append(text)
-        size += len(text)
-    out.append((len(texts), batch))
-    return out
 
 
 def _report(progress: Progress | None, done: int, total: int) -> None:

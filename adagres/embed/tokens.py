@@ -40,6 +40,7 @@ __all__ = [
     "check_name",
     "check_texts",
     "count_tokens",
+    "text_batches",
     "token_spans",
 ]
 
@@ -103,12 +104,14 @@ def check_texts(texts: Any, what: str = "texts", *, max_chars: int = MAX_CHARS) 
     return texts
 
 
-def _batches(texts: list[str]) -> list[list[str]]:
-    """Consecutive runs of texts of at most BATCH_CHARS characters (one text at least)."""
+def text_batches(texts: list[str], max_texts: int | None = None) -> list[list[str]]:
+    """Consecutive runs of texts of at most BATCH_CHARS characters and ``max_texts`` texts
+    (one text at least): a tokenizer's memory grows with the characters of a batch (about
+    150 bytes each for MiniLM's), not with the texts."""
     out: list[list[str]] = []
     size = BATCH_CHARS + 1
     for text in texts:
-        if size + len(text) > BATCH_CHARS:
+        if size + len(text) > BATCH_CHARS or len(out[-1]) == max_texts:
             out.append([])
             size = 0
         out[-1].append(text)
@@ -150,7 +153,7 @@ def count_tokens(texts: Sequence[str], tokenizer: str = DEFAULT_TOKENIZER) -> np
     check_name(tokenizer)
     texts = check_texts(texts)
     counts: list[int] = []
-    for batch in _batches(texts):
+    for batch in text_batches(texts):
         counts.extend(_count_batch(batch, tokenizer, len(counts)))
     return np.array(counts, dtype=np.int64)
 
