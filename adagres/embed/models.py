@@ -205,14 +205,10 @@ def embed_texts(
                 found[key] = vector
                 dimension = vector.shape[0]
             done += len(batch)
-            _report(progress, done, len(todo))
+            if progress is not None:
+                progress(done, len(todo))
+            elif len(todo) > _BATCH:
+                _log.info("embedded %d of %d texts", done, len(todo))
     vectors = [found[key] for key in keys]
     assert all(vector is not None for vector in vectors)  # every missing text was encoded
     return np.stack(vectors).astype(np.float32)  # type: ignore[arg-type]
-
-
-def _report(progress: Progress | None, done: int, total: int) -> None:
-    if progress is not None:
-        progress(done, total)
-    elif total > _BATCH:
-        _log.info("embedded %d of %d texts", done, total)
