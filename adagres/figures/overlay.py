@@ -99,8 +99,8 @@ def overlay_map(
         )
     if projection.query is not None:
         star = {"size": 20, "color": PALETTE["query"], "symbol": "star"}
-        query = one_point(projection.query, "query", star, kind=go.Scatter, hoverinfo="text")
-        fig.add_trace(query.update(hovertext=["<b>query</b>"]))
+        hover = {"hovertext": ["<b>query</b>"], "hoverinfo": "text"}
+        fig.add_trace(one_point(projection.query, "query", star, kind=go.Scatter, **hover))
     fig.update_traces(unselected=UNDIMMED)
     apply_layout(fig, title=title, height=height)
     # Drawn in half a page's width beside its table: a mode bar of three buttons leaves the

@@ -432,11 +432,8 @@ def pool_map(
     if data.query is not None:
         star = {"size": 18, "color": query_color, "symbol": "star"}
         star["line"] = {"color": "white", "width": 1}
-        fig.add_trace(
-            one_point(
-                data.query, "query", star, kind=kind, hovertext=["<b>query</b>"], hoverinfo="text"
-            )
-        )
+        hover = {"hovertext": ["<b>query</b>"], "hoverinfo": "text"}
+        fig.add_trace(one_point(data.query, "query", star, kind=kind, **hover))
     p = data.picked
     numbered = len(p.indices) <= max_labels
     labels: dict[str, Any] = {

@@ -177,11 +177,13 @@ def distributions_figure(
     for name, group, fill, *columns in groups:
         for col, values in enumerate(columns, start=1):
             histogram = go.Histogram(
-                x=list(values), name=name, marker={"color": fill}, legendgroup=group
+                x=list(values),
+                name=name,
+                marker={"color": fill},
+                legendgroup=group,
+                showlegend=False if col == 2 else None,  # one legend entry per group
             )
-            fig.add_trace(
-                histogram.update(showlegend=False) if col == 2 else histogram, row=1, col=col
-            )
+            fig.add_trace(histogram, row=1, col=col)
     apply_layout(fig, title=title, height=height)
     fig.update_layout(barmode="overlay")
     fig.update_traces(opacity=0.8)
