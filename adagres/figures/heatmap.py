@@ -217,20 +217,10 @@ def similarity_heatmap(
     )
     # One layout update for every outline: add_shape per rectangle re-validates the whole
     # layout each time (2.8 s for 144 rectangles, against milliseconds at once).
-    line = {"color": outline_color, "width": 2}
+    rect = {"type": "rect", "line": {"color": outline_color, "width": 2}}
+    rect["fillcolor"] = "rgba(0,0,0,0)"
     fig.update_layout(
-        shapes=[
-            {
-                "type": "rect",
-                "x0": x0,
-                "x1": x1,
-                "y0": y0,
-                "y1": y1,
-                "line": line,
-                "fillcolor": "rgba(0,0,0,0)",
-            }
-            for x0, x1, y0, y1 in data.outlines
-        ]
+        shapes=[{**rect, "x0": a, "x1": b, "y0": c, "y1": d} for a, b, c, d in data.outlines]
     )
     if title is None:
         what = f"top {m} of {data.n_total} chunks" if data.truncated else f"{m} chunks"
