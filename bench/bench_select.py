@@ -242,20 +242,17 @@ def part_large(args, results) -> None:
         f"  memory read bandwidth probe (C.sum() over {mb(emb32)}): "
         f"{out['read_bandwidth_gb_s']:.1f} GB/s; this VM drifts up to ~2x between runs"
     )
-    inputs = {
-        "float32": (q, chunks32),
-        "float64 (renormalised in float64)": None,
-        "float64 (cast from float32, not renormalised)": None,
-    }
+    inputs = (
+        "float32",
+        "float64 (renormalised in float64)",
+        "float64 (cast from float32, not renormalised)",
+    )
     rows = {}
     for name in inputs:
-        if name == "float32":
-            qq, chunks = q, chunks32
-        else:
-            chunks = chunks32.astype(np.float64)
-            if name.startswith("float64 (renormalised"):
-                chunks /= np.linalg.norm(chunks, axis=1, keepdims=True)
-            qq = q.astype(np.float64)
+        wide = name != "float32"
+        qq, chunks = (q.astype(np.float64), chunks32.astype(np.float64)) if wide else (q, chunks32)
+        if name.startswith("float64 (renormalised"):
+            chunks /= np.linalg.norm(chunks, axis=1, keepdims=True)
 
         def call(c=chunks, qv=qq):
             return adagres.select(qv, c, tokens, LARGE_BUDGET, lam=LARGE_LAM, trace=False)
