@@ -231,12 +231,7 @@ def spec_fields(
     misspelt ``answer`` would otherwise be ignored).
     """
     where = "pool set spec"
-    unknown = sorted(set(map(str, spec)) - _SPEC_FIELDS)
-    if unknown:
-        shown = ", ".join(repr(one_line(key, max_chars=40)) for key in unknown[:5])
-        raise InputError(
-            f"{where}: unknown field(s) {shown}; a spec has {', '.join(sorted(_SPEC_FIELDS))}"
-        )
+    _known_fields(spec, ("collection", "queries", "top_n", "uri"), where, "a spec")
     for key in ("uri", "collection", "queries"):
         if key not in spec:
             raise InputError(f"{where}: missing field {key!r}")
@@ -261,10 +256,7 @@ def spec_fields(
             item = {"query": item}
         if not isinstance(item, Mapping):
             raise InputError(f"{field}: must be a query text or an object, got {_shown(item)}")
-        extra = sorted(set(map(str, item)) - {"query", "answers", "gold"})
-        if extra:
-            shown = ", ".join(repr(one_line(key, max_chars=40)) for key in extra[:5])
-            raise InputError(f"{field}: unknown field(s) {shown}; a query has query, answers, gold")
+        _known_fields(item, ("query", "answers", "gold"), field, "a query")
         if not isinstance(item.get("query"), str) or not item["query"].strip():
             raise InputError(
                 f"{field}.query: must be a non-empty text, got {_shown(item.get('query'))}"
@@ -281,7 +273,12 @@ def spec_fields(
     return spec["uri"], spec["collection"], top_n, items
 
 
-_SPEC_FIELDS = frozenset({"uri", "collection", "top_n", "queries"})
+def _known_fields(obj: Mapping[str, Any], known: tuple[str, ...], where: str, what: str) -> None:
+    """Refuse a field not in ``known`` (a misspelt ``answer`` would otherwise be ignored)."""
+    unknown = sorted(set(map(str, obj)) - set(known))
+    if unknown:
+        shown = ", ".join(repr(one_line(key, max_chars=40)) for key in unknown[:5])
+        raise InputError(f"{where}: unknown field(s) {shown}; {what} has {', '.join(known)}")
 
 
 def _shown(value: Any) -> str:
