@@ -199,14 +199,8 @@ def _chunk_one(doc_id: str, text: str, size: int, overlap: int, tokenizer: str) 
         start, end = spans[first][0], spans[last - 1][1]
         piece = text[start:end]
         if piece.strip():
-            metadata = {
-                "doc_id": doc_id,
-                "start": start,
-                "end": end,
-                "token_start": first,
-                "token_end": last,
-            }
-            out.append(Chunk(f"{doc_id}#{len(out)}", piece, title=doc_id, metadata=metadata))
+            places = dict(doc_id=doc_id, start=start, end=end, token_start=first, token_end=last)
+            out.append(Chunk(f"{doc_id}#{len(out)}", piece, title=doc_id, metadata=places))
         if last == len(spans):
             break
     return out

@@ -274,12 +274,8 @@ def parse_chunk(
     if chunk_id is None:
         raise ctx.fail("missing field 'id'", index=index)
     if not isinstance(chunk_id, str) or not chunk_id:
-        raise ctx.fail(
-            f"must be a non-empty string, got {type_name(chunk_id)} "
-            f"{one_line(repr(chunk_id), max_chars=60)}",
-            index=index,
-            field="id",
-        )
+        shown = f"{type_name(chunk_id)} {one_line(repr(chunk_id), max_chars=60)}"
+        raise ctx.fail(f"must be a non-empty string, got {shown}", index=index, field="id")
     check_string(chunk_id, ctx, "id", limits=limits, index=index)
 
     def fail(problem: str, field: str) -> PoolError:
