@@ -373,55 +373,23 @@ def pool_map(
     )
     kind = go.Scatter if svg else go.Scattergl
     fig = go.Figure()
+
+    def add(layer: MapPoints, name: str, marker: dict[str, Any], **extra: Any) -> None:
+        fig.add_trace(_layer_trace(kind, layer, name, {"size": marker_size, **marker}, **extra))
+
     c = data.candidates
-    fig.add_trace(
-        _layer_trace(
-            kind,
-            c,
-            "candidates",
-            {
-                "size": marker_size,
-                "color": list(c.values or ()),
-                "colorscale": colorscale,
-                "showscale": bool(c.indices),
-                "colorbar": {"title": {"text": data.color_by}, "thickness": 14},
-                "line": {"color": "#777777", "width": 0.5},  # light colours stay visible
-            },
-        )
-    )
-    fig.add_trace(
-        _layer_trace(
-            kind,
-            data.unfit,
-            "does not fit",
-            {"size": marker_size, "color": unfit_color, "symbol": "x"},
-        )
-    )
+    scale = {"colorscale": colorscale, "showscale": bool(c.indices)}
+    scale["colorbar"] = {"title": {"text": data.color_by}, "thickness": 14}
+    edge = {"color": "#777777", "width": 0.5}  # light colours stay visible
+    add(c, "candidates", {"color": list(c.values or ()), **scale, "line": edge})
+    add(data.unfit, "does not fit", {"color": unfit_color, "symbol": "x"})
     if data.ineligible.indices:
         color, symbol = VERDICT_MARKERS["duplicate"]
-        fig.add_trace(
-            _layer_trace(
-                kind,
-                data.ineligible,
-                "fits, may not be taken",
-                {"size": marker_size, "color": color, "symbol": symbol},
-            )
-        )
+        add(data.ineligible, "fits, may not be taken", {"color": color, "symbol": symbol})
     for verdict, group in data.by_verdict:
         color, symbol = VERDICT_MARKERS.get(verdict, VERDICT_MARKERS["other"])
-        fig.add_trace(
-            _layer_trace(
-                kind,
-                group,
-                f"{plain_name(verdict)} ({len(group.indices)})",
-                {
-                    "size": marker_size,
-                    "color": color,
-                    "symbol": symbol,
-                    "line": {"color": "#555555", "width": 0.5},
-                },
-            )
-        )
+        look = {"color": color, "symbol": symbol, "line": {"color": "#555555", "width": 0.5}}
+        add(group, f"{plain_name(verdict)} ({len(group.indices)})", look)
     if data.winner_xy is not None:
         stopped = plain_name(data.stop_reason)
         ring_name = "winner" if data.winner_accepted else f"next best (stopped: {stopped})"
@@ -442,20 +410,9 @@ def pool_map(
         "textposition": list(p.label_positions or ()),
         "textfont": {"color": selected_color, "size": 13},
     }
-    fig.add_trace(
-        _layer_trace(
-            kind,
-            p,
-            "selected",
-            {
-                "size": marker_size + 5,
-                "color": selected_color,
-                "symbol": "diamond",
-                "line": {"color": "black", "width": 1},
-            },
-            **(labels if numbered else {"mode": "markers"}),
-        )
-    )
+    diamond = {"size": marker_size + 5, "color": selected_color, "symbol": "diamond"}
+    diamond["line"] = {"color": "black", "width": 1}
+    add(p, "selected", diamond, **(labels if numbered else {"mode": "markers"}))
     # A click on a point selects it (the pages open its verdict), and plotly would then dim
     # every other point to a fifth until the selection is cleared; the pages ring the chunk
     # they inspect instead, so a selection dims nothing.
