@@ -239,13 +239,8 @@ def map_data(
     unfit_idx = np.flatnonzero(in_play & ~cand.eligible & too_large)
     barred_idx = np.flatnonzero(in_play & ~cand.eligible & ~too_large)
     at = f"step {max(t, 1)}"
-    terms = zip(
-        cand.score[fits].tolist(),
-        cand.score_relevance[fits].tolist(),
-        cand.score_redundancy[fits].tolist(),
-        cand.gain[fits].tolist(),
-        strict=True,
-    )
+    columns = (cand.score, cand.score_relevance, cand.score_redundancy, cand.gain)
+    terms = zip(*(column[fits].tolist() for column in columns), strict=True)
     candidates = points(
         fits.tolist(),
         [
