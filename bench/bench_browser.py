@@ -98,33 +98,29 @@ def measure_pages(url: str, pool: str, repeats: int, log: Any) -> dict[str, list
         open_page(page, f"{url}/?pool={pool}&budget=1500&lam=0.2")
         nav = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]')
         nav.first.wait_for(timeout=60_000)  # the page list can show after the run has ended
-        links = []
-        for i in range(nav.count()):  # the label is the link's last line (after its icon)
-            label = nav.nth(i).inner_text().strip().splitlines()[-1]
-            links.append((i, label, (nav.nth(i).get_attribute("href") or "").split("?")[0]))
-        for i, label, _ in links:
-            switch = settle(
-                page, lambda i=i: nav.nth(i).click(), name=f"{pool} {label}: page switch"
-            )
-            times.setdefault("page switch", []).append(switch)
-            times.setdefault("page switch [script run]", []).append(RUNS[-1])
-            # The browser's Back to the page before, and Forward to this one again: one
-            # history entry each way.
-            back = settle(page, page.go_back, name=f"{pool} {label}: Back", retry=False)
-            times.setdefault("Back", []).append(back)
-            times.setdefault("Back [script run]", []).append(RUNS[-1])
-            forward = settle(page, page.go_forward, name=f"{pool} {label}: Forward", retry=False)
-            times.setdefault("Forward", []).append(forward)
-            times.setdefault("Forward [script run]", []).append(RUNS[-1])
-            log(
-                f"    {pool} {label}: page switch {switch:.2f} s, Back {back:.2f} s, "
-                f"Forward {forward:.2f} s"
-            )
+        # A link's label is its last line (after its icon).
+        labels = [nav.nth(i).inner_text().strip().splitlines()[-1] for i in range(nav.count())]
+
+        def record(key: str, seconds: float) -> None:
+            times.setdefault(key, []).append(seconds)
+            times.setdefault(f"{key} [script run]", []).append(RUNS[-1])
+
+        for i, label in enumerate(labels):
+            # The page switch, then the browser's Back to the page before and Forward to
+            # this one again: one history entry each way (so never taken twice).
+            took = {}
+            moves = {
+                "page switch": (lambda i=i: nav.nth(i).click(), True),
+                "Back": (page.go_back, False),
+                "Forward": (page.go_forward, False),
+            }
+            for what, (move, retry) in moves.items():
+                took[what] = settle(page, move, name=f"{pool} {label}: {what}", retry=retry)
+                record(what, took[what])
+            log(f"    {pool} {label}: " + ", ".join(f"{w} {s:.2f} s" for w, s in took.items()))
             for name, move in interactions(page, label).items():
                 for _ in range(repeats):
-                    seconds = settle(page, move, name=f"{pool} {label}: {name}")
-                    times.setdefault(f"{label}: {name}", []).append(seconds)
-                    times.setdefault(f"{label}: {name} [script run]", []).append(RUNS[-1])
+                    record(f"{label}: {name}", settle(page, move, name=f"{pool} {label}: {name}"))
                 waits = " ".join(f"{t:.2f}" for t in times[f"{label}: {name}"][-repeats:])
                 runs = " ".join(f"{t:.2f}" for t in RUNS[-repeats:])
                 log(f"    {pool} {label}: {name} {waits}  (script runs {runs})")
@@ -292,35 +288,28 @@ def report(result: dict[str, Any]) -> list[str]:
             f"  taken again (no run began within 3 s of the first try): "
             f"{len(retried)}: {', '.join(retried)}"
         )
+
+    def spread(values: list[float]) -> str:
+        return f"median {statistics.median(values):.1f} s, max {max(values):.1f} s"
+
+    cold = result["cold"]
     for key in ("first chart", "umap"):
-        values = [c[key] for c in result["cold"]]
+        values = [c[key] for c in cold]
         if values:
-            median = statistics.median(values)
-            verdict = "ok" if median <= LIMITS[key] else "SLOW"
+            verdict = "ok" if statistics.median(values) <= LIMITS[key] else "SLOW"
             lines.append(
-                f"  cold launch → {key}: median {median:.1f} s, max {max(values):.1f} s"
-                f" (limit {LIMITS[key]:g} s, n={len(values)})  {verdict}"
+                f"  cold launch → {key}: {spread(values)} (limit {LIMITS[key]:g} s, "
+                f"n={len(values)})  {verdict}"
             )
-    polled = [c["first chart, polled"] for c in result["cold"]]
-    if polled:
-        lines.append(
-            f"    (Playwright's wait_for_selector returned at: median "
-            f"{statistics.median(polled):.1f} s, max {max(polled):.1f} s)"
-        )
-    loads = [c["first chart"] - c["server up"] for c in result["cold"]]
-    if loads:
-        lines.append(
-            f"  of which page load → first chart (server answering): median "
-            f"{statistics.median(loads):.1f} s, max {max(loads):.1f} s"
-        )
-    seen = result.get("cold_seen", [])
+    if cold:
+        polled = [c["first chart, polled"] for c in cold]
+        lines.append(f"    (Playwright's wait_for_selector returned at: {spread(polled)})")
+        loads = [c["first chart"] - c["server up"] for c in cold]
+        lines.append(f"  of which page load → first chart (server answering): {spread(loads)}")
     for key in ("first chart", "umap"):
-        values = [c[key] for c in seen]
+        values = [c[key] for c in result.get("cold_seen", [])]
         if values:
-            lines.append(
-                f"  cold server, browser that has seen the app → {key}: median "
-                f"{statistics.median(values):.1f} s, max {max(values):.1f} s"
-            )
+            lines.append(f"  cold server, browser that has seen the app → {key}: {spread(values)}")
     values = [c["first chart"] for c in result.get("cold_pca", [])]
     if values:
         lines.append(

@@ -32,9 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 ROOT = Path(__file__).resolve().parent.parent
-for path in (ROOT, ROOT / "bench"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
+sys.path.insert(0, str(ROOT))  # the package (this folder is on the path: the script's own)
 
 from bench_select import make_pool  # noqa: E402
 

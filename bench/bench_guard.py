@@ -16,18 +16,15 @@ ratios to the guard off; the target is ≤ 1.5.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-for path in (ROOT, ROOT / "bench"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
+sys.path.insert(0, str(ROOT))  # the package (this folder is on the path: the script's own)
 
-from select_support import make_pool  # noqa: E402
+from select_support import make_pool, time_wall  # noqa: E402
 
 from adagres.core import ngrams  # noqa: E402
 from adagres.core.presets import run_preset  # noqa: E402
@@ -70,18 +67,10 @@ def main() -> None:
         "guard, n-grams kept": run,
         "guard, cold": cold,
     }
-    times: dict[str, list[float]] = {name: [] for name in ways}
-    for fn in ways.values():
-        fn()  # warm up
-    for _ in range(ROUNDS):
-        for name, fn in ways.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    base = float(np.median(times["guard off"]))
+    medians = {name: timed["median_s"] for name, timed in time_wall(ways, ROUNDS).items()}
+    base = medians["guard off"]
     print(f"N = 2,000, budget {budget} tokens, {run().size} picks, {ROUNDS} rounds")
-    for name, values in times.items():
-        median = float(np.median(values))
+    for name, median in medians.items():
         print(
             f"{name:>20}: median {1e3 * median:7.2f} ms, ratio {median / base:.2f} "
             f"(target ≤ {TARGET})"

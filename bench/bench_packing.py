@@ -31,9 +31,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-for path in (ROOT, ROOT / "bench"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
+sys.path.insert(0, str(ROOT))  # the package (this folder is on the path: the script's own)
 
 from select_support import make_pool, time_interleaved  # noqa: E402
 

@@ -27,7 +27,6 @@ import functools
 import gc
 import json
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # the package (this folder is on the path: the script's own)
 
 from select_support import (  # noqa: E402
     load_langchain,
@@ -46,8 +44,6 @@ from select_support import (  # noqa: E402
     mb,
     measure_memory,
     ms,
-    summarise,
-    time_call,
     time_interleaved,
     time_wall,
     us,
@@ -102,8 +98,8 @@ def phase_breakdown(q, chunks, tokens, budget, lam, repeat) -> dict[str, Any]:
             policy="skip",
         ),
     }
-    timer = time_call if chunks.shape[0] <= 10_000 else time_wall
-    return {name: timer(fn, repeat)["median_s"] for name, fn in phases.items()}
+    timer = time_interleaved if chunks.shape[0] <= 10_000 else time_wall
+    return {name: timed["median_s"] for name, timed in timer(phases, repeat).items()}
 
 
 def part_small(args, results) -> None:
@@ -240,26 +236,23 @@ def part_large(args, results) -> None:
         "nxn_float32_bytes": nxn,
         "seed": SEED + 1,
     }
-    probe = time_wall(lambda: chunks32.sum(), 9)["median_s"]
+    probe = time_wall({"sum": chunks32.sum}, 9)["sum"]["median_s"]
     out["read_bandwidth_gb_s"] = emb32 / probe / 1e9
     print(
         f"  memory read bandwidth probe (C.sum() over {mb(emb32)}): "
         f"{out['read_bandwidth_gb_s']:.1f} GB/s; this VM drifts up to ~2x between runs"
     )
-    inputs = {
-        "float32": (q, chunks32),
-        "float64 (renormalised in float64)": None,
-        "float64 (cast from float32, not renormalised)": None,
-    }
+    inputs = (
+        "float32",
+        "float64 (renormalised in float64)",
+        "float64 (cast from float32, not renormalised)",
+    )
     rows = {}
     for name in inputs:
-        if name == "float32":
-            qq, chunks = q, chunks32
-        else:
-            chunks = chunks32.astype(np.float64)
-            if name.startswith("float64 (renormalised"):
-                chunks /= np.linalg.norm(chunks, axis=1, keepdims=True)
-            qq = q.astype(np.float64)
+        wide = name != "float32"
+        qq, chunks = (q.astype(np.float64), chunks32.astype(np.float64)) if wide else (q, chunks32)
+        if name.startswith("float64 (renormalised"):
+            chunks /= np.linalg.norm(chunks, axis=1, keepdims=True)
 
         def call(c=chunks, qv=qq):
             return adagres.select(qv, c, tokens, LARGE_BUDGET, lam=LARGE_LAM, trace=False)
@@ -267,16 +260,7 @@ def part_large(args, results) -> None:
         s = call()
         picks = list(s.indices)
         fns = {"select": call, "floor": lambda c=chunks, p=picks: [c @ c[w] for w in p]}
-        samples: dict[str, list[float]] = {k: [] for k in fns}
-        for fn in fns.values():
-            fn()  # warm-up
-        for _ in range(repeat):
-            for key, fn in fns.items():
-                gc.collect()
-                t0 = time.perf_counter()
-                fn()
-                samples[key].append(time.perf_counter() - t0)
-        timed = {k: summarise(v, 1) for k, v in samples.items()}
+        timed = time_wall(fns, repeat)
         mem = measure_memory(call)
         rows[name] = {
             "picks": s.size,

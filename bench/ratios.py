@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # the package (this folder is on the path: the script's own)
+
+from select_support import calls_per_repeat  # noqa: E402
 
 import adagres  # noqa: E402
 
@@ -41,17 +42,6 @@ TARGETS: dict[str, tuple[tuple[int, ...], float]] = {
     "traced/fast": ((200, 2000), 1.3),
 }
 THREADS: tuple[int | None, ...] = (1, None)  # None: the default BLAS thread count
-
-
-def calls_for(fn: Callable[[], Any], min_time: float) -> int:
-    """Calls per sample so that one sample lasts at least ``min_time`` (after a warm-up)."""
-    fn()
-    number = 1
-    while True:
-        t = timeit.timeit(fn, number=number)
-        if t >= min_time or number >= 1 << 16:
-            return number
-        number = max(number * 2, int(number * min_time / max(t, 1e-9) * 1.2))
 
 
 def lean(q: np.ndarray, chunks: np.ndarray, tokens: np.ndarray, budget: int, lam: float) -> list:
@@ -104,7 +94,7 @@ def measure(n: int, rounds: int, make_pool: Callable) -> dict[str, Any]:
 
     fns, info = functions(n, make_pool)
     min_time = 0.02 if n <= 2000 else 0.0
-    numbers = {name: calls_for(fn, min_time) for name, fn in fns.items()}
+    numbers = {name: calls_per_repeat(fn, min_time) for name, fn in fns.items()}
     samples: dict[str, dict[str, list[float]]] = {
         str(t): {name: [] for name in fns} for t in THREADS
     }

@@ -59,17 +59,13 @@ def main() -> None:
 def measure(case, selection) -> tuple[float, float]:
     m = evaluate(
         selection,
-        selection_pool(case),
+        case.pool.prepared,
         gold=case.gold_positions,
         answers=list(case.answers) or None,
         texts=case.pool.texts,
     )
     found = m.answer_found if case.answers else m.recall
     return (float(found) if found is not None else float("nan"), m.repeated_text or 0.0)
-
-
-def selection_pool(case):
-    return case.pool.prepared
 
 
 def mean(rows, k: int) -> float:

@@ -7,6 +7,7 @@ bench_exact.py and ratios.py (``from bench_select import make_pool``).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import gc
 import os
@@ -16,7 +17,7 @@ import threading
 import time
 import timeit
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -53,7 +54,7 @@ def make_pool(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.nda
 # ----------------------------------------------------------------------------- timing
 
 
-def _calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
+def calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
     """Warm ``fn`` up, then the number of calls that makes one timed repeat last >= min_time."""
     timer = timeit.Timer(fn)
     fn()  # warm-up (imports, caches, BLAS thread start)
@@ -65,23 +66,17 @@ def _calls_per_repeat(fn: Callable[[], Any], min_time: float) -> int:
         number *= 2 if t == 0 else max(2, int(min_time / t * 1.2))
 
 
-def time_call(fn: Callable[[], Any], repeat: int, min_time: float = 0.02) -> dict[str, Any]:
-    """timeit-style: warm up, pick `number` so one repeat takes >= min_time, then repeat.
-
-    Returns per-call seconds: median, q1, q3, IQR, min, and the raw per-call samples.
-    """
-    return time_interleaved({"fn": fn}, repeat, min_time)["fn"]
-
-
 def time_interleaved(
-    fns: dict[str, Callable[[], Any]], repeat: int, min_time: float = 0.02
+    fns: Mapping[str, Callable[[], Any]], repeat: int, min_time: float = 0.02
 ) -> dict[str, dict[str, Any]]:
-    """Like time_call for several functions, but the repeats are interleaved (A B C A B C ...).
+    """timeit-style, the repeats interleaved (A B C A B C ...): warm up, pick ``number`` so
+    one repeat takes >= min_time, then repeat. Per function: per-call seconds (median, q1,
+    q3, IQR, min and the raw samples).
 
     This VM's speed drifts by up to ~2x over minutes (shared memory bandwidth), so ratios
     are only trustworthy between measurements taken in the same rounds.
     """
-    numbers = {name: _calls_per_repeat(fn, min_time) for name, fn in fns.items()}
+    numbers = {name: calls_per_repeat(fn, min_time) for name, fn in fns.items()}
     samples: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
@@ -89,16 +84,19 @@ def time_interleaved(
     return {name: summarise(samples[name], numbers[name]) for name in fns}
 
 
-def time_wall(fn: Callable[[], Any], repeat: int) -> dict[str, Any]:
-    """One call per sample (for calls that take ~0.1 s or more); one warm-up call first."""
-    fn()
-    samples = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
+def time_wall(fns: Mapping[str, Callable[[], Any]], repeat: int) -> dict[str, dict[str, Any]]:
+    """Like :func:`time_interleaved` with one call per sample (for calls that take ~0.1 s or
+    more); one warm-up call each first."""
+    for fn in fns.values():
         fn()
-        samples.append(time.perf_counter() - t0)
-    return summarise(samples, 1)
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - t0)
+    return {name: summarise(values, 1) for name, values in samples.items()}
 
 
 def summarise(samples: list[float], number: int) -> dict[str, Any]:
@@ -130,35 +128,29 @@ def mb(x: float) -> str:
 # ----------------------------------------------------------------------------- memory
 
 
-class RssSampler:
-    """Samples the process RSS in a thread (psutil) to catch the peak during a call."""
+@contextlib.contextmanager
+def rss_peak(interval: float = 0.0005) -> Iterator[list[int]]:
+    """Sample the process RSS in a thread (psutil) to catch the peak during the block;
+    yields ``[baseline, peak]`` (bytes), the peak final once the block has ended."""
+    import psutil  # optional; the caller handles ImportError
 
-    def __init__(self, interval: float = 0.0005) -> None:
-        import psutil  # optional; the caller handles ImportError
+    process = psutil.Process()
+    stop = threading.Event()
+    seen = [process.memory_info().rss] * 2
 
-        self._proc = psutil.Process()
-        self._interval = interval
-        self._stop = threading.Event()
-        self.baseline = self._proc.memory_info().rss
-        self.peak = self.baseline
-        self._thread = threading.Thread(target=self._run, daemon=True)
+    def sample() -> None:
+        while not stop.is_set():
+            seen[1] = max(seen[1], process.memory_info().rss)
+            time.sleep(interval)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            rss = self._proc.memory_info().rss
-            if rss > self.peak:
-                self.peak = rss
-            time.sleep(self._interval)
-
-    def __enter__(self) -> RssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        rss = self._proc.memory_info().rss
-        self.peak = max(self.peak, rss)
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield seen
+    finally:
+        stop.set()
+        thread.join()
+        seen[1] = max(seen[1], process.memory_info().rss)
 
 
 def measure_memory(fn: Callable[[], Any]) -> dict[str, Any]:
@@ -176,14 +168,13 @@ def measure_memory(fn: Callable[[], Any]) -> dict[str, Any]:
     del result
     gc.collect()
     try:
-        sampler = RssSampler()
+        with rss_peak() as seen:
+            result = fn()
     except ImportError:
         out["rss_peak_extra_bytes"] = None
         out["rss_note"] = "psutil not installed: RSS not sampled"
         return out
-    with sampler:
-        result = fn()
-    out["rss_peak_extra_bytes"] = int(sampler.peak - sampler.baseline)
+    out["rss_peak_extra_bytes"] = int(seen[1] - seen[0])
     del result
     return out
 
@@ -242,21 +233,15 @@ def machine_info() -> dict[str, Any]:
     }
     if hasattr(os, "sched_getaffinity"):
         info["cpu_affinity"] = len(os.sched_getaffinity(0))
-    try:
+    with contextlib.suppress(ImportError):
         import psutil
 
         info["cpu_count_physical"] = psutil.cpu_count(logical=False)
         info["memory_total_bytes"] = psutil.virtual_memory().total
-    except ImportError:
-        pass
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    info["cpu_model"] = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
+        models = [line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")]
+        if models:
+            info["cpu_model"] = models[0]
     try:
         cfg = np.show_config(mode="dicts")
         blas = cfg["Build Dependencies"]["blas"]

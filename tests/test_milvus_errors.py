@@ -50,7 +50,7 @@ def _raised_from(inner: BaseException) -> BaseException:
 
 
 def test_an_authentication_refusal_is_told_from_an_unreachable_server():
-    from adagres.stores.milvus_store import auth_failure
+    from adagres.stores.milvus import auth_failure
 
     refused = _RpcError("UNAUTHENTICATED", "auth check failure,\n check the password")
     assert auth_failure(_raised_from(refused)) == "auth check failure, check the password"

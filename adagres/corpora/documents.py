@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -184,11 +185,7 @@ def chunk_documents(
     if not chunks:
         raise PoolError("the documents hold no text to chunk")
     counts = count_tokens([chunk.text for chunk in chunks], tokenizer)
-    return [_with_tokens(chunk, int(count)) for chunk, count in zip(chunks, counts, strict=True)]
-
-
-def _with_tokens(chunk: Chunk, count: int) -> Chunk:
-    return Chunk(chunk.id, chunk.text, tokens=count, title=chunk.title, metadata=chunk.metadata)
+    return [replace(chunk, tokens=int(n)) for chunk, n in zip(chunks, counts, strict=True)]
 
 
 def _chunk_one(doc_id: str, text: str, size: int, overlap: int, tokenizer: str) -> list[Chunk]:
@@ -202,14 +199,8 @@ def _chunk_one(doc_id: str, text: str, size: int, overlap: int, tokenizer: str) 
         start, end = spans[first][0], spans[last - 1][1]
         piece = text[start:end]
         if piece.strip():
-            metadata = {
-                "doc_id": doc_id,
-                "start": start,
-                "end": end,
-                "token_start": first,
-                "token_end": last,
-            }
-            out.append(Chunk(f"{doc_id}#{len(out)}", piece, title=doc_id, metadata=metadata))
+            places = dict(doc_id=doc_id, start=start, end=end, token_start=first, token_end=last)
+            out.append(Chunk(f"{doc_id}#{len(out)}", piece, title=doc_id, metadata=places))
         if last == len(spans):
             break
     return out
@@ -251,17 +242,7 @@ def pool_from_documents(
     unit = v.unit_rows(vectors, "embeddings")
     cosine = unit[:-1] @ unit[-1]
     order = np.argsort(-cosine, kind="stable")[:top_n]
-    picked = tuple(
-        Chunk(
-            chunks[i].id,
-            chunks[i].text,
-            tokens=chunks[i].tokens,
-            title=chunks[i].title,
-            score=round(float(cosine[i]), 6),
-            metadata=chunks[i].metadata,
-        )
-        for i in order
-    )
+    picked = tuple(replace(chunks[i], score=round(float(cosine[i]), 6)) for i in order)
     corpus = {
         "size": size,
         "overlap": overlap,

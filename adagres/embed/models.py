@@ -29,9 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from adagres.core.validate import string_problem
 from adagres.embed.minilm import packaged_model
-from adagres.embed.tokens import BATCH_CHARS
+from adagres.embed.tokens import check_texts, text_batches
 from adagres.errors import InputError, MissingExtra, PoolError
 
 __all__ = ["DEFAULT_MODEL", "cache_dir", "embed_texts", "resolve_model"]
@@ -45,9 +44,9 @@ _log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 
 
-def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """Return the embedding cache folder: ``override``, ``$ADAGRES_CACHE_DIR/embeddings`` or
-    ``~/.cache/adagres/embeddings``.
+def cache_dir(override: str | os.PathLike[str] | None = None, kind: str = "embeddings") -> Path:
+    """Return the cache folder of ``kind``: ``override``, ``$ADAGRES_CACHE_DIR/<kind>`` or
+    ``~/.cache/adagres/<kind>`` (embeddings; datasets for the corpora's built pools).
 
     >>> cache_dir("/tmp/x").as_posix()
     '/tmp/x'
@@ -56,7 +55,7 @@ def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
         return Path(override)
     root = os.environ.get("ADAGRES_CACHE_DIR")
     base = Path(root) if root else Path.home() / ".cache" / "adagres"
-    return base / "embeddings"
+    return base / kind
 
 
 def resolve_model(model: str | os.PathLike[str] | None) -> str:
@@ -177,7 +176,9 @@ def embed_texts(
     >>> vectors.shape
     (2, 384)
     """
-    texts = _checked(texts)
+    texts = check_texts(texts, max_chars=2**62)
+    if not texts:
+        raise InputError("embed_texts needs at least one text")
     name = resolve_model(model)
     folder = _model_folder(globals()["cache_dir"](cache_dir), name)
     keys = [_text_key(text) for text in texts]
@@ -196,52 +197,18 @@ def embed_texts(
         if not todo and (dimension is not None or len(sizes) <= 1):
             break
         todo = list(dict.fromkeys(todo)) or texts[:1]  # [:1]: learn the model's dimension
-        for done, batch in _batches(todo):
+        done = 0
+        for batch in text_batches(todo, _BATCH):
             for text, vector in zip(batch, _encode(name, batch), strict=True):
                 key = _text_key(text)
                 _write_cached(folder / f"{key}.npy", vector)
                 found[key] = vector
                 dimension = vector.shape[0]
-            _report(progress, done, len(todo))
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(todo))
+            elif len(todo) > _BATCH:
+                _log.info("embedded %d of %d texts", done, len(todo))
     vectors = [found[key] for key in keys]
     assert all(vector is not None for vector in vectors)  # every missing text was encoded
     return np.stack(vectors).astype(np.float32)  # type: ignore[arg-type]
-
-
-def _checked(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str):
-        raise InputError("texts: expected a list of texts, got one string")
-    texts = list(texts)
-    if not texts:
-        raise InputError("embed_texts needs at least one text")
-    for position, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise InputError(f"texts[{position}]: expected a string, got {type(text).__name__}")
-        problem = string_problem(text, 2**62, "max_text_chars")
-        if problem is not None:
-            raise InputError(f"texts[{position}]: {problem}")
-    return texts
-
-
-def _batches(texts: list[str]) -> list[tuple[int, list[str]]]:
-    """Batches of at most _BATCH texts and BATCH_CHARS characters (one text at least), each
-    with the number of texts done once it is encoded: the tokenizer's memory grows with the
-    characters of a batch (about 150 bytes each), not with the texts."""
-    out: list[tuple[int, list[str]]] = []
-    batch: list[str] = []
-    size = 0
-    for done, text in enumerate(texts):
-        if batch and (len(batch) == _BATCH or size + len(text) > BATCH_CHARS):
-            out.append((done, batch))
-            batch, size = [], 0
-        batch.append(text)
-        size += len(text)
-    out.append((len(texts), batch))
-    return out
-
-
-def _report(progress: Progress | None, done: int, total: int) -> None:
-    if progress is not None:
-        progress(done, total)
-    elif total > _BATCH:
-        _log.info("embedded %d of %d texts", done, total)

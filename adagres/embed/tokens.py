@@ -38,7 +38,9 @@ __all__ = [
     "MAX_CHARS",
     "TOKENIZERS",
     "check_name",
+    "check_texts",
     "count_tokens",
+    "text_batches",
     "token_spans",
 ]
 
@@ -79,7 +81,9 @@ def _minilm() -> Any:
     return model
 
 
-def _check_texts(texts: Any, what: str = "texts") -> list[str]:
+def check_texts(texts: Any, what: str = "texts", *, max_chars: int = MAX_CHARS) -> list[str]:
+    """``texts`` as a list of strings, each without lone surrogates and of fewer than
+    ``max_chars`` characters; else InputError naming the text."""
     if isinstance(texts, str):
         raise InputError(f"{what}: expected a list of texts, got one string")
     try:
@@ -89,23 +93,25 @@ def _check_texts(texts: Any, what: str = "texts") -> list[str]:
     for position, text in enumerate(texts):
         if not isinstance(text, str):
             raise InputError(f"{what}[{position}]: expected a string, got {type(text).__name__}")
-        problem = string_problem(text, MAX_CHARS - 1, "max_text_chars")
+        problem = string_problem(text, max_chars - 1, "max_text_chars")
         if problem is not None:
-            if len(text) >= MAX_CHARS:
+            if len(text) >= max_chars:
                 problem = (
                     f"has {len(text):,} characters; the tokenizers count texts of fewer than "
-                    f"{MAX_CHARS:,} (split it into chunks first)"
+                    f"{max_chars:,} (split it into chunks first)"
                 )
             raise InputError(f"{what}[{position}]: {problem}")
     return texts
 
 
-def _batches(texts: list[str]) -> list[list[str]]:
-    """Consecutive runs of texts of at most BATCH_CHARS characters (one text at least)."""
+def text_batches(texts: list[str], max_texts: int | None = None) -> list[list[str]]:
+    """Consecutive runs of texts of at most BATCH_CHARS characters and ``max_texts`` texts
+    (one text at least): a tokenizer's memory grows with a batch's characters (MiniLM's
+    holds about 150 bytes each), not with its texts."""
     out: list[list[str]] = []
     size = BATCH_CHARS + 1
     for text in texts:
-        if size + len(text) > BATCH_CHARS:
+        if size + len(text) > BATCH_CHARS or len(out[-1]) == max_texts:
             out.append([])
             size = 0
         out[-1].append(text)
@@ -145,9 +151,9 @@ def count_tokens(texts: Sequence[str], tokenizer: str = DEFAULT_TOKENIZER) -> np
     [2]
     """
     check_name(tokenizer)
-    texts = _check_texts(texts)
+    texts = check_texts(texts)
     counts: list[int] = []
-    for batch in _batches(texts):
+    for batch in text_batches(texts):
         counts.extend(_count_batch(batch, tokenizer, len(counts)))
     return np.array(counts, dtype=np.int64)
 
@@ -162,7 +168,7 @@ def token_spans(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[tuple[int
     [(0, 2), (2, 3), (4, 7)]
     """
     check_name(tokenizer)
-    _check_texts([text], "text")
+    check_texts([text], "text")
     if tokenizer == "words":
         return [match.span() for match in _WORDS.finditer(text)]
     if tokenizer == "minilm":

@@ -119,19 +119,18 @@ def budget_bar(
     # One trace for all the picks (each bar placed by its base), not a trace per pick: the
     # browser's cost of a figure grows with its traces (150 picks: 0.19 s per draw).
     fig = go.Figure()
+    inside = {"orientation": "h", "textposition": "inside", "insidetextanchor": "middle"}
     fig.add_trace(
         go.Bar(
             x=[s.tokens for s in data.segments],
             base=starts[:-1],
             y=["budget"] * len(data.segments),
             customdata=[s.chunk for s in data.segments],
-            orientation="h",
             name="picks",
             text=labels,
-            textposition="inside",
-            insidetextanchor="middle",
             textangle=0,  # never turned on end in a narrow segment: hidden there instead
             showlegend=False,
+            **inside,
             marker={
                 "color": [color if s.pick % 2 else alt_color for s in data.segments],
                 "line": {"color": "white", "width": 1},
@@ -149,12 +148,10 @@ def budget_bar(
             x=[data.remaining],
             base=[data.used],
             y=["budget"],
-            orientation="h",
             name="remaining",
             text=[f"{data.remaining} left"],
-            textposition="inside",
-            insidetextanchor="middle",
             showlegend=False,
+            **inside,
             marker={
                 "color": PALETTE["remaining"],
                 "line": {"color": PALETTE["chunk"], "width": 1},

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..errors import InputError
-from .layout import HOVER_LABEL, HOVER_LINE, PALETTE, apply_layout, escape, wrapped_snippet
+from .layout import HOVER_LINE, PALETTE, escape, map_layout, one_point, wrapped_snippet
 
 __all__ = ["ExplorerData", "explorer_data", "explorer_map"]
 
@@ -160,23 +160,11 @@ def explorer_map(
         ring = {"size": 13, "color": "rgba(0,0,0,0)", "line": {"color": "black", "width": 2}}
         trace(data.matches, f"matches ({len(data.matches)})", ring)
     if query is not None:
-        q = np.asarray(query, dtype=np.float64).reshape(2)
-        fig.add_trace(
-            go.Scattergl(
-                x=[float(q[0])],
-                y=[float(q[1])],
-                mode="markers",
-                name="query",
-                hoverinfo="skip",
-                marker={"size": 16, "color": PALETTE["query"], "symbol": "star"},
-            )
-        )
+        star = {"size": 16, "color": PALETTE["query"], "symbol": "star"}
+        fig.add_trace(one_point(np.asarray(query, dtype=np.float64).reshape(2), "query", star))
     if asked is not None:
         _draw_asked(fig, data, asked, neighbours, new_picks)
-    apply_layout(fig, title=title, height=height)
-    fig.update_layout(dragmode="lasso", hoverlabel=HOVER_LABEL)
-    fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
-    fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
+    map_layout(fig, title=title, height=height, dragmode="lasso")
     return fig
 
 
@@ -197,22 +185,8 @@ def _draw_asked(
     marks(list(neighbours), f"nearest to the new query ({len(neighbours)})", ring)
     cross = {"size": 9, "color": color, "symbol": "x"}
     marks(list(new_picks), f"new selection ({len(new_picks)})", cross)
-    point = np.asarray(asked, dtype=np.float64).reshape(2)
-    fig.add_trace(
-        go.Scattergl(
-            x=[float(point[0])],
-            y=[float(point[1])],
-            mode="markers",
-            name="new query",
-            hoverinfo="skip",
-            marker={
-                "size": 18,
-                "color": color,
-                "symbol": "star",
-                "line": {"color": "black", "width": 1},
-            },
-        )
-    )
+    star = {"size": 18, "color": color, "symbol": "star", "line": {"color": "black", "width": 1}}
+    fig.add_trace(one_point(np.asarray(asked, dtype=np.float64).reshape(2), "new query", star))
 
 
 def chunk_markers(

@@ -111,34 +111,23 @@ def facets_figure(
     )
     for k, facet in enumerate(facets):
         place = {"row": k // columns + 1, "col": k % columns + 1}
-        bins = range(len(facet.labels))
         labels = [escape(label) for label in facet.labels]
-        fig.add_trace(
-            go.Bar(
-                x=labels,
-                y=[len(m) for m in facet.members],
-                customdata=[[k, b] for b in bins],
-                name="pool",
-                legendgroup="pool",
-                showlegend=k == 0,
-                marker={"color": color},
-                hovertemplate="%{x}: %{y} chunks<extra></extra>",
-            ),
-            **place,
+        bars = (
+            ("pool", "pool", color, [len(m) for m in facet.members], "chunks"),
+            (chosen_name, "chosen", chosen_color, list(facet.chosen), "chosen"),
         )
-        fig.add_trace(
-            go.Bar(
+        for name, group, fill, counts, what in bars:
+            bar = go.Bar(
                 x=labels,
-                y=list(facet.chosen),
-                customdata=[[k, b] for b in bins],
-                name=chosen_name,
-                legendgroup="chosen",
+                y=counts,
+                customdata=[[k, b] for b in range(len(labels))],
+                name=name,
+                legendgroup=group,
                 showlegend=k == 0,
-                marker={"color": chosen_color},
-                hovertemplate="%{x}: %{y} chosen<extra></extra>",
-            ),
-            **place,
-        )
+                marker={"color": fill},
+                hovertemplate=f"%{{x}}: %{{y}} {what}<extra></extra>",
+            )
+            fig.add_trace(bar, **place)
     fig.update_layout(
         barmode="overlay", dragmode="select", clickmode="event+select", hoverlabel=HOVER_LABEL
     )

@@ -15,6 +15,7 @@ from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length
 from .layout import PALETTE, apply_layout, escape, snippet
+from .projection import cosine_distances
 
 __all__ = ["HeatmapData", "heatmap_data", "heatmap_order", "similarity_heatmap"]
 
@@ -64,10 +65,7 @@ def heatmap_order(
     from scipy.cluster.hierarchy import leaves_list, linkage
     from scipy.spatial.distance import squareform
 
-    sub = chunks[order].astype(np.float64)
-    gram = sub @ sub.T
-    distances = np.clip(1.0 - (gram + gram.T) / 2.0, 0.0, 2.0)
-    np.fill_diagonal(distances, 0.0)
+    distances = cosine_distances(chunks[order].astype(np.float64))
     tree = linkage(
         squareform(distances, checks=False),
         method="average",
@@ -219,20 +217,10 @@ def similarity_heatmap(
     )
     # One layout update for every outline: add_shape per rectangle re-validates the whole
     # layout each time (2.8 s for 144 rectangles, against milliseconds at once).
-    line = {"color": outline_color, "width": 2}
+    rect = {"type": "rect", "line": {"color": outline_color, "width": 2}}
+    rect["fillcolor"] = "rgba(0,0,0,0)"
     fig.update_layout(
-        shapes=[
-            {
-                "type": "rect",
-                "x0": x0,
-                "x1": x1,
-                "y0": y0,
-                "y1": y1,
-                "line": line,
-                "fillcolor": "rgba(0,0,0,0)",
-            }
-            for x0, x1, y0, y1 in data.outlines
-        ]
+        shapes=[{**rect, "x0": a, "x1": b, "y0": c, "y1": d} for a, b, c, d in data.outlines]
     )
     if title is None:
         what = f"top {m} of {data.n_total} chunks" if data.truncated else f"{m} chunks"

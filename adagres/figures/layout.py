@@ -24,6 +24,8 @@ __all__ = [
     "UNDIMMED",
     "apply_layout",
     "escape",
+    "map_layout",
+    "one_point",
     "panel_vline",
     "plain_name",
     "snippet",
@@ -202,6 +204,25 @@ def apply_layout(
     return fig
 
 
+def map_layout(fig: go.Figure, *, title: str | None, height: int | None, **extra: Any) -> None:
+    """:func:`apply_layout` for a 2-D map: white hover labels, no ticks, equal axes."""
+    apply_layout(fig, title=title, height=height)
+    fig.update_layout(hoverlabel=HOVER_LABEL, **extra)
+    fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
+    fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
+
+
+def one_point(
+    xy: Any, name: str, marker: dict[str, Any], *, kind: Any = go.Scattergl, **extra: Any
+) -> Any:
+    """A trace of ``kind`` holding one marker at ``xy`` (a query's star, a ring around a
+    chunk): no hover unless ``extra`` gives one."""
+    options = {"hoverinfo": "skip", **extra}
+    return kind(
+        x=[float(xy[0])], y=[float(xy[1])], mode="markers", name=name, marker=marker, **options
+    )
+
+
 #: The mode bar of a figure drawn in a narrow place (half a page, an expander): zoom, pan
 #: and reset only, so that at a 1024 px window it leaves the title clear.
 SHORT_MODEBAR = {
@@ -229,10 +250,12 @@ def snippet(text: Any, n: int = 160) -> str:
     >>> snippet("one\\n two   three", n=7)
     'one two…'
     """
+    return escape(_cut(text, n))
+
+
+def _cut(text: Any, n: int) -> str:
     flat = " ".join(str(text).split())
-    if len(flat) > n:
-        flat = flat[:n].rstrip() + "…"
-    return escape(flat)
+    return flat[:n].rstrip() + "…" if len(flat) > n else flat
 
 
 #: Characters per line of a hover's text snippet: a narrow label, not one 160 characters
@@ -253,10 +276,7 @@ def wrapped_snippet(text: Any, n: int = 160, *, width: int = 60) -> list[str]:
     """
     import textwrap
 
-    flat = " ".join(str(text).split())
-    if len(flat) > n:
-        flat = flat[:n].rstrip() + "…"
-    return [escape(line) for line in textwrap.wrap(flat, width) or [""]]
+    return [escape(line) for line in textwrap.wrap(_cut(text, n), width) or [""]]
 
 
 def number(value: float | None, fmt: str = "+.4f") -> str:
@@ -268,10 +288,7 @@ def number(value: float | None, fmt: str = "+.4f") -> str:
 
 def nan_list(values: Iterable[Any]) -> list[float | None]:
     """Floats for plotting, with None and NaN as None (a gap in a line)."""
-    out: list[float | None] = []
-    for x in values:
-        out.append(None if x is None or math.isnan(float(x)) else float(x))
-    return out
+    return [None if x is None or math.isnan(float(x)) else float(x) for x in values]
 
 
 def panel_vline(x: float, panel: int, line: dict[str, Any]) -> dict[str, Any]:

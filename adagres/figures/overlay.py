@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from ..core.result import Selection
 from ..errors import InputError
 from .common import check_length
-from .layout import PALETTE, SHORT_MODEBAR, UNDIMMED, apply_layout, escape, snippet
+from .layout import PALETTE, SHORT_MODEBAR, UNDIMMED, apply_layout, escape, one_point, snippet
 from .projection import Projection
 
 __all__ = ["OverlayData", "overlay_data", "overlay_map"]
@@ -98,17 +98,9 @@ def overlay_map(
             )
         )
     if projection.query is not None:
-        fig.add_trace(
-            go.Scatter(
-                x=[float(projection.query[0])],
-                y=[float(projection.query[1])],
-                mode="markers",
-                name="query",
-                hovertext=["<b>query</b>"],
-                hoverinfo="text",
-                marker={"size": 20, "color": PALETTE["query"], "symbol": "star"},
-            )
-        )
+        star = {"size": 20, "color": PALETTE["query"], "symbol": "star"}
+        hover = {"hovertext": ["<b>query</b>"], "hoverinfo": "text"}
+        fig.add_trace(one_point(projection.query, "query", star, kind=go.Scatter, **hover))
     fig.update_traces(unselected=UNDIMMED)
     apply_layout(fig, title=title, height=height)
     # Drawn in half a page's width beside its table: a mode bar of three buttons leaves the

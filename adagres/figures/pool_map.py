@@ -16,13 +16,13 @@ from ..errors import InputError
 from .common import check_length, step_candidates
 from .layout import (
     GAIN_SCALE,
-    HOVER_LABEL,
     HOVER_LINE,
     PALETTE,
     UNDIMMED,
-    apply_layout,
     escape,
+    map_layout,
     number,
+    one_point,
     plain_name,
     snippet,
     wrapped_snippet,
@@ -219,11 +219,8 @@ def map_data(
         f"pick {k} · gain at pick {number(selection.steps[k - 1].gain)}"
         for k in range(1, n_picks + 1)
     ]
-    query = (
-        None
-        if projection.query is None
-        else (float(projection.query[0]), float(projection.query[1]))
-    )
+    q = projection.query
+    query = None if q is None else (float(q[0]), float(q[1]))
     picked = points(
         picks,
         pick_lines,
@@ -242,13 +239,8 @@ def map_data(
     unfit_idx = np.flatnonzero(in_play & ~cand.eligible & too_large)
     barred_idx = np.flatnonzero(in_play & ~cand.eligible & ~too_large)
     at = f"step {max(t, 1)}"
-    terms = zip(
-        cand.score[fits].tolist(),
-        cand.score_relevance[fits].tolist(),
-        cand.score_redundancy[fits].tolist(),
-        cand.gain[fits].tolist(),
-        strict=True,
-    )
+    columns = (cand.score, cand.score_relevance, cand.score_redundancy, cand.gain)
+    terms = zip(*(column[fits].tolist() for column in columns), strict=True)
     candidates = points(
         fits.tolist(),
         [
@@ -270,14 +262,12 @@ def map_data(
     if stopped:
         kinds = [str(getattr(k, "value", k)) for k, _ in selection.verdict_kinds]
         chosen = set(picks)
-        for kind in dict.fromkeys(str(k.value) for k in VerdictKind):
+        known = [str(k.value) for k in VerdictKind]
+        # A kind this module does not know yet still gets its group, after the known ones.
+        for kind in dict.fromkeys([*known, *sorted(set(kinds) - set(known))]):
             members = [i for i in range(n) if kinds[i] == kind and i not in chosen]
             if members:
                 by_verdict.append((kind, points(members, [""] * len(members))))
-        extra = sorted({k for k in kinds} - {str(k.value) for k in VerdictKind})
-        for kind in extra:  # a kind this module does not know yet still gets its group
-            members = [i for i in range(n) if kinds[i] == kind and i not in chosen]
-            by_verdict.append((kind, points(members, [""] * len(members))))
     return MapData(
         step=t,
         method=projection.method,
@@ -378,91 +368,35 @@ def pool_map(
     )
     kind = go.Scatter if svg else go.Scattergl
     fig = go.Figure()
+
+    def add(layer: MapPoints, name: str, marker: dict[str, Any], **extra: Any) -> None:
+        fig.add_trace(_layer_trace(kind, layer, name, {"size": marker_size, **marker}, **extra))
+
     c = data.candidates
-    fig.add_trace(
-        _layer_trace(
-            kind,
-            c,
-            "candidates",
-            {
-                "size": marker_size,
-                "color": list(c.values or ()),
-                "colorscale": colorscale,
-                "showscale": bool(c.indices),
-                "colorbar": {"title": {"text": data.color_by}, "thickness": 14},
-                "line": {"color": "#777777", "width": 0.5},  # light colours stay visible
-            },
-        )
-    )
-    fig.add_trace(
-        _layer_trace(
-            kind,
-            data.unfit,
-            "does not fit",
-            {"size": marker_size, "color": unfit_color, "symbol": "x"},
-        )
-    )
+    scale = {"colorscale": colorscale, "showscale": bool(c.indices)}
+    scale["colorbar"] = {"title": {"text": data.color_by}, "thickness": 14}
+    edge = {"color": "#777777", "width": 0.5}  # light colours stay visible
+    add(c, "candidates", {"color": list(c.values or ()), **scale, "line": edge})
+    add(data.unfit, "does not fit", {"color": unfit_color, "symbol": "x"})
     if data.ineligible.indices:
         color, symbol = VERDICT_MARKERS["duplicate"]
-        fig.add_trace(
-            _layer_trace(
-                kind,
-                data.ineligible,
-                "fits, may not be taken",
-                {"size": marker_size, "color": color, "symbol": symbol},
-            )
-        )
+        add(data.ineligible, "fits, may not be taken", {"color": color, "symbol": symbol})
     for verdict, group in data.by_verdict:
         color, symbol = VERDICT_MARKERS.get(verdict, VERDICT_MARKERS["other"])
-        fig.add_trace(
-            _layer_trace(
-                kind,
-                group,
-                f"{plain_name(verdict)} ({len(group.indices)})",
-                {
-                    "size": marker_size,
-                    "color": color,
-                    "symbol": symbol,
-                    "line": {"color": "#555555", "width": 0.5},
-                },
-            )
-        )
+        look = {"color": color, "symbol": symbol, "line": {"color": "#555555", "width": 0.5}}
+        add(group, f"{plain_name(verdict)} ({len(group.indices)})", look)
     if data.winner_xy is not None:
         stopped = plain_name(data.stop_reason)
         ring_name = "winner" if data.winner_accepted else f"next best (stopped: {stopped})"
+        ring = _ring(marker_size + 14, winner_color, 3)
         fig.add_trace(
-            kind(
-                x=[data.winner_xy[0]],
-                y=[data.winner_xy[1]],
-                customdata=[data.winner],
-                mode="markers",
-                name=ring_name,
-                hoverinfo="skip",
-                marker={
-                    "size": marker_size + 14,
-                    "color": winner_color,
-                    "symbol": "circle-open",
-                    "line": {"width": 3, "color": winner_color},
-                },
-            )
+            one_point(data.winner_xy, ring_name, ring, kind=kind, customdata=[data.winner])
         )
     if data.query is not None:
-        fig.add_trace(
-            kind(
-                x=[data.query[0]],
-                y=[data.query[1]],
-                mode="markers",
-                name="query",
-                hovertext=["<b>query</b>"],
-                hoverinfo="text",
-                marker={
-                    "size": 18,
-                    "color": query_color,
-                    "symbol": "star",
-                    "line": {"color": "white", "width": 1},
-                },
-            )
-        )
+        star = {"size": 18, "color": query_color, "symbol": "star"}
+        star["line"] = {"color": "white", "width": 1}
+        hover = {"hovertext": ["<b>query</b>"], "hoverinfo": "text"}
+        fig.add_trace(one_point(data.query, "query", star, kind=kind, **hover))
     p = data.picked
     numbered = len(p.indices) <= max_labels
     labels: dict[str, Any] = {
@@ -471,20 +405,9 @@ def pool_map(
         "textposition": list(p.label_positions or ()),
         "textfont": {"color": selected_color, "size": 13},
     }
-    fig.add_trace(
-        _layer_trace(
-            kind,
-            p,
-            "selected",
-            {
-                "size": marker_size + 5,
-                "color": selected_color,
-                "symbol": "diamond",
-                "line": {"color": "black", "width": 1},
-            },
-            **(labels if numbered else {"mode": "markers"}),
-        )
-    )
+    diamond = {"size": marker_size + 5, "color": selected_color, "symbol": "diamond"}
+    diamond["line"] = {"color": "black", "width": 1}
+    add(p, "selected", diamond, **(labels if numbered else {"mode": "markers"}))
     # A click on a point selects it (the pages open its verdict), and plotly would then dim
     # every other point to a fifth until the selection is cleared; the pages ring the chunk
     # they inspect instead, so a selection dims nothing.
@@ -502,10 +425,7 @@ def pool_map(
         else:
             title = f"Step {data.step} of {n_steps}: stopped<br>{plain_name(data.stop_reason)}"
         title += f" · {data.method.upper()} map"
-    apply_layout(fig, title=title, height=height)
-    fig.update_layout(hoverlabel=HOVER_LABEL)
-    fig.update_xaxes(showticklabels=False, zeroline=False, title=None)
-    fig.update_yaxes(showticklabels=False, zeroline=False, title=None, scaleanchor="x")
+    map_layout(fig, title=title, height=height)
     return fig
 
 
@@ -523,21 +443,18 @@ def mark_chunk(
     hover of its own and keeps its full opacity when the map's lasso dims the rest."""
     marked = go.Figure(figure)
     kind = go.Scatter if svg else go.Scattergl
+    name = f"inspected: {escape(name)}"
+    ring = _ring(30, color, 4)
     marked.add_trace(
-        kind(
-            x=[float(point[0])],
-            y=[float(point[1])],
-            customdata=[int(chunk)],
-            mode="markers",
-            name=f"inspected: {escape(name)}",
-            hoverinfo="skip",
-            unselected=UNDIMMED,
-            marker={
-                "size": 30,
-                "color": color,
-                "symbol": "circle-open",
-                "line": {"width": 4, "color": color},
-            },
-        )
+        one_point(point, name, ring, kind=kind, customdata=[int(chunk)], unselected=UNDIMMED)
     )
     return marked
+
+
+def _ring(size: int, color: str, width: int) -> dict[str, Any]:
+    return {
+        "size": size,
+        "color": color,
+        "symbol": "circle-open",
+        "line": {"width": width, "color": color},
+    }

@@ -4,6 +4,7 @@ how many of top-k's chunks AdaGReS drops (one row per query, as the Pool sets pa
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -42,8 +43,9 @@ class CountBars(NamedTuple):
     dtick: int
 
 
-def _count_tick(largest: int) -> int:
-    """Whole-number ticks on an axis of counts, at most about six of them."""
+def _count_tick(counts: Sequence[Sequence[int]]) -> int:
+    """Whole-number ticks on an axis of these counts, at most about six of them."""
+    largest = max((max(c, default=0) for c in counts), default=0)
     return max(1, math.ceil(largest / 5))
 
 
@@ -63,13 +65,12 @@ def redundancy_data(rows: Sequence[Mapping[str, Any]]) -> CountBars:
     edges = np.linspace(low, high if high > low else low + 0.3, REDUNDANCY_BINS + 1)
     centres = tuple(float(c) for c in (edges[:-1] + edges[1:]) / 2)
     counts = tuple(tuple(int(c) for c in np.histogram(values[p], edges)[0]) for p in values)
-    largest = max((max(c, default=0) for c in counts), default=0)
     return CountBars(
         names=tuple(name for name, _ in POOLSET_STRATEGIES.values()),
         x=(centres,) * len(counts),
         counts=counts,
         width=float(edges[1] - edges[0]),
-        dtick=_count_tick(largest),
+        dtick=_count_tick(counts),
     )
 
 
@@ -82,19 +83,16 @@ def dropped_data(rows: Sequence[Mapping[str, Any]]) -> CountBars:
     """
     xs, counts = [], []
     for key in ("dropped", "dropped_recommended"):
-        tally: dict[int, int] = {}
-        for row in rows:
-            tally[int(row[key])] = tally.get(int(row[key]), 0) + 1
+        tally = Counter(int(row[key]) for row in rows)
         ks = sorted(tally)
         xs.append(tuple(float(k) for k in ks))
         counts.append(tuple(tally[k] for k in ks))
-    largest = max((max(c, default=0) for c in counts), default=0)
     return CountBars(
         names=("AdaGReS", "recommended"),
         x=tuple(xs),
         counts=tuple(counts),
         width=None,
-        dtick=_count_tick(largest),
+        dtick=_count_tick(counts),
     )
 
 

@@ -28,7 +28,7 @@ from ..core import validate as v
 from ..core.prepared import unit_chunks as unit_rows_of
 from ..errors import InputError
 
-__all__ = ["METHODS", "Projection", "pca", "project", "warm_up"]
+__all__ = ["METHODS", "Projection", "cosine_distances", "pca", "project", "warm_up"]
 
 Method = Literal["umap", "pca"]
 METHODS: tuple[str, ...] = ("umap", "pca")
@@ -117,22 +117,12 @@ def _top_two_axes(centred: np.ndarray) -> np.ndarray:
     return components
 
 
-def _cosine_distances(points: np.ndarray) -> np.ndarray:
+def cosine_distances(points: np.ndarray) -> np.ndarray:
+    """1 − cosine between unit rows, symmetric, clipped to [0, 2], zero on the diagonal."""
     gram = points @ points.T
     distances = 1.0 - (gram + gram.T) / 2.0
     np.fill_diagonal(distances, 0.0)
     return np.clip(distances, 0.0, 2.0)
-
-
-def _umap_class() -> Any:
-    import warnings
-
-    import umap
-
-    # Every precomputed fit warns that inverse_transform is unavailable; we never use it.
-    warnings.filterwarnings("ignore", message="using precomputed metric", module="umap")
-    keep_compiled_code()
-    return umap.UMAP
 
 
 _kept = False
@@ -171,7 +161,14 @@ def keep_compiled_code(packages: tuple[str, ...] = ("umap", "pynndescent")) -> i
 
 
 def _umap(points: np.ndarray, *, seed: int, n_neighbors: int, min_dist: float) -> np.ndarray:
-    model = _umap_class()(
+    import warnings
+
+    import umap
+
+    # Every precomputed fit warns that inverse_transform is unavailable; we never use it.
+    warnings.filterwarnings("ignore", message="using precomputed metric", module="umap")
+    keep_compiled_code()
+    model = umap.UMAP(
         n_components=2,
         n_neighbors=n_neighbors,
         min_dist=min_dist,
@@ -179,7 +176,7 @@ def _umap(points: np.ndarray, *, seed: int, n_neighbors: int, min_dist: float) -
         random_state=seed,  # also makes UMAP single-threaded, hence reproducible
         n_jobs=1,
     )
-    return np.asarray(model.fit_transform(_cosine_distances(points)), dtype=np.float64)
+    return np.asarray(model.fit_transform(cosine_distances(points)), dtype=np.float64)
 
 
 def project(

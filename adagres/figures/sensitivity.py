@@ -113,21 +113,11 @@ def sensitivity_figure(
     if data.manual_lam is not None:
         marks.append((data.manual_lam, "manual λ", PALETTE["manual"], "dash"))
     shapes, labels = [], []
+    above = {"y": 1.0, "xref": "x", "yref": "paper", "showarrow": False, "yanchor": "bottom"}
     for lam, text, line_color, dash in marks:
         line = {"color": line_color, "width": 2, **({"dash": dash} if dash else {})}
         shapes += [panel_vline(lam, row, line) for row in range(1, len(SENSITIVITY_PANELS) + 1)]
-        labels.append(
-            {
-                "x": lam,
-                "y": 1.0,
-                "xref": "x",
-                "yref": "paper",
-                "text": text,
-                "showarrow": False,
-                "yanchor": "bottom",
-                "font": {"color": line_color},
-            }
-        )
+        labels.append({**above, "x": lam, "text": text, "font": {"color": line_color}})
     fig.update_layout(shapes=shapes, annotations=labels)
     apply_layout(fig, title=title, height=height)
     fig.update_xaxes(title_text="λ", row=len(SENSITIVITY_PANELS), col=1)

@@ -170,46 +170,20 @@ def distributions_figure(
     on a map)."""
     data = distributions_data(relevance, tokens, selected=selected)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)
-    fig.add_trace(
-        go.Histogram(
-            x=list(data.relevance), name="pool", marker={"color": color}, legendgroup="pool"
-        ),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
-        go.Histogram(
-            x=list(data.tokens),
-            name="pool",
-            marker={"color": color},
-            legendgroup="pool",
-            showlegend=False,
-        ),
-        row=1,
-        col=2,
-    )
+    groups = [("pool", "pool", color, data.relevance, data.tokens)]
     if data.selected_relevance is not None:
-        fig.add_trace(
-            go.Histogram(
-                x=list(data.selected_relevance),
-                name=selected_name,
-                marker={"color": selected_color},
-                legendgroup="selected",
-            ),
-            row=1,
-            col=1,
-        )
-        fig.add_trace(
-            go.Histogram(
-                x=list(data.selected_tokens or ()),
-                name=selected_name,
-                marker={"color": selected_color},
-                legendgroup="selected",
-                showlegend=False,
-            ),
-            row=1,
-            col=2,
-        )
+        picked = (data.selected_relevance, data.selected_tokens or ())
+        groups.append((selected_name, "selected", selected_color, *picked))
+    for name, group, fill, *columns in groups:
+        for col, values in enumerate(columns, start=1):
+            histogram = go.Histogram(
+                x=list(values),
+                name=name,
+                marker={"color": fill},
+                legendgroup=group,
+                showlegend=False if col == 2 else None,  # one legend entry per group
+            )
+            fig.add_trace(histogram, row=1, col=col)
     apply_layout(fig, title=title, height=height)
     fig.update_layout(barmode="overlay")
     fig.update_traces(opacity=0.8)

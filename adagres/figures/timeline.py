@@ -42,18 +42,15 @@ class TimelineData:
 
 def timeline_data(selection: Selection, *, step: int | None = None) -> TimelineData:
     """Read the timeline's numbers from the step record (no recomputation)."""
-    band_min: list[float | None] = []
-    band_max: list[float | None] = []
     in_play = selection.scoring.competes == "in_play"
+    bands: list[tuple[float | None, float | None]] = []
     for s in selection.steps:
         c = s.candidates
         scores = None if c is None else c.score[c.in_play if in_play else c.eligible]
         if scores is None or scores.size == 0:
-            band_min.append(None)
-            band_max.append(None)
+            bands.append((None, None))
         else:
-            band_min.append(float(np.min(scores)))
-            band_max.append(float(np.max(scores)))
+            bands.append((float(np.min(scores)), float(np.max(scores))))
     steps = selection.steps
     return TimelineData(
         steps=tuple(s.number for s in steps),
@@ -64,8 +61,8 @@ def timeline_data(selection: Selection, *, step: int | None = None) -> TimelineD
         runner_up_score=tuple(s.runner_up_score for s in steps),
         winner_gain=tuple(s.gain for s in steps),
         runner_up_gain=tuple(s.runner_up_gain for s in steps),
-        band_min=tuple(band_min),
-        band_max=tuple(band_max),
+        band_min=tuple(low for low, _ in bands),
+        band_max=tuple(high for _, high in bands),
         accepted=tuple(s.accepted for s in steps),
         stop_reason=selection.stop_reason.value,
         marker=None if step is None else max(1, min(int(step), len(steps))),
@@ -93,30 +90,17 @@ def gain_timeline(
     # Past MARKER_STEPS steps the markers merge into the line; drawing them doubled the
     # browser's cost (678 steps: 0.13 s a draw with markers, 0.06 s without).
     lines = "lines+markers" if len(x) <= MARKER_STEPS else "lines"
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=nan_list(data.band_max),
-            mode="lines",
-            name="best candidate",
-            line={"width": 0},
-            showlegend=False,
-            hoverinfo="skip",
-            connectgaps=False,
+    # The band: its top edge (no legend, no hover), then its bottom edge filled up to it.
+    top = {"showlegend": False, "hoverinfo": "skip", "connectgaps": False}
+    bottom = {"fill": "tonexty", "fillcolor": band_color}
+    bottom["hovertemplate"] = "min score %{y:+.4f}<extra></extra>"
+    for edge, name, look in (
+        (data.band_max, "best candidate", top),
+        (data.band_min, "candidate range", bottom),
+    ):
+        fig.add_trace(
+            go.Scatter(x=x, y=nan_list(edge), mode="lines", name=name, line={"width": 0}, **look)
         )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=x,
-            y=nan_list(data.band_min),
-            mode="lines",
-            name="candidate range",
-            fill="tonexty",
-            fillcolor=band_color,
-            line={"width": 0},
-            hovertemplate="min score %{y:+.4f}<extra></extra>",
-        )
-    )
     accepted = [k for k, a in enumerate(data.accepted) if a]
     terms = [
         [data.winner_relevance[k], data.winner_redundancy[k], data.winner_gain[k]] for k in accepted

@@ -158,13 +158,12 @@ def parse_vector(
     value: Any, ctx: Location, index: int | None, chunk: Any, field: str
 ) -> list[float]:
     """Return ``value`` if it is a non-empty list of finite numbers, not all zero."""
+
+    def fail(problem: str) -> PoolError:
+        return ctx.fail(problem, index=index, chunk=chunk, field=field)
+
     if not isinstance(value, list) or not value:
-        raise ctx.fail(
-            f"must be a non-empty list of numbers, got {type_name(value)}",
-            index=index,
-            chunk=chunk,
-            field=field,
-        )
+        raise fail(f"must be a non-empty list of numbers, got {type_name(value)}")
     # Fast path in C (set of types, one finite check); the loop below only runs to name the
     # first bad value.
     numbers = set(map(type, value)) <= {int, float}
@@ -175,22 +174,12 @@ def parse_vector(
         pass
     for position, number in enumerate(value):
         if not _is_number(number):
-            raise ctx.fail(
-                f"value {position} is {type_name(number)}, not a number",
-                index=index,
-                chunk=chunk,
-                field=field,
-            )
+            raise fail(f"value {position} is {type_name(number)}, not a number")
         if isinstance(number, int) and not _fits_float(number):
-            raise ctx.fail(
-                f"value {position} is an integer beyond a 64-bit float (±1.8e308)",
-                index=index,
-                chunk=chunk,
-                field=field,
-            )
+            raise fail(f"value {position} is an integer beyond a 64-bit float (±1.8e308)")
     problem = vector_problem(np.array(value, np.float64))
     if problem is not None:
-        raise ctx.fail(problem, index=index, chunk=chunk, field=field)
+        raise fail(problem)
     return value
 
 
@@ -208,12 +197,8 @@ def optional_field(
     if value is None:
         return None
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ctx.fail(
-            f"must be {what}, got {type_name(value)} {value!r:.60}",
-            index=index,
-            chunk=chunk,
-            field=key,
-        )
+        problem = f"must be {what}, got {type_name(value)} {value!r:.60}"
+        raise ctx.fail(problem, index=index, chunk=chunk, field=key)
     return value
 
 
@@ -227,21 +212,16 @@ def parse_token_count(value: Any, ctx: Location, index: int, chunk_id: str) -> i
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # 12.0 is an integer in JSON Schema too
+    problem = None
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ctx.fail(
-            f"token count {one_line(repr(value), max_chars=60)} is not a non-negative integer",
-            index=index,
-            chunk=chunk_id,
-            field="tokens",
-        )
-    if value > MAX_TOKENS:
+        problem = f"token count {one_line(repr(value), max_chars=60)} is not a non-negative integer"
+    elif value > MAX_TOKENS:
         shown = f"{value:,}" if value.bit_length() < 200 else f"of {len(str(value)):,} digits"
-        raise ctx.fail(
-            f"token count {shown} is over the limit of {MAX_TOKENS:,} tokens (the largest budget)",
-            index=index,
-            chunk=chunk_id,
-            field="tokens",
+        problem = (
+            f"token count {shown} is over the limit of {MAX_TOKENS:,} tokens (the largest budget)"
         )
+    if problem is not None:
+        raise ctx.fail(problem, index=index, chunk=chunk_id, field="tokens")
     return value
 
 
@@ -257,12 +237,8 @@ def check_string(
 ) -> str:
     """Return ``value`` if it is within its length limit (``max_text_chars`` for a text,
     else ``max_field_chars``) and holds no lone surrogate; else raise naming the field."""
-    maximum, limit = (
-        (limits.max_text_chars, "max_text_chars")
-        if text
-        else (limits.max_field_chars, "max_field_chars")
-    )
-    problem = string_problem(value, maximum, limit)
+    limit = "max_text_chars" if text else "max_field_chars"
+    problem = string_problem(value, getattr(limits, limit), limit)
     if problem is not None:
         raise ctx.fail(problem, index=index, chunk=chunk, field=field)
     return value
@@ -298,30 +274,27 @@ def parse_chunk(
     if chunk_id is None:
         raise ctx.fail("missing field 'id'", index=index)
     if not isinstance(chunk_id, str) or not chunk_id:
-        raise ctx.fail(
-            f"must be a non-empty string, got {type_name(chunk_id)} "
-            f"{one_line(repr(chunk_id), max_chars=60)}",
-            index=index,
-            field="id",
-        )
+        shown = f"{type_name(chunk_id)} {one_line(repr(chunk_id), max_chars=60)}"
+        raise ctx.fail(f"must be a non-empty string, got {shown}", index=index, field="id")
     check_string(chunk_id, ctx, "id", limits=limits, index=index)
+
+    def fail(problem: str, field: str) -> PoolError:
+        return ctx.fail(problem, index=index, chunk=chunk_id, field=field)
+
     text = item.get("text")
     if text is None:
-        raise ctx.fail("missing text", index=index, chunk=chunk_id, field="text")
+        raise fail("missing text", "text")
     if not isinstance(text, str):
-        raise ctx.fail(
-            f"must be a string, got {type_name(text)}", index=index, chunk=chunk_id, field="text"
-        )
+        raise fail(f"must be a string, got {type_name(text)}", "text")
     check_string(text, ctx, "text", limits=limits, text=True, index=index, chunk=chunk_id)
     if not text.strip():
-        raise ctx.fail("the text is empty", index=index, chunk=chunk_id, field="text")
+        raise fail("the text is empty", "text")
     tokens = parse_token_count(item.get("tokens"), ctx, index, chunk_id)
     score = optional_field(item, "score", (int, float), "a number", ctx, index, chunk_id)
     if isinstance(score, int) and not _fits_float(score):
-        problem = "the score is an integer beyond a 64-bit float (±1.8e308)"
-        raise ctx.fail(problem, index=index, chunk=chunk_id, field="score")
+        raise fail("the score is an integer beyond a 64-bit float (±1.8e308)", "score")
     if score is not None and not math.isfinite(score):
-        raise ctx.fail(f"score {score} is not finite", index=index, chunk=chunk_id, field="score")
+        raise fail(f"score {score} is not finite", "score")
     embedding = item.get("embedding")
     if embedding is not None:
         embedding = parse_vector(embedding, ctx, index, chunk_id, "embedding")
@@ -335,7 +308,7 @@ def parse_chunk(
     offset = item.get("offset")  # where the text starts in its source (packing reads it)
     wrong = None if offset is None else offset_problem(offset)
     if wrong is not None:
-        raise ctx.fail(wrong, index=index, chunk=chunk_id, field="offset")
+        raise fail(wrong, "offset")
     extra = {k: v for k, v in item.items() if k not in CHUNK_FIELDS}
     if (metadata or extra) and not ctx.plain:  # as the chunk (level 3) of a saved file
         kept = {"metadata": metadata, **extra} if metadata else extra
@@ -355,5 +328,5 @@ def parse_chunk(
     # must fit the machine too; one that places nothing (no source key) is kept as data.
     found = placement_problem(chunk)
     if found is not None:
-        raise ctx.fail(found[1], index=index, chunk=chunk_id, field=found[0])
+        raise fail(found[1], found[0])
     return chunk, embedding

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from adagres.errors import PoolError
 from adagres.pools.chunk_fields import (
     Location,
     check_kept,
@@ -117,24 +118,21 @@ def _embedding_matrix(chunks: list[Chunk], vectors: list[Any], ctx: Location) ->
     given = [i for i, vector in enumerate(vectors) if vector is not None]
     if not given:
         return None
+
+    def fail(problem: str, index: int) -> PoolError:
+        return ctx.fail(problem, index=index, chunk=chunks[index].id, field="embedding")
+
     if len(given) != len(vectors):
         missing = next(i for i, vector in enumerate(vectors) if vector is None)
-        raise ctx.fail(
-            f"no embedding, but {len(given)} of the {len(vectors)} chunks have "
-            f"one; give every chunk an embedding or none",
-            index=missing,
-            chunk=chunks[missing].id,
-            field="embedding",
-        )
+        problem = f"no embedding, but {len(given)} of the {len(vectors)} chunks have one"
+        raise fail(f"{problem}; give every chunk an embedding or none", missing)
     dimension = len(vectors[0])
     for index, vector in enumerate(vectors):
         if len(vector) != dimension:
-            raise ctx.fail(
+            raise fail(
                 f"embedding has {len(vector)} values, the pool's dimension is "
                 f"{dimension} (from chunk '{chunks[0].id}')",
-                index=index,
-                chunk=chunks[index].id,
-                field="embedding",
+                index,
             )
     return np.array(vectors, dtype=np.float64)
 
@@ -183,13 +181,9 @@ def _tokenizer_name(
     counted = [chunk.tokens is not None for chunk in chunks]
     if any(counted) and not all(counted):
         missing = counted.index(False)
-        raise ctx.fail(
-            f"no token count, but {sum(counted)} of the {len(chunks)} chunks have "
-            f"one; give every chunk a count or none",
-            index=missing,
-            chunk=chunks[missing].id,
-            field="tokens",
-        )
+        problem = f"no token count, but {sum(counted)} of the {len(chunks)} chunks have one"
+        problem += "; give every chunk a count or none"
+        raise ctx.fail(problem, index=missing, chunk=chunks[missing].id, field="tokens")
     if all(counted):
         return name or GIVEN
     return None

@@ -1,53 +1,25 @@
 """Pools in and out: load, validate and save pool files in every supported shape.
 
-Formats (chosen by ``format=`` or by the file name's extension):
-
-- ``json``: one canonical pool ``{"query", "chunks": [...]}`` (see ``schema/pool.schema.json``),
-  a list of pools, or a list of retrieved documents in the shapes pipelines already dump:
-  LangChain ``Document`` (``page_content``, ``metadata``; also ``dumpd`` output and
-  ``[document, score]`` pairs), LlamaIndex ``NodeWithScore`` / ``TextNode`` dicts and
-  Haystack ``Document`` dicts (``content``, ``meta``). A document list takes its query from
-  a wrapper object ``{"query": ..., "documents" | "nodes" | "source_nodes": [...]}`` or
-  from ``query=``.
-- ``jsonl``: one pool per line (selected by ``index=`` or ``query=``), or one document per
-  line (then the whole file is one pool).
-- ``csv`` / ``parquet``: one row per chunk; columns ``text`` (required), ``id``, ``query``
-  (or ``query=``), ``score``, ``tokens``, ``title``, ``source``, ``gold``, ``embedding``
-  (a JSON list in CSV), ``metadata`` (a JSON object in CSV); other columns go into the
-  chunk's metadata. Several queries in the ``query`` column make several pools; the
-  columns ``query_embedding``, ``embedding_model`` and ``answers`` give each its pool
-  fields (see :mod:`~adagres.pools.formats.tables`).
+Formats (chosen by ``format=`` or by the file name's extension; ``docs/POOL_FORMAT.md``):
+``json`` (one canonical pool, a list of pools, or a list of retrieved documents as
+LangChain, LlamaIndex or Haystack dump them, read by :mod:`~adagres.pools.formats.jsonfile`
+and :mod:`~adagres.pools.formats.frameworks`), ``jsonl`` (one pool per line, or one document
+per line) and ``csv`` / ``parquet`` (one row per chunk, :mod:`~adagres.pools.formats.tables`).
 
 Every problem is a :class:`~adagres.errors.PoolError` whose one-line message names the file,
 the line or row, the chunk and the field. An object that holds a key twice is refused
 (naming the key), never read as its last value. Nothing is ever unpickled. Nothing the user gave
 is altered: texts stay byte-exact and unknown keys are kept (Parquet dates, times and
-decimals become their ISO / decimal strings, as JSON has no such types).
+decimals become their ISO / decimal strings, as JSON has no such types). The work of loading
+is bounded by :class:`~adagres.pools.load_limits.Limits` (pass ``limits=Limits(...)`` to raise
+one), each checked before the step it bounds. A pool that loads saves, and the saved file
+loads back to an equal pool.
 
-The work of loading is bounded by :class:`~adagres.pools.load_limits.Limits`, each checked
-before the step it bounds: file bytes (``max_bytes``, 200 MB), decoded bytes
-(``max_decoded_bytes``, 200 MB: Parquet's uncompressed data), values in the file
-(``max_values``, 20 million), JSON nesting (``max_depth``, 100), one string
-(``max_field_chars``, 1 million characters), a chunk's text or the query
-(``max_text_chars``, 100,000 characters), chunks per pool (``max_chunks``, 100,000) and
-per file (``max_file_chunks``, 1 million).
-Pass ``limits=Limits(...)`` to raise one. Within them, loading takes at most 4 × the decoded
-bytes + 80 bytes per value + 1.7 KB per chunk + 16 MB of memory (``docs/POOL_FORMAT.md``).
-
-A pool that loads saves, and the saved file loads back to an equal pool: every value kept
-is a finite JSON number, a string of real characters (no lone surrogates), a list or an
-object with string keys.
-
-This module is the public face; the layers under it, bottom up:
-
-- :mod:`~adagres.pools.formats.detect`: the format from the name, the bytes within ``max_bytes``,
-  UTF-8 text;
-- :mod:`~adagres.pools.chunk_fields`: one chunk, field by field, and where each one came from;
-- :mod:`~adagres.pools.formats.frameworks`: LangChain / LlamaIndex / Haystack shapes to chunks;
-- :mod:`~adagres.pools.from_dict`: a whole pool dict to a :class:`~adagres.pools.pool.Pool`;
-- :mod:`~adagres.pools.formats.jsonfile` (``.json``, ``.jsonl``, and saving) and
-  :mod:`~adagres.pools.formats.tables` (``.csv``, ``.parquet``): the readers;
-- :mod:`~adagres.pools.retrieval`: :func:`pool_from_retrieval`, :func:`dump_retrieval`.
+The layers under this module, bottom up: :mod:`~adagres.pools.formats.detect` (the format,
+the bytes, UTF-8 text), :mod:`~adagres.pools.chunk_fields` (one chunk, field by field),
+:mod:`~adagres.pools.formats.frameworks`, :mod:`~adagres.pools.from_dict` (a pool dict to a
+:class:`~adagres.pools.pool.Pool`), the readers (``jsonfile``, ``tables``) and
+:mod:`~adagres.pools.retrieval` (:func:`pool_from_retrieval`, :func:`dump_retrieval`).
 """
 
 from __future__ import annotations

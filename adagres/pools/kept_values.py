@@ -25,7 +25,6 @@ from adagres.pools.load_limits import Limits
 
 __all__ = ["json_value_problem", "string_list_problem"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*\Z")
 # Python refuses to read integers of more than 4,300 digits (sys.int_info); 14,000 bits
 # stays under that, so a kept integer always reads back.

@@ -76,7 +76,7 @@ class Chunk:
         return out
 
 
-def _as_matrix(values: Any, what: str) -> np.ndarray | None:
+def _as_matrix(values: Any) -> np.ndarray | None:
     if values is None:
         return None
     array = np.array(values, dtype=np.float64)
@@ -123,10 +123,8 @@ class Pool:
         if problem is not None:
             raise PoolError(f"{self._where()}answers: {problem}")
         object.__setattr__(self, "answers", tuple(self.answers))
-        object.__setattr__(self, "raw_embeddings", _as_matrix(self.raw_embeddings, "embeddings"))
-        object.__setattr__(
-            self, "raw_query_embedding", _as_matrix(self.raw_query_embedding, "query_embedding")
-        )
+        object.__setattr__(self, "raw_embeddings", _as_matrix(self.raw_embeddings))
+        object.__setattr__(self, "raw_query_embedding", _as_matrix(self.raw_query_embedding))
         self._check()
         if self.token_counts is not None and self.tokenizer is None:
             object.__setattr__(self, "tokenizer", GIVEN)

@@ -14,12 +14,13 @@ Rules (``docs/POOL_FORMAT.md``, "Pool sets"):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,8 @@ def _file_units(path: Path, digest: Any, limits: Limits, units: list[Unit]) -> N
     the longest line), into the digest; its size is checked first, against ``max_bytes``."""
     # the pieces carry absolute paths: a Dask worker may run in another folder
     label, where = one_line(path.name, max_chars=120), str(path.resolve())
-    size = _stat(path, label).st_size
+    with _reading(label):
+        size = path.stat().st_size
     if size > limits.max_bytes:
         raise PoolError(
             f"{label}: the file has {size:,} bytes, over the limit of {limits.max_bytes:,} "
@@ -93,7 +95,7 @@ def _file_units(path: Path, digest: Any, limits: Limits, units: list[Unit]) -> N
             raise _too_many_pieces(label, limits)
         units.append(Unit(label, where, 0, size, limits=limits))
     start, number = 0, 1
-    with _open(path, label) as handle:
+    with _reading(label), path.open("rb") as handle:
         for line in handle:  # lines end at b"\n" only, as the .jsonl reader splits them
             digest.update(line)
             end = start + len(line)
@@ -109,16 +111,11 @@ def _file_units(path: Path, digest: Any, limits: Limits, units: list[Unit]) -> N
                 raise PoolError(f"{label}: the file grew past {limits.max_bytes:,} bytes")
 
 
-def _stat(path: Path, label: str) -> os.stat_result:
+@contextlib.contextmanager
+def _reading(label: str) -> Iterator[None]:
+    """Turn an OSError (a name too long, a folder we may not read, ...) into a PoolError."""
     try:
-        return path.stat()
-    except OSError as error:  # a name too long, a folder we may not read, ...
-        raise PoolError(f"{label}: cannot read the file ({error.strerror or error})") from None
-
-
-def _open(path: Path, label: str) -> Any:
-    try:
-        return path.open("rb")
+        yield
     except OSError as error:
         raise PoolError(f"{label}: cannot read the file ({error.strerror or error})") from None
 
@@ -234,12 +231,7 @@ def spec_fields(
     misspelt ``answer`` would otherwise be ignored).
     """
     where = "pool set spec"
-    unknown = sorted(set(map(str, spec)) - _SPEC_FIELDS)
-    if unknown:
-        shown = ", ".join(repr(one_line(key, max_chars=40)) for key in unknown[:5])
-        raise InputError(
-            f"{where}: unknown field(s) {shown}; a spec has {', '.join(sorted(_SPEC_FIELDS))}"
-        )
+    _known_fields(spec, ("collection", "queries", "top_n", "uri"), where, "a spec")
     for key in ("uri", "collection", "queries"):
         if key not in spec:
             raise InputError(f"{where}: missing field {key!r}")
@@ -264,10 +256,7 @@ def spec_fields(
             item = {"query": item}
         if not isinstance(item, Mapping):
             raise InputError(f"{field}: must be a query text or an object, got {_shown(item)}")
-        extra = sorted(set(map(str, item)) - {"query", "answers", "gold"})
-        if extra:
-            shown = ", ".join(repr(one_line(key, max_chars=40)) for key in extra[:5])
-            raise InputError(f"{field}: unknown field(s) {shown}; a query has query, answers, gold")
+        _known_fields(item, ("query", "answers", "gold"), field, "a query")
         if not isinstance(item.get("query"), str) or not item["query"].strip():
             raise InputError(
                 f"{field}.query: must be a non-empty text, got {_shown(item.get('query'))}"
@@ -284,7 +273,12 @@ def spec_fields(
     return spec["uri"], spec["collection"], top_n, items
 
 
-_SPEC_FIELDS = frozenset({"uri", "collection", "top_n", "queries"})
+def _known_fields(obj: Mapping[str, Any], known: tuple[str, ...], where: str, what: str) -> None:
+    """Refuse a field not in ``known`` (a misspelt ``answer`` would otherwise be ignored)."""
+    unknown = sorted(set(map(str, obj)) - set(known))
+    if unknown:
+        shown = ", ".join(repr(one_line(key, max_chars=40)) for key in unknown[:5])
+        raise InputError(f"{where}: unknown field(s) {shown}; {what} has {', '.join(known)}")
 
 
 def _shown(value: Any) -> str:
@@ -297,13 +291,9 @@ def load_unit(unit: Unit) -> list[Pool]:
         return list(unit.pools)
     assert unit.path is not None
     name = Path(unit.path).name
-    try:
-        with open(unit.path, "rb") as handle:
-            handle.seek(unit.start)
-            data = handle.read(unit.end - unit.start)
-    except OSError as error:
-        label = one_line(name, max_chars=120)
-        raise PoolError(f"{label}: cannot read the file ({error.strerror or error})") from None
+    with _reading(one_line(name, max_chars=120)), open(unit.path, "rb") as handle:
+        handle.seek(unit.start)
+        data = handle.read(unit.end - unit.start)
     key = (
         Path(name).suffix.lower(),
         unit.line,

@@ -10,13 +10,10 @@ A pool set comes from (see :func:`load_pool_set`):
   "answers": [...], "gold": ["chunk id", ...]}]}``, retrieved when the set is loaded.
 
 Loading only finds the pieces (a line's byte range, a file); the pools are parsed where they
-are summarised, so the parsing runs in parallel too. :func:`summarize` gives, per query, the
-pool's size and tokens and, for ``topk_budget``, ``adagres`` (the given settings) and the
-``recommended`` preset, the chunks and tokens used, the mean pairwise cosine of the picks,
-gold recall and whether an answer string was found (when the pool has gold chunks or
-answers), and how many chunks top-k keeps that AdaGReS drops. It runs on the local cores
-(``ProcessPoolExecutor``) or on a Dask cluster (``client=``) through one function, so every
-path gives the rows of the serial run, bit for bit.
+are summarised, so the parsing runs in parallel too. :func:`summarize` (one row of numbers
+per query) runs on the local cores (``ProcessPoolExecutor``) or on a Dask cluster
+(``client=``) through one function, so every path gives the rows of the serial run, bit for
+bit.
 """
 
 from __future__ import annotations

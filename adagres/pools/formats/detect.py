@@ -49,9 +49,10 @@ def read_source(
     source: str | os.PathLike[str] | bytes, name: str | None, max_bytes: int
 ) -> tuple[bytes, str]:
     """Return the bytes of a path (or of bytes given) and the label messages name it by."""
+    data = b""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
-        label = name or "<bytes>"
+        label, size = name or "<bytes>", len(data)
     else:
         path = Path(source)
         label = name or path.name
@@ -59,21 +60,15 @@ def read_source(
             if not path.is_file():
                 raise PoolError(f"{label}: no such file ({path})")
             size = path.stat().st_size
+            if size <= max_bytes:  # a file over the limit is not read
+                with path.open("rb") as handle:
+                    data = handle.read(max_bytes + 1)  # a file that grew since stat() stops here
+                size = len(data)
         except OSError as error:  # a name too long, a folder we may not read, ...
             raise PoolError(f"{label}: cannot read the file ({error.strerror})") from None
-        if size > max_bytes:
-            raise PoolError(
-                f"{label}: the file has {size:,} bytes, over the limit of "
-                f"{max_bytes:,} bytes (raise max_bytes to load it)"
-            )
-        try:
-            with path.open("rb") as handle:
-                data = handle.read(max_bytes + 1)  # a file that grew since stat() stops here
-        except OSError as error:
-            raise PoolError(f"{label}: cannot read the file ({error.strerror})") from None
-    if len(data) > max_bytes:
+    if size > max_bytes:
         raise PoolError(
-            f"{label}: the file has {len(data):,} bytes, over the limit of "
+            f"{label}: the file has {size:,} bytes, over the limit of "
             f"{max_bytes:,} bytes (raise max_bytes to load it)"
         )
     return data, label

@@ -117,15 +117,10 @@ def _parse(text: str | bytes) -> Any:
 
 
 def _json_error(error: json.JSONDecodeError, label: str, line_offset: int = 0) -> PoolError:
+    where = f"{label}, line {error.lineno + line_offset}, column {error.colno}"
     if isinstance(error, DuplicateKeyError):
-        return PoolError(
-            f"{label}, line {error.lineno + line_offset}, column {error.colno}: {error.msg}; "
-            f"remove one of them"
-        )
-    return PoolError(
-        f"{label}, line {error.lineno + line_offset}, column {error.colno}: "
-        f"malformed JSON ({error.msg})"
-    )
+        return PoolError(f"{where}: {error.msg}; remove one of them")
+    return PoolError(f"{where}: malformed JSON ({error.msg})")
 
 
 def _loads(text: str, label: str, line_offset: int = 0) -> Any:

@@ -87,7 +87,8 @@ def decoded_bytes(pa: Any, array: Any) -> int:
         width = _fixed_width(pa, values.type)
         if width is not None:
             return len(array) * width
-        if not _is_binary_like(pa, values.type):  # dictionaries of lists: an upper bound
+        # Dictionaries of lists: an upper bound.
+        if not _is(pa, values.type, "string", "large_string", *_BINARIES):
             return len(array) * max(values.nbytes, 1)
         import pyarrow.compute as pc
 
@@ -96,7 +97,7 @@ def decoded_bytes(pa: Any, array: Any) -> int:
             return 8 * len(array)
         indices = np.asarray(array.indices.fill_null(0), np.int64)
         return int(lengths[indices].sum()) + 8 * len(array)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+    if _is(pa, kind, *_LISTS):
         return 8 * len(array) + decoded_bytes(pa, array.flatten())
     if pa.types.is_struct(kind):
         return 8 * len(array) + sum(decoded_bytes(pa, child) for child in array.flatten())
@@ -111,15 +112,13 @@ def _fixed_width(pa: Any, kind: Any) -> int | None:
     return max(width // 8, 1)
 
 
-def _is_binary_like(pa: Any, kind: Any) -> bool:
-    types = pa.types
-    return bool(
-        types.is_string(kind)
-        or types.is_large_string(kind)
-        or types.is_binary(kind)
-        or types.is_large_binary(kind)
-        or types.is_fixed_size_binary(kind)
-    )
+def _is(pa: Any, kind: Any, *names: str) -> bool:
+    """Whether ``kind`` is one of the Arrow types ``pa.types.is_<name>`` names."""
+    return any(getattr(pa.types, f"is_{name}")(kind) for name in names)
+
+
+_LISTS = ("list", "large_list", "fixed_size_list")
+_BINARIES = ("binary", "large_binary", "fixed_size_binary")
 
 
 def _check_names(names: list[str], label: str) -> None:
@@ -160,14 +159,7 @@ def _json_type(pa: Any, kind: Any, name: str, label: str) -> Any:
     types = pa.types
     if types.is_dictionary(kind):
         return _json_type(pa, kind.value_type, name, label)
-    if (
-        types.is_null(kind)
-        or types.is_boolean(kind)
-        or types.is_integer(kind)
-        or types.is_floating(kind)
-        or types.is_string(kind)
-        or types.is_large_string(kind)
-    ):
+    if _is(pa, kind, "null", "boolean", "integer", "floating", "string", "large_string"):
         return kind
     if hasattr(types, "is_string_view") and types.is_string_view(kind):
         return pa.string()
@@ -177,7 +169,7 @@ def _json_type(pa: Any, kind: Any, name: str, label: str) -> Any:
         return pa.string()  # exact, where a float would round
     if types.is_duration(kind):
         return pa.int64()
-    if types.is_list(kind) or types.is_large_list(kind) or types.is_fixed_size_list(kind):
+    if _is(pa, kind, *_LISTS):
         return pa.list_(_json_type(pa, kind.value_type, name, label))
     if types.is_struct(kind):
         return pa.struct(
@@ -186,7 +178,7 @@ def _json_type(pa: Any, kind: Any, name: str, label: str) -> Any:
                 for i in range(kind.num_fields)
             ]
         )
-    if types.is_binary(kind) or types.is_large_binary(kind) or types.is_fixed_size_binary(kind):
+    if _is(pa, kind, *_BINARIES):
         advice = "decode it to text or drop the column: a pool holds text, JSON has no bytes"
     elif types.is_map(kind):
         advice = "store it as a struct or as a JSON string: a map would not save and load back"
@@ -218,7 +210,7 @@ def _count_values(pa: Any, array: Any) -> int:
         return sum(_count_values(pa, chunk) for chunk in array.chunks)
     kind = array.type
     count = len(array)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+    if _is(pa, kind, *_LISTS):
         count += _count_values(pa, array.flatten())
     elif pa.types.is_struct(kind):
         count += sum(_count_values(pa, array.field(i)) for i in range(kind.num_fields))

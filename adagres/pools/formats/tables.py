@@ -26,6 +26,7 @@ import io
 import sys
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from adagres.errors import PoolError, one_line
@@ -206,6 +207,7 @@ def _row_to_chunk(
     metadata: dict[str, Any] = {}
     id_column = "id" if "id" in row else "chunk_id"
     for key, value in row.items():
+        empty = value is None if typed else value == ""  # no value in this cell
         if key == query_column or key in POOL_COLUMNS:
             continue
         if key == text_column:
@@ -213,15 +215,15 @@ def _row_to_chunk(
         elif key == id_column:
             chunk["id"] = value if not typed or value is None else str(value)
         elif key == "offset":  # where the text starts in its source: a chunk field, as in JSON
-            if not (typed and value is None) and value != "":
+            if not empty and value != "":
                 chunk[key] = value if typed else _place(value)
+        elif empty:
+            continue
         elif key in CHUNK_FIELDS:
-            if typed:
-                if value is not None:
-                    chunk[key] = value
-            elif value != "":
-                chunk[key] = _csv_value(key, value, number, cells, row.get(id_column))
-        elif not (typed and value is None) and not (not typed and value == ""):
+            chunk[key] = (
+                value if typed else _csv_value(key, value, number, cells, row.get(id_column))
+            )
+        else:
             metadata[key] = _place(value) if key in _PLACE_COLUMNS and not typed else value
     if chunk.get("id") in (None, ""):
         chunk["id"] = f"row{number}"
@@ -242,13 +244,13 @@ def _row_to_chunk(
     return chunk
 
 
+@dataclass
 class _JsonCells:
     """Parses the JSON cells of one CSV file, with its depth limit and one values count."""
 
-    def __init__(self, label: str, limits: Limits) -> None:
-        self.label = label
-        self.limits = limits
-        self.values = 0
+    label: str
+    limits: Limits
+    values: int = 0
 
     def parse(self, value: str, where: str) -> Any:
         check_json_depth(value, where, self.limits)
