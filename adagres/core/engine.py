@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .arrays import FloatArray
+from .arrays import FloatArray, frozen
 
 __all__ = ["NEG", "NO_PICK", "Engine", "Pick", "Rows", "accumulate_rows", "pick_rows"]
 
@@ -91,9 +91,7 @@ class Engine(Protocol):
 
 def pick_rows(rows: Sequence[FloatArray], n: int) -> NDArray[np.float64]:
     """The cosine of each pick to every chunk as one read-only (k, N) float64 array."""
-    array = np.array(rows, dtype=np.float64).reshape(len(rows), n)
-    array.flags.writeable = False
-    return array
+    return frozen(np.array(rows, dtype=np.float64).reshape(len(rows), n))
 
 
 def accumulate_rows(op: np.ufunc, rows: FloatArrayT) -> FloatArrayT:

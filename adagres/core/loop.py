@@ -30,12 +30,12 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .arrays import FloatArray
+from .arrays import FloatArray, frozen
 from .calibration import Calibration
 from .engine import NEG, NO_PICK, Engine, Pick, Rows, accumulate_rows, pick_rows
 from .guard import Duplicate, Guard
@@ -120,14 +120,6 @@ def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
         fills=fills,
         sources=sources,
     )
-
-
-ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
-
-
-def frozen(array: ArrayT) -> ArrayT:
-    array.flags.writeable = False
-    return array
 
 
 class Fit:
@@ -734,9 +726,7 @@ class Loop:
         scores = gains if scores is None else scores
         redundancy = self.relevance_term - gains  # NaN where the gains are
         base = frozen(self.engine.score_relevance())  # shared, never written to
-        arrays = (redundancy, gains, scores, eligible, in_play)
-        for array in arrays:
-            frozen(array)
+        arrays = map(frozen, (redundancy, gains, scores, eligible, in_play))
         # iterating an array yields its row views: one Candidates per step
         return [
             Candidates(redundancy_term=r, gain=g, score=sc, eligible=e, in_play=p, score_base=base)

@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from functools import cached_property
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
+from .arrays import frozen
 
 __all__ = [
     "Candidates",
@@ -136,20 +137,12 @@ class Candidates:
     @cached_property
     def score_relevance(self) -> NDArray[np.float64]:
         """The relevance term of the score (NaN where not in play)."""
-        return frozen_array(np.where(self.in_play, self.score_base, np.nan))
+        return frozen(np.where(self.in_play, self.score_base, np.nan))
 
     @cached_property
     def score_redundancy(self) -> NDArray[np.float64]:
         """The redundancy term of the score: relevance term − score (NaN where not in play)."""
-        return frozen_array(self.score_relevance - self.score)
-
-
-ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
-
-
-def frozen_array(array: ArrayT) -> ArrayT:
-    array.flags.writeable = False
-    return array
+        return frozen(self.score_relevance - self.score)
 
 
 class Step(NamedTuple):

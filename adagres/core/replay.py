@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import frozen
 from .engine import accumulate_rows
-from .loop import Run, Terms, frozen
+from .loop import Run, Terms
 from .prepared import PreparedPool
 from .records import Candidates, Step, StopReason
 
@@ -69,8 +70,7 @@ def replay(
     gain[out] = np.nan
     term[out] = np.nan
     base = frozen(np.array(relevance_term, dtype=np.float64))  # the gain's relevance term
-    for array in (gain, term, eligible, in_play):
-        frozen(array)
+    gain, term, eligible, in_play = map(frozen, (gain, term, eligible, in_play))
     # the rows are views; the score a replay records is the marginal gain
     candidates = [
         Candidates(redundancy_term=r, gain=g, score=g, eligible=e, in_play=p, score_base=base)

@@ -17,7 +17,7 @@ from typing import TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from .arrays import FloatArray
+from .arrays import FloatArray, frozen
 from .engine import NEG, NO_PICK, Pick, Rows, accumulate_rows
 from .prepared import PreparedPool
 
@@ -217,8 +217,7 @@ class Shortlist:
             sums = accumulate_rows(np.add, rows[: len(steps) - 1].copy())  # np.cumsum(axis=0)
             gains[1:] = relevance - float(self.lam) * sums
             gains[-1] = final
-            rows.flags.writeable = False
-            pick_similarity = rows
+            pick_similarity = frozen(rows)
         else:
             steps = [self.trace_step()]
             gains = final[None]

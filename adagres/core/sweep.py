@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AdagresError, InputError
 from . import validate as v
-from .arrays import FloatArray
+from .arrays import FloatArray, frozen
 from .baselines import run_prepared
 from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
@@ -38,14 +38,6 @@ __all__ = [
 
 #: Number of points of the default λ grid (the adaptive λ and any extra values are added).
 LAM_GRID_POINTS = 60
-
-
-ScalarT = TypeVar("ScalarT", bound=np.generic)
-
-
-def _frozen(array: NDArray[ScalarT]) -> NDArray[ScalarT]:
-    array.flags.writeable = False
-    return array
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,16 +171,16 @@ def lam_sweep_prepared(
         float(grid[i]) for i in range(1, len(grid)) if sorted(picks[i]) != sorted(picks[i - 1])
     )
     return LamSweep(
-        lams=_frozen(np.asarray(grid, dtype=np.float64)),
+        lams=frozen(np.asarray(grid, dtype=np.float64)),
         adaptive_lam=float(adaptive),
         budget=budget,
         policy=settings.policy,
-        objective=_frozen(np.asarray(columns["F"], dtype=np.float64)),
-        relevance_sum=_frozen(np.asarray(columns["rel"], dtype=np.float64)),
-        redundancy_sum=_frozen(np.asarray(columns["red"], dtype=np.float64)),
-        redundancy_mean=_frozen(np.asarray(columns["mean"], dtype=np.float64)),
-        size=_frozen(np.asarray(columns["size"], dtype=np.int64)),
-        tokens=_frozen(np.asarray(columns["tok"], dtype=np.int64)),
+        objective=frozen(np.asarray(columns["F"], dtype=np.float64)),
+        relevance_sum=frozen(np.asarray(columns["rel"], dtype=np.float64)),
+        redundancy_sum=frozen(np.asarray(columns["red"], dtype=np.float64)),
+        redundancy_mean=frozen(np.asarray(columns["mean"], dtype=np.float64)),
+        size=frozen(np.asarray(columns["size"], dtype=np.int64)),
+        tokens=frozen(np.asarray(columns["tok"], dtype=np.int64)),
         indices=tuple(picks),
         changes=changes,
     )

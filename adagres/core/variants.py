@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError
 from .arrays import FloatArray
-from .engine import NEG, NO_PICK, Pick
+from .engine import NEG, NO_PICK, Pick, pick_rows
 from .guard import Guard, guard_for
 from .loop import POLICY_RULES, Rule, Run, finish, scoring_of
 from .prepared import PreparedPool, build
@@ -298,9 +298,7 @@ class CoverageScores:
     ) -> tuple[NDArray[np.float64], None, NDArray[np.float64] | None]:
         if not self.trace:
             return self.score[None].copy(), None, None
-        rows = np.array(self.rows).reshape(len(self.rows), len(self.score))
-        rows.flags.writeable = False
-        return np.array(steps), None, rows
+        return np.array(steps), None, pick_rows(self.rows, len(self.score))
 
 
 def coverage(
