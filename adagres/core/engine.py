@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from .arrays import FloatArray, frozen
 
-__all__ = ["NEG", "NO_PICK", "Engine", "Pick", "Rows", "accumulate_rows", "pick_rows"]
+__all__ = ["NEG", "NO_PICK", "Engine", "Pick", "Rows", "accumulate_rows", "pick_rows", "top_two"]
 
 #: An array of float32 or float64, kept as it is by a function that works in place.
 FloatArrayT = TypeVar("FloatArrayT", NDArray[np.float32], NDArray[np.float64], FloatArray)
@@ -47,6 +47,27 @@ class Pick(NamedTuple):
 
 #: The pick of a step with nothing in play or eligible.
 NO_PICK = Pick()
+
+
+def top_two(
+    winner: int,
+    winner_gain: float,
+    winner_score: float,
+    runner_up: int | None,
+    runner_gain: float,
+    runner_score: float,
+) -> Pick:
+    """The :class:`Pick` of ``winner`` and ``runner_up`` (None: nothing else competes, and
+    the runner's numbers, read at a masked chunk, are left out)."""
+    second = runner_up is not None
+    return Pick(
+        winner=winner,
+        runner_up=runner_up,
+        winner_gain=winner_gain,
+        winner_score=winner_score,
+        runner_gain=runner_gain if second else None,
+        runner_score=runner_score if second else None,
+    )
 
 
 class Engine(Protocol):

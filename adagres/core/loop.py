@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from .arrays import FloatArray, frozen
 from .calibration import Calibration
-from .engine import NEG, NO_PICK, Engine, Pick, Rows, accumulate_rows, pick_rows
+from .engine import NEG, NO_PICK, Engine, Pick, Rows, accumulate_rows, pick_rows, top_two
 from .guard import Duplicate, Guard
 from .packing import Merge, Packer, Passage
 from .prepared import PreparedPool
@@ -223,16 +223,7 @@ class Gains:
         self.held = (winner, top)
         second = int(gain.argmax())
         runner = gain.item(second)
-        if runner == NEG:
-            return Pick(winner=winner, runner_up=None, winner_gain=top, winner_score=top)
-        return Pick(
-            winner=winner,
-            runner_up=second,
-            winner_gain=top,
-            winner_score=top,
-            runner_gain=runner,
-            runner_score=runner,
-        )
+        return top_two(winner, top, top, None if runner == NEG else second, runner, runner)
 
     def release(self, winner: int) -> None:
         """Put the held winner's gain back (:meth:`dropped` then benches it, for the record)."""
@@ -360,21 +351,10 @@ class Scores:
             return NO_PICK
         masked[winner] = NEG
         second = int(masked.argmax())
-        gain = self.gain
-        if masked[second] == NEG:
-            return Pick(
-                winner=winner,
-                runner_up=None,
-                winner_gain=gain.item(winner),
-                winner_score=score.item(winner),
-            )
-        return Pick(
-            winner=winner,
-            runner_up=second,
-            winner_gain=gain.item(winner),
-            winner_score=score.item(winner),
-            runner_gain=gain.item(second),
-            runner_score=score.item(second),
+        runner_up = None if masked[second] == NEG else second
+        gains, scores = self.gain.item, score.item
+        return top_two(
+            winner, gains(winner), scores(winner), runner_up, gains(second), scores(second)
         )
 
     def release(self, winner: int) -> None:

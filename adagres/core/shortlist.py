@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .arrays import FloatArray, frozen
-from .engine import NEG, NO_PICK, Pick, Rows, accumulate_rows
+from .engine import NEG, NO_PICK, Pick, Rows, accumulate_rows, top_two
 from .prepared import PreparedPool
 
 __all__ = ["SHORTLIST_MIN_CHUNKS", "Shortlist", "shortlist_size"]
@@ -145,23 +145,11 @@ class Shortlist:
                 second = int(masked.argmax())
                 runner_score = masked[second]
                 if self.proven(float(runner_score)):
-                    winner = int(self.index[first])
-                    runner = None if runner_score == NEG else int(self.index[second])
                     self.pos = first
-                    if runner is None:
-                        return Pick(
-                            winner=winner,
-                            runner_up=None,
-                            winner_gain=gain.item(first),
-                            winner_score=float(top),
-                        )
-                    return Pick(
-                        winner=winner,
-                        runner_up=runner,
-                        winner_gain=gain.item(first),
-                        winner_score=float(top),
-                        runner_gain=gain.item(second),
-                        runner_score=float(runner_score),
+                    runner = None if runner_score == NEG else int(self.index[second])
+                    winner, gains = int(self.index[first]), gain.item
+                    return top_two(
+                        winner, gains(first), float(top), runner, gains(second), float(runner_score)
                     )
             if self.drift_picks == 0:  # proof failed right after a full evaluation
                 self.size = min(self.n, 4 * self.size)

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError
 from .arrays import FloatArray
-from .engine import NEG, NO_PICK, Pick, pick_rows
+from .engine import NEG, NO_PICK, Pick, pick_rows, top_two
 from .guard import Guard, guard_for
 from .loop import POLICY_RULES, Rule, Run, finish, scoring_of
 from .prepared import PreparedPool, build
@@ -263,17 +263,8 @@ class CoverageScores:
         top = float(masked[winner])
         masked[winner] = NEG
         second = int(np.argmax(masked))
-        if masked[second] == NEG:
-            return Pick(winner=winner, runner_up=None, winner_gain=top, winner_score=top)
         runner = float(masked[second])
-        return Pick(
-            winner=winner,
-            runner_up=second,
-            winner_gain=top,
-            winner_score=top,
-            runner_gain=runner,
-            runner_score=runner,
-        )
+        return top_two(winner, top, top, None if runner == NEG else second, runner, runner)
 
     def release(self, winner: int) -> None:
         """Nothing held: the loop's penalty masks the winner."""
