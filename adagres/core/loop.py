@@ -180,6 +180,19 @@ class PackedFit:
         self.largest = int(rest.max()) if rest.size else -1
 
 
+def penalise(
+    similarity: FloatArray, lam: np.floating[Any], tau: float | None, out: FloatArray
+) -> FloatArray:
+    """λ·s, or λ·max(0, s − τ) with the floor τ, into ``out``: what a pick with cosine row
+    ``similarity`` takes from every gain (one rounding order, wherever it is computed)."""
+    if tau is None:
+        return np.multiply(similarity, lam, out=out)
+    np.subtract(similarity, tau, out=out)
+    np.maximum(out, 0.0, out=out)
+    out *= lam
+    return out
+
+
 class Gains:
     """AdaGReS's gain, kept in place for every chunk and updated with one product per pick.
 
@@ -194,21 +207,19 @@ class Gains:
     record holds the very numbers each decision was made with.
     """
 
-    def __init__(
-        self, pool: PreparedPool, lam: float, alpha: float, tau: float | None, trace: bool
-    ) -> None:
+    def __init__(self, pool: PreparedPool, terms: Terms, trace: bool) -> None:
         chunks = pool.chunks
         dtype, n = chunks.dtype, chunks.shape[0]
-        self.pool, self.chunks, self.tau, self.trace = pool, chunks, tau, trace
-        self.lam = dtype.type(lam)
-        self.gain = (alpha * pool.relevance).astype(dtype)
+        self.pool, self.chunks, self.tau, self.trace = pool, chunks, terms.tau, trace
+        self.lam = dtype.type(terms.lam)
+        self.relevance_term = terms.alpha * pool.relevance
+        self.gain = self.relevance_term.astype(dtype)
         self.start = self.gain.copy() if trace else self.gain  # the gains before any pick
         self.work = np.empty(n, dtype)
         self.bench_index = np.zeros(0, np.intp)
         self.bench_gain = np.zeros(0, dtype)
         self.held: tuple[int, float] | None = None
         self.sims: list[FloatArray] = []
-        self.relevance_term = alpha * pool.relevance
 
     def score_relevance(self) -> NDArray[np.float64]:
         return self.relevance_term
@@ -241,13 +252,7 @@ class Gains:
     def take(self, winner: int) -> None:
         self.held = None
         similarity = self.pool.similarities(winner)  # C·c_w, once per pool and chunk
-        work = self.work
-        if self.tau is None:
-            np.multiply(similarity, self.lam, out=work)
-        else:
-            np.subtract(similarity, self.tau, out=work)
-            np.maximum(work, 0.0, out=work)
-            work *= self.lam
+        work = penalise(similarity, self.lam, self.tau, self.work)
         self.gain -= work
         if len(self.bench_index):
             self.bench_gain -= work[self.bench_index]
@@ -264,13 +269,7 @@ class Gains:
         rows = np.empty((len(self.sims) + 1, len(self.start)), self.start.dtype)
         rows[0] = self.start
         if self.sims:
-            work = rows[1:]
-            if self.tau is None:
-                np.multiply(self.sims, self.lam, out=work)
-            else:
-                np.subtract(self.sims, self.tau, out=work)
-                np.maximum(work, 0.0, out=work)
-                work *= self.lam
+            penalise(np.array(self.sims), self.lam, self.tau, rows[1:])
             accumulate_rows(np.subtract, rows)
         return rows.astype(np.float64)
 
@@ -301,31 +300,21 @@ class Scores:
     """
 
     def __init__(
-        self,
-        pool: PreparedPool,
-        lam: float,
-        alpha: float,
-        tau: float | None,
-        score: str,
-        lambda_mmr: float,
-        penalty: FloatArray,
-        trace: bool,
+        self, pool: PreparedPool, terms: Terms, rule: Rule, penalty: FloatArray, trace: bool
     ) -> None:
         chunks = pool.chunks
-        dtype = chunks.dtype
-        n = chunks.shape[0]
-        self.chunks, self.penalty, self.kind, self.tau = chunks, penalty, score, tau
-        self.trace = trace
-        self.lam = dtype.type(lam)
-        self.gain = (alpha * pool.relevance).astype(dtype)
+        dtype, n = chunks.dtype, chunks.shape[0]
+        self.chunks, self.penalty, self.kind, self.trace = chunks, penalty, rule.score, trace
+        self.lam, self.tau = dtype.type(terms.lam), terms.tau
+        self.relevance_term = terms.alpha * pool.relevance
+        self.gain = self.relevance_term.astype(dtype)
         self.masked, self.work = np.empty(n, dtype), np.empty(n, dtype)
         self.similarity, self.update = np.empty(n, dtype), np.empty(n, dtype)
         self.per_token = np.maximum(pool.tokens, 1).astype(dtype)  # ℓ_i, at least 1
-        self.max_sim = np.zeros(n, dtype) if score == "mmr" else None
-        self.lambda_mmr = lambda_mmr
-        self.mmr_relevance = lambda_mmr * pool.relevance  # float64, added into the scores
+        self.max_sim = np.zeros(n, dtype) if rule.score == "mmr" else None
+        self.lambda_mmr = rule.lambda_mmr
+        self.mmr_relevance = rule.lambda_mmr * pool.relevance  # float64, added into the scores
         self.relevance = pool.relevance
-        self.relevance_term = alpha * pool.relevance
         self.score_now = self.gain
         self.sims: list[NDArray[np.float64]] = []
 
@@ -377,14 +366,7 @@ class Scores:
         """Update every gain with C·c_w (the one product of the step)."""
         self.penalty[winner] = NEG
         similarity = np.matmul(self.chunks, self.chunks[winner], out=self.similarity)
-        update = self.update
-        if self.tau is None:
-            np.multiply(similarity, self.lam, out=update)
-        else:
-            np.subtract(similarity, self.tau, out=update)
-            np.maximum(update, 0.0, out=update)
-            update *= self.lam
-        self.gain -= update
+        self.gain -= penalise(similarity, self.lam, self.tau, self.update)
         if self.max_sim is not None:
             np.maximum(self.max_sim, similarity, out=self.max_sim)
         if self.trace:
@@ -458,8 +440,7 @@ class Loop:
     ) -> None:
         chunks, tokens, n = pool.chunks, pool.tokens, pool.n_chunks
         self.guard, self.packer = guard, packer
-        self.pool, self.budget, self.rule, self.trace, self.terms = pool, budget, rule, trace, terms
-        self.tokens = tokens
+        self.pool, self.budget, self.trace, self.tokens = pool, budget, trace, tokens
         self.max_picks, self.stop_nonpositive = rule.max_picks, rule.stop_nonpositive
         self.stop_on_fit = rule.budget == "stop"
         self.relevance_term = terms.alpha * pool.relevance
@@ -477,18 +458,9 @@ class Loop:
                 pool, terms.lam, terms.alpha, rule.score == "ratio", self.penalty
             )
         elif rule.score == "gain":
-            self.engine = Gains(pool, terms.lam, terms.alpha, terms.tau, trace)
+            self.engine = Gains(pool, terms, trace)
         else:
-            self.engine = Scores(
-                pool,
-                terms.lam,
-                terms.alpha,
-                terms.tau,
-                rule.score,
-                rule.lambda_mmr,
-                self.penalty,
-                trace,
-            )
+            self.engine = Scores(pool, terms, rule, self.penalty, trace)
         self.picks: list[int] = []
         self.records = Records()
         self.decisions: list[Any] = []  # traced: what each step decided with
