@@ -579,16 +579,7 @@ class Loop:
         ):
             cand = candidates[t - first] if t >= first else None
             if pick.winner is None:
-                steps.append(
-                    Step(
-                        number=t + 1,
-                        winner=None,
-                        accepted=False,
-                        tokens_used=used,
-                        tokens_left=budget - used,
-                        candidates=cand,
-                    )
-                )
+                steps.append(Step.stop(t + 1, used, budget, cand))
                 continue
             relevance, score_relevance_w, tokens = next(looked_up)  # Python floats
             gain, score = pick.winner_gain, pick.winner_score
@@ -613,24 +604,16 @@ class Loop:
                     score_redundancy=score_relevance_w - score,
                 )
             )
+        packer = self.packer
         duplicates = tuple(self.guard.dropped) if self.guard is not None else ()
-        if self.packer is None:
-            return Run(
-                picks=self.picks,
-                steps=steps,
-                reason=reason,
-                pick_similarity=pick_similarity,
-                duplicates=duplicates,
-            )
-        passages, merges = self.packer.result()
-        duplicates += tuple(self.packer.contained)
+        passages, merges = packer.result() if packer is not None else ((), ())
         return Run(
             picks=self.picks,
             steps=steps,
             reason=reason,
             pick_similarity=pick_similarity,
-            duplicates=duplicates,
-            tokens_used=self.used,
+            duplicates=duplicates + (tuple(packer.contained) if packer is not None else ()),
+            tokens_used=None if packer is None else self.used,
             passages=passages,
             merges=merges,
         )

@@ -175,6 +175,18 @@ class Step(NamedTuple):
     score_relevance: float | None = None
     score_redundancy: float | None = None
 
+    @classmethod
+    def stop(cls, number: int, used: int, budget: int, candidates: Candidates | None) -> Step:
+        """The last step of a run that stopped with nothing in play or eligible: no winner."""
+        return cls(
+            number=number,
+            winner=None,
+            accepted=False,
+            tokens_used=used,
+            tokens_left=budget - used,
+            candidates=candidates,
+        )
+
     @property
     def tokens_available(self) -> int:
         """Tokens left when this step was decided (before its pick)."""

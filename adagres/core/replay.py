@@ -106,16 +106,7 @@ def replay(
     nxt = int(np.argmax(left)) if eligible[-1].any() else None
     spent = int(used[-1])
     if nxt is None:
-        steps.append(
-            Step(
-                number=k + 1,
-                winner=None,
-                accepted=False,
-                tokens_used=spent,
-                tokens_left=budget - spent,
-                candidates=candidates[-1],
-            )
-        )
+        steps.append(Step.stop(k + 1, spent, budget, candidates[-1]))
     else:
         steps.append(
             gain_step(
