@@ -199,15 +199,9 @@ class Selection:
         def step_dict(step: Step) -> dict[str, object]:
             out = {k: val for k, val in step._asdict().items() if k != "candidates"}
             out["winner"], out["runner_up"] = name(step.winner), name(step.runner_up)
-            if candidates and step.candidates is not None:
-                c = step.candidates
-                out["candidates"] = {
-                    "redundancy_term": _nan_to_none(c.redundancy_term),
-                    "gain": _nan_to_none(c.gain),
-                    "score": _nan_to_none(c.score),
-                    "eligible": c.eligible.tolist(),
-                    "in_play": c.in_play.tolist(),
-                }
+            if candidates and step.candidates is not None:  # NaN becomes None below (finite)
+                fields = ("redundancy_term", "gain", "score", "eligible", "in_play")
+                out["candidates"] = {k: getattr(step.candidates, k).tolist() for k in fields}
             return out
 
         def verdict_dict(verdict: Verdict) -> dict[str, object]:
@@ -250,13 +244,7 @@ class Selection:
                 for p in self.passages
             ],
             "merges": [
-                {
-                    "step": m.step,
-                    "chunk": name(m.chunk),
-                    "joined": [name(i) for i in m.joined],
-                    "tokens": m.tokens,
-                    "saved": m.saved,
-                }
+                {**m._asdict(), "chunk": name(m.chunk), "joined": [name(i) for i in m.joined]}
                 for m in self.merges
             ],
             "duplicates": [
@@ -291,7 +279,3 @@ def finite(value: object) -> object:
     if isinstance(value, list | tuple):
         return [finite(v) for v in value]
     return value
-
-
-def _nan_to_none(array: NDArray[np.float64]) -> list[float | None]:
-    return [None if math.isnan(x) else float(x) for x in array.tolist()]
