@@ -287,7 +287,7 @@ def budget_sweep(
         pool = pool.with_spans(spans)
     if answers is not None:
         answers = v.strings(answers, "answers")
-    wordy = [name for name in strategies if name in STRATEGIES and STRATEGIES[name].needs_texts]
+    wordy = [name for name in strategies if STRATEGIES[name].needs_texts]
     if wordy and texts is None:
         raise InputError(f"strategies: {wordy[0]} needs the chunk texts (texts=...)")
     if answers and texts is None:
@@ -301,16 +301,13 @@ def budget_sweep(
         for name in strategies:
             row: dict[str, object] = dict.fromkeys(BUDGET_COLUMNS)
             row["strategy"], row["budget"] = name, b
-            chosen = STRATEGIES.get(name)
+            # AdaGReS's run is the reference run; a strategy that takes its size from it gets it
+            given = {"reference": reference} if STRATEGIES[name].reference == ADAGRES.name else {}
             try:
-                if name == ADAGRES.name:  # the reference run is this strategy's own
+                if name == ADAGRES.name:
                     s = reference
-                elif chosen is not None and chosen.reference == ADAGRES.name:
-                    s = run_prepared(
-                        name, pool, b, settings, texts=texts, reference=reference, trace=False
-                    )
                 else:
-                    s = run_prepared(name, pool, b, settings, texts=texts, trace=False)
+                    s = run_prepared(name, pool, b, settings, texts=texts, trace=False, **given)
             except AdagresError as exc:
                 row["error"] = str(exc)
             else:
