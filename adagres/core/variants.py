@@ -22,7 +22,7 @@ from .engine import NEG, NO_PICK, Pick, pick_rows, top_two
 from .guard import Guard, guard_for
 from .loop import POLICY_RULES, Rule, Run, finish, scoring_of
 from .prepared import PreparedPool, build
-from .records import Candidates, Scoring, Step
+from .records import Scoring, Step
 from .replay import replay
 from .result import Selection
 from .selection import greedy, resolve_terms
@@ -140,14 +140,7 @@ def merged(
     c, f = own.candidates, shared.candidates
     candidates = None
     if c is not None and f is not None:
-        candidates = Candidates(
-            redundancy_term=f.redundancy_term,
-            gain=f.gain,
-            score=c.score,
-            eligible=c.eligible,
-            in_play=c.in_play,
-            score_base=c.score_base,
-        )
+        candidates = dataclasses.replace(c, redundancy_term=f.redundancy_term, gain=f.gain)
     w = own.winner
     if w is None:
         return own._replace(candidates=candidates)
@@ -182,13 +175,8 @@ def orthogonal_pool(pool: PreparedPool) -> PreparedPool:
     (:data:`ORTHOGONAL_POOLS`; prepared pools are read-only, so a kept one is still right).
     """
     kept = ORTHOGONAL_POOLS.get(pool)
-    if kept is None:
-        kept = ORTHOGONAL_POOLS[pool] = orthogonal_of(pool)
-    return kept
-
-
-def orthogonal_of(pool: PreparedPool) -> PreparedPool:
-    """:func:`orthogonal_pool`, computed."""
+    if kept is not None:
+        return kept
     q = pool.query.astype(pool.chunks.dtype)
     residual = pool.chunks - np.outer(pool.relevance.astype(pool.chunks.dtype), q)
     norms = np.sqrt(np.vecdot(residual, residual))
@@ -196,7 +184,10 @@ def orthogonal_of(pool: PreparedPool) -> PreparedPool:
     residual[flat] = pool.chunks[flat]
     residual = normalise_rows(residual)
     prepared = build(residual, pool.query, np.asarray(pool.tokens))
-    return dataclasses.replace(prepared, relevance=pool.relevance, spans=pool.spans)
+    kept = ORTHOGONAL_POOLS[pool] = dataclasses.replace(
+        prepared, relevance=pool.relevance, spans=pool.spans
+    )
+    return kept
 
 
 def orthogonal(
