@@ -110,18 +110,13 @@ def pieces(text: str) -> list[str]:
     ['One.', ' Two three', '\\nfour']
     """
     cuts = [0]
-    for found in _CUT.finditer(text):
-        at = found.start()
+    for at in [*(found.start() for found in _CUT.finditer(text)), len(text)]:
         while at - cuts[-1] > _PIECE:  # a long piece: cut between words, else hard
             inner = _WORD_CUT.search(text, cuts[-1] + _PIECE // 2, cuts[-1] + _PIECE)
             cuts.append(inner.start() if inner else cuts[-1] + _PIECE)
         if at > cuts[-1]:
             cuts.append(at)
-    while len(text) - cuts[-1] > _PIECE:
-        inner = _WORD_CUT.search(text, cuts[-1] + _PIECE // 2, cuts[-1] + _PIECE)
-        cuts.append(inner.start() if inner else cuts[-1] + _PIECE)
-    cuts.append(len(text))
-    return [text[a:b] for a, b in pairwise(cuts) if b > a]
+    return [text[a:b] for a, b in pairwise(cuts)]
 
 
 def context_tokens(
@@ -132,11 +127,9 @@ def context_tokens(
     the pieces that changed). For the BPE tokenizers the cuts are pre-tokenisation
     boundaries, so the sum is the whole text's count (a property test checks it never is
     less)."""
+    cache = {} if cache is None else cache
     total = 0
     for piece in pieces(text):
-        if cache is None:
-            total += int(count(piece))
-            continue
         found = cache.get(piece)
         if found is None:
             found = cache[piece] = int(count(piece))

@@ -79,10 +79,6 @@ class Shortlist:
             return np.zeros(self.n, self.chunks.dtype)
         return self.chunks @ self.lv
 
-    def full_gains(self) -> FloatArray:
-        """α·r_i − c_i·(λ·V) for every chunk: the numbers of the full evaluation."""
-        return self.relevance - self.full_products()
-
     def refresh(self) -> None:
         """Evaluate the whole pool and keep the ``size`` best competing chunks."""
         products = self.full_products()
@@ -192,7 +188,7 @@ class Shortlist:
     def candidate_rows(self, steps: list[Decision], picks: list[int]) -> Rows:
         """The stop's gains from one full product (the shortlist's as the step decided
         them); traced, every earlier step's from the pick rows (one matrix product)."""
-        final = self.full_gains().astype(np.float64)
+        final = (self.relevance - self.full_products()).astype(np.float64)  # α·r − c·(λ·V)
         n, relevance = self.n, self.relevance_term
         pick_similarity = None
         if steps:

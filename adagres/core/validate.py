@@ -32,9 +32,7 @@ def _float_array(value: ArrayLike, name: str) -> FloatArray:
         raise InputError(f"{name}: cannot be read as an array of numbers ({exc})") from None
     if array.dtype == np.float32 or array.dtype == np.float64:
         return array
-    if array.dtype.kind in "iub":
-        return array.astype(np.float64)
-    if array.dtype.kind == "f":  # float16, longdouble
+    if array.dtype.kind in "iubf":  # integers, bools, float16, longdouble
         return array.astype(np.float64)
     raise InputError(f"{name}: expected numbers, got values of type {array.dtype}")
 
