@@ -318,33 +318,21 @@ def solve(
         raise SolverError(refusal(budget, p.n_fit, n, p.k_max, max_chunks))
     found = enumerate_best(p, max_sets)
     if found is not None:  # every feasible set seen: the optimum, proven without a bound
-        indices = tuple(sorted(int(p.positions[i]) for i in found.best))
-        objective = objective_value(pool, list(indices), terms)
-        return ExactResult(
-            indices,
-            objective,
-            objective,
-            True,
-            found.sets,
-            time.perf_counter() - started,
-            p.n_fit,
-            n,
-            p.k_max,
-            True,
-        )
-    where = {int(pos): i for i, pos in enumerate(p.positions)}
-    rules = [
-        POLICY_RULES["skip"],
-        POLICY_RULES["ratio"],
-        Rule(score="relevance", budget="skip", stop_nonpositive=False),
-    ]
-    starts = [
-        [where[i] for i in greedy(pool, budget, terms, rule, False).picks if i in where]
-        for rule in rules
-    ]
-    best, value = incumbent(p, starts)
-    deadline = math.inf if time_limit is None else started + time_limit
-    best, value, upper, nodes, finished = search(p, best, value, deadline, rel_gap, max_nodes)
+        best, value, upper, nodes, finished = found.best, found.value, -math.inf, found.sets, True
+    else:
+        where = {int(pos): i for i, pos in enumerate(p.positions)}
+        rules = [
+            POLICY_RULES["skip"],
+            POLICY_RULES["ratio"],
+            Rule(score="relevance", budget="skip", stop_nonpositive=False),
+        ]
+        starts = [
+            [where[i] for i in greedy(pool, budget, terms, rule, False).picks if i in where]
+            for rule in rules
+        ]
+        best, value = incumbent(p, starts)
+        deadline = math.inf if time_limit is None else started + time_limit
+        best, value, upper, nodes, finished = search(p, best, value, deadline, rel_gap, max_nodes)
     indices = tuple(sorted(int(p.positions[i]) for i in best))
     objective = objective_value(pool, list(indices), terms)
     upper = max(upper, objective)
@@ -360,6 +348,7 @@ def solve(
         p.n_fit,
         n,
         p.k_max,
+        enumerated=found is not None,
     )
 
 
