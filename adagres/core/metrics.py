@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 from ..errors import InputError
 from . import validate as v
 from .arrays import FloatArray
-from .ngrams import REPEAT_NGRAM, repeated_share
+from .ngrams import repeated_share
 from .packing import Passage, sentences
 from .prepared import PreparedPool, unit_chunks
 from .result import Selection
@@ -31,7 +31,6 @@ __all__ = [
     "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_answer",
-    "repeated_text",
 ]
 
 #: Cosine at or above which two chunks count as near-duplicates.
@@ -110,19 +109,6 @@ def iou(selected: Iterable[Hashable], gold: Iterable[Hashable]) -> float:
     s, g = set(selected), set(gold)
     union = s | g
     return len(s & g) / len(union) if union else 1.0
-
-
-def repeated_text(texts: Sequence[str], n: int = REPEAT_NGRAM) -> float:
-    """The share of a context's words that repeat text already in it, the chunks' ``texts``
-    in pick order: lower-cased word tokens; a word counts as repeated if it lies in a word
-    ``n``-gram (8 by default) that already occurred earlier in the context
-    (:func:`adagres.core.ngrams.repeated_share`). What a reader pays for twice, where mean
-    pairwise cosine also counts chunks on one topic that carry different facts.
-
-    >>> repeated_text(["Take 200 mg twice a day with food.", "Take 200 mg twice a day with food."])
-    0.5
-    """
-    return repeated_share(texts, n)
 
 
 def near_duplicate_pairs(
@@ -230,7 +216,9 @@ def evaluate(
     give whether any answer occurs in the selected text. Redundancy is the mean
     and max cosine over pairs inside the selection (0 with fewer than two chunks);
     ``repeated_text`` (with ``texts``) is the share of the selected words that repeat a word
-    8-gram already in the context (:func:`repeated_text`, picks in pick order; where
+    8-gram already in the context, what a reader pays for twice where mean pairwise cosine
+    also counts chunks on one topic that carry different facts
+    (:func:`adagres.core.ngrams.repeated_share`, picks in pick order; where
     overlap-aware packing stitched picks, the context is its passages, each once).
     ``near_duplicates`` counts the pairs of picks at cosine ≥ ``near_duplicate`` that the
     context holds as two texts: two picks stitched into one passage are one text.
@@ -300,7 +288,7 @@ def evaluate(
         recall=recall,
         precision=precision,
         answer_found=found,
-        repeated_text=None if context is None else repeated_text(context),
+        repeated_text=None if context is None else repeated_share(context),
     )
 
 
