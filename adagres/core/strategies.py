@@ -19,8 +19,9 @@ proven optimum (``proves_optimum``). Adding a strategy is adding an entry here (
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from ..errors import InputError
 from . import classic, variants
@@ -157,113 +158,99 @@ def adagres(
     return select_prepared(pool, budget, settings, trace=trace, texts=inputs.texts)
 
 
-class Registry(Mapping[str, Strategy]):
-    """The strategies by name, in the order they were registered (read-only but for
-    :func:`register`)."""
-
-    def __init__(self, *entries: Strategy) -> None:
-        self.entries = {e.name: e for e in entries}
-
-    def __getitem__(self, name: str) -> Strategy:
-        return self.entries[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.entries)
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    def __repr__(self) -> str:
-        return f"STRATEGIES({', '.join(self.entries)})"
-
-
-#: Every strategy by name, as the CLI, the app and the evaluation offer them.
-STRATEGIES = Registry(
-    Strategy(
-        name="adagres",
-        family="adagres",
-        fn=adagres,
-        description="AdaGReS, the paper's method",
-        score="α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
-        label="AdaGReS",
-        short="AdaGReS",
-        in_sweeps=True,
-    ),
-    Strategy(
-        name="topk_same_k",
-        family="baseline",
-        fn=classic.topk_same_k,
-        description="relevance order, k = the AdaGReS selection's size",
-        score="relevance",
-        label="top-k, AdaGReS's k",
-        short="AdaGReS's k",
-        in_sweeps=True,
-        options=classic.SameK,
-        reference="adagres",
-    ),
-    Strategy(
-        name="topk_budget",
-        family="baseline",
-        fn=classic.topk_budget,
-        description="relevance order, skipping chunks that do not fit, until nothing fits",
-        score="relevance",
-        label="top-k until the budget",
-        short="fill budget",
-        in_sweeps=True,
-    ),
-    Strategy(
-        name="mmr",
-        family="baseline",
-        fn=classic.mmr,
-        description="maximal marginal relevance, until nothing fits",
-        score="λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
-        label="maximal marginal relevance",
-        short="marginal relevance",
-        in_sweeps=True,
-    ),
-    Strategy(
-        name="reference_code",
-        family="baseline",
-        fn=classic.reference_code,
-        description="the authors' released code: k = ⌊T / mean characters⌋ picks",
-        score="α·relevance − β·Σ cos to the picks (their β, k picks)",
-        label="the authors' code",
-        short="authors'",
-        options=classic.ReferenceCodeOptions,
-        needs_texts=True,
-    ),
-    Strategy(
-        name="orthogonal",
-        family="variant",
-        fn=variants.orthogonal,
-        description="redundancy beyond shared relevance to the query",
-        score="α·relevance − λ·Σ cos beyond the query to the picks",
-        label="redundancy beyond shared relevance",
-        short="beyond query",
-        # it fills the budget with the derived λ, with the guard and packing it had as the
-        # recommended preset (before the preset search chose top-k with them)
-        tuned=Settings(
-            policy="fill", formula="derived", duplicate_guard=NEAR_DUPLICATE_GUARD, packing=True
+ENTRIES = {
+    entry.name: entry
+    for entry in (
+        Strategy(
+            name="adagres",
+            family="adagres",
+            fn=adagres,
+            description="AdaGReS, the paper's method",
+            score="α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
+            label="AdaGReS",
+            short="AdaGReS",
+            in_sweeps=True,
         ),
-    ),
-    Strategy(
-        name="near_duplicates",
-        family="variant",
-        fn=variants.near_duplicates,
-        description="only near-copies penalised, steeply; fills the budget",
-        score="α·relevance − 5·Σ (cos − 0.85)⁺ to the picks",
-        label="only near-copies penalised",
-    ),
-    Strategy(
-        name="coverage",
-        family="variant",
-        fn=variants.coverage,
-        description="budgeted facility location: relevance plus coverage",
-        score="relevance + coverage it adds (its coverage alone − what the picks cover already)",
-        label="budgeted facility location",
-        short="facility loc.",
-    ),
-)
+        Strategy(
+            name="topk_same_k",
+            family="baseline",
+            fn=classic.topk_same_k,
+            description="relevance order, k = the AdaGReS selection's size",
+            score="relevance",
+            label="top-k, AdaGReS's k",
+            short="AdaGReS's k",
+            in_sweeps=True,
+            options=classic.SameK,
+            reference="adagres",
+        ),
+        Strategy(
+            name="topk_budget",
+            family="baseline",
+            fn=classic.topk_budget,
+            description="relevance order, skipping chunks that do not fit, until nothing fits",
+            score="relevance",
+            label="top-k until the budget",
+            short="fill budget",
+            in_sweeps=True,
+        ),
+        Strategy(
+            name="mmr",
+            family="baseline",
+            fn=classic.mmr,
+            description="maximal marginal relevance, until nothing fits",
+            score="λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
+            label="maximal marginal relevance",
+            short="marginal relevance",
+            in_sweeps=True,
+        ),
+        Strategy(
+            name="reference_code",
+            family="baseline",
+            fn=classic.reference_code,
+            description="the authors' released code: k = ⌊T / mean characters⌋ picks",
+            score="α·relevance − β·Σ cos to the picks (their β, k picks)",
+            label="the authors' code",
+            short="authors'",
+            options=classic.ReferenceCodeOptions,
+            needs_texts=True,
+        ),
+        Strategy(
+            name="orthogonal",
+            family="variant",
+            fn=variants.orthogonal,
+            description="redundancy beyond shared relevance to the query",
+            score="α·relevance − λ·Σ cos beyond the query to the picks",
+            label="redundancy beyond shared relevance",
+            short="beyond query",
+            # it fills the budget with the derived λ, with the guard and packing it had as the
+            # recommended preset (before the preset search chose top-k with them)
+            tuned=Settings(
+                policy="fill", formula="derived", duplicate_guard=NEAR_DUPLICATE_GUARD, packing=True
+            ),
+        ),
+        Strategy(
+            name="near_duplicates",
+            family="variant",
+            fn=variants.near_duplicates,
+            description="only near-copies penalised, steeply; fills the budget",
+            score="α·relevance − 5·Σ (cos − 0.85)⁺ to the picks",
+            label="only near-copies penalised",
+        ),
+        Strategy(
+            name="coverage",
+            family="variant",
+            fn=variants.coverage,
+            description="budgeted facility location: relevance plus coverage",
+            score="relevance + coverage it adds "
+            "(its coverage alone − what the picks cover already)",
+            label="budgeted facility location",
+            short="facility loc.",
+        ),
+    )
+}
+#: Every strategy by name, in the order they were registered, as the CLI, the app and the
+#: evaluation offer them (read-only: :func:`register` adds one).
+STRATEGIES: Mapping[str, Strategy] = MappingProxyType(ENTRIES)
 
 #: The paper's method: the strategy every other is compared with, and the one whose run
 #: gives ``topk_same_k`` its size.
@@ -283,14 +270,13 @@ def register(entry: Strategy, *, before: str | None = None) -> None:
     """Add ``entry`` (an optional package's strategy), at the end or just ``before`` the
     strategy of that name (the order the CLI, the app and the colours follow); a name taken
     already is refused."""
-    entries = STRATEGIES.entries
-    if entry.name in entries:
+    if entry.name in ENTRIES:
         raise InputError(f"strategy {entry.name!r} is registered already")
-    items = list(entries.items())
-    at = [name for name, _ in items].index(before) if before in entries else len(items)
+    items = list(ENTRIES.items())
+    at = list(ENTRIES).index(before) if before in ENTRIES else len(items)
     items.insert(at, (entry.name, entry))
-    entries.clear()
-    entries.update(items)
+    ENTRIES.clear()
+    ENTRIES.update(items)
 
 
 def strategy(name: str) -> Strategy:
