@@ -454,9 +454,7 @@ class Loop:
         if rule.engine is not None:
             self.engine = rule.engine(pool, self.penalty, trace)
         elif terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
-            self.engine = Shortlist(
-                pool, terms.lam, terms.alpha, rule.score == "ratio", self.penalty
-            )
+            self.engine = Shortlist(pool, terms, rule.score == "ratio", self.penalty)
         elif rule.score == "gain":
             self.engine = Gains(pool, terms, trace)
         else:

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from .arrays import FloatArray, frozen
 from .engine import NEG, NO_PICK, Pick, Rows, accumulate_rows, top_two
 from .prepared import PreparedPool
+from .records import Terms
 
 __all__ = ["SHORTLIST_MIN_CHUNKS", "Shortlist", "shortlist_size"]
 
@@ -45,10 +46,8 @@ class Shortlist:
     others. After :meth:`best`, ``pos`` is the winner's place in the shortlist.
     """
 
-    def __init__(
-        self, pool: PreparedPool, lam: float, alpha: float, ratio: bool, penalty: FloatArray
-    ) -> None:
-        chunks = pool.chunks
+    def __init__(self, pool: PreparedPool, terms: Terms, ratio: bool, penalty: FloatArray) -> None:
+        chunks, lam, alpha = pool.chunks, terms.lam, terms.alpha
         self.relevance_term = alpha * pool.relevance
         dtype = chunks.dtype
         self.chunks, self.penalty, self.ratio = chunks, penalty, ratio
