@@ -237,14 +237,14 @@ class Verdict:
     kind: VerdictKind
     step: int | None
     tokens: int
-    tokens_left: int | None
-    relevance_term: float | None
-    redundancy_term: float | None
-    gain: float | None
-    runner_up: int | None
-    runner_up_gain: float | None
-    history: tuple[GainAtStep, ...]
-    redundancy_sources: tuple[tuple[int, float], ...]
+    tokens_left: int | None = None
+    relevance_term: float | None = None
+    redundancy_term: float | None = None
+    gain: float | None = None
+    runner_up: int | None = None
+    runner_up_gain: float | None = None
+    history: tuple[GainAtStep, ...] = ()
+    redundancy_sources: tuple[tuple[int, float], ...] = ()
     scoring: Scoring | None = None
     score: float | None = None
     score_relevance: float | None = None

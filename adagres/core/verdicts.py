@@ -20,6 +20,7 @@ the step record holds all the numbers, in the terms of the rule that made the se
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -154,53 +155,40 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
     """The verdict of the chunk at pool position ``i``, with its history and sources."""
     found = selection.fates
     kind, number = KINDS[int(found.kind[i])], int(found.step[i])
-    steps = selection.steps
-    tokens = int(selection.token_counts[i])
-    history = history_of(steps, i)
-    s = steps[number - 1]
+    s = selection.steps[number - 1]
     fill_from = found.fill_from
     if fill_from is not None and number < fill_from:
         fill_from = None
+    verdict = functools.partial(
+        Verdict,
+        chunk=i,
+        kind=kind,
+        step=number,
+        tokens=int(selection.token_counts[i]),
+        history=history_of(selection.steps, i),
+        scoring=selection.scoring,
+    )
     if kind is VerdictKind.SELECTED:
-        sources = redundancy_sources(selection, i, number - 1)
-        return Verdict(
-            i,
-            kind,
-            number,
-            tokens,
-            s.tokens_available,
-            s.relevance_term,
-            s.redundancy_term,
-            s.gain,
-            s.runner_up,
-            s.runner_up_gain,
-            history,
-            sources,
-            selection.scoring,
-            s.score,
-            s.score_relevance,
-            s.score_redundancy,
-            fill_from=fill_from,
+        return verdict(
+            tokens_left=s.tokens_available,
+            relevance_term=s.relevance_term,
+            redundancy_term=s.redundancy_term,
+            gain=s.gain,
+            runner_up=s.runner_up,
+            runner_up_gain=s.runner_up_gain,
             runner_up_score=s.runner_up_score,
+            redundancy_sources=redundancy_sources(selection, i, number - 1),
+            score=s.score,
+            score_relevance=s.score_relevance,
+            score_redundancy=s.score_redundancy,
+            fill_from=fill_from,
             left_out=left_out_of(selection, i),
         )
     relevance_term = float(selection.alpha * selection.relevance[i])
     if kind is VerdictKind.DUPLICATE:
         d = next(d for d in selection.duplicates if d.chunk == i)
-        return Verdict(
-            i,
-            kind,
-            number,
-            tokens,
-            None,
-            relevance_term,
-            None,
-            None,
-            None,
-            None,
-            history,
-            (),
-            selection.scoring,
+        return verdict(
+            relevance_term=relevance_term,
             duplicate_of=d.of,
             duplicate_cosine=d.cosine,
             duplicate_shared_text=d.shared_text,
@@ -209,40 +197,27 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
     c = s.candidates
     numbers: tuple[float | None, ...] = (None, None, None, None)
     if c is not None:
-        numbers = (
-            float(c.gain[i]),
-            float(c.score[i]),
-            float(c.score_relevance[i]),
-            float(c.score_redundancy[i]),
+        numbers = tuple(
+            float(a[i]) for a in (c.gain, c.score, c.score_relevance, c.score_redundancy)
         )
     gain, score, score_relevance, score_redundancy = numbers
-    redundancy_term = None if gain is None else relevance_term - gain
     lost_to, lost_to_score = None, None
     if kind is VerdictKind.OUTSCORED and c is not None:
         lost_to, lost_to_score = leader(selection, s, c)
         if lost_to == i:
             lost_to, lost_to_score = None, None
-    sources = redundancy_sources(selection, i, min(number - 1, selection.size))
-    return Verdict(
-        i,
-        kind,
-        number,
-        tokens,
-        s.tokens_available,
-        relevance_term,
-        redundancy_term,
-        gain,
-        None,
-        None,
-        history,
-        sources,
-        selection.scoring,
-        score,
-        score_relevance,
-        score_redundancy,
-        lost_to,
-        lost_to_score,
-        fill_from,
+    return verdict(
+        tokens_left=s.tokens_available,
+        relevance_term=relevance_term,
+        redundancy_term=None if gain is None else relevance_term - gain,
+        gain=gain,
+        redundancy_sources=redundancy_sources(selection, i, min(number - 1, selection.size)),
+        score=score,
+        score_relevance=score_relevance,
+        score_redundancy=score_redundancy,
+        winner=lost_to,
+        winner_score=lost_to_score,
+        fill_from=fill_from,
     )
 
 
