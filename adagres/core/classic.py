@@ -8,6 +8,7 @@ gains compare across strategies, while ``step.score`` holds what each rule maxim
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +17,6 @@ from ..errors import InputError
 from .calibration import FALLBACK_LAM
 from .loop import Rule, Terms, scoring_of
 from .prepared import PreparedPool
-from .records import Scoring
 from .result import Selection
 from .selection import greedy, greedy_selection, resolve_terms, select_prepared
 from .settings import RunInputs, Settings
@@ -108,16 +108,8 @@ def reference_code(
     )
     own_terms = Terms(lam=beta, alpha=settings.alpha, tau=None)
     own = greedy(pool, budget, own_terms, rule, trace, guard_of(pool, settings, inputs))
-    scoring = scoring_of(rule, own_terms)
-    scoring = Scoring(
-        relevance=scoring.relevance,
-        redundancy=scoring.redundancy.replace("λ", "β"),
-        similarity="cos",
-        floor=None,
-        per_token=False,
-        competes=scoring.competes,
-        stops_nonpositive=False,
-    )
+    scoring = scoring_of(rule, own_terms)  # the gain at their β, with no floor and no stop
+    scoring = dataclasses.replace(scoring, redundancy=scoring.redundancy.replace("λ", "β"))
     return rescored(
         "reference_code",
         pool,
