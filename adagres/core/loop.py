@@ -163,7 +163,7 @@ class PackedFit:
         packer = self.packer
         over = ~self.gone & (packer.cost > left)
         for i in np.flatnonzero(over).tolist():
-            if i not in packer.passage_of and packer.stale(i):
+            if i not in packer.passage_of and packer.dirty[i]:  # a pick may have changed it
                 over[i] = packer.exact(i) > left
         gone = np.flatnonzero(over)
         self.gone[gone] = True
@@ -534,7 +534,7 @@ class Loop:
         packer, step = self.packer, len(self.picks) + 1
         if self.guard is not None and self.guard.rejects(winner):
             pass
-        elif packer is not None and packer.adds_nothing(winner) is not None:
+        elif packer is not None and packer.plan(winner).holder is not None:  # adds no word
             packer.drop_duplicate(winner, step)
         elif (
             packer is not None

@@ -282,10 +282,6 @@ class Packer:
 
     # -- what a chunk would cost -------------------------------------------------------
 
-    def stale(self, chunk: int) -> bool:
-        """Whether a pick since ``chunk`` was last counted may have changed its cost."""
-        return bool(self.dirty[chunk])
-
     def exact(self, chunk: int) -> int:
         """What ``chunk`` costs now (a change is in effect from the step being decided)."""
         plan = self.plan(chunk)
@@ -293,10 +289,6 @@ class Packer:
             self.cost[chunk] = plan.charge
             self.changes.append((len(self.passage_of), chunk, plan.charge))
         return plan.charge
-
-    def adds_nothing(self, chunk: int) -> int | None:
-        """The pick that holds ``chunk``'s text, if taking it now would add no word."""
-        return self.plan(chunk).holder
 
     def plan(self, chunk: int) -> _Plan:
         """What taking ``chunk`` now would do (counted again only once it is dirty)."""

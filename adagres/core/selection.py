@@ -64,7 +64,7 @@ def greedy(
     """
     packer = packer_for(pool.spans, packing, pool.tokens, pool.similarities)
     if guard is not None and packer is not None:  # stitched, not duplicates (core.guard)
-        guard.spare_overlaps(packer.stitches)
+        guard.stitched = packer.stitches
     loop = Loop(pool, budget, terms, rule, trace, guard, packer)  # 1. used = 0, S = ∅, R = 0
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)
