@@ -327,9 +327,7 @@ class Scores:
             np.multiply(self.max_sim, self.lambda_mmr - 1.0, out=self.work)
             self.work += self.mmr_relevance
             return self.work
-        if kind == "gain":
-            return self.gain
-        return self.relevance
+        return self.relevance  # "relevance" (the gain is scored by Gains)
 
     def best(self) -> Pick:
         self.score_now = score = self.score()
@@ -355,8 +353,6 @@ class Scores:
             return self.relevance_term / self.per_token.astype(np.float64)
         if kind == "mmr":
             return self.mmr_relevance
-        if kind == "gain":
-            return self.relevance_term
         return self.relevance
 
     def dropped(self, gone: NDArray[np.intp]) -> None:
