@@ -143,17 +143,9 @@ class PreparedPool:
         if count >= self.n_chunks:
             return self
         keep = np.sort(np.argsort(-self.relevance, kind="stable")[:count])
-        chunks = self.chunks[keep]
-        column_sum, squares = column_sum_and_squares(chunks)
+        pool = build(self.chunks[keep], self.query, self.tokens[keep])
         # Relevance is sliced, not recomputed: a product over fewer rows may round differently.
-        return PreparedPool(
-            chunks=frozen(chunks),
-            query=self.query,
-            tokens=frozen(self.tokens[keep]),
-            relevance=frozen(self.relevance[keep]),
-            column_sum=frozen(column_sum),
-            squares=squares,
-        )
+        return dataclasses.replace(pool, relevance=frozen(self.relevance[keep]))
 
 
 def pair_mean(column_sum: NDArray[np.float64], squares: float, n: int) -> float:
