@@ -184,8 +184,7 @@ def search(
             return Search(best, value, max(value + slack(value), *open_bounds), nodes, False)
         if dive is None:
             dive = heapq.heappop(heap)[2]
-        chosen, open_, gain, f = dive.chosen, dive.open_chunks, dive.gain, dive.value
-        left, warm, d, n_shift, parent = dive.left, dive.warm, dive.shift, dive.n_shift, dive.bound
+        chosen, open_, gain, f, left, warm, d, n_shift, parent = dive
         dive = None
         tol = max(ABS_TOL, rel_gap * abs(value))
         if parent <= value + tol:
