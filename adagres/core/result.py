@@ -7,6 +7,7 @@ on first access.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -93,9 +94,8 @@ class Selection:
     @property
     def source_similarity(self) -> NDArray[np.float64] | None:
         """For each pick, the similarity to every chunk that the rule's redundancy reads."""
-        if self.penalty_similarity is not None:
-            return self.penalty_similarity
-        return self.pick_similarity
+        own = self.penalty_similarity
+        return own if own is not None else self.pick_similarity
 
     @property
     def n_chunks(self) -> int:
@@ -138,12 +138,7 @@ class Selection:
     @property
     def positive_steps(self) -> int:
         """Number of leading picks whose gain was > 0 (where ``fill`` kept going after)."""
-        count = 0
-        for step in self.steps:
-            if not (step.accepted and step.positive):
-                break
-            count += 1
-        return count
+        return sum(1 for _ in itertools.takewhile(lambda s: s.accepted and s.positive, self.steps))
 
     @property
     def traced(self) -> bool:

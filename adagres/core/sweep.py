@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AdagresError, InputError
 from . import validate as v
-from .arrays import FloatArray, frozen
+from .arrays import frozen
 from .baselines import run_prepared
 from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
@@ -95,14 +95,6 @@ def default_lams(
     return np.unique(np.concatenate([grid, np.asarray(extra, dtype=np.float64)]))
 
 
-def _pair_sum(unit_chunks: FloatArray, picks: Sequence[int]) -> float:
-    if len(picks) < 2:
-        return 0.0
-    sub = unit_chunks[list(picks)]
-    gram = (sub @ sub.T).astype(np.float64)
-    return float(np.triu(gram, k=1).sum())
-
-
 def lam_sweep(
     query_embedding: ArrayLike,
     chunk_embeddings: ArrayLike,
@@ -157,7 +149,8 @@ def lam_sweep_prepared(
     for done, lam in enumerate(grid, start=1):
         s = select_prepared(pool, budget, settings.replace(lam=float(lam)), trace=False)
         k = s.size
-        pair_sum = _pair_sum(pool.chunks, s.indices)
+        sub = pool.chunks[list(s.indices)]  # Σ_{i<j} s_ij over the picks
+        pair_sum = float(np.triu((sub @ sub.T).astype(np.float64), k=1).sum()) if k >= 2 else 0.0
         columns["F"].append(s.objective)
         columns["rel"].append(float(s.relevance[list(s.indices)].sum()) if k else 0.0)
         columns["red"].append(pair_sum)

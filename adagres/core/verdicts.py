@@ -143,12 +143,10 @@ def fates(selection: Selection) -> Fates:
 
 def fill_start(selection: Selection) -> int | None:
     """The first accepted step of a ``fill`` rule whose score was ≤ 0."""
-    if not selection.scoring.fills:
-        return None
-    for s in selection.steps:
-        if s.accepted and s.score is not None and s.score <= 0:
-            return s.number
-    return None
+    nonpositive = (
+        s.number for s in selection.steps if s.accepted and s.score is not None and s.score <= 0
+    )
+    return next(nonpositive, None) if selection.scoring.fills else None
 
 
 def verdict_of(selection: Selection, i: int) -> Verdict:
