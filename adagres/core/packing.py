@@ -310,30 +310,23 @@ class Packer:
         text, ell = self.texts[chunk], int(self.tokens[chunk])
         start = int(self.start[chunk])
         absorbed = self.overlapping(chunk)
-        if absorbed:
-            parts = [self.passages[p] for p in absorbed]
-            begin = min(start, *(p.start for p in parts))
-            pieces_ = sorted([(p.start, p.source_text) for p in parts] + [(start, text)])
-            union = pieces_[0][1]
-            for at, piece in pieces_[1:]:
-                stitched = stitch(begin, union, at, piece)
-                assert stitched is not None  # overlapping() keeps only agreeing passages
-                union = stitched
-            covered = [(p.start - begin, p.start - begin + len(p.source_text)) for p in parts]
-            omissions = [
-                o._replace(start=o.start + p.start - begin, end=o.end + p.start - begin)
-                for p in parts
-                for o in p.omissions
-            ]
-            members = tuple(
-                sorted(
-                    {*(m for p in parts for m in p.members), chunk},
-                    key=lambda m: (int(self.start[m]), m),
-                )
-            )
-            paid = sum(p.tokens for p in parts)
-        else:
-            begin, union, covered, omissions, members, paid = start, text, [], [], (chunk,), 0
+        parts = [self.passages[p] for p in absorbed]  # none: a passage of its own
+        begin = min([start, *(p.start for p in parts)])
+        pieces_ = sorted([(p.start, p.source_text) for p in parts] + [(start, text)])
+        union = pieces_[0][1]
+        for at, piece in pieces_[1:]:
+            stitched = stitch(begin, union, at, piece)
+            assert stitched is not None  # overlapping() keeps only agreeing passages
+            union = stitched
+        covered = [(p.start - begin, p.start - begin + len(p.source_text)) for p in parts]
+        omissions = [
+            o._replace(start=o.start + p.start - begin, end=o.end + p.start - begin)
+            for p in parts
+            for o in p.omissions
+        ]
+        joined = {*(m for p in parts for m in p.members), chunk}
+        members = tuple(sorted(joined, key=lambda m: (int(self.start[m]), m)))
+        paid = sum(p.tokens for p in parts)
         offset = start - begin
         gaps = _gaps(offset, offset + len(text), covered)  # what the chunk adds, in union
         new: list[Omission] = []
