@@ -200,31 +200,21 @@ class Selection:
             return out
 
         def verdict_dict(verdict: Verdict) -> dict[str, object]:
+            numbers = ("step", "tokens", "tokens_left", "gain", "relevance_term", "redundancy_term")
             return {
                 "chunk": name(verdict.chunk),
                 "verdict": verdict.kind.value,
-                "step": verdict.step,
-                "tokens": verdict.tokens,
-                "tokens_left": verdict.tokens_left,
-                "gain": verdict.gain,
-                "relevance_term": verdict.relevance_term,
-                "redundancy_term": verdict.redundancy_term,
+                **{k: getattr(verdict, k) for k in numbers},
                 "summary": verdict.summary(ids),
             }
 
+        as_is = ("tokens_used", "budget", "budget_use", "objective", "lam", "alpha")
         out = {
             "strategy": self.strategy,
             "policy": self.policy,
             "selected": [name(i) for i in self.indices],
             "stop_reason": self.stop_reason.value,
-            "tokens_used": self.tokens_used,
-            "budget": self.budget,
-            "budget_use": self.budget_use,
-            "objective": self.objective,
-            "lam": self.lam,
-            "alpha": self.alpha,
-            "redundancy_floor": self.redundancy_floor,
-            "note": self.note,
+            **{k: getattr(self, k) for k in (*as_is, "redundancy_floor", "note")},
             "params": dict(self.params),
             "settings": None if self.settings is None else self.settings.as_dict(),
             "calibration": None if self.calibration is None else asdict(self.calibration),
