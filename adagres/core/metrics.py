@@ -18,7 +18,7 @@ from ..errors import InputError
 from . import validate as v
 from .arrays import FloatArray
 from .ngrams import repeated_share
-from .packing import Passage, sentences
+from .packing import sentences
 from .prepared import PreparedPool, unit_chunks
 from .result import Selection
 
@@ -271,7 +271,14 @@ def evaluate(
             raise InputError("answers: checking answers needs the chunk texts (texts=...)")
         assert context is not None
         found = answer_found(answers, "\n".join(context))
-    pairs = _apart(near_duplicate_pairs(chunks, picks, near_duplicate), selection.passages)
+    # the pairs the context holds as two texts: two picks that overlap-aware packing
+    # stitched into one passage are one text, its words once, not a pair
+    passage_of = {i: k for k, passage in enumerate(selection.passages) for i in passage.chunks}
+    pairs = [
+        (i, j)
+        for i, j, _ in near_duplicate_pairs(chunks, picks, near_duplicate)
+        if i not in passage_of or passage_of[i] != passage_of.get(j)
+    ]
     return Metrics(
         strategy=selection.strategy,
         size=len(picks),
@@ -290,14 +297,3 @@ def evaluate(
         answer_found=found,
         repeated_text=None if context is None else repeated_share(context),
     )
-
-
-def _apart(
-    pairs: list[tuple[int, int, float]], passages: Sequence[Passage]
-) -> list[tuple[int, int, float]]:
-    """The ``pairs`` of picks the context holds as two texts: two picks that overlap-aware
-    packing stitched into one passage are one text, its words once, not a pair."""
-    passage_of = {chunk: k for k, passage in enumerate(passages) for chunk in passage.chunks}
-    return [
-        (i, j, c) for i, j, c in pairs if i not in passage_of or passage_of[i] != passage_of.get(j)
-    ]

@@ -180,7 +180,9 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
             score_relevance=s.score_relevance,
             score_redundancy=s.score_redundancy,
             fill_from=fill_from,
-            left_out=left_out_of(selection, i),
+            left_out=tuple(  # (holder, sentence): what packing left out of its text
+                (o.holder, o.text) for p in selection.passages for o in p.omissions if o.chunk == i
+            ),
         )
     relevance_term = float(selection.alpha * selection.relevance[i])
     if kind is VerdictKind.DUPLICATE:
@@ -216,14 +218,6 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
         winner=lost_to,
         winner_score=lost_to_score,
         fill_from=fill_from,
-    )
-
-
-def left_out_of(selection: Selection, i: int) -> tuple[tuple[int, str], ...]:
-    """(holder, sentence) of each sentence packing left out of pick i's text, the context
-    already holding it (the pick ``holder`` put it there)."""
-    return tuple(
-        (o.holder, o.text) for p in selection.passages for o in p.omissions if o.chunk == i
     )
 
 
