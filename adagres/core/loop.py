@@ -411,17 +411,13 @@ class Run(NamedTuple):
 
 
 class Loop:
-    """The state of one greedy run, with one method per SPEC step.
+    """The state of one greedy run, with one method per SPEC step; its engine scores.
 
     Gains are kept in the embeddings' precision (float32 embeddings: float32 gains, as their
     products already are); records and F are read out as Python floats. ``penalty`` is 0
     for the chunks that compete at this step and -inf for the others, so one addition masks
-    the scores. The scores come from an engine of :mod:`adagres.core.loop`:
-    :class:`~adagres.core.loop.Gains` (AdaGReS, one product per pick),
-    :class:`~adagres.core.loop.Scores` (the other scores) or, for large pools with τ off,
-    :class:`~adagres.core.shortlist.Shortlist` (a few full products per run). The traced and
-    the fast path make the same decisions with the same arithmetic; tracing only keeps
-    each step's numbers, and the per-candidate records are built once, in :meth:`finish`.
+    the scores. Tracing only keeps each step's numbers: the per-candidate records are built
+    once, in :meth:`finish`.
     """
 
     def __init__(

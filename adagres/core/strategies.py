@@ -1,14 +1,9 @@
 """Every strategy by name: the one registry the library, the CLI, the evaluation, the presets
 and the app read.
 
-A :class:`Strategy` holds a strategy's name, its family, a one-line description, the
-statement of its score, the function that runs it,
-``fn(pool, budget, settings, trace, inputs) -> Selection``, and what callers need to know
-of it without testing its name: the type of its own options (``options``: ``k`` for
-``topk_same_k``, the exact solver's limits), the strategy whose run it takes its size from
-(``reference``), what the app says while it runs (``working``) and whether its F is the
-proven optimum (``proves_optimum``). Adding a strategy is adding an entry here (or calling
-:func:`register` from an optional package: :mod:`adagres.optimum` registers ``exact``).
+A :class:`Strategy` carries what callers need to know of a strategy without testing its
+name. Adding a strategy is adding an entry here (or calling :func:`register` from an
+optional package: :mod:`adagres.optimum` registers ``exact``).
 
 >>> STRATEGIES["orthogonal"].score
 'α·relevance − λ·Σ cos beyond the query to the picks'
