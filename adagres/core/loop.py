@@ -461,9 +461,8 @@ class Loop:
         left = self.budget - self.used
         if self.check_fit and left < self.fit.largest:  # most steps change nothing
             gone = self.fit.shrink(left)
-            if self.mask_unfit and len(gone):
-                self.penalty[gone] = -np.inf
-                self.engine.dropped(gone)
+            if self.mask_unfit:
+                self.drop(gone)
 
     def best(self) -> Pick:
         """SPEC step 4: the competing chunk with the largest score and the runner-up.
@@ -542,8 +541,8 @@ class Loop:
         return True
 
     def drop(self, gone: NDArray[np.intp]) -> None:
-        """The chunks ``gone`` stop being eligible, for good (a duplicate of a pick, or a
-        chunk inside a passage already taken)."""
+        """The chunks ``gone`` stop being eligible, for good (they no longer fit, duplicate a
+        pick, or lie inside a passage already taken)."""
         if len(gone):
             self.penalty[gone] = -np.inf
             self.engine.dropped(gone)
