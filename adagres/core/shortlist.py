@@ -86,8 +86,7 @@ class Shortlist:
         masked = scores + self.penalty
         competing = int(np.count_nonzero(masked > NEG))
         if competing <= self.size:
-            whole = competing == self.n
-            index = np.arange(self.n) if whole else np.flatnonzero(masked > NEG)
+            index = np.arange(self.n) if competing == self.n else np.flatnonzero(masked > NEG)
             self.outside = NEG
         else:
             cut = self.n - self.size
@@ -204,9 +203,7 @@ class Shortlist:
         else:
             steps = [self.trace_step()]
             gains = final[None]
-        scores = None
-        if self.ratio:
-            scores = gains / self.per_token.astype(np.float64)
+        scores = gains / self.per_token.astype(np.float64) if self.ratio else None
         for row, (index, gain, score) in enumerate(steps):
             gains[row, index] = gain
             if scores is not None:
