@@ -133,18 +133,16 @@ def search(
 ) -> Search:
     """Branch and bound from the incumbent ``start`` (F = ``value``), best bound first.
 
-    A node is (S in, U open, gains g_i = a_i − Σ_{j∈S} w_ij on U, F(S), tokens left, warm
-    start, the diagonal shift d on U, |U| when d was set, an upper bound on its subtree). The branch
-    chunk is the one the relaxation values most; the search dives into "in" when its relaxed
-    value is ≥ ½ (else "out") and queues the other child by its bound; when a dive ends, the
-    queued node with the largest bound is next, so the largest open bound (the proven upper
-    bound when the time or the node limit stops it) keeps falling while dives find
-    incumbents. The relaxation uses W − N (the root's pair multipliers; N_U ≥ 0 on any U)
-    with the shift d, lowered (:func:`reshift`) when U has shrunk by 40 % (λ_min of a
-    principal submatrix is never lower, so the relaxation only tightens). Returns the best
-    set, its F, an upper bound on the optimum (F itself when an exact search finished; F +
-    rel_gap·|F| when a search with a relative gap did, since it cut nodes that could beat F
-    by that much), the node count and whether the search finished (not stopped by a limit).
+    The branch chunk (of a :class:`Node`, gains g_i = a_i − Σ_{j∈S} w_ij on U) is the one
+    the relaxation values most; the search dives into "in" when its relaxed value is ≥ ½
+    (else "out") and queues the other child by its bound; when a dive ends, the queued node
+    with the largest bound is next, so the largest open bound (the proven upper bound when
+    a limit stops it) keeps falling while dives find incumbents. The relaxation uses W − N
+    (the root's pair multipliers; N_U ≥ 0 on any U) with the shift d, lowered
+    (:func:`reshift`) when U has shrunk by 40 % (λ_min of a principal submatrix is never
+    lower, so the relaxation only tightens). The :class:`Search` upper bound is F itself
+    when an exact search finished, F + rel_gap·|F| when a search with a relative gap did
+    (it cut nodes that could beat F by that much).
     """
     w, tok = p.weights, p.tokens
     tok_f = tok.astype(np.float64)
