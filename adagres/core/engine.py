@@ -1,10 +1,8 @@
 """The protocol between the greedy loop and a score: what an engine answers at each step.
 
-An engine scores the pool for one rule (:mod:`adagres.core.loop` holds AdaGReS's
-:class:`~adagres.core.loop.Gains` and the baselines' :class:`~adagres.core.loop.Scores`;
-:class:`~adagres.core.shortlist.Shortlist` scores large pools, the coverage variant has its
-own). At each step it answers with a :class:`Pick`, the named numbers the loop decides with
-and records as they are.
+An engine scores the pool for one rule (:mod:`adagres.core.loop` names them; the coverage
+variant has its own). At each step it answers with a :class:`Pick`, the named numbers the
+loop decides with and records as they are.
 """
 
 from __future__ import annotations
