@@ -222,23 +222,20 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
 
 
 def history_of(steps: tuple[Step, ...], i: int) -> tuple[GainAtStep, ...]:
-    rows = []
-    for s in steps:
-        c = s.candidates
-        if c is None or not c.in_play[i]:
-            continue
-        rows.append(
-            GainAtStep(
-                s.number,
-                float(c.gain[i]),
-                float(c.score[i]),
-                bool(c.eligible[i]),
-                s.winner,
-                s.gain,
-                s.score,
-            )
+    """Chunk i's gain and score against the winner's at each step it was in play."""
+    return tuple(
+        GainAtStep(
+            step=s.number,
+            gain=float(c.gain[i]),
+            score=float(c.score[i]),
+            eligible=bool(c.eligible[i]),
+            winner=s.winner,
+            winner_gain=s.gain,
+            winner_score=s.score,
         )
-    return tuple(rows)
+        for s in steps
+        if (c := s.candidates) is not None and c.in_play[i]
+    )
 
 
 def redundancy_sources(selection: Selection, i: int, n_picks: int) -> tuple[tuple[int, float], ...]:
