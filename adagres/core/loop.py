@@ -696,11 +696,7 @@ def finish(
         indices=tuple(picks),
         steps=tuple(run.steps),
         stop_reason=run.reason,
-        tokens_used=run.tokens_used
-        if run.tokens_used is not None
-        else int(pool.tokens[picks].sum())
-        if picks
-        else 0,
+        tokens_used=int(pool.tokens[picks].sum()) if run.tokens_used is None else run.tokens_used,
         budget=budget,
         # F telescopes over the picks: the sum of the marginal gains (tests check it against
         # a direct evaluation of F).
