@@ -18,7 +18,7 @@ from .calibration import FALLBACK_LAM
 from .loop import Rule, Terms, scoring_of
 from .prepared import PreparedPool
 from .result import Selection
-from .selection import greedy, greedy_selection, resolve_terms, select_prepared
+from .selection import greedy, greedy_selection, select_prepared
 from .settings import RunInputs, Settings
 from .variants import guard_of, rescored
 
@@ -96,10 +96,10 @@ def reference_code(
     texts = inputs.texts
     if texts is None:
         raise InputError("reference_code: needs the chunk texts (it counts characters)")
-    terms, _ = resolve_terms(pool, budget, settings)
     mean_chars = float(np.mean([len(t) for t in texts]))
     k = max(1, int(budget // mean_chars)) if mean_chars > 0 else 1
-    beta = reference_lam(pool, k, settings.alpha) if settings.lam == "adaptive" else terms.lam
+    lam = settings.lam  # a fixed λ replaces β
+    beta = reference_lam(pool, k, settings.alpha) if lam == "adaptive" else float(lam)
     rule = Rule(
         score="gain",
         budget="stop" if options.enforce_budget else "ignore",
