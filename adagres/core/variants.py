@@ -68,9 +68,8 @@ def near_duplicates(
     own_settings = settings.replace(lam=lam, redundancy_floor=floor, policy="fill")
     terms, _ = resolve_terms(pool, budget, own_settings)
     rule = POLICY_RULES["fill"]
-    own = greedy(
-        pool, budget, terms, rule, trace, guard_of(pool, settings, inputs), settings.packing
-    )
+    guard = guard_of(pool, settings, inputs)
+    own = greedy(pool, budget, terms, rule, trace, guard, settings.packing)
     return rescored(
         "near_duplicates",
         pool,
@@ -208,16 +207,8 @@ def orthogonal(
     """
     terms, _ = resolve_terms(pool, budget, settings)
     rule = POLICY_RULES[settings.policy]
-    # the near-duplicate guard compares the plain cosine (it holds the pool itself)
-    own = greedy(
-        orthogonal_pool(pool),
-        budget,
-        terms,
-        rule,
-        trace,
-        guard_of(pool, settings, inputs),
-        settings.packing,
-    )
+    guard = guard_of(pool, settings, inputs)  # it compares the plain cosine: the pool's own
+    own = greedy(orthogonal_pool(pool), budget, terms, rule, trace, guard, settings.packing)
     scoring = scoring_of(rule, terms, "cos beyond the query")
     return rescored("orthogonal", pool, budget, own, scoring, settings, trace)
 
@@ -312,9 +303,8 @@ def coverage(
 
     rule = Rule(score="own", budget="skip", stop_nonpositive=True, engine=make)
     terms, _ = resolve_terms(pool, budget, settings)
-    own = greedy(
-        pool, budget, terms, rule, trace, guard_of(pool, settings, inputs), settings.packing
-    )
+    guard = guard_of(pool, settings, inputs)
+    own = greedy(pool, budget, terms, rule, trace, guard, settings.packing)
     picks = own.picks
     made = engine[0]
     value = float(pool.relevance[picks].sum() + weight * (made.covered @ made.w)) if picks else 0.0
