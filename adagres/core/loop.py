@@ -377,8 +377,7 @@ class Scores:
         if not self.trace:
             gain, score = self.trace_step()
             return gain[None], score[None], None
-        gains = np.array([s[0] for s in steps])
-        scores = np.array([s[1] for s in steps])
+        gains, scores = (np.array(rows) for rows in zip(*steps, strict=True))
         return gains, scores, pick_rows(self.sims, self.chunks.shape[0])
 
 
