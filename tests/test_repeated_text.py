@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from adagres import select
-from adagres.core.metrics import evaluate, repeated_text
-from adagres.core.ngrams import containment, gram_set, words
+from adagres.core.metrics import evaluate
+from adagres.core.ngrams import containment, gram_set, repeated_share, words
 
 W = [f"w{i}" for i in range(40)]
 
@@ -46,18 +46,18 @@ def test_words_are_lower_cased_and_split_at_punctuation() -> None:
     ],
 )
 def test_repeated_text_by_hand(texts: list[str], expected: float) -> None:
-    assert repeated_text(texts) == pytest.approx(expected)
+    assert repeated_share(texts) == pytest.approx(expected)
 
 
 def test_order_matters_only_for_which_copy_is_first() -> None:
     a, b = text(*range(20)), text(*range(6, 14))  # b lies inside a
-    assert repeated_text([a, b]) == pytest.approx(8 / 28)
-    assert repeated_text([b, a]) == pytest.approx(8 / 28)  # a's w6..w13 repeat b
+    assert repeated_share([a, b]) == pytest.approx(8 / 28)
+    assert repeated_share([b, a]) == pytest.approx(8 / 28)  # a's w6..w13 repeat b
 
 
 def test_two_overlapping_repeats_in_a_row_count_each_word_once() -> None:
     # the second chunk repeats w0..w8 (two 8-grams, overlapping): 9 words, not 16
-    assert repeated_text([text(*range(9)), text(*range(9), 30, 31)]) == pytest.approx(9 / 20)
+    assert repeated_share([text(*range(9)), text(*range(9), 30, 31)]) == pytest.approx(9 / 20)
 
 
 def test_evaluate_reports_repeated_text_in_pick_order() -> None:

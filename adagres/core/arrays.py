@@ -7,13 +7,22 @@ the public functions take ``numpy.typing.ArrayLike``.
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["FloatArray"]
+__all__ = ["FloatArray", "frozen"]
 
 #: Unit embeddings and what is computed in their precision (cosine rows, gains): float32 as
 #: embedding models emit it, float64 otherwise (:func:`adagres.core.validate.unit_rows`).
 FloatArray: TypeAlias = NDArray[np.float32 | np.float64]
+
+ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
+
+
+def frozen(array: ArrayT) -> ArrayT:
+    """A read-only view of ``array`` (no copy; the caller's array stays writeable)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view

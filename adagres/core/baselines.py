@@ -49,14 +49,10 @@ def run_prepared(
     trace: bool = True,
     **options: object,
 ) -> Selection:
-    """Run the strategy ``strategy_name`` on a prepared pool with one settings value
-    (inputs trusted; an unknown name is an :class:`InputError` naming the known ones).
-    ``options`` are the strategy's own (:attr:`Strategy.options`: ``k`` and ``reference``
-    for ``topk_same_k``, where ``reference`` is the AdaGReS run with the same pool, budget
-    and settings if the caller has it; ``enforce_budget`` for ``reference_code``; the exact
-    solver's limits): one it does not take is an :class:`InputError` naming those it does.
-    The pool is trusted (validated when prepared); the strategy, budget and settings are
-    checked.
+    """Run the strategy ``strategy_name`` on a prepared pool (trusted: validated when
+    prepared) with one settings value; the name, the budget and the settings are checked.
+    ``options`` are the strategy's own (:attr:`Strategy.options`, as :func:`run` takes them):
+    one it does not take is an :class:`InputError` naming those it does.
     """
     named = strategy_name if isinstance(strategy_name, str) else repr(strategy_name)
     chosen = strategy(named)

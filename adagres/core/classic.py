@@ -8,17 +8,17 @@ gains compare across strategies, while ``step.score`` holds what each rule maxim
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
 from .calibration import FALLBACK_LAM
-from .loop import Rule, Terms, finish, scoring_of
+from .loop import Rule, Terms, scoring_of
 from .prepared import PreparedPool
-from .records import Scoring
 from .result import Selection
-from .selection import greedy, resolve_terms, select_prepared
+from .selection import greedy, greedy_selection, select_prepared
 from .settings import RunInputs, Settings
 from .variants import guard_of, rescored
 
@@ -50,40 +50,12 @@ class ReferenceCodeOptions:
     enforce_budget: bool = True
 
 
-def ranked(
-    name: str,
-    pool: PreparedPool,
-    budget: int,
-    settings: Settings,
-    trace: bool,
-    rule: Rule,
-    inputs: RunInputs,
-    **params: object,
-) -> Selection:
-    """A greedy run of ``rule``, whose gains are F's at the settings' terms."""
-    terms, calibration = resolve_terms(pool, budget, settings)
-    run = greedy(
-        pool, budget, terms, rule, trace, guard_of(pool, settings, inputs), settings.packing
-    )
-    return finish(
-        name,
-        pool,
-        budget,
-        run,
-        terms,
-        calibration=calibration,
-        settings=settings,
-        params=params,
-        scoring=scoring_of(rule, terms),
-    )
-
-
 def topk_budget(
     pool: PreparedPool, budget: int, settings: Settings, trace: bool, inputs: RunInputs
 ) -> Selection:
     """Chunks in relevance order, skipping any that does not fit, until nothing fits."""
     rule = Rule(score="relevance", budget="skip", stop_nonpositive=False)
-    return ranked("topk_budget", pool, budget, settings, trace, rule, inputs)
+    return greedy_selection("topk_budget", pool, budget, settings, rule, trace, inputs.texts)
 
 
 def topk_same_k(
@@ -99,7 +71,8 @@ def topk_same_k(
             reference = select_prepared(pool, budget, settings, trace=False, texts=inputs.texts)
         k = reference.size
     rule = Rule(score="relevance", budget="skip", stop_nonpositive=False, max_picks=k)
-    return ranked("topk_same_k", pool, budget, settings, trace, rule, inputs, k=k)
+    texts = inputs.texts
+    return greedy_selection("topk_same_k", pool, budget, settings, rule, trace, texts, k=k)
 
 
 def mmr(
@@ -107,8 +80,8 @@ def mmr(
 ) -> Selection:
     """Maximal marginal relevance under the budget: λ_mmr·r_i − (1 − λ_mmr)·max_{j∈S} s_ij."""
     rule = Rule(score="mmr", budget="skip", stop_nonpositive=False, lambda_mmr=settings.lambda_mmr)
-    return ranked(
-        "mmr", pool, budget, settings, trace, rule, inputs, lambda_mmr=settings.lambda_mmr
+    return greedy_selection(
+        "mmr", pool, budget, settings, rule, trace, inputs.texts, lambda_mmr=settings.lambda_mmr
     )
 
 
@@ -123,10 +96,10 @@ def reference_code(
     texts = inputs.texts
     if texts is None:
         raise InputError("reference_code: needs the chunk texts (it counts characters)")
-    terms, _ = resolve_terms(pool, budget, settings)
     mean_chars = float(np.mean([len(t) for t in texts]))
     k = max(1, int(budget // mean_chars)) if mean_chars > 0 else 1
-    beta = reference_lam(pool, k, settings.alpha) if settings.lam == "adaptive" else terms.lam
+    lam = settings.lam  # a fixed λ replaces β
+    beta = reference_lam(pool, k, settings.alpha) if lam == "adaptive" else float(lam)
     rule = Rule(
         score="gain",
         budget="stop" if options.enforce_budget else "ignore",
@@ -135,16 +108,8 @@ def reference_code(
     )
     own_terms = Terms(lam=beta, alpha=settings.alpha, tau=None)
     own = greedy(pool, budget, own_terms, rule, trace, guard_of(pool, settings, inputs))
-    scoring = scoring_of(rule, own_terms)
-    scoring = Scoring(
-        relevance=scoring.relevance,
-        redundancy=scoring.redundancy.replace("λ", "β"),
-        similarity="cos",
-        floor=None,
-        per_token=False,
-        competes=scoring.competes,
-        stops_nonpositive=False,
-    )
+    scoring = scoring_of(rule, own_terms)  # the gain at their β, with no floor and no stop
+    scoring = dataclasses.replace(scoring, redundancy=scoring.redundancy.replace("λ", "β"))
     return rescored(
         "reference_code",
         pool,

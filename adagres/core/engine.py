@@ -1,10 +1,8 @@
 """The protocol between the greedy loop and a score: what an engine answers at each step.
 
-An engine scores the pool for one rule (:mod:`adagres.core.loop` holds AdaGReS's
-:class:`~adagres.core.loop.Gains` and the baselines' :class:`~adagres.core.loop.Scores`;
-:class:`~adagres.core.shortlist.Shortlist` scores large pools, the coverage variant has its
-own). At each step it answers with a :class:`Pick`, the named numbers the loop decides with
-and records as they are.
+An engine scores the pool for one rule (:mod:`adagres.core.loop` names them; the coverage
+variant has its own). At each step it answers with a :class:`Pick`, the named numbers the
+loop decides with and records as they are.
 """
 
 from __future__ import annotations
@@ -16,9 +14,9 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .arrays import FloatArray
+from .arrays import FloatArray, frozen
 
-__all__ = ["NEG", "NO_PICK", "Engine", "Pick", "Rows", "accumulate_rows", "pick_rows"]
+__all__ = ["NEG", "NO_PICK", "Engine", "Pick", "Rows", "accumulate_rows", "pick_rows", "top_two"]
 
 #: An array of float32 or float64, kept as it is by a function that works in place.
 FloatArrayT = TypeVar("FloatArrayT", NDArray[np.float32], NDArray[np.float64], FloatArray)
@@ -47,6 +45,27 @@ class Pick(NamedTuple):
 
 #: The pick of a step with nothing in play or eligible.
 NO_PICK = Pick()
+
+
+def top_two(
+    winner: int,
+    winner_gain: float,
+    winner_score: float,
+    runner_up: int | None,
+    runner_gain: float,
+    runner_score: float,
+) -> Pick:
+    """The :class:`Pick` of ``winner`` and ``runner_up`` (None: nothing else competes, and
+    the runner's numbers, read at a masked chunk, are left out)."""
+    second = runner_up is not None
+    return Pick(
+        winner=winner,
+        runner_up=runner_up,
+        winner_gain=winner_gain,
+        winner_score=winner_score,
+        runner_gain=runner_gain if second else None,
+        runner_score=runner_score if second else None,
+    )
 
 
 class Engine(Protocol):
@@ -91,9 +110,7 @@ class Engine(Protocol):
 
 def pick_rows(rows: Sequence[FloatArray], n: int) -> NDArray[np.float64]:
     """The cosine of each pick to every chunk as one read-only (k, N) float64 array."""
-    array = np.array(rows, dtype=np.float64).reshape(len(rows), n)
-    array.flags.writeable = False
-    return array
+    return frozen(np.array(rows, dtype=np.float64).reshape(len(rows), n))
 
 
 def accumulate_rows(op: np.ufunc, rows: FloatArrayT) -> FloatArrayT:

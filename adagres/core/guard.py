@@ -84,23 +84,15 @@ class Guard:
         self.out = np.zeros(pool.n_chunks, dtype=bool)  # picked, or dropped as a duplicate
         self.dropped: list[Duplicate] = []
         self.picks: list[tuple[int, int]] = []  # (chunk, step)
-        self.grams: dict[int, frozenset[tuple[str, ...]]] = {}
         self.owners: dict[tuple[str, ...], Sequence[int]] = {}  # n-gram -> picks holding it
         self.indexed = 0  # picks already in ``owners``
-        #: chunk -> the chunks packing would stitch it with (see the module)
+        #: chunk -> the chunks packing stitches it with (never duplicates: see the module)
         self.stitched: Callable[[int], tuple[int, ...]] = lambda chunk: ()
         self.step_of: dict[int, int] = {}  # pick -> its step
 
-    def spare_overlaps(self, stitches: Callable[[int], tuple[int, ...]]) -> None:
-        """Under packing: never treat two chunks that packing stitches (``stitches(i)``: the
-        chunks that overlap i in its source and agree with its text there) as duplicates."""
-        self.stitched = stitches
-
     def gram_set(self, chunk: int) -> frozenset[tuple[str, ...]]:
-        if chunk not in self.grams:
-            assert self.texts is not None
-            self.grams[chunk] = gram_set(self.texts[chunk])
-        return self.grams[chunk]
+        assert self.texts is not None
+        return gram_set(self.texts[chunk])  # kept by text (ngrams.gram_set)
 
     def shared(self, a: int, b: int) -> float | None:
         """The share of word 8-grams chunks a and b have in common (None without texts)."""

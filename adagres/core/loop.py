@@ -30,14 +30,14 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .arrays import FloatArray
+from .arrays import FloatArray, frozen
 from .calibration import Calibration
-from .engine import NEG, NO_PICK, Engine, Pick, Rows, accumulate_rows, pick_rows
+from .engine import NEG, NO_PICK, Engine, Pick, Rows, accumulate_rows, pick_rows, top_two
 from .guard import Duplicate, Guard
 from .packing import Merge, Packer, Passage
 from .prepared import PreparedPool
@@ -122,14 +122,6 @@ def scoring_of(rule: Rule, terms: Terms, similarity: str = "cos") -> Scoring:
     )
 
 
-ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
-
-
-def frozen(array: ArrayT) -> ArrayT:
-    array.flags.writeable = False
-    return array
-
-
 class Fit:
     """Which chunks still fit, updated in O(changes) as the tokens left shrink.
 
@@ -171,7 +163,7 @@ class PackedFit:
         packer = self.packer
         over = ~self.gone & (packer.cost > left)
         for i in np.flatnonzero(over).tolist():
-            if i not in packer.passage_of and packer.stale(i):
+            if i not in packer.passage_of and packer.dirty[i]:  # a pick may have changed it
                 over[i] = packer.exact(i) > left
         gone = np.flatnonzero(over)
         self.gone[gone] = True
@@ -188,6 +180,19 @@ class PackedFit:
         self.largest = int(rest.max()) if rest.size else -1
 
 
+def penalise(
+    similarity: FloatArray, lam: np.floating[Any], tau: float | None, out: FloatArray
+) -> FloatArray:
+    """λ·s, or λ·max(0, s − τ) with the floor τ, into ``out``: what a pick with cosine row
+    ``similarity`` takes from every gain (one rounding order, wherever it is computed)."""
+    if tau is None:
+        return np.multiply(similarity, lam, out=out)
+    np.subtract(similarity, tau, out=out)
+    np.maximum(out, 0.0, out=out)
+    out *= lam
+    return out
+
+
 class Gains:
     """AdaGReS's gain, kept in place for every chunk and updated with one product per pick.
 
@@ -202,21 +207,19 @@ class Gains:
     record holds the very numbers each decision was made with.
     """
 
-    def __init__(
-        self, pool: PreparedPool, lam: float, alpha: float, tau: float | None, trace: bool
-    ) -> None:
+    def __init__(self, pool: PreparedPool, terms: Terms, trace: bool) -> None:
         chunks = pool.chunks
         dtype, n = chunks.dtype, chunks.shape[0]
-        self.pool, self.chunks, self.tau, self.trace = pool, chunks, tau, trace
-        self.lam = dtype.type(lam)
-        self.gain = (alpha * pool.relevance).astype(dtype)
+        self.pool, self.chunks, self.tau, self.trace = pool, chunks, terms.tau, trace
+        self.lam = dtype.type(terms.lam)
+        self.relevance_term = terms.alpha * pool.relevance
+        self.gain = self.relevance_term.astype(dtype)
         self.start = self.gain.copy() if trace else self.gain  # the gains before any pick
         self.work = np.empty(n, dtype)
         self.bench_index = np.zeros(0, np.intp)
         self.bench_gain = np.zeros(0, dtype)
         self.held: tuple[int, float] | None = None
         self.sims: list[FloatArray] = []
-        self.relevance_term = alpha * pool.relevance
 
     def score_relevance(self) -> NDArray[np.float64]:
         return self.relevance_term
@@ -231,16 +234,7 @@ class Gains:
         self.held = (winner, top)
         second = int(gain.argmax())
         runner = gain.item(second)
-        if runner == NEG:
-            return Pick(winner=winner, runner_up=None, winner_gain=top, winner_score=top)
-        return Pick(
-            winner=winner,
-            runner_up=second,
-            winner_gain=top,
-            winner_score=top,
-            runner_gain=runner,
-            runner_score=runner,
-        )
+        return top_two(winner, top, top, None if runner == NEG else second, runner, runner)
 
     def release(self, winner: int) -> None:
         """Put the held winner's gain back (:meth:`dropped` then benches it, for the record)."""
@@ -258,13 +252,7 @@ class Gains:
     def take(self, winner: int) -> None:
         self.held = None
         similarity = self.pool.similarities(winner)  # C·c_w, once per pool and chunk
-        work = self.work
-        if self.tau is None:
-            np.multiply(similarity, self.lam, out=work)
-        else:
-            np.subtract(similarity, self.tau, out=work)
-            np.maximum(work, 0.0, out=work)
-            work *= self.lam
+        work = penalise(similarity, self.lam, self.tau, self.work)
         self.gain -= work
         if len(self.bench_index):
             self.bench_gain -= work[self.bench_index]
@@ -281,13 +269,7 @@ class Gains:
         rows = np.empty((len(self.sims) + 1, len(self.start)), self.start.dtype)
         rows[0] = self.start
         if self.sims:
-            work = rows[1:]
-            if self.tau is None:
-                np.multiply(self.sims, self.lam, out=work)
-            else:
-                np.subtract(self.sims, self.tau, out=work)
-                np.maximum(work, 0.0, out=work)
-                work *= self.lam
+            penalise(np.array(self.sims), self.lam, self.tau, rows[1:])
             accumulate_rows(np.subtract, rows)
         return rows.astype(np.float64)
 
@@ -318,31 +300,21 @@ class Scores:
     """
 
     def __init__(
-        self,
-        pool: PreparedPool,
-        lam: float,
-        alpha: float,
-        tau: float | None,
-        score: str,
-        lambda_mmr: float,
-        penalty: FloatArray,
-        trace: bool,
+        self, pool: PreparedPool, terms: Terms, rule: Rule, penalty: FloatArray, trace: bool
     ) -> None:
         chunks = pool.chunks
-        dtype = chunks.dtype
-        n = chunks.shape[0]
-        self.chunks, self.penalty, self.kind, self.tau = chunks, penalty, score, tau
-        self.trace = trace
-        self.lam = dtype.type(lam)
-        self.gain = (alpha * pool.relevance).astype(dtype)
+        dtype, n = chunks.dtype, chunks.shape[0]
+        self.chunks, self.penalty, self.kind, self.trace = chunks, penalty, rule.score, trace
+        self.lam, self.tau = dtype.type(terms.lam), terms.tau
+        self.relevance_term = terms.alpha * pool.relevance
+        self.gain = self.relevance_term.astype(dtype)
         self.masked, self.work = np.empty(n, dtype), np.empty(n, dtype)
         self.similarity, self.update = np.empty(n, dtype), np.empty(n, dtype)
         self.per_token = np.maximum(pool.tokens, 1).astype(dtype)  # ℓ_i, at least 1
-        self.max_sim = np.zeros(n, dtype) if score == "mmr" else None
-        self.lambda_mmr = lambda_mmr
-        self.mmr_relevance = lambda_mmr * pool.relevance  # float64, added into the scores
+        self.max_sim = np.zeros(n, dtype) if rule.score == "mmr" else None
+        self.lambda_mmr = rule.lambda_mmr
+        self.mmr_relevance = rule.lambda_mmr * pool.relevance  # float64, added into the scores
         self.relevance = pool.relevance
-        self.relevance_term = alpha * pool.relevance
         self.score_now = self.gain
         self.sims: list[NDArray[np.float64]] = []
 
@@ -355,9 +327,7 @@ class Scores:
             np.multiply(self.max_sim, self.lambda_mmr - 1.0, out=self.work)
             self.work += self.mmr_relevance
             return self.work
-        if kind == "gain":
-            return self.gain
-        return self.relevance
+        return self.relevance  # "relevance" (the gain is scored by Gains)
 
     def best(self) -> Pick:
         self.score_now = score = self.score()
@@ -368,21 +338,10 @@ class Scores:
             return NO_PICK
         masked[winner] = NEG
         second = int(masked.argmax())
-        gain = self.gain
-        if masked[second] == NEG:
-            return Pick(
-                winner=winner,
-                runner_up=None,
-                winner_gain=gain.item(winner),
-                winner_score=score.item(winner),
-            )
-        return Pick(
-            winner=winner,
-            runner_up=second,
-            winner_gain=gain.item(winner),
-            winner_score=score.item(winner),
-            runner_gain=gain.item(second),
-            runner_score=score.item(second),
+        runner_up = None if masked[second] == NEG else second
+        gains, scores = self.gain.item, score.item
+        return top_two(
+            winner, gains(winner), scores(winner), runner_up, gains(second), scores(second)
         )
 
     def release(self, winner: int) -> None:
@@ -394,8 +353,6 @@ class Scores:
             return self.relevance_term / self.per_token.astype(np.float64)
         if kind == "mmr":
             return self.mmr_relevance
-        if kind == "gain":
-            return self.relevance_term
         return self.relevance
 
     def dropped(self, gone: NDArray[np.intp]) -> None:
@@ -405,14 +362,7 @@ class Scores:
         """Update every gain with C·c_w (the one product of the step)."""
         self.penalty[winner] = NEG
         similarity = np.matmul(self.chunks, self.chunks[winner], out=self.similarity)
-        update = self.update
-        if self.tau is None:
-            np.multiply(similarity, self.lam, out=update)
-        else:
-            np.subtract(similarity, self.tau, out=update)
-            np.maximum(update, 0.0, out=update)
-            update *= self.lam
-        self.gain -= update
+        self.gain -= penalise(similarity, self.lam, self.tau, self.update)
         if self.max_sim is not None:
             np.maximum(self.max_sim, similarity, out=self.max_sim)
         if self.trace:
@@ -427,8 +377,7 @@ class Scores:
         if not self.trace:
             gain, score = self.trace_step()
             return gain[None], score[None], None
-        gains = np.array([s[0] for s in steps])
-        scores = np.array([s[1] for s in steps])
+        gains, scores = (np.array(rows) for rows in zip(*steps, strict=True))
         return gains, scores, pick_rows(self.sims, self.chunks.shape[0])
 
 
@@ -461,17 +410,13 @@ class Run(NamedTuple):
 
 
 class Loop:
-    """The state of one greedy run, with one method per SPEC step.
+    """The state of one greedy run, with one method per SPEC step; its engine scores.
 
     Gains are kept in the embeddings' precision (float32 embeddings: float32 gains, as their
     products already are); records and F are read out as Python floats. ``penalty`` is 0
     for the chunks that compete at this step and -inf for the others, so one addition masks
-    the scores. The scores come from an engine of :mod:`adagres.core.loop`:
-    :class:`~adagres.core.loop.Gains` (AdaGReS, one product per pick),
-    :class:`~adagres.core.loop.Scores` (the other scores) or, for large pools with τ off,
-    :class:`~adagres.core.shortlist.Shortlist` (a few full products per run). The traced and
-    the fast path make the same decisions with the same arithmetic; tracing only keeps
-    each step's numbers, and the per-candidate records are built once, in :meth:`finish`.
+    the scores. Tracing only keeps each step's numbers: the per-candidate records are built
+    once, in :meth:`finish`.
     """
 
     def __init__(
@@ -486,8 +431,7 @@ class Loop:
     ) -> None:
         chunks, tokens, n = pool.chunks, pool.tokens, pool.n_chunks
         self.guard, self.packer = guard, packer
-        self.pool, self.budget, self.rule, self.trace, self.terms = pool, budget, rule, trace, terms
-        self.tokens = tokens
+        self.pool, self.budget, self.trace, self.tokens = pool, budget, trace, tokens
         self.max_picks, self.stop_nonpositive = rule.max_picks, rule.stop_nonpositive
         self.stop_on_fit = rule.budget == "stop"
         self.relevance_term = terms.alpha * pool.relevance
@@ -501,22 +445,11 @@ class Loop:
         if rule.engine is not None:
             self.engine = rule.engine(pool, self.penalty, trace)
         elif terms.tau is None and rule.score in ("gain", "ratio") and n >= SHORTLIST_MIN_CHUNKS:
-            self.engine = Shortlist(
-                pool, terms.lam, terms.alpha, rule.score == "ratio", self.penalty
-            )
+            self.engine = Shortlist(pool, terms, rule.score == "ratio", self.penalty)
         elif rule.score == "gain":
-            self.engine = Gains(pool, terms.lam, terms.alpha, terms.tau, trace)
+            self.engine = Gains(pool, terms, trace)
         else:
-            self.engine = Scores(
-                pool,
-                terms.lam,
-                terms.alpha,
-                terms.tau,
-                rule.score,
-                rule.lambda_mmr,
-                self.penalty,
-                trace,
-            )
+            self.engine = Scores(pool, terms, rule, self.penalty, trace)
         self.picks: list[int] = []
         self.records = Records()
         self.decisions: list[Any] = []  # traced: what each step decided with
@@ -527,9 +460,8 @@ class Loop:
         left = self.budget - self.used
         if self.check_fit and left < self.fit.largest:  # most steps change nothing
             gone = self.fit.shrink(left)
-            if self.mask_unfit and len(gone):
-                self.penalty[gone] = -np.inf
-                self.engine.dropped(gone)
+            if self.mask_unfit:
+                self.drop(gone)
 
     def best(self) -> Pick:
         """SPEC step 4: the competing chunk with the largest score and the runner-up.
@@ -592,7 +524,7 @@ class Loop:
         packer, step = self.packer, len(self.picks) + 1
         if self.guard is not None and self.guard.rejects(winner):
             pass
-        elif packer is not None and packer.adds_nothing(winner) is not None:
+        elif packer is not None and packer.plan(winner).holder is not None:  # adds no word
             packer.drop_duplicate(winner, step)
         elif (
             packer is not None
@@ -608,8 +540,8 @@ class Loop:
         return True
 
     def drop(self, gone: NDArray[np.intp]) -> None:
-        """The chunks ``gone`` stop being eligible, for good (a duplicate of a pick, or a
-        chunk inside a passage already taken)."""
+        """The chunks ``gone`` stop being eligible, for good (they no longer fit, duplicate a
+        pick, or lie inside a passage already taken)."""
         if len(gone):
             self.penalty[gone] = -np.inf
             self.engine.dropped(gone)
@@ -635,16 +567,7 @@ class Loop:
         ):
             cand = candidates[t - first] if t >= first else None
             if pick.winner is None:
-                steps.append(
-                    Step(
-                        number=t + 1,
-                        winner=None,
-                        accepted=False,
-                        tokens_used=used,
-                        tokens_left=budget - used,
-                        candidates=cand,
-                    )
-                )
+                steps.append(Step.stop(t + 1, used, budget, cand))
                 continue
             relevance, score_relevance_w, tokens = next(looked_up)  # Python floats
             gain, score = pick.winner_gain, pick.winner_score
@@ -669,24 +592,16 @@ class Loop:
                     score_redundancy=score_relevance_w - score,
                 )
             )
+        packer = self.packer
         duplicates = tuple(self.guard.dropped) if self.guard is not None else ()
-        if self.packer is None:
-            return Run(
-                picks=self.picks,
-                steps=steps,
-                reason=reason,
-                pick_similarity=pick_similarity,
-                duplicates=duplicates,
-            )
-        passages, merges = self.packer.result()
-        duplicates += tuple(self.packer.contained)
+        passages, merges = packer.result() if packer is not None else ((), ())
         return Run(
             picks=self.picks,
             steps=steps,
             reason=reason,
             pick_similarity=pick_similarity,
-            duplicates=duplicates,
-            tokens_used=self.used,
+            duplicates=duplicates + (tuple(packer.contained) if packer is not None else ()),
+            tokens_used=None if packer is None else self.used,
             passages=passages,
             merges=merges,
         )
@@ -734,9 +649,7 @@ class Loop:
         scores = gains if scores is None else scores
         redundancy = self.relevance_term - gains  # NaN where the gains are
         base = frozen(self.engine.score_relevance())  # shared, never written to
-        arrays = (redundancy, gains, scores, eligible, in_play)
-        for array in arrays:
-            frozen(array)
+        arrays = map(frozen, (redundancy, gains, scores, eligible, in_play))
         # iterating an array yields its row views: one Candidates per step
         return [
             Candidates(redundancy_term=r, gain=g, score=sc, eligible=e, in_play=p, score_base=base)
@@ -782,11 +695,7 @@ def finish(
         indices=tuple(picks),
         steps=tuple(run.steps),
         stop_reason=run.reason,
-        tokens_used=run.tokens_used
-        if run.tokens_used is not None
-        else int(pool.tokens[picks].sum())
-        if picks
-        else 0,
+        tokens_used=int(pool.tokens[picks].sum()) if run.tokens_used is None else run.tokens_used,
         budget=budget,
         # F telescopes over the picks: the sum of the marginal gains (tests check it against
         # a direct evaluation of F).

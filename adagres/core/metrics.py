@@ -17,8 +17,8 @@ from numpy.typing import ArrayLike
 from ..errors import InputError
 from . import validate as v
 from .arrays import FloatArray
-from .ngrams import REPEAT_NGRAM, repeated_share
-from .packing import Passage, sentences
+from .ngrams import repeated_share
+from .packing import sentences
 from .prepared import PreparedPool, unit_chunks
 from .result import Selection
 
@@ -31,7 +31,6 @@ __all__ = [
     "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_answer",
-    "repeated_text",
 ]
 
 #: Cosine at or above which two chunks count as near-duplicates.
@@ -110,19 +109,6 @@ def iou(selected: Iterable[Hashable], gold: Iterable[Hashable]) -> float:
     s, g = set(selected), set(gold)
     union = s | g
     return len(s & g) / len(union) if union else 1.0
-
-
-def repeated_text(texts: Sequence[str], n: int = REPEAT_NGRAM) -> float:
-    """The share of a context's words that repeat text already in it, the chunks' ``texts``
-    in pick order: lower-cased word tokens; a word counts as repeated if it lies in a word
-    ``n``-gram (8 by default) that already occurred earlier in the context
-    (:func:`adagres.core.ngrams.repeated_share`). What a reader pays for twice, where mean
-    pairwise cosine also counts chunks on one topic that carry different facts.
-
-    >>> repeated_text(["Take 200 mg twice a day with food.", "Take 200 mg twice a day with food."])
-    0.5
-    """
-    return repeated_share(texts, n)
 
 
 def near_duplicate_pairs(
@@ -230,7 +216,9 @@ def evaluate(
     give whether any answer occurs in the selected text. Redundancy is the mean
     and max cosine over pairs inside the selection (0 with fewer than two chunks);
     ``repeated_text`` (with ``texts``) is the share of the selected words that repeat a word
-    8-gram already in the context (:func:`repeated_text`, picks in pick order; where
+    8-gram already in the context, what a reader pays for twice where mean pairwise cosine
+    also counts chunks on one topic that carry different facts
+    (:func:`adagres.core.ngrams.repeated_share`, picks in pick order; where
     overlap-aware packing stitched picks, the context is its passages, each once).
     ``near_duplicates`` counts the pairs of picks at cosine ≥ ``near_duplicate`` that the
     context holds as two texts: two picks stitched into one passage are one text.
@@ -283,7 +271,14 @@ def evaluate(
             raise InputError("answers: checking answers needs the chunk texts (texts=...)")
         assert context is not None
         found = answer_found(answers, "\n".join(context))
-    pairs = _apart(near_duplicate_pairs(chunks, picks, near_duplicate), selection.passages)
+    # the pairs the context holds as two texts: two picks that overlap-aware packing
+    # stitched into one passage are one text, its words once, not a pair
+    passage_of = {i: k for k, passage in enumerate(selection.passages) for i in passage.chunks}
+    pairs = [
+        (i, j)
+        for i, j, _ in near_duplicate_pairs(chunks, picks, near_duplicate)
+        if i not in passage_of or passage_of[i] != passage_of.get(j)
+    ]
     return Metrics(
         strategy=selection.strategy,
         size=len(picks),
@@ -300,16 +295,5 @@ def evaluate(
         recall=recall,
         precision=precision,
         answer_found=found,
-        repeated_text=None if context is None else repeated_text(context),
+        repeated_text=None if context is None else repeated_share(context),
     )
-
-
-def _apart(
-    pairs: list[tuple[int, int, float]], passages: Sequence[Passage]
-) -> list[tuple[int, int, float]]:
-    """The ``pairs`` of picks the context holds as two texts: two picks that overlap-aware
-    packing stitched into one passage are one text, its words once, not a pair."""
-    passage_of = {chunk: k for k, passage in enumerate(passages) for chunk in passage.chunks}
-    return [
-        (i, j, c) for i, j, c in pairs if i not in passage_of or passage_of[i] != passage_of.get(j)
-    ]

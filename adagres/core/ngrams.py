@@ -35,11 +35,11 @@ def words(text: str) -> list[str]:
 
 
 def _grams(tokens: list[str], n: int) -> list[tuple[str, ...]]:
-    if not tokens:
-        return []
+    """The word n-grams of ``tokens`` in order; fewer than n words are one n-gram."""
     if len(tokens) < n:
-        return [tuple(tokens)]
-    return [tuple(tokens[p : p + n]) for p in range(len(tokens) - n + 1)]
+        return [tuple(tokens)] if tokens else []
+    # built in C: the shifted lists end together at the last full n-gram
+    return list(zip(*(tokens[i:] for i in range(n)), strict=False))
 
 
 def repeated_share(texts: Sequence[str], n: int = REPEAT_NGRAM) -> float:
@@ -81,11 +81,7 @@ def gram_set(text: str, n: int = REPEAT_NGRAM) -> frozenset[tuple[str, ...]]:
     >>> sorted(gram_set("a b c", n=2))
     [('a', 'b'), ('b', 'c')]
     """
-    tokens = words(text)
-    if len(tokens) < n:
-        return frozenset([tuple(tokens)] if tokens else [])
-    # the n-grams, built in C: the shifted lists end together at the last full n-gram
-    return frozenset(zip(*(tokens[i:] for i in range(n)), strict=False))
+    return frozenset(_grams(words(text), n))
 
 
 def containment(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:

@@ -115,11 +115,6 @@ class Spans:
             groups += len({group for _, group, _ in found})
         return Layout(source, start, tuple(origin), _neighbours(self.texts, source, start))
 
-    @property
-    def any_overlap(self) -> bool:
-        """Whether any two chunks share characters of a source."""
-        return bool(self.layout.neighbours)
-
 
 def _neighbours(
     texts: Sequence[str], source: NDArray[np.int64], start: NDArray[np.int64]

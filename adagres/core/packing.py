@@ -110,18 +110,13 @@ def pieces(text: str) -> list[str]:
     ['One.', ' Two three', '\\nfour']
     """
     cuts = [0]
-    for found in _CUT.finditer(text):
-        at = found.start()
+    for at in [*(found.start() for found in _CUT.finditer(text)), len(text)]:
         while at - cuts[-1] > _PIECE:  # a long piece: cut between words, else hard
             inner = _WORD_CUT.search(text, cuts[-1] + _PIECE // 2, cuts[-1] + _PIECE)
             cuts.append(inner.start() if inner else cuts[-1] + _PIECE)
         if at > cuts[-1]:
             cuts.append(at)
-    while len(text) - cuts[-1] > _PIECE:
-        inner = _WORD_CUT.search(text, cuts[-1] + _PIECE // 2, cuts[-1] + _PIECE)
-        cuts.append(inner.start() if inner else cuts[-1] + _PIECE)
-    cuts.append(len(text))
-    return [text[a:b] for a, b in pairwise(cuts) if b > a]
+    return [text[a:b] for a, b in pairwise(cuts)]
 
 
 def context_tokens(
@@ -132,11 +127,9 @@ def context_tokens(
     the pieces that changed). For the BPE tokenizers the cuts are pre-tokenisation
     boundaries, so the sum is the whole text's count (a property test checks it never is
     less)."""
+    cache = {} if cache is None else cache
     total = 0
     for piece in pieces(text):
-        if cache is None:
-            total += int(count(piece))
-            continue
         found = cache.get(piece)
         if found is None:
             found = cache[piece] = int(count(piece))
@@ -289,10 +282,6 @@ class Packer:
 
     # -- what a chunk would cost -------------------------------------------------------
 
-    def stale(self, chunk: int) -> bool:
-        """Whether a pick since ``chunk`` was last counted may have changed its cost."""
-        return bool(self.dirty[chunk])
-
     def exact(self, chunk: int) -> int:
         """What ``chunk`` costs now (a change is in effect from the step being decided)."""
         plan = self.plan(chunk)
@@ -300,10 +289,6 @@ class Packer:
             self.cost[chunk] = plan.charge
             self.changes.append((len(self.passage_of), chunk, plan.charge))
         return plan.charge
-
-    def adds_nothing(self, chunk: int) -> int | None:
-        """The pick that holds ``chunk``'s text, if taking it now would add no word."""
-        return self.plan(chunk).holder
 
     def plan(self, chunk: int) -> _Plan:
         """What taking ``chunk`` now would do (counted again only once it is dirty)."""
@@ -325,30 +310,23 @@ class Packer:
         text, ell = self.texts[chunk], int(self.tokens[chunk])
         start = int(self.start[chunk])
         absorbed = self.overlapping(chunk)
-        if absorbed:
-            parts = [self.passages[p] for p in absorbed]
-            begin = min(start, *(p.start for p in parts))
-            pieces_ = sorted([(p.start, p.source_text) for p in parts] + [(start, text)])
-            union = pieces_[0][1]
-            for at, piece in pieces_[1:]:
-                stitched = stitch(begin, union, at, piece)
-                assert stitched is not None  # overlapping() keeps only agreeing passages
-                union = stitched
-            covered = [(p.start - begin, p.start - begin + len(p.source_text)) for p in parts]
-            omissions = [
-                o._replace(start=o.start + p.start - begin, end=o.end + p.start - begin)
-                for p in parts
-                for o in p.omissions
-            ]
-            members = tuple(
-                sorted(
-                    {*(m for p in parts for m in p.members), chunk},
-                    key=lambda m: (int(self.start[m]), m),
-                )
-            )
-            paid = sum(p.tokens for p in parts)
-        else:
-            begin, union, covered, omissions, members, paid = start, text, [], [], (chunk,), 0
+        parts = [self.passages[p] for p in absorbed]  # none: a passage of its own
+        begin = min([start, *(p.start for p in parts)])
+        pieces_ = sorted([(p.start, p.source_text) for p in parts] + [(start, text)])
+        union = pieces_[0][1]
+        for at, piece in pieces_[1:]:
+            stitched = stitch(begin, union, at, piece)
+            assert stitched is not None  # overlapping() keeps only agreeing passages
+            union = stitched
+        covered = [(p.start - begin, p.start - begin + len(p.source_text)) for p in parts]
+        omissions = [
+            o._replace(start=o.start + p.start - begin, end=o.end + p.start - begin)
+            for p in parts
+            for o in p.omissions
+        ]
+        joined = {*(m for p in parts for m in p.members), chunk}
+        members = tuple(sorted(joined, key=lambda m: (int(self.start[m]), m)))
+        paid = sum(p.tokens for p in parts)
         offset = start - begin
         gaps = _gaps(offset, offset + len(text), covered)  # what the chunk adds, in union
         new: list[Omission] = []

@@ -18,14 +18,13 @@ import dataclasses
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import InputError
 from . import validate as v
-from .arrays import FloatArray
+from .arrays import FloatArray, frozen
 from .overlaps import Spans
 
 __all__ = [
@@ -37,16 +36,6 @@ __all__ = [
     "prepare",
     "unit_chunks",
 ]
-
-
-ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
-
-
-def frozen(array: ArrayT) -> ArrayT:
-    """A read-only view of ``array`` (no copy; the caller's array stays writeable)."""
-    view = array.view()
-    view.flags.writeable = False
-    return view
 
 
 #: Bytes of cosine rows C·c_w one prepared pool keeps (:meth:`PreparedPool.similarities`):
@@ -154,17 +143,9 @@ class PreparedPool:
         if count >= self.n_chunks:
             return self
         keep = np.sort(np.argsort(-self.relevance, kind="stable")[:count])
-        chunks = self.chunks[keep]
-        column_sum, squares = column_sum_and_squares(chunks)
+        pool = build(self.chunks[keep], self.query, self.tokens[keep])
         # Relevance is sliced, not recomputed: a product over fewer rows may round differently.
-        return PreparedPool(
-            chunks=frozen(chunks),
-            query=self.query,
-            tokens=frozen(self.tokens[keep]),
-            relevance=frozen(self.relevance[keep]),
-            column_sum=frozen(column_sum),
-            squares=squares,
-        )
+        return dataclasses.replace(pool, relevance=frozen(self.relevance[keep]))
 
 
 def pair_mean(column_sum: NDArray[np.float64], squares: float, n: int) -> float:

@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from functools import cached_property
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
+from .arrays import frozen
 
 __all__ = [
     "Candidates",
@@ -136,20 +137,12 @@ class Candidates:
     @cached_property
     def score_relevance(self) -> NDArray[np.float64]:
         """The relevance term of the score (NaN where not in play)."""
-        return frozen_array(np.where(self.in_play, self.score_base, np.nan))
+        return frozen(np.where(self.in_play, self.score_base, np.nan))
 
     @cached_property
     def score_redundancy(self) -> NDArray[np.float64]:
         """The redundancy term of the score: relevance term − score (NaN where not in play)."""
-        return frozen_array(self.score_relevance - self.score)
-
-
-ArrayT = TypeVar("ArrayT", bound=NDArray[np.generic])
-
-
-def frozen_array(array: ArrayT) -> ArrayT:
-    array.flags.writeable = False
-    return array
+        return frozen(self.score_relevance - self.score)
 
 
 class Step(NamedTuple):
@@ -181,6 +174,18 @@ class Step(NamedTuple):
     candidates: Candidates | None = None
     score_relevance: float | None = None
     score_redundancy: float | None = None
+
+    @classmethod
+    def stop(cls, number: int, used: int, budget: int, candidates: Candidates | None) -> Step:
+        """The last step of a run that stopped with nothing in play or eligible: no winner."""
+        return cls(
+            number=number,
+            winner=None,
+            accepted=False,
+            tokens_used=used,
+            tokens_left=budget - used,
+            candidates=candidates,
+        )
 
     @property
     def tokens_available(self) -> int:
@@ -232,14 +237,14 @@ class Verdict:
     kind: VerdictKind
     step: int | None
     tokens: int
-    tokens_left: int | None
-    relevance_term: float | None
-    redundancy_term: float | None
-    gain: float | None
-    runner_up: int | None
-    runner_up_gain: float | None
-    history: tuple[GainAtStep, ...]
-    redundancy_sources: tuple[tuple[int, float], ...]
+    tokens_left: int | None = None
+    relevance_term: float | None = None
+    redundancy_term: float | None = None
+    gain: float | None = None
+    runner_up: int | None = None
+    runner_up_gain: float | None = None
+    history: tuple[GainAtStep, ...] = ()
+    redundancy_sources: tuple[tuple[int, float], ...] = ()
     scoring: Scoring | None = None
     score: float | None = None
     score_relevance: float | None = None

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .arrays import frozen
 from .engine import accumulate_rows
-from .loop import Run, Terms, frozen
+from .loop import Run, Terms
 from .prepared import PreparedPool
 from .records import Candidates, Step, StopReason
 
@@ -69,8 +70,7 @@ def replay(
     gain[out] = np.nan
     term[out] = np.nan
     base = frozen(np.array(relevance_term, dtype=np.float64))  # the gain's relevance term
-    for array in (gain, term, eligible, in_play):
-        frozen(array)
+    gain, term, eligible, in_play = map(frozen, (gain, term, eligible, in_play))
     # the rows are views; the score a replay records is the marginal gain
     candidates = [
         Candidates(redundancy_term=r, gain=g, score=g, eligible=e, in_play=p, score_base=base)
@@ -78,88 +78,45 @@ def replay(
     ]
 
     winner_gain = relevance_term[picks] - lam * winner_redundancy
-    looked_up = zip(
-        order,
-        tokens[picks].tolist(),
-        relevance_term[picks].tolist(),
-        winner_gain.tolist(),
-        used[1:].tolist(),
-        strict=True,
-    )
-    steps = []
-    for t, (chunk, size, relevance_w, gain_w, spent) in enumerate(looked_up):
-        steps.append(
-            gain_step(
-                number=t + 1,
-                winner=chunk,
-                accepted=True,
-                tokens=size,
-                relevance=relevance_w,
-                gain=gain_w,
-                spent=spent,
-                budget=budget,
-                candidates=candidates[t] if trace else None,
-            )
-        )
-    # next best: the eligible chunk with the largest gain (ties: the lowest position)
-    left = np.where(eligible[-1], last_gain, -np.inf)
-    nxt = int(np.argmax(left)) if eligible[-1].any() else None
     spent = int(used[-1])
+    # each pick, then the next best: the eligible chunk with the largest gain (ties: the
+    # lowest position), as (chunk, accepted, ℓ, relevance term, gain, tokens used, candidates)
+    decided = [
+        *zip(
+            order,
+            [True] * k,
+            tokens[picks].tolist(),
+            relevance_term[picks].tolist(),
+            winner_gain.tolist(),
+            used[1:].tolist(),
+            candidates[:k] if trace else [None] * k,
+            strict=True,
+        )
+    ]
+    nxt = int(np.argmax(np.where(eligible[-1], last_gain, -np.inf))) if eligible[-1].any() else None
+    if nxt is not None:
+        next_best = float(relevance_term[nxt]), float(last_gain[nxt])
+        decided.append((nxt, False, int(tokens[nxt]), *next_best, spent, candidates[-1]))
+    # a replayed step's score is the marginal gain, relevance minus redundancy
+    steps = [
+        Step(
+            number=t + 1,
+            winner=chunk,
+            accepted=accepted,
+            tokens_used=used_t,
+            tokens_left=budget - used_t,
+            winner_tokens=size,
+            relevance_term=relevance,
+            redundancy_term=relevance - gain,
+            gain=gain,
+            score=gain,
+            candidates=cand,
+            score_relevance=relevance,
+            score_redundancy=relevance - gain,
+        )
+        for t, (chunk, accepted, size, relevance, gain, used_t, cand) in enumerate(decided)
+    ]
     if nxt is None:
-        steps.append(
-            Step(
-                number=k + 1,
-                winner=None,
-                accepted=False,
-                tokens_used=spent,
-                tokens_left=budget - spent,
-                candidates=candidates[-1],
-            )
-        )
-    else:
-        steps.append(
-            gain_step(
-                number=k + 1,
-                winner=nxt,
-                accepted=False,
-                tokens=int(tokens[nxt]),
-                relevance=float(relevance_term[nxt]),
-                gain=float(last_gain[nxt]),
-                spent=spent,
-                budget=budget,
-                candidates=candidates[-1],
-            )
-        )
+        steps.append(Step.stop(k + 1, spent, budget, candidates[-1]))
     pick_similarity = frozen(rows) if trace else None
     return Run(picks=list(order), steps=steps, reason=final_reason, pick_similarity=pick_similarity)
-
-
-def gain_step(
-    *,
-    number: int,
-    winner: int,
-    accepted: bool,
-    tokens: int,
-    relevance: float,
-    gain: float,
-    spent: int,
-    budget: int,
-    candidates: Candidates | None,
-) -> Step:
-    """A replayed step: its score is the marginal gain, relevance minus redundancy."""
-    redundancy = relevance - gain
-    return Step(
-        number=number,
-        winner=winner,
-        accepted=accepted,
-        tokens_used=spent,
-        tokens_left=budget - spent,
-        winner_tokens=tokens,
-        relevance_term=relevance,
-        redundancy_term=redundancy,
-        gain=gain,
-        score=gain,
-        candidates=candidates,
-        score_relevance=relevance,
-        score_redundancy=redundancy,
-    )

@@ -7,6 +7,7 @@ on first access.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -93,9 +94,8 @@ class Selection:
     @property
     def source_similarity(self) -> NDArray[np.float64] | None:
         """For each pick, the similarity to every chunk that the rule's redundancy reads."""
-        if self.penalty_similarity is not None:
-            return self.penalty_similarity
-        return self.pick_similarity
+        own = self.penalty_similarity
+        return own if own is not None else self.pick_similarity
 
     @property
     def n_chunks(self) -> int:
@@ -138,12 +138,7 @@ class Selection:
     @property
     def positive_steps(self) -> int:
         """Number of leading picks whose gain was > 0 (where ``fill`` kept going after)."""
-        count = 0
-        for step in self.steps:
-            if not (step.accepted and step.positive):
-                break
-            count += 1
-        return count
+        return sum(1 for _ in itertools.takewhile(lambda s: s.accepted and s.positive, self.steps))
 
     @property
     def traced(self) -> bool:
@@ -199,43 +194,27 @@ class Selection:
         def step_dict(step: Step) -> dict[str, object]:
             out = {k: val for k, val in step._asdict().items() if k != "candidates"}
             out["winner"], out["runner_up"] = name(step.winner), name(step.runner_up)
-            if candidates and step.candidates is not None:
-                c = step.candidates
-                out["candidates"] = {
-                    "redundancy_term": _nan_to_none(c.redundancy_term),
-                    "gain": _nan_to_none(c.gain),
-                    "score": _nan_to_none(c.score),
-                    "eligible": c.eligible.tolist(),
-                    "in_play": c.in_play.tolist(),
-                }
+            if candidates and step.candidates is not None:  # NaN becomes None below (finite)
+                fields = ("redundancy_term", "gain", "score", "eligible", "in_play")
+                out["candidates"] = {k: getattr(step.candidates, k).tolist() for k in fields}
             return out
 
         def verdict_dict(verdict: Verdict) -> dict[str, object]:
+            numbers = ("step", "tokens", "tokens_left", "gain", "relevance_term", "redundancy_term")
             return {
                 "chunk": name(verdict.chunk),
                 "verdict": verdict.kind.value,
-                "step": verdict.step,
-                "tokens": verdict.tokens,
-                "tokens_left": verdict.tokens_left,
-                "gain": verdict.gain,
-                "relevance_term": verdict.relevance_term,
-                "redundancy_term": verdict.redundancy_term,
+                **{k: getattr(verdict, k) for k in numbers},
                 "summary": verdict.summary(ids),
             }
 
+        as_is = ("tokens_used", "budget", "budget_use", "objective", "lam", "alpha")
         out = {
             "strategy": self.strategy,
             "policy": self.policy,
             "selected": [name(i) for i in self.indices],
             "stop_reason": self.stop_reason.value,
-            "tokens_used": self.tokens_used,
-            "budget": self.budget,
-            "budget_use": self.budget_use,
-            "objective": self.objective,
-            "lam": self.lam,
-            "alpha": self.alpha,
-            "redundancy_floor": self.redundancy_floor,
-            "note": self.note,
+            **{k: getattr(self, k) for k in (*as_is, "redundancy_floor", "note")},
             "params": dict(self.params),
             "settings": None if self.settings is None else self.settings.as_dict(),
             "calibration": None if self.calibration is None else asdict(self.calibration),
@@ -250,13 +229,7 @@ class Selection:
                 for p in self.passages
             ],
             "merges": [
-                {
-                    "step": m.step,
-                    "chunk": name(m.chunk),
-                    "joined": [name(i) for i in m.joined],
-                    "tokens": m.tokens,
-                    "saved": m.saved,
-                }
+                {**m._asdict(), "chunk": name(m.chunk), "joined": [name(i) for i in m.joined]}
                 for m in self.merges
             ],
             "duplicates": [
@@ -291,7 +264,3 @@ def finite(value: object) -> object:
     if isinstance(value, list | tuple):
         return [finite(v) for v in value]
     return value
-
-
-def _nan_to_none(array: NDArray[np.float64]) -> list[float | None]:
-    return [None if math.isnan(x) else float(x) for x in array.tolist()]

@@ -35,6 +35,7 @@ from .settings import Settings
 __all__ = [
     "floor_value",
     "greedy",
+    "greedy_selection",
     "objective",
     "ratio_safeguard",
     "resolve_terms",
@@ -63,7 +64,7 @@ def greedy(
     """
     packer = packer_for(pool.spans, packing, pool.tokens, pool.similarities)
     if guard is not None and packer is not None:  # stitched, not duplicates (core.guard)
-        guard.spare_overlaps(packer.stitches)
+        guard.stitched = packer.stitches
     loop = Loop(pool, budget, terms, rule, trace, guard, packer)  # 1. used = 0, S = ∅, R = 0
     while True:
         loop.drop_unfit()  # 2. eligible: not in S and ℓ_i ≤ T − used ("did not fit" for good)
@@ -113,24 +114,41 @@ def select_prepared(
     budget = v.budget(budget)
     checked_settings(settings)
     pool = pool.packing_ready(settings.packing, texts)
+    rule, policy = POLICY_RULES[settings.policy], settings.policy
+    result = greedy_selection("adagres", pool, budget, settings, rule, trace, texts, policy=policy)
+    return ratio_safeguard(pool, budget, result, trace) if policy == "ratio" else result
+
+
+def greedy_selection(
+    name: str,
+    pool: PreparedPool,
+    budget: int,
+    settings: Settings,
+    rule: Rule,
+    trace: bool,
+    texts: Sequence[str] | None,
+    *,
+    policy: str | None = None,
+    **params: object,
+) -> Selection:
+    """The Selection of strategy ``name``: a :func:`greedy` run of ``rule`` with the terms,
+    the near-duplicate guard and the packing ``settings`` give (``params``: its own numbers,
+    kept with it)."""
     terms, calibration = resolve_terms(pool, budget, settings)
-    rule = POLICY_RULES[settings.policy]
     guard = guard_for(pool, settings.duplicate_guard, texts)
     run = greedy(pool, budget, terms, rule, trace, guard, settings.packing)
-    result = finish(
-        "adagres",
+    return finish(
+        name,
         pool,
         budget,
         run,
         terms,
         calibration=calibration,
         settings=settings,
-        policy=settings.policy,
+        policy=policy,
+        params=params,
         scoring=scoring_of(rule, terms),
     )
-    if settings.policy == "ratio":
-        result = ratio_safeguard(pool, budget, result, terms, trace)
-    return result
 
 
 def checked_settings(settings: object) -> Settings:
@@ -140,11 +158,10 @@ def checked_settings(settings: object) -> Settings:
     return settings
 
 
-def ratio_safeguard(
-    pool: PreparedPool, budget: int, result: Selection, terms: Terms, trace: bool
-) -> Selection:
+def ratio_safeguard(pool: PreparedPool, budget: int, result: Selection, trace: bool) -> Selection:
     """Keep the best single fitting chunk instead of the ratio-greedy set if it scores higher
     (the usual safeguard of knapsack greedy, SPEC.md policy ``ratio``)."""
+    terms = result.terms
     fits = pool.tokens <= budget
     if not fits.any():
         return result

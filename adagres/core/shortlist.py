@@ -17,9 +17,10 @@ from typing import TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from .arrays import FloatArray
-from .engine import NEG, NO_PICK, Pick, Rows, accumulate_rows
+from .arrays import FloatArray, frozen
+from .engine import NEG, NO_PICK, Pick, Rows, accumulate_rows, top_two
 from .prepared import PreparedPool
+from .records import Terms
 
 __all__ = ["SHORTLIST_MIN_CHUNKS", "Shortlist", "shortlist_size"]
 
@@ -45,10 +46,8 @@ class Shortlist:
     others. After :meth:`best`, ``pos`` is the winner's place in the shortlist.
     """
 
-    def __init__(
-        self, pool: PreparedPool, lam: float, alpha: float, ratio: bool, penalty: FloatArray
-    ) -> None:
-        chunks = pool.chunks
+    def __init__(self, pool: PreparedPool, terms: Terms, ratio: bool, penalty: FloatArray) -> None:
+        chunks, lam, alpha = pool.chunks, terms.lam, terms.alpha
         self.relevance_term = alpha * pool.relevance
         dtype = chunks.dtype
         self.chunks, self.penalty, self.ratio = chunks, penalty, ratio
@@ -79,10 +78,6 @@ class Shortlist:
             return np.zeros(self.n, self.chunks.dtype)
         return self.chunks @ self.lv
 
-    def full_gains(self) -> FloatArray:
-        """α·r_i − c_i·(λ·V) for every chunk: the numbers of the full evaluation."""
-        return self.relevance - self.full_products()
-
     def refresh(self) -> None:
         """Evaluate the whole pool and keep the ``size`` best competing chunks."""
         products = self.full_products()
@@ -91,8 +86,7 @@ class Shortlist:
         masked = scores + self.penalty
         competing = int(np.count_nonzero(masked > NEG))
         if competing <= self.size:
-            whole = competing == self.n
-            index = np.arange(self.n) if whole else np.flatnonzero(masked > NEG)
+            index = np.arange(self.n) if competing == self.n else np.flatnonzero(masked > NEG)
             self.outside = NEG
         else:
             cut = self.n - self.size
@@ -145,23 +139,11 @@ class Shortlist:
                 second = int(masked.argmax())
                 runner_score = masked[second]
                 if self.proven(float(runner_score)):
-                    winner = int(self.index[first])
-                    runner = None if runner_score == NEG else int(self.index[second])
                     self.pos = first
-                    if runner is None:
-                        return Pick(
-                            winner=winner,
-                            runner_up=None,
-                            winner_gain=gain.item(first),
-                            winner_score=float(top),
-                        )
-                    return Pick(
-                        winner=winner,
-                        runner_up=runner,
-                        winner_gain=gain.item(first),
-                        winner_score=float(top),
-                        runner_gain=gain.item(second),
-                        runner_score=float(runner_score),
+                    runner = None if runner_score == NEG else int(self.index[second])
+                    winner, gains = int(self.index[first]), gain.item
+                    return top_two(
+                        winner, gains(first), float(top), runner, gains(second), float(runner_score)
                     )
             if self.drift_picks == 0:  # proof failed right after a full evaluation
                 self.size = min(self.n, 4 * self.size)
@@ -204,7 +186,7 @@ class Shortlist:
     def candidate_rows(self, steps: list[Decision], picks: list[int]) -> Rows:
         """The stop's gains from one full product (the shortlist's as the step decided
         them); traced, every earlier step's from the pick rows (one matrix product)."""
-        final = self.full_gains().astype(np.float64)
+        final = (self.relevance - self.full_products()).astype(np.float64)  # α·r − c·(λ·V)
         n, relevance = self.n, self.relevance_term
         pick_similarity = None
         if steps:
@@ -217,14 +199,11 @@ class Shortlist:
             sums = accumulate_rows(np.add, rows[: len(steps) - 1].copy())  # np.cumsum(axis=0)
             gains[1:] = relevance - float(self.lam) * sums
             gains[-1] = final
-            rows.flags.writeable = False
-            pick_similarity = rows
+            pick_similarity = frozen(rows)
         else:
             steps = [self.trace_step()]
             gains = final[None]
-        scores = None
-        if self.ratio:
-            scores = gains / self.per_token.astype(np.float64)
+        scores = gains / self.per_token.astype(np.float64) if self.ratio else None
         for row, (index, gain, score) in enumerate(steps):
             gains[row, index] = gain
             if scores is not None:

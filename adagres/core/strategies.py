@@ -1,14 +1,9 @@
 """Every strategy by name: the one registry the library, the CLI, the evaluation, the presets
 and the app read.
 
-A :class:`Strategy` holds a strategy's name, its family, a one-line description, the
-statement of its score, the function that runs it,
-``fn(pool, budget, settings, trace, inputs) -> Selection``, and what callers need to know
-of it without testing its name: the type of its own options (``options``: ``k`` for
-``topk_same_k``, the exact solver's limits), the strategy whose run it takes its size from
-(``reference``), what the app says while it runs (``working``) and whether its F is the
-proven optimum (``proves_optimum``). Adding a strategy is adding an entry here (or calling
-:func:`register` from an optional package: :mod:`adagres.optimum` registers ``exact``).
+A :class:`Strategy` carries what callers need to know of a strategy without testing its
+name. Adding a strategy is adding an entry here (or calling :func:`register` from an
+optional package: :mod:`adagres.optimum` registers ``exact``).
 
 >>> STRATEGIES["orthogonal"].score
 'α·relevance − λ·Σ cos beyond the query to the picks'
@@ -19,8 +14,9 @@ proven optimum (``proves_optimum``). Adding a strategy is adding an entry here (
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from ..errors import InputError
 from . import classic, variants
@@ -157,144 +153,99 @@ def adagres(
     return select_prepared(pool, budget, settings, trace=trace, texts=inputs.texts)
 
 
-class Registry(Mapping[str, Strategy]):
-    """The strategies by name, in the order they were registered (read-only but for
-    :func:`register`)."""
-
-    def __init__(self, *entries: Strategy) -> None:
-        self.entries = {e.name: e for e in entries}
-
-    def __getitem__(self, name: str) -> Strategy:
-        return self.entries[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.entries)
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    def __repr__(self) -> str:
-        return f"STRATEGIES({', '.join(self.entries)})"
-
-
-def entry(
-    name: str,
-    family: str,
-    fn: StrategyFn,
-    description: str,
-    score: str,
-    label: str,
-    short: str = "",
-    *,
-    in_sweeps: bool = False,
-    options: type | None = None,
-    reference: str | None = None,
-    tuned: Settings | None = None,
-    needs_texts: bool = False,
-) -> Strategy:
-    return Strategy(
-        name=name,
-        family=family,
-        description=description,
-        score=score,
-        fn=fn,
-        label=label,
-        short=short,
-        in_sweeps=in_sweeps,
-        options=options,
-        reference=reference,
-        tuned=tuned,
-        needs_texts=needs_texts,
-    )
-
-
-#: Every strategy by name, as the CLI, the app and the evaluation offer them.
-STRATEGIES = Registry(
-    entry(
-        "adagres",
-        "adagres",
-        adagres,
-        "AdaGReS, the paper's method",
-        "α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
-        "AdaGReS",
-        "AdaGReS",
-        in_sweeps=True,
-    ),
-    entry(
-        "topk_same_k",
-        "baseline",
-        classic.topk_same_k,
-        "relevance order, k = the AdaGReS selection's size",
-        "relevance",
-        "top-k, AdaGReS's k",
-        "AdaGReS's k",
-        in_sweeps=True,
-        options=classic.SameK,
-        reference="adagres",
-    ),
-    entry(
-        "topk_budget",
-        "baseline",
-        classic.topk_budget,
-        "relevance order, skipping chunks that do not fit, until nothing fits",
-        "relevance",
-        "top-k until the budget",
-        "fill budget",
-        in_sweeps=True,
-    ),
-    entry(
-        "mmr",
-        "baseline",
-        classic.mmr,
-        "maximal marginal relevance, until nothing fits",
-        "λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
-        "maximal marginal relevance",
-        "marginal relevance",
-        in_sweeps=True,
-    ),
-    entry(
-        "reference_code",
-        "baseline",
-        classic.reference_code,
-        "the authors' released code: k = ⌊T / mean characters⌋ picks",
-        "α·relevance − β·Σ cos to the picks (their β, k picks)",
-        "the authors' code",
-        "authors'",
-        options=classic.ReferenceCodeOptions,
-        needs_texts=True,
-    ),
-    entry(
-        "orthogonal",
-        "variant",
-        variants.orthogonal,
-        "redundancy beyond shared relevance to the query",
-        "α·relevance − λ·Σ cos beyond the query to the picks",
-        "redundancy beyond shared relevance",
-        "beyond query",
-        # it fills the budget with the derived λ, with the guard and packing it had as the
-        # recommended preset (before the preset search chose top-k with them)
-        tuned=Settings(
-            policy="fill", formula="derived", duplicate_guard=NEAR_DUPLICATE_GUARD, packing=True
+ENTRIES = {
+    entry.name: entry
+    for entry in (
+        Strategy(
+            name="adagres",
+            family="adagres",
+            fn=adagres,
+            description="AdaGReS, the paper's method",
+            score="α·relevance − λ·Σ cos to the picks (per token with policy ratio)",
+            label="AdaGReS",
+            short="AdaGReS",
+            in_sweeps=True,
         ),
-    ),
-    entry(
-        "near_duplicates",
-        "variant",
-        variants.near_duplicates,
-        "only near-copies penalised, steeply; fills the budget",
-        "α·relevance − 5·Σ (cos − 0.85)⁺ to the picks",
-        "only near-copies penalised",
-    ),
-    entry(
-        "coverage",
-        "variant",
-        variants.coverage,
-        "budgeted facility location: relevance plus coverage",
-        "relevance + coverage it adds (its coverage alone − what the picks cover already)",
-        "budgeted facility location",
-        "facility loc.",
-    ),
-)
+        Strategy(
+            name="topk_same_k",
+            family="baseline",
+            fn=classic.topk_same_k,
+            description="relevance order, k = the AdaGReS selection's size",
+            score="relevance",
+            label="top-k, AdaGReS's k",
+            short="AdaGReS's k",
+            in_sweeps=True,
+            options=classic.SameK,
+            reference="adagres",
+        ),
+        Strategy(
+            name="topk_budget",
+            family="baseline",
+            fn=classic.topk_budget,
+            description="relevance order, skipping chunks that do not fit, until nothing fits",
+            score="relevance",
+            label="top-k until the budget",
+            short="fill budget",
+            in_sweeps=True,
+        ),
+        Strategy(
+            name="mmr",
+            family="baseline",
+            fn=classic.mmr,
+            description="maximal marginal relevance, until nothing fits",
+            score="λ_mmr·relevance − (1 − λ_mmr)·largest cos to a pick",
+            label="maximal marginal relevance",
+            short="marginal relevance",
+            in_sweeps=True,
+        ),
+        Strategy(
+            name="reference_code",
+            family="baseline",
+            fn=classic.reference_code,
+            description="the authors' released code: k = ⌊T / mean characters⌋ picks",
+            score="α·relevance − β·Σ cos to the picks (their β, k picks)",
+            label="the authors' code",
+            short="authors'",
+            options=classic.ReferenceCodeOptions,
+            needs_texts=True,
+        ),
+        Strategy(
+            name="orthogonal",
+            family="variant",
+            fn=variants.orthogonal,
+            description="redundancy beyond shared relevance to the query",
+            score="α·relevance − λ·Σ cos beyond the query to the picks",
+            label="redundancy beyond shared relevance",
+            short="beyond query",
+            # it fills the budget with the derived λ, with the guard and packing it had as the
+            # recommended preset (before the preset search chose top-k with them)
+            tuned=Settings(
+                policy="fill", formula="derived", duplicate_guard=NEAR_DUPLICATE_GUARD, packing=True
+            ),
+        ),
+        Strategy(
+            name="near_duplicates",
+            family="variant",
+            fn=variants.near_duplicates,
+            description="only near-copies penalised, steeply; fills the budget",
+            score="α·relevance − 5·Σ (cos − 0.85)⁺ to the picks",
+            label="only near-copies penalised",
+        ),
+        Strategy(
+            name="coverage",
+            family="variant",
+            fn=variants.coverage,
+            description="budgeted facility location: relevance plus coverage",
+            score="relevance + coverage it adds "
+            "(its coverage alone − what the picks cover already)",
+            label="budgeted facility location",
+            short="facility loc.",
+        ),
+    )
+}
+#: Every strategy by name, in the order they were registered, as the CLI, the app and the
+#: evaluation offer them (read-only: :func:`register` adds one).
+STRATEGIES: Mapping[str, Strategy] = MappingProxyType(ENTRIES)
 
 #: The paper's method: the strategy every other is compared with, and the one whose run
 #: gives ``topk_same_k`` its size.
@@ -314,14 +265,13 @@ def register(entry: Strategy, *, before: str | None = None) -> None:
     """Add ``entry`` (an optional package's strategy), at the end or just ``before`` the
     strategy of that name (the order the CLI, the app and the colours follow); a name taken
     already is refused."""
-    entries = STRATEGIES.entries
-    if entry.name in entries:
+    if entry.name in ENTRIES:
         raise InputError(f"strategy {entry.name!r} is registered already")
-    items = list(entries.items())
-    at = [name for name, _ in items].index(before) if before in entries else len(items)
+    items = list(ENTRIES.items())
+    at = list(ENTRIES).index(before) if before in ENTRIES else len(items)
     items.insert(at, (entry.name, entry))
-    entries.clear()
-    entries.update(items)
+    ENTRIES.clear()
+    ENTRIES.update(items)
 
 
 def strategy(name: str) -> Strategy:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AdagresError, InputError
 from . import validate as v
-from .arrays import FloatArray
+from .arrays import frozen
 from .baselines import run_prepared
 from .calibration import calibrate_prepared
 from .metrics import NEAR_DUPLICATE, evaluate
@@ -38,14 +38,6 @@ __all__ = [
 
 #: Number of points of the default λ grid (the adaptive λ and any extra values are added).
 LAM_GRID_POINTS = 60
-
-
-ScalarT = TypeVar("ScalarT", bound=np.generic)
-
-
-def _frozen(array: NDArray[ScalarT]) -> NDArray[ScalarT]:
-    array.flags.writeable = False
-    return array
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,14 +95,6 @@ def default_lams(
     return np.unique(np.concatenate([grid, np.asarray(extra, dtype=np.float64)]))
 
 
-def _pair_sum(unit_chunks: FloatArray, picks: Sequence[int]) -> float:
-    if len(picks) < 2:
-        return 0.0
-    sub = unit_chunks[list(picks)]
-    gram = (sub @ sub.T).astype(np.float64)
-    return float(np.triu(gram, k=1).sum())
-
-
 def lam_sweep(
     query_embedding: ArrayLike,
     chunk_embeddings: ArrayLike,
@@ -165,7 +149,8 @@ def lam_sweep_prepared(
     for done, lam in enumerate(grid, start=1):
         s = select_prepared(pool, budget, settings.replace(lam=float(lam)), trace=False)
         k = s.size
-        pair_sum = _pair_sum(pool.chunks, s.indices)
+        sub = pool.chunks[list(s.indices)]  # Σ_{i<j} s_ij over the picks
+        pair_sum = float(np.triu((sub @ sub.T).astype(np.float64), k=1).sum()) if k >= 2 else 0.0
         columns["F"].append(s.objective)
         columns["rel"].append(float(s.relevance[list(s.indices)].sum()) if k else 0.0)
         columns["red"].append(pair_sum)
@@ -179,16 +164,16 @@ def lam_sweep_prepared(
         float(grid[i]) for i in range(1, len(grid)) if sorted(picks[i]) != sorted(picks[i - 1])
     )
     return LamSweep(
-        lams=_frozen(np.asarray(grid, dtype=np.float64)),
+        lams=frozen(np.asarray(grid, dtype=np.float64)),
         adaptive_lam=float(adaptive),
         budget=budget,
         policy=settings.policy,
-        objective=_frozen(np.asarray(columns["F"], dtype=np.float64)),
-        relevance_sum=_frozen(np.asarray(columns["rel"], dtype=np.float64)),
-        redundancy_sum=_frozen(np.asarray(columns["red"], dtype=np.float64)),
-        redundancy_mean=_frozen(np.asarray(columns["mean"], dtype=np.float64)),
-        size=_frozen(np.asarray(columns["size"], dtype=np.int64)),
-        tokens=_frozen(np.asarray(columns["tok"], dtype=np.int64)),
+        objective=frozen(np.asarray(columns["F"], dtype=np.float64)),
+        relevance_sum=frozen(np.asarray(columns["rel"], dtype=np.float64)),
+        redundancy_sum=frozen(np.asarray(columns["red"], dtype=np.float64)),
+        redundancy_mean=frozen(np.asarray(columns["mean"], dtype=np.float64)),
+        size=frozen(np.asarray(columns["size"], dtype=np.int64)),
+        tokens=frozen(np.asarray(columns["tok"], dtype=np.int64)),
         indices=tuple(picks),
         changes=changes,
     )
@@ -295,7 +280,7 @@ def budget_sweep(
         pool = pool.with_spans(spans)
     if answers is not None:
         answers = v.strings(answers, "answers")
-    wordy = [name for name in strategies if name in STRATEGIES and STRATEGIES[name].needs_texts]
+    wordy = [name for name in strategies if STRATEGIES[name].needs_texts]
     if wordy and texts is None:
         raise InputError(f"strategies: {wordy[0]} needs the chunk texts (texts=...)")
     if answers and texts is None:
@@ -309,16 +294,13 @@ def budget_sweep(
         for name in strategies:
             row: dict[str, object] = dict.fromkeys(BUDGET_COLUMNS)
             row["strategy"], row["budget"] = name, b
-            chosen = STRATEGIES.get(name)
+            # AdaGReS's run is the reference run; a strategy that takes its size from it gets it
+            given = {"reference": reference} if STRATEGIES[name].reference == ADAGRES.name else {}
             try:
-                if name == ADAGRES.name:  # the reference run is this strategy's own
+                if name == ADAGRES.name:
                     s = reference
-                elif chosen is not None and chosen.reference == ADAGRES.name:
-                    s = run_prepared(
-                        name, pool, b, settings, texts=texts, reference=reference, trace=False
-                    )
                 else:
-                    s = run_prepared(name, pool, b, settings, texts=texts, trace=False)
+                    s = run_prepared(name, pool, b, settings, texts=texts, trace=False, **given)
             except AdagresError as exc:
                 row["error"] = str(exc)
             else:

@@ -32,9 +32,7 @@ def _float_array(value: ArrayLike, name: str) -> FloatArray:
         raise InputError(f"{name}: cannot be read as an array of numbers ({exc})") from None
     if array.dtype == np.float32 or array.dtype == np.float64:
         return array
-    if array.dtype.kind in "iub":
-        return array.astype(np.float64)
-    if array.dtype.kind == "f":  # float16, longdouble
+    if array.dtype.kind in "iubf":  # integers, bools, float16, longdouble
         return array.astype(np.float64)
     raise InputError(f"{name}: expected numbers, got values of type {array.dtype}")
 
@@ -146,11 +144,7 @@ def unit_vector(value: ArrayLike, dim: int, name: str = "query_embedding") -> ND
     problem = vector_problem(array)
     if problem is not None:
         raise InputError(f"{name}: {problem}")
-    with np.errstate(over="ignore", under="ignore"):
-        norm = float(np.sqrt(array @ array))
-    if abs(norm - 1.0) <= 1e-12:
-        return array
-    row: NDArray[np.float64] = normalise_rows(array[None, :])[0]
+    row: NDArray[np.float64] = normalise_rows(array[None, :])[0]  # its norm is far from 1
     return row
 
 

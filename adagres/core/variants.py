@@ -18,11 +18,11 @@ from numpy.typing import NDArray
 
 from ..errors import InputError
 from .arrays import FloatArray
-from .engine import NEG, NO_PICK, Pick
+from .engine import NEG, NO_PICK, Pick, pick_rows, top_two
 from .guard import Guard, guard_for
 from .loop import POLICY_RULES, Rule, Run, finish, scoring_of
 from .prepared import PreparedPool, build
-from .records import Candidates, Scoring, Step
+from .records import Scoring, Step
 from .replay import replay
 from .result import Selection
 from .selection import greedy, resolve_terms
@@ -68,9 +68,8 @@ def near_duplicates(
     own_settings = settings.replace(lam=lam, redundancy_floor=floor, policy="fill")
     terms, _ = resolve_terms(pool, budget, own_settings)
     rule = POLICY_RULES["fill"]
-    own = greedy(
-        pool, budget, terms, rule, trace, guard_of(pool, settings, inputs), settings.packing
-    )
+    guard = guard_of(pool, settings, inputs)
+    own = greedy(pool, budget, terms, rule, trace, guard, settings.packing)
     return rescored(
         "near_duplicates",
         pool,
@@ -140,14 +139,7 @@ def merged(
     c, f = own.candidates, shared.candidates
     candidates = None
     if c is not None and f is not None:
-        candidates = Candidates(
-            redundancy_term=f.redundancy_term,
-            gain=f.gain,
-            score=c.score,
-            eligible=c.eligible,
-            in_play=c.in_play,
-            score_base=c.score_base,
-        )
+        candidates = dataclasses.replace(c, redundancy_term=f.redundancy_term, gain=f.gain)
     w = own.winner
     if w is None:
         return own._replace(candidates=candidates)
@@ -182,13 +174,8 @@ def orthogonal_pool(pool: PreparedPool) -> PreparedPool:
     (:data:`ORTHOGONAL_POOLS`; prepared pools are read-only, so a kept one is still right).
     """
     kept = ORTHOGONAL_POOLS.get(pool)
-    if kept is None:
-        kept = ORTHOGONAL_POOLS[pool] = orthogonal_of(pool)
-    return kept
-
-
-def orthogonal_of(pool: PreparedPool) -> PreparedPool:
-    """:func:`orthogonal_pool`, computed."""
+    if kept is not None:
+        return kept
     q = pool.query.astype(pool.chunks.dtype)
     residual = pool.chunks - np.outer(pool.relevance.astype(pool.chunks.dtype), q)
     norms = np.sqrt(np.vecdot(residual, residual))
@@ -196,7 +183,10 @@ def orthogonal_of(pool: PreparedPool) -> PreparedPool:
     residual[flat] = pool.chunks[flat]
     residual = normalise_rows(residual)
     prepared = build(residual, pool.query, np.asarray(pool.tokens))
-    return dataclasses.replace(prepared, relevance=pool.relevance, spans=pool.spans)
+    kept = ORTHOGONAL_POOLS[pool] = dataclasses.replace(
+        prepared, relevance=pool.relevance, spans=pool.spans
+    )
+    return kept
 
 
 def orthogonal(
@@ -217,16 +207,8 @@ def orthogonal(
     """
     terms, _ = resolve_terms(pool, budget, settings)
     rule = POLICY_RULES[settings.policy]
-    # the near-duplicate guard compares the plain cosine (it holds the pool itself)
-    own = greedy(
-        orthogonal_pool(pool),
-        budget,
-        terms,
-        rule,
-        trace,
-        guard_of(pool, settings, inputs),
-        settings.packing,
-    )
+    guard = guard_of(pool, settings, inputs)  # it compares the plain cosine: the pool's own
+    own = greedy(orthogonal_pool(pool), budget, terms, rule, trace, guard, settings.packing)
     scoring = scoring_of(rule, terms, "cos beyond the query")
     return rescored("orthogonal", pool, budget, own, scoring, settings, trace)
 
@@ -263,17 +245,8 @@ class CoverageScores:
         top = float(masked[winner])
         masked[winner] = NEG
         second = int(np.argmax(masked))
-        if masked[second] == NEG:
-            return Pick(winner=winner, runner_up=None, winner_gain=top, winner_score=top)
         runner = float(masked[second])
-        return Pick(
-            winner=winner,
-            runner_up=second,
-            winner_gain=top,
-            winner_score=top,
-            runner_gain=runner,
-            runner_score=runner,
-        )
+        return top_two(winner, top, top, None if runner == NEG else second, runner, runner)
 
     def release(self, winner: int) -> None:
         """Nothing held: the loop's penalty masks the winner."""
@@ -298,9 +271,7 @@ class CoverageScores:
     ) -> tuple[NDArray[np.float64], None, NDArray[np.float64] | None]:
         if not self.trace:
             return self.score[None].copy(), None, None
-        rows = np.array(self.rows).reshape(len(self.rows), len(self.score))
-        rows.flags.writeable = False
-        return np.array(steps), None, rows
+        return np.array(steps), None, pick_rows(self.rows, len(self.score))
 
 
 def coverage(
@@ -332,9 +303,8 @@ def coverage(
 
     rule = Rule(score="own", budget="skip", stop_nonpositive=True, engine=make)
     terms, _ = resolve_terms(pool, budget, settings)
-    own = greedy(
-        pool, budget, terms, rule, trace, guard_of(pool, settings, inputs), settings.packing
-    )
+    guard = guard_of(pool, settings, inputs)
+    own = greedy(pool, budget, terms, rule, trace, guard, settings.packing)
     picks = own.picks
     made = engine[0]
     value = float(pool.relevance[picks].sum() + weight * (made.covered @ made.w)) if picks else 0.0

@@ -20,6 +20,7 @@ the step record holds all the numbers, in the terms of the rule that made the se
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -142,65 +143,52 @@ def fates(selection: Selection) -> Fates:
 
 def fill_start(selection: Selection) -> int | None:
     """The first accepted step of a ``fill`` rule whose score was ≤ 0."""
-    if not selection.scoring.fills:
-        return None
-    for s in selection.steps:
-        if s.accepted and s.score is not None and s.score <= 0:
-            return s.number
-    return None
+    nonpositive = (
+        s.number for s in selection.steps if s.accepted and s.score is not None and s.score <= 0
+    )
+    return next(nonpositive, None) if selection.scoring.fills else None
 
 
 def verdict_of(selection: Selection, i: int) -> Verdict:
     """The verdict of the chunk at pool position ``i``, with its history and sources."""
     found = selection.fates
     kind, number = KINDS[int(found.kind[i])], int(found.step[i])
-    steps = selection.steps
-    tokens = int(selection.token_counts[i])
-    history = history_of(steps, i)
-    s = steps[number - 1]
+    s = selection.steps[number - 1]
     fill_from = found.fill_from
     if fill_from is not None and number < fill_from:
         fill_from = None
+    verdict = functools.partial(
+        Verdict,
+        chunk=i,
+        kind=kind,
+        step=number,
+        tokens=int(selection.token_counts[i]),
+        history=history_of(selection.steps, i),
+        scoring=selection.scoring,
+    )
     if kind is VerdictKind.SELECTED:
-        sources = redundancy_sources(selection, i, number - 1)
-        return Verdict(
-            i,
-            kind,
-            number,
-            tokens,
-            s.tokens_available,
-            s.relevance_term,
-            s.redundancy_term,
-            s.gain,
-            s.runner_up,
-            s.runner_up_gain,
-            history,
-            sources,
-            selection.scoring,
-            s.score,
-            s.score_relevance,
-            s.score_redundancy,
-            fill_from=fill_from,
+        return verdict(
+            tokens_left=s.tokens_available,
+            relevance_term=s.relevance_term,
+            redundancy_term=s.redundancy_term,
+            gain=s.gain,
+            runner_up=s.runner_up,
+            runner_up_gain=s.runner_up_gain,
             runner_up_score=s.runner_up_score,
-            left_out=left_out_of(selection, i),
+            redundancy_sources=redundancy_sources(selection, i, number - 1),
+            score=s.score,
+            score_relevance=s.score_relevance,
+            score_redundancy=s.score_redundancy,
+            fill_from=fill_from,
+            left_out=tuple(  # (holder, sentence): what packing left out of its text
+                (o.holder, o.text) for p in selection.passages for o in p.omissions if o.chunk == i
+            ),
         )
     relevance_term = float(selection.alpha * selection.relevance[i])
     if kind is VerdictKind.DUPLICATE:
         d = next(d for d in selection.duplicates if d.chunk == i)
-        return Verdict(
-            i,
-            kind,
-            number,
-            tokens,
-            None,
-            relevance_term,
-            None,
-            None,
-            None,
-            None,
-            history,
-            (),
-            selection.scoring,
+        return verdict(
+            relevance_term=relevance_term,
             duplicate_of=d.of,
             duplicate_cosine=d.cosine,
             duplicate_shared_text=d.shared_text,
@@ -209,69 +197,45 @@ def verdict_of(selection: Selection, i: int) -> Verdict:
     c = s.candidates
     numbers: tuple[float | None, ...] = (None, None, None, None)
     if c is not None:
-        numbers = (
-            float(c.gain[i]),
-            float(c.score[i]),
-            float(c.score_relevance[i]),
-            float(c.score_redundancy[i]),
+        numbers = tuple(
+            float(a[i]) for a in (c.gain, c.score, c.score_relevance, c.score_redundancy)
         )
     gain, score, score_relevance, score_redundancy = numbers
-    redundancy_term = None if gain is None else relevance_term - gain
     lost_to, lost_to_score = None, None
     if kind is VerdictKind.OUTSCORED and c is not None:
         lost_to, lost_to_score = leader(selection, s, c)
         if lost_to == i:
             lost_to, lost_to_score = None, None
-    sources = redundancy_sources(selection, i, min(number - 1, selection.size))
-    return Verdict(
-        i,
-        kind,
-        number,
-        tokens,
-        s.tokens_available,
-        relevance_term,
-        redundancy_term,
-        gain,
-        None,
-        None,
-        history,
-        sources,
-        selection.scoring,
-        score,
-        score_relevance,
-        score_redundancy,
-        lost_to,
-        lost_to_score,
-        fill_from,
-    )
-
-
-def left_out_of(selection: Selection, i: int) -> tuple[tuple[int, str], ...]:
-    """(holder, sentence) of each sentence packing left out of pick i's text, the context
-    already holding it (the pick ``holder`` put it there)."""
-    return tuple(
-        (o.holder, o.text) for p in selection.passages for o in p.omissions if o.chunk == i
+    return verdict(
+        tokens_left=s.tokens_available,
+        relevance_term=relevance_term,
+        redundancy_term=None if gain is None else relevance_term - gain,
+        gain=gain,
+        redundancy_sources=redundancy_sources(selection, i, min(number - 1, selection.size)),
+        score=score,
+        score_relevance=score_relevance,
+        score_redundancy=score_redundancy,
+        winner=lost_to,
+        winner_score=lost_to_score,
+        fill_from=fill_from,
     )
 
 
 def history_of(steps: tuple[Step, ...], i: int) -> tuple[GainAtStep, ...]:
-    rows = []
-    for s in steps:
-        c = s.candidates
-        if c is None or not c.in_play[i]:
-            continue
-        rows.append(
-            GainAtStep(
-                s.number,
-                float(c.gain[i]),
-                float(c.score[i]),
-                bool(c.eligible[i]),
-                s.winner,
-                s.gain,
-                s.score,
-            )
+    """Chunk i's gain and score against the winner's at each step it was in play."""
+    return tuple(
+        GainAtStep(
+            step=s.number,
+            gain=float(c.gain[i]),
+            score=float(c.score[i]),
+            eligible=bool(c.eligible[i]),
+            winner=s.winner,
+            winner_gain=s.gain,
+            winner_score=s.score,
         )
-    return tuple(rows)
+        for s in steps
+        if (c := s.candidates) is not None and c.in_play[i]
+    )
 
 
 def redundancy_sources(selection: Selection, i: int, n_picks: int) -> tuple[tuple[int, float], ...]:

@@ -133,18 +133,16 @@ def search(
 ) -> Search:
     """Branch and bound from the incumbent ``start`` (F = ``value``), best bound first.
 
-    A node is (S in, U open, gains g_i = a_i − Σ_{j∈S} w_ij on U, F(S), tokens left, warm
-    start, the diagonal shift d on U, |U| when d was set, an upper bound on its subtree). The branch
-    chunk is the one the relaxation values most; the search dives into "in" when its relaxed
-    value is ≥ ½ (else "out") and queues the other child by its bound; when a dive ends, the
-    queued node with the largest bound is next, so the largest open bound (the proven upper
-    bound when the time or the node limit stops it) keeps falling while dives find
-    incumbents. The relaxation uses W − N (the root's pair multipliers; N_U ≥ 0 on any U)
-    with the shift d, lowered (:func:`reshift`) when U has shrunk by 40 % (λ_min of a
-    principal submatrix is never lower, so the relaxation only tightens). Returns the best
-    set, its F, an upper bound on the optimum (F itself when an exact search finished; F +
-    rel_gap·|F| when a search with a relative gap did, since it cut nodes that could beat F
-    by that much), the node count and whether the search finished (not stopped by a limit).
+    The branch chunk (of a :class:`Node`, gains g_i = a_i − Σ_{j∈S} w_ij on U) is the one
+    the relaxation values most; the search dives into "in" when its relaxed value is ≥ ½
+    (else "out") and queues the other child by its bound; when a dive ends, the queued node
+    with the largest bound is next, so the largest open bound (the proven upper bound when
+    a limit stops it) keeps falling while dives find incumbents. The relaxation uses W − N
+    (the root's pair multipliers; N_U ≥ 0 on any U) with the shift d, lowered
+    (:func:`reshift`) when U has shrunk by 40 % (λ_min of a principal submatrix is never
+    lower, so the relaxation only tightens). The :class:`Search` upper bound is F itself
+    when an exact search finished, F + rel_gap·|F| when a search with a relative gap did
+    (it cut nodes that could beat F by that much).
     """
     w, tok = p.weights, p.tokens
     tok_f = tok.astype(np.float64)
@@ -184,8 +182,7 @@ def search(
             return Search(best, value, max(value + slack(value), *open_bounds), nodes, False)
         if dive is None:
             dive = heapq.heappop(heap)[2]
-        chosen, open_, gain, f = dive.chosen, dive.open_chunks, dive.gain, dive.value
-        left, warm, d, n_shift, parent = dive.left, dive.warm, dive.shift, dive.n_shift, dive.bound
+        chosen, open_, gain, f, left, warm, d, n_shift, parent = dive
         dive = None
         tol = max(ABS_TOL, rel_gap * abs(value))
         if parent <= value + tol:
@@ -318,33 +315,21 @@ def solve(
         raise SolverError(refusal(budget, p.n_fit, n, p.k_max, max_chunks))
     found = enumerate_best(p, max_sets)
     if found is not None:  # every feasible set seen: the optimum, proven without a bound
-        indices = tuple(sorted(int(p.positions[i]) for i in found.best))
-        objective = objective_value(pool, list(indices), terms)
-        return ExactResult(
-            indices,
-            objective,
-            objective,
-            True,
-            found.sets,
-            time.perf_counter() - started,
-            p.n_fit,
-            n,
-            p.k_max,
-            True,
-        )
-    where = {int(pos): i for i, pos in enumerate(p.positions)}
-    rules = [
-        POLICY_RULES["skip"],
-        POLICY_RULES["ratio"],
-        Rule(score="relevance", budget="skip", stop_nonpositive=False),
-    ]
-    starts = [
-        [where[i] for i in greedy(pool, budget, terms, rule, False).picks if i in where]
-        for rule in rules
-    ]
-    best, value = incumbent(p, starts)
-    deadline = math.inf if time_limit is None else started + time_limit
-    best, value, upper, nodes, finished = search(p, best, value, deadline, rel_gap, max_nodes)
+        best, value, upper, nodes, finished = found.best, found.value, -math.inf, found.sets, True
+    else:
+        where = {int(pos): i for i, pos in enumerate(p.positions)}
+        rules = [
+            POLICY_RULES["skip"],
+            POLICY_RULES["ratio"],
+            Rule(score="relevance", budget="skip", stop_nonpositive=False),
+        ]
+        starts = [
+            [where[i] for i in greedy(pool, budget, terms, rule, False).picks if i in where]
+            for rule in rules
+        ]
+        best, value = incumbent(p, starts)
+        deadline = math.inf if time_limit is None else started + time_limit
+        best, value, upper, nodes, finished = search(p, best, value, deadline, rel_gap, max_nodes)
     indices = tuple(sorted(int(p.positions[i]) for i in best))
     objective = objective_value(pool, list(indices), terms)
     upper = max(upper, objective)
@@ -360,6 +345,7 @@ def solve(
         p.n_fit,
         n,
         p.k_max,
+        enumerated=found is not None,
     )
 
 
