@@ -383,3 +383,20 @@ def test_why_dropped_names_what_was_left_out_and_who_holds_it():
     assert v.left_out == ((first, HEADER),)
     said = f"1 repeated sentence left out ([…]), already held by '{pool.ids[first]}'"
     assert said in v.summary(pool.ids)
+
+
+@given(adversarial_pools(), st.lists(st.integers(5, 400), min_size=2, max_size=4))
+def test_runs_that_share_a_pools_reading_equal_runs_on_a_fresh_pool(drawn, budgets):
+    """Packing keeps each pool's sentences and counted pieces across runs (a sweep runs the
+    selector dozens of times on one pool): what one run read must not change another's."""
+    _, chunks, _, seed = drawn
+    shared = pool_of(chunks, seed)
+    chosen = Settings(packing=True, duplicate_guard=NEAR_DUPLICATE_GUARD)
+    for budget in budgets:
+        for name in ("adagres", "topk_budget", "mmr"):
+            again = run_prepared(name, shared.prepared, budget, chosen, texts=shared.texts)
+            fresh = pool_of(chunks, seed)
+            alone = run_prepared(name, fresh.prepared, budget, chosen, texts=fresh.texts)
+            assert fresh.prepared.spans is not shared.prepared.spans
+            assert again.indices == alone.indices and again.passages == alone.passages
+            assert again.tokens_used == alone.tokens_used and again.steps == alone.steps

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import NamedTuple
@@ -244,6 +245,38 @@ class _Plan(NamedTuple):
     holder: int | None
 
 
+class _Reading:
+    """What packing reads from a pool's texts, the same in every run: each chunk's
+    :func:`sentences`, each sentence that may be left out -> the chunks holding it, and the
+    tokens of each passage piece counted so far (:func:`context_tokens`)."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.sentences = [sentences(text) for text in texts]
+        self.holding: dict[str, list[int]] = {}
+        for i, found in enumerate(self.sentences):
+            for _, _, key in found:
+                if key is not None:
+                    self.holding.setdefault(key, []).append(i)
+        self.piece_tokens: dict[str, int] = {}
+
+
+# One reading per Spans (a pool's runs share its Spans), dropped with it. A budget or λ sweep
+# runs the selector dozens of times on one pool; each used to split every text again.
+_READINGS: weakref.WeakKeyDictionary[Spans, _Reading] = weakref.WeakKeyDictionary()
+
+#: Pieces whose counts one reading keeps before it starts again (bounds its memory).
+_MAX_PIECES = 50_000
+
+
+def _read(spans: Spans) -> _Reading:
+    found = _READINGS.get(spans)
+    if found is None:
+        found = _READINGS[spans] = _Reading(spans.texts)
+    elif len(found.piece_tokens) > _MAX_PIECES:
+        found.piece_tokens = {}
+    return found
+
+
 class Packer:
     """The passages of one run, and what each chunk still in play would cost now.
 
@@ -266,10 +299,8 @@ class Packer:
         self.tokens, self.similarities = tokens, similarities
         self.cost = tokens.astype(np.int64, copy=True)  # alone in an empty context: ℓ
         self.dirty = np.zeros(len(tokens), dtype=bool)
-        self.holding: dict[str, list[int]] | None = None  # sentence -> chunks that hold it
+        self.read = _read(spans)  # the pool's sentences and counted pieces, kept across runs
         self.held: dict[str, int] = {}  # a sentence the context holds -> the pick holding it
-        self.sentence_cache: dict[int, list[tuple[int, int, str | None]]] = {}
-        self.piece_tokens: dict[str, int] = {}
         self.passages: dict[int, _Open] = {}
         self.first_step: dict[int, int] = {}  # passage id -> the step of its first pick
         self.passage_of: dict[int, int] = {}  # pick -> passage id
@@ -301,10 +332,7 @@ class Packer:
         return made
 
     def sentences_of(self, chunk: int) -> list[tuple[int, int, str | None]]:
-        found = self.sentence_cache.get(chunk)
-        if found is None:
-            found = self.sentence_cache[chunk] = sentences(self.texts[chunk])
-        return found
+        return self.read.sentences[chunk]
 
     def make_plan(self, chunk: int) -> _Plan:
         text, ell = self.texts[chunk], int(self.tokens[chunk])
@@ -349,7 +377,7 @@ class Packer:
             charge = ell
         elif self.count is not None:  # the passage as it would be sent, counted
             passage_text = render(union, [*omissions, *new])
-            charge = max(0, context_tokens(passage_text, self.count, self.piece_tokens) - paid)
+            charge = max(0, context_tokens(passage_text, self.count, self.read.piece_tokens) - paid)
         else:  # the chunk's own tokens per character, over the characters it adds
             added = sum(y - x for x, y in gaps) - omitted + len(OMISSION_MARK) * len(new)
             charge = math.ceil(added * ell / len(text)) if text else 0
@@ -435,7 +463,7 @@ class Packer:
         omitted = {(o.start, o.end) for o in plan.passage.omissions if o.chunk == chunk}
         offset = int(self.start[chunk]) - plan.passage.start
         changed = {j for m in plan.passage.members for j in self.neighbours.get(m, ())}
-        holding = self.sentence_index()
+        holding = self.read.holding
         for a, b, key in self.sentences_of(chunk):
             if key is not None and (a + offset, b + offset) not in omitted and key not in self.held:
                 self.held[key] = chunk
@@ -443,16 +471,6 @@ class Packer:
         if changed:
             self.dirty[list(changed)] = True
         self.plans.pop(chunk, None)
-
-    def sentence_index(self) -> dict[str, list[int]]:
-        """Each sentence that may be left out -> the chunks that hold it (made once)."""
-        if self.holding is None:
-            self.holding = {}
-            for i in range(len(self.texts)):
-                for _, _, key in self.sentences_of(i):
-                    if key is not None:
-                        self.holding.setdefault(key, []).append(i)
-        return self.holding
 
     def drop_duplicate(self, chunk: int, step: int) -> None:
         """Record ``chunk``, which would add no word, as a duplicate of the pick holding it."""
