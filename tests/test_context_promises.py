@@ -19,7 +19,7 @@ import adagres
 from adagres import Settings
 from adagres.core.baselines import run_prepared
 from adagres.core.overlaps import MAX_ANCHORED, Spans
-from adagres.core.packing import OMISSION_MARK, context_tokens, pieces, sentences
+from adagres.core.packing import OMISSION_MARK, Packer, context_tokens, pieces, sentences
 from adagres.core.presets import NEAR_DUPLICATE_GUARD
 from adagres.core.records import VerdictKind
 from adagres.core.strategies import STRATEGIES
@@ -82,6 +82,30 @@ def check_context(selection: adagres.Selection, texts, counter=None) -> None:
 
 
 # --------------------------------------------------------------------------- reproducers
+
+
+def test_a_window_that_began_mid_sentence_does_not_cut_the_sentence_a_stitch_completes():
+    """A window starting inside "Fever stop pain ... daily." takes its tail for a sentence and
+    leaves it out (a copy of the tail is held); a later pick completes the sentence by a
+    stitch and holds it; a pick of another document leaves the sentence out for that holder.
+    The tail's omission must not stand inside the completed sentence, or no copy is left."""
+    doc = "Go now. Fever stop pain now with water daily. Rest well at home."
+    texts = (
+        "Note. stop pain now with water daily. Drink it.",  # holds the tail, no source
+        doc[14:],  # the window that begins mid-sentence
+        doc[:45],  # completes the sentence where the window began
+        "Then. Fever stop pain now with water daily. More.",  # another document
+    )
+    spans = Spans(texts, (None, "d", "d", "e"), (None, 14, 0, None))
+    packer = Packer(spans, np.array([9, 10, 9, 9]), lambda _: np.zeros(4))
+    for step, chunk in enumerate(range(4)):
+        packer.take(chunk, step)
+    passages, _ = packer.result()
+    context = " ".join(" ".join(p.text.replace(OMISSION_MARK, "\x00").split()) for p in passages)
+    assert "Fever stop pain now with water daily." in context
+    for p in passages:
+        for o in p.omissions:
+            assert " ".join(o.text.split()) in context
 
 
 def test_boilerplate_openings_of_different_documents_stay_within_the_budget():

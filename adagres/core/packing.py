@@ -365,6 +365,11 @@ class Packer:
             a, b = a + offset, b + offset
             if any(x <= a and b <= y for x, y in gaps):  # whole in what the chunk adds
                 new.append(Omission(chunk, holder, a, b, union[a:b]))
+        # A stitch can show that what a window took for a sentence was the tail of a longer
+        # one (it began mid-sentence): such an omission is put back, or it would cut the
+        # longer sentence, which another pick may hold for a sentence left out elsewhere.
+        omissions = [o for o in omissions if _whole_sentence(union, o.start, o.end)]
+        new = [o for o in new if _whole_sentence(union, o.start, o.end)]
         omitted = sum(o.end - o.start for o in new)
         added_words = sum(len(union[x:y].split()) for x, y in gaps)
         kept_words = added_words - sum(len(o.text.split()) for o in new)
@@ -503,6 +508,24 @@ class Packer:
                 )
             )
         return tuple(passages), tuple(self.merges)
+
+
+def _whole_sentence(text: str, a: int, b: int) -> bool:
+    """Whether ``text[a:b]`` stands in ``text`` as a sentence of its own: it starts the text
+    or follows white space after a sentence's end (or a line break), and it ends the text or
+    white space follows it (:func:`sentences`' boundaries).
+
+    >>> _whole_sentence("Take it daily. Keep it dry.", 15, 27)
+    True
+    >>> _whole_sentence("Never take it daily. Keep it dry.", 6, 20)  # the tail of a sentence
+    False
+    """
+    before = text[:a]
+    space = len(before) - len(before.rstrip())
+    if a and not space:
+        return False
+    opens = a == 0 or "\n" in before[a - space :] or _ENDED.search(before.rstrip()) is not None
+    return opens and (b == len(text) or text[b].isspace())
 
 
 def _gaps(lo: int, hi: int, covered: list[tuple[int, int]]) -> list[tuple[int, int]]:
