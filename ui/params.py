@@ -74,30 +74,6 @@ class AppSettings:
             changes["selector"] = changes.get("selector", self.selector).replace(**core)
         return dataclasses.replace(self, **changes)
 
-    @classmethod
-    def param_names(cls) -> frozenset[str]:
-        """Every query-string key of the settings: those :meth:`to_params` may write, and
-        ``preset``, which :meth:`from_params` reads."""
-        return frozenset(
-            {
-                "preset",
-                "pool",
-                "budget",
-                "strategy",
-                "policy",
-                "lam",
-                "formula",
-                "scale",
-                "offset",
-                "floor",
-                "guard",
-                "pack",
-                "topn",
-                "step",
-                "chunk",
-            }
-        )
-
     def to_params(self) -> dict[str, str]:
         """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set;
         ``guard`` and ``pack`` when they are not the default preset's, which a URL without

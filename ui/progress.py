@@ -21,26 +21,9 @@ from adagres.errors import AdagresError
 from . import jobs
 from .text import escape_md
 
-__all__ = ["bar", "describe", "follow", "seconds", "spinner", "status"]
+__all__ = ["bar", "describe", "follow", "seconds", "spinner"]
 
 POLL_SECONDS = 0.25
-
-
-@contextmanager
-def status(label: str, done: str) -> Iterator[Callable[[str], None]]:
-    """A status box labelled ``label`` while the block runs, ``done`` (collapsed) after it;
-    removed altogether when the block raises (the caller shows the error).
-
-    Yields ``note(message)``, which writes one line into the box.
-    """
-    holder = st.empty()
-    with holder.status(escape_md(label), expanded=True) as box:
-        try:
-            yield lambda message: box.write(escape_md(message))
-        except BaseException:
-            holder.empty()
-            raise
-        box.update(label=escape_md(done), state="complete", expanded=False)
 
 
 @contextmanager

@@ -35,7 +35,6 @@ __all__ = [
     "next_step",
     "picked_after",
     "replay",
-    "shown_step",
     "step_summary",
     "step_totals",
 ]
@@ -64,12 +63,6 @@ def step_totals(selection: Selection, step: int) -> tuple[int, int, float]:
     gains = sum(s.gain for s in steps if s.accepted and s.gain is not None)
     used = steps[-1].tokens_used if steps else 0
     return len(picked_after(selection, step)), used, float(gains)
-
-
-def shown_step(settings: state.AppSettings, selection: Selection) -> int:
-    """The 1-based step the replay shows: the settings' step, or the last one."""
-    last = len(selection.steps)
-    return settings.step if settings.step is not None and settings.step <= last else last
 
 
 def next_step(step: int | None, last: int) -> tuple[int | None, bool]:
