@@ -16,6 +16,7 @@ from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
 
 from . import compute, pools, state
+from .params import url_number
 from .sidebar import LAM_SLIDER_MAX, manual_start
 from .state import AppSettings
 from .tables import as_percent
@@ -85,7 +86,7 @@ def _lam(raw: str) -> float | str:
 
 
 def _lam_text(value: float | str) -> str:
-    return "adaptive" if value == "adaptive" else state.url_number(float(value))
+    return "adaptive" if value == "adaptive" else url_number(float(value))
 
 
 #: The URL options of each side: ``a_strategy``, ``a_budget``, ``a_lam`` (``adaptive`` or a

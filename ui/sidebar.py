@@ -12,6 +12,7 @@ from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
 from . import compute, corpora, live, nav, pools, poolset_links, progress, render, state
+from .params import url_number
 from .state import AppSettings
 from .text import STRATEGY_HELP, lam_note, strategy_short
 
@@ -56,7 +57,7 @@ _TOP_N_HELP = (
 
 def manual_start(settings: AppSettings) -> float:
     """Where a manual λ starts: the adaptive λ these settings give now, as the URL writes it."""
-    return float(state.url_number(compute.adaptive_lam(compute.selection_key(settings))))
+    return float(url_number(compute.adaptive_lam(compute.selection_key(settings))))
 
 
 def _lam_from_mode(mode: str) -> float | str:

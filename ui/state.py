@@ -45,23 +45,12 @@ import streamlit as st
 
 from adagres import InputError
 
-from .params import (
-    DEFAULT_BUDGET,
-    DEFAULT_PRESET,
-    SELECTOR_FIELDS,
-    AppSettings,
-    Selector,
-    url_number,
-)
+from .params import AppSettings
 from .text import escape_md
 
 __all__ = [
-    "DEFAULT_BUDGET",
-    "DEFAULT_PRESET",
-    "SELECTOR_FIELDS",
     "AppSettings",
     "Option",
-    "Selector",
     "adopted",
     "begin_run",
     "bind",
@@ -74,7 +63,6 @@ __all__ = [
     "switch_page",
     "sync_url",
     "update",
-    "url_number",
     "url_warnings",
     "view_params",
 ]
