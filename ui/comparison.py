@@ -10,13 +10,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from adagres.core.settings import MAX_WEIGHT
+from adagres import Settings as Selector
 from adagres.core.strategies import ADAGRES, STRATEGIES, SWEPT, TOPK_BUDGET, TOPK_SAME_K
 from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
 
-from . import compute, pools, state
-from .params import url_number
+from . import compute, params, pools, state
 from .sidebar import LAM_SLIDER_MAX, manual_start
 from .state import AppSettings
 from .tables import as_percent
@@ -57,58 +56,21 @@ METRIC_COLUMNS = {
 }
 
 
-def _init(key: str, value: object, force: bool = False) -> None:
-    """Give a page widget its default (before it is drawn) unless the user set it already."""
-    if force or key not in st.session_state:
-        st.session_state[key] = value
-
-
-def _strategy(raw: str) -> str:
-    if raw not in STRATEGIES:
-        raise ValueError(f"expected one of {', '.join(STRATEGIES)}")
-    return raw
-
-
-def _budget(raw: str) -> int:
-    value = int(raw)  # ValueError: not a whole number
-    if value < 1:
-        raise ValueError("must be ≥ 1")
-    return value
-
-
-def _lam(raw: str) -> float | str:
-    if raw == "adaptive":
-        return raw
-    value = float(raw)
-    if not 0 <= value <= MAX_WEIGHT:  # NaN and inf too: the core's own bounds on λ
-        raise ValueError(f"must be 'adaptive' or a number from 0 to {MAX_WEIGHT:g}")
-    return value
-
-
-def _lam_text(value: float | str) -> str:
-    return "adaptive" if value == "adaptive" else url_number(float(value))
-
-
 #: The URL options of each side: ``a_strategy``, ``a_budget``, ``a_lam`` (``adaptive`` or a
 #: number), and the same with ``b_``.
 SIDE_OPTIONS: dict[str, tuple[state.Option, state.Option, state.Option]] = {
     side: (
-        state.Option(f"{side}_strategy", _strategy),
-        state.Option(f"{side}_budget", _budget),
-        state.Option(f"{side}_lam", _lam, _lam_text),
+        state.Option(f"{side}_strategy", lambda s: params.one_of(s, STRATEGIES)),
+        state.Option(f"{side}_budget", lambda s: params.whole(s, minimum=1)),
+        # the core's own bounds on λ (NaN and inf too)
+        state.Option(f"{side}_lam", lambda s: Selector(lam=params.lam(s)).lam, params.lam_text),
     )
     for side in ("a", "b")
 }
 
 
-def _metric(raw: str) -> str:
-    if raw not in METRIC_LABELS:
-        raise ValueError(f"expected one of {', '.join(METRIC_LABELS)}")
-    return raw
-
-
 #: The budget sweep's metric (``sweep=iou``); a metric the pool cannot have falls back.
-SWEEP_METRIC = state.Option("sweep", _metric)
+SWEEP_METRIC = state.Option("sweep", lambda s: params.one_of(s, METRIC_LABELS))
 
 
 def _follow_sidebar(settings: AppSettings) -> None:
@@ -295,9 +257,11 @@ def sweep_controls(
     ]
     metrics = metric_names(pool, METRIC_LABELS)
     # Defaults before the widgets are drawn; values kept from another pool are brought in range.
-    _init("cmp_sweep_range", (min(100, high - 1), min(2000, high)))
-    _init("cmp_sweep_points", 10)
-    _init("cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEEP_STRATEGIES))))
+    st.session_state.setdefault("cmp_sweep_range", (min(100, high - 1), min(2000, high)))
+    st.session_state.setdefault("cmp_sweep_points", 10)
+    st.session_state.setdefault(
+        "cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEEP_STRATEGIES)))
+    )
     first, last = (min(max(int(b), 1), high) for b in st.session_state["cmp_sweep_range"])
     st.session_state["cmp_sweep_range"] = (min(first, last), max(first, last))
     chosen = [s for s in st.session_state["cmp_sweep_strategies"] if s in options]
