@@ -6,7 +6,7 @@ import streamlit as st
 
 from adagres import figures
 from adagres.errors import AdagresError
-from ui import asking, compute, explorer, live, pools, poolset_links, render, state, tables
+from ui import asking, compute, explorer, pools, poolset_links, render, state, tables
 from ui.pool_sources import pool_sources
 from ui.projection_store import projection
 from ui.sidebar import sidebar
@@ -46,9 +46,7 @@ if pool.embedding_model:
 # A link or a reload elsewhere cannot bring this pool back (a Live pool's or a shared pool
 # set's query can: the address says where to read it again).
 lost_by_links = not (
-    live.is_live_key(settings.pool)
-    or poolset_links.linkable(settings.pool)
-    or asking.is_asked_key(settings.pool)
+    pools.kind(settings.pool) in ("live", "asked") or poolset_links.linkable(settings.pool)
 )
 if pools.is_private(settings.pool) and lost_by_links:
     keep = st.container(horizontal=True, vertical_alignment="center")
@@ -98,7 +96,7 @@ with ask_row[0]:
         placeholder="embedded offline by the pool's model",
     )
 # A pool opened from a question has it as its query already: no new query on top of it.
-question_text = "" if asking.is_asked_key(settings.pool) else asking.asked()
+question_text = "" if pools.kind(settings.pool) == "asked" else asking.asked()
 with ask_row[1]:
     st.button(
         "Original query",

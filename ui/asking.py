@@ -50,7 +50,6 @@ __all__ = [
     "asked_pool",
     "beside_frame",
     "clear",
-    "is_asked_key",
     "open_everywhere",
     "place",
     "question",
@@ -73,7 +72,6 @@ def _question_text(raw: str) -> str:
 ASK = state.Option("ask", _question_text)
 #: The pool a question opened in every page was asked of (with ``ask``: the link's way back).
 ASKED_FROM = state.Option("asked_from", str)
-ASKED_PREFIX = "asked-"
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,11 +225,6 @@ def asked_pool(pool: Pool, asked_question: Question) -> Pool:
     )
 
 
-def is_asked_key(key: str) -> bool:
-    """Whether ``key`` names a pool opened from a question asked in place."""
-    return key.startswith(ASKED_PREFIX)
-
-
 def _register(base: str, asked_question: Question) -> str:
     pool = asked_pool(pools.get_pool(base), asked_question)
     label = f"{pools.pool_label(base)}, asked: {asked_question.text[:40]}"
@@ -247,18 +240,15 @@ def open_everywhere(base: str, asked_question: Question) -> None:
     state.update(pool=key, step=None, chunk=None)
 
 
-def restore_from_url() -> None:
-    """Ask the address's question (``ask``) of its pool (``asked_from``) again and make that
-    the current pool (a link opened in another browser); the sidebar calls it when the
+def restore_from_url() -> str | None:
+    """Ask the address's question (``ask``) of its pool (``asked_from``) again and return the
+    key of that pool (a link opened in another browser); the sidebar calls it when the
     address names an ``asked-`` pool this session lacks."""
     base, text = str(state.option(ASKED_FROM, "")), asked()
     if not (base and text):
-        return
+        return None
     try:
-        asked_question = question(compute.pool_key(base), text)
-        key = _register(base, asked_question)
+        return _register(base, question(compute.pool_key(base), text))
     except AdagresError as error:
         render.error(f"Could not ask {text!r} of pool {base!r} again: {error}")
-        return
-    if key != state.current().pool:  # the pool or the model changed since the link was made
-        state.update(pool=key, step=None, chunk=None, record=False)
+        return None

@@ -51,6 +51,7 @@ __all__ = [
     "fanoutqa_key",
     "get_pool",
     "is_private",
+    "kind",
     "pool_digest",
     "pool_keys",
     "pool_label",
@@ -193,9 +194,15 @@ def registered(key: str) -> Pool | None:
     return registry().get(key)
 
 
+def kind(key: str) -> str:
+    """The kind of pool ``key`` names: its prefix (``live`` for ``live-<hex>``), "" for a
+    bundled pool's key."""
+    return key.split("-", 1)[0] if "-" in key else ""
+
+
 def is_private(key: str) -> bool:
     """Whether ``key`` names a pool that belongs to the session that made it."""
-    return key.split("-", 1)[0] in PRIVATE_KINDS and "-" in key
+    return kind(key) in PRIVATE_KINDS
 
 
 def _owned() -> dict[str, str]:

@@ -31,14 +31,11 @@ __all__ = [
     "PIECE",
     "SET",
     "SPAN",
-    "is_poolset_key",
     "linkable",
     "remember",
     "restore_from_url",
     "span_of",
 ]
-
-PREFIX = "poolset-"
 
 
 def _shared(path: str) -> bool:
@@ -79,15 +76,10 @@ def span_of(pool: Pool) -> str:
     return span if isinstance(span, str) and _SPAN_ID.fullmatch(span) else ""
 
 
-def is_poolset_key(key: str) -> bool:
-    """Whether ``key`` names a pool opened from a pool set."""
-    return key.startswith(PREFIX)
-
-
 def linkable(key: str) -> bool:
     """Whether a link brings the pool ``key`` back: a pool set's query whose set the server
     shares (an upload's query does not come back)."""
-    return is_poolset_key(key) and _shared(state.option(SET, ""))
+    return pools.kind(key) == "poolset" and _shared(state.option(SET, ""))
 
 
 def remember(source: str, piece: int, position: int, span: str = "") -> None:
@@ -121,14 +113,14 @@ def _located(pool_set: PoolSet, unit: int, position: int, span: str) -> tuple[in
     raise InputError(f"setspan: no retrieval of span {span} in {pool_set.name} any more")
 
 
-def restore_from_url() -> None:
+def restore_from_url() -> str | None:
     """Read the pool the address's ``set`` and ``setq`` (and ``setspan``) name from the set
-    again and make it the current pool (a link opened in a fresh browser, or a reload after
-    the server restarted); a set that cannot be read is said with its reason."""
+    again and return its key (a link opened in a fresh browser, or a reload after the
+    server restarted); a set that cannot be read is said with its reason."""
     path, piece = state.option(SET, ""), state.option(PIECE, None)
     span = state.option(SPAN, "")
     if not path or piece is None:
-        return
+        return None
     from adagres.poolsets import summaries as poolsets
 
     from . import poolsets as sets
@@ -139,10 +131,8 @@ def restore_from_url() -> None:
         pool = poolsets.prepare_pool(pool)
     except AdagresError as error:
         render.error(f"Could not reopen the pool set's query: {error}")
-        return
+        return None
     if (unit, position) != piece:  # the request moved in its export: the address follows
         state.set_option(PIECE, (unit, position))
     label = f"{sets.display_name(pool_set)} {unit}.{position}: {pool.query[:40]}"
-    key = pools.add_pool(pool, "poolset", label)
-    if key != state.current().pool:  # the set changed since the link was made
-        state.update(pool=key, step=None, chunk=None, record=False)
+    return pools.add_pool(pool, "poolset", label)

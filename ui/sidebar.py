@@ -135,23 +135,24 @@ def sidebar() -> AppSettings:
 
 
 def _pool_keys(wanted: str) -> list[str]:
-    """The pools this session can choose; a FanOutQA key from the URL is rebuilt first, a
-    Live pool's retrieved again from what the URL says of it."""
+    """The pools this session can choose; a pool the URL names that this session lacks is
+    brought back first where the URL says how: a Live pool retrieved again, a question
+    asked of its pool again, a pool set's query read from the set again, a FanOutQA pool
+    rebuilt from its key."""
     keys = pools.pool_keys()
-    if wanted and wanted not in keys and live.is_live_key(wanted):
-        live.restore_from_url()
-        keys = pools.pool_keys()
-    if wanted and wanted not in keys and wanted.startswith("asked-"):
+    if not wanted or wanted in keys:
+        return keys
+    kind = pools.kind(wanted)
+    restored = None
+    if kind == "live":
+        restored = live.restore_from_url()
+    elif kind == "asked":
         from . import asking  # pandas and the embedder: only when a link needs them
 
-        asking.restore_from_url()  # the address's question, asked of its pool again
-        keys = pools.pool_keys()
-        wanted = state.current().pool
-    if wanted and wanted not in keys and poolset_links.is_poolset_key(wanted):
-        poolset_links.restore_from_url()  # from the set's path and place in the address
-        keys = pools.pool_keys()
-        wanted = state.current().pool  # the set's pool now, if its content changed
-    if wanted and wanted not in keys and pools.resolvable(wanted):
+        restored = asking.restore_from_url()
+    elif kind == "poolset":
+        restored = poolset_links.restore_from_url()
+    elif pools.resolvable(wanted):
         index = pools.fanoutqa_index(wanted)
         try:
             pool = progress.follow(corpora.fanoutqa_job(int(index or 0)), key="sb_rebuild_cancel")
@@ -159,10 +160,10 @@ def _pool_keys(wanted: str) -> list[str]:
             message = str(error) if isinstance(error, AdagresError) else "cancelled"
             st.warning(render.escape_md(f"Could not rebuild pool {wanted!r}: {message}"))
         else:
-            label = f"FanOutQA #{index}: {pool.query[:40]}"
-            corpora.register(pool, "fanoutqa", label, wanted)
-        keys = pools.pool_keys()
-    return keys
+            corpora.register(pool, "fanoutqa", f"FanOutQA #{index}: {pool.query[:40]}", wanted)
+    if restored is not None and restored != wanted:  # its source changed since the link
+        state.update(pool=restored, step=None, chunk=None, record=False)
+    return pools.pool_keys()
 
 
 def _preset_controls() -> None:
