@@ -162,7 +162,7 @@ if asked is not None and placed is not None and reselected is not None:
             f"({count(len(reselected.indices), 'chunk')}, same strategy and settings) crossed."
         )
     )
-    relevance = {"relevance to the question": st.column_config.NumberColumn(format="%.4f")}
+    relevance = {"relevance to the question": render.FOUR_PLACES}
     render.table(asking.beside_frame(pool, selection, reselected), "pool_ask_picks", relevance)
     st.button(
         "Open this question in every page",
@@ -179,11 +179,7 @@ if found is not None:
         )
     )
     if found:
-        render.table(
-            frame.iloc[list(found)],
-            "pool_found",
-            {"relevance": st.column_config.NumberColumn(format="%.4f")},
-        )
+        render.table(frame.iloc[list(found)], "pool_found", render.RELEVANCE)
 if chosen:
     st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
     name = st.text_input(  # named=<text> in the address, bound by Streamlit
@@ -195,11 +191,7 @@ if chosen:
     )
     verdicts = frame.iloc[list(chosen)]["verdict"].value_counts()
     st.text("Their verdicts: " + " · ".join(f"{n} {v}" for v, n in verdicts.items()))
-    render.table(
-        frame.iloc[list(chosen)],
-        "pool_chosen",
-        {"relevance": st.column_config.NumberColumn(format="%.4f")},
-    )
+    render.table(frame.iloc[list(chosen)], "pool_chosen", render.RELEVANCE)
     st.download_button(
         "Download the chosen chunks as a pool (JSON)",
         data=lambda: explorer.export_text(pool, chosen),
@@ -213,7 +205,7 @@ else:
 
 st.subheader("Chunks")
 st.caption("Verdict under the current sidebar settings (see Why dropped for the numbers).")
-render.table(frame, "pool_table", {"relevance": st.column_config.NumberColumn(format="%.4f")})
+render.table(frame, "pool_table", render.RELEVANCE)
 
 st.subheader("Near-duplicates")
 threshold = st.slider("Cosine at least", 0.5, 1.0, 0.9, 0.01, key="pool_dup_threshold")

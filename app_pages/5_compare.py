@@ -63,11 +63,7 @@ if len(selections) == 2:
         render.chart(overlay, "cmp_overlay")
         render.projection_note(method, pending)
     with table_column:
-        render.table(
-            difference,
-            "cmp_difference",
-            {"relevance": st.column_config.NumberColumn(format="%.4f")},
-        )
+        render.table(difference, "cmp_difference", render.RELEVANCE)
 
 if selections:
     st.subheader("Metrics")

@@ -240,8 +240,4 @@ def _gap(pool: Pool, greedy: Selection, optimum: Selection, terms: Guarantee) ->
         (st.success if held else st.warning)(f"The bound {'held' if held else 'failed'}: {verdict}")
     if best > 0:
         st.caption(f"The greedy reaches {percent(greedy.objective / best)} of the optimum's F.")
-    render.table(
-        tables.exact_sets_frame(pool, greedy, optimum),
-        "lam_exact_sets",
-        {"relevance": st.column_config.NumberColumn(format="%.4f")},
-    )
+    render.table(tables.exact_sets_frame(pool, greedy, optimum), "lam_exact_sets", render.RELEVANCE)

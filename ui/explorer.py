@@ -16,7 +16,7 @@ import streamlit as st
 from adagres.core.result import Selection
 from adagres.pools.pool import Pool
 
-from . import state
+from . import render, state
 from .text import plain_name
 
 __all__ = [
@@ -140,12 +140,5 @@ def export_text(pool: Pool, positions: tuple[int, ...]) -> str:
 
 def record_pick(key: str) -> None:
     """The chart's ``on_select``: keep the chosen positions (a history entry)."""
-    points = st.session_state[key]["selection"]["points"]
-    positions = []
-    for point in points:
-        value = point.get("customdata")
-        if isinstance(value, list | tuple):
-            value = value[0] if value else None
-        if value is not None:
-            positions.append(int(value))
+    positions = render.clicked_positions(st.session_state[key]["selection"]["points"])
     state.set_option(PICKED, tuple(sorted(set(positions))))

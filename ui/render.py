@@ -28,9 +28,12 @@ from .text import escape_md
 
 __all__ = [
     "CHART_CONFIG",
+    "FOUR_PLACES",
+    "RELEVANCE",
     "chart",
     "chunk_text",
     "clicked_position",
+    "clicked_positions",
     "current_pool",
     "error",
     "escape_md",
@@ -43,6 +46,10 @@ __all__ = [
     "wait_for_projection",
 ]
 
+
+#: A table column of cosines and scores (relevance above all): four decimals.
+FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
+RELEVANCE = {"relevance": FOUR_PLACES}
 
 #: Plotly's mode bar without the buttons these figures do not use, so that it stays a short
 #: row in the figure's top-right corner (the shared layout keeps a free row for it).
@@ -171,15 +178,17 @@ def table(frame: Any, key: str, columns: Mapping[str, Any] | None = None, **opti
     )
 
 
+def clicked_positions(points: Iterable[Mapping[str, Any]]) -> list[int]:
+    """The pool positions of the clicked or lassoed map points (their ``customdata``)."""
+    values = [point.get("customdata") for point in points]
+    # a 2-D customdata arrives as a list
+    firsts = [(v[0] if v else None) if isinstance(v, list | tuple) else v for v in values]
+    return [int(value) for value in firsts if value is not None]
+
+
 def clicked_position(points: Iterable[Mapping[str, Any]]) -> int | None:
     """The pool position of the first clicked map point (its ``customdata``), if any."""
-    for point in points:
-        value = point.get("customdata")
-        if isinstance(value, list | tuple):  # a 2-D customdata arrives as a list
-            value = value[0] if value else None
-        if value is not None:
-            return int(value)
-    return None
+    return next(iter(clicked_positions(points)), None)
 
 
 def projection_note(method: str, pending: bool) -> None:
