@@ -14,7 +14,6 @@ budget sweeps draw a progress bar while they run (``ui.progress``).
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
@@ -54,7 +53,6 @@ __all__ = [
     "clear",
     "exact",
     "exact_ready",
-    "fingerprint",
     "gold_positions",
     "guarantee_of",
     "lam_sweep_of",
@@ -103,26 +101,9 @@ class SelectionKey:
         return dataclasses.replace(self, **changes)
 
 
-# Pool.fingerprint hashes every vector; a pool never changes, so once per object is enough.
-# Keyed by id() (a Pool compares by value, so it is not hashable), with a weak reference
-# that drops the entry when the pool goes.
-_FINGERPRINTS: dict[int, tuple[weakref.ref[Pool], str]] = {}
-
-
-def fingerprint(pool: Pool) -> str:
-    """``pool.fingerprint``, computed once per pool object."""
-    ident = id(pool)
-    known = _FINGERPRINTS.get(ident)
-    if known is not None and known[0]() is pool:
-        return known[1]
-    value = pool.fingerprint
-    _FINGERPRINTS[ident] = (weakref.ref(pool, lambda _: _FINGERPRINTS.pop(ident, None)), value)
-    return value
-
-
 def pool_key(name: str) -> PoolKey:
     """The key of the registered pool ``name`` (PoolError if there is none)."""
-    return PoolKey(name, fingerprint(pools.get_pool(name)))
+    return PoolKey(name, pools.get_pool(name).fingerprint)
 
 
 def selection_key(settings: AppSettings) -> SelectionKey:
@@ -134,7 +115,7 @@ def selection_key(settings: AppSettings) -> SelectionKey:
     pool = pools.get_pool(settings.pool)
     budget = min(settings.budget, pools.budget_limits(pool)[1])
     return SelectionKey(
-        PoolKey(settings.pool, fingerprint(pool)), budget, settings.strategy, settings.selector
+        PoolKey(settings.pool, pool.fingerprint), budget, settings.strategy, settings.selector
     )
 
 
