@@ -25,7 +25,6 @@ import json
 import math
 import os
 import re
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -155,43 +154,28 @@ def budget_step(high: int) -> int:
 # --------------------------------------------------------------------------- registry
 
 
-class Registry:
-    """Pools by key, shared by every session of this server process (who may open which is
-    decided by :func:`get_pool`)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.pools: dict[str, Pool] = {}
-        self.labels: dict[str, str] = {}  # public pools only: private labels are per session
-
-    def get(self, key: str) -> Pool | None:
-        with self.lock:
-            return self.pools.get(key)
-
-    def put(self, key: str, pool: Pool, label: str | None = None) -> Pool:
-        """Register ``pool`` under ``key`` unless one is there already; return the one kept
-        (same key, same :func:`pool_digest`: the same pool)."""
-        with self.lock:
-            self.pools.setdefault(key, pool)
-            if label is not None:
-                self.labels.setdefault(key, label)
-            return self.pools[key]
-
-    def names(self) -> list[str]:
-        with self.lock:
-            return list(self.pools)
-
-
 @st.cache_resource(show_spinner=False)
-def registry() -> Registry:
-    """The process-wide registry (created once per server process)."""
-    return Registry()
+def _registry() -> tuple[dict[str, Pool], dict[str, str]]:
+    """The pools by key and the labels of the public ones (private labels are per session),
+    shared by every session of this server process (who may open which is decided by
+    :func:`get_pool`); created once per server process."""
+    return {}, {}
+
+
+def _put(key: str, pool: Pool, label: str | None = None) -> Pool:
+    """Register ``pool`` under ``key`` unless one is there already; return the one kept
+    (same key, same :func:`pool_digest`: the same pool). ``dict.setdefault`` is atomic, so
+    two sessions registering one key keep one pool."""
+    found, labels = _registry()
+    if label is not None:
+        labels.setdefault(key, label)
+    return found.setdefault(key, pool)
 
 
 def registered(key: str) -> Pool | None:
     """The pool registered under ``key``, whoever made it (tests and background work; pages
     use :func:`get_pool`, which checks the session)."""
-    return registry().get(key)
+    return _registry()[0].get(key)
 
 
 def kind(key: str) -> str:
@@ -220,14 +204,14 @@ def add_pool(pool: Pool, kind: str, label: str) -> str:
     if kind not in PRIVATE_KINDS:
         raise ValueError(f"kind: expected one of {', '.join(PRIVATE_KINDS)}, got {kind!r}")
     key = f"{kind}-{pool_digest(pool)[:12]}"
-    registry().put(key, pool)
+    _put(key, pool)
     claim(key, label)
     return key
 
 
 def put_public(key: str, pool: Pool, label: str) -> str:
     """Register a prepared pool every session may open (FanOutQA); return ``key``."""
-    registry().put(key, pool, label)
+    _put(key, pool, label)
     return key
 
 
@@ -243,14 +227,14 @@ def pool_keys() -> list[str]:
     """Keys of every pool this session can choose: bundled ones first, then the public pools
     loaded in this process, then this session's own."""
     keys = list(bundled_pools())
-    names = registry().names()
+    names = list(_registry()[0])
     keys += [key for key in names if key not in keys and not is_private(key)]
     return keys + [key for key in _owned() if key in names]
 
 
 def pool_label(key: str) -> str:
     """A short label for a pool key (plain text)."""
-    return _owned().get(key) or registry().labels.get(key) or key.replace("_", " ")
+    return _owned().get(key) or _registry()[1].get(key) or key.replace("_", " ")
 
 
 def unavailable_reason(key: str) -> str:
@@ -296,7 +280,7 @@ def get_pool(key: str) -> Pool:
     """
     if is_private(key) and key not in _owned():
         raise PoolError(unavailable_reason(key))
-    pool = registry().get(key)
+    pool = registered(key)
     if pool is not None:
         return pool
     path = bundled_pools().get(key)
@@ -305,4 +289,4 @@ def get_pool(key: str) -> Pool:
     pool = load_pools(path)[0]
     if pool.token_counts is None or pool.raw_embeddings is None:
         pool = prepare_bundled(pool, path.name)
-    return registry().put(key, pool, key.replace("_", " "))
+    return _put(key, pool, key.replace("_", " "))
