@@ -37,7 +37,6 @@ from adagres.figures.projection import pca
 from adagres.pools.pool import Pool
 
 from . import compute, pools, render, state
-from .cache import Slot
 from .compute import PoolKey, SelectionKey
 
 __all__ = [
@@ -105,21 +104,6 @@ def clear() -> None:
     state.set_option(ASK, "")
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _questions(key: PoolKey, text: str) -> Slot[Question]:
-    return Slot()
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _placements(key: PoolKey, text: str) -> Slot[Placed]:
-    return Slot()
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _reselections(key: SelectionKey, text: str) -> Slot[Selection]:
-    return Slot()
-
-
 def _embedded(key: PoolKey, text: str) -> Question:
     pool = key.get()
     if pool.embedding_model is None:
@@ -154,7 +138,7 @@ def _embedded(key: PoolKey, text: str) -> Question:
 def question(key: PoolKey, text: str) -> Question:
     """The question embedded for the pool of ``key`` (cached; a refusal is a PoolError
     whose message is one line)."""
-    return _questions(key, text).fill(lambda: _embedded(key, text))
+    return compute.derived("question", key, text).fill(lambda: _embedded(key, text))
 
 
 def place(key: PoolKey, asked_question: Question, chunks_xy: np.ndarray, method: str) -> Placed:
@@ -167,7 +151,7 @@ def place(key: PoolKey, asked_question: Question, chunks_xy: np.ndarray, method:
             assert point is not None
             return Placed(float(point[0]), float(point[1]), "PCA transform")
 
-        return _placements(key, asked_question.text).fill(transform)
+        return compute.derived("placed", key, asked_question.text).fill(transform)
     near = list(asked_question.neighbours)
     weights = np.maximum(asked_question.similarities[near], 1e-6)
     x, y = (weights[:, None] * np.asarray(chunks_xy)[near]).sum(axis=0) / weights.sum()
@@ -187,7 +171,9 @@ def _run(key: SelectionKey, asked_question: Question) -> Selection:
 def reselect(key: SelectionKey, asked_question: Question) -> Selection:
     """The session's strategy, budget and settings run with the question as the query
     (cached per selection key and question)."""
-    return _reselections(key, asked_question.text).fill(lambda: _run(key, asked_question))
+    return compute.derived("reselected", key, asked_question.text).fill(
+        lambda: _run(key, asked_question)
+    )
 
 
 def beside_frame(pool: Pool, original: Selection, new: Selection) -> pd.DataFrame:

@@ -31,7 +31,7 @@ from adagres.core.strategies import ADAGRES, strategy
 from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep_prepared
 from adagres.errors import AdagresError, SolverError
 from adagres.optimum import EXACT
-from adagres.optimum.exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, ExactResult
+from adagres.optimum.exact import ExactResult
 from adagres.pools.pool import Pool
 
 from . import pools, progress
@@ -40,8 +40,6 @@ from .state import AppSettings
 
 __all__ = [
     "EXACT_AUTO_MAX",
-    "EXACT_MAX_CHUNKS",
-    "EXACT_MAX_NODES",
     "NearDuplicates",
     "Optimum",
     "PoolKey",
@@ -51,6 +49,7 @@ __all__ = [
     "calibrations",
     "chunks_that_fit",
     "clear",
+    "derived",
     "exact",
     "exact_ready",
     "gold_positions",
@@ -67,7 +66,7 @@ __all__ = [
 #: The exact optimum is computed without asking when at most this many chunks fit the
 #: budget (the branch and bound of ``adagres/optimum/exact.py`` proved it within 0.08 s on every
 #: 20-chunk slice of the demo pools tried, at 300–1,500 tokens); up to
-#: :data:`EXACT_MAX_CHUNKS`, on a button.
+#: ``EXACT_MAX_CHUNKS`` (``adagres.optimum.exact``), on a button.
 EXACT_AUTO_MAX = 20
 
 
@@ -139,7 +138,8 @@ def _selections(key: SelectionKey) -> Slot[Selection]:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _derived(kind: str, *key: Hashable) -> Slot[Any]:
+def derived(kind: str, *key: Hashable) -> Slot[Any]:
+    """The slot of a result of ``kind`` derived from ``key`` (small values)."""
     return Slot()
 
 
@@ -150,7 +150,7 @@ def _sweeps(kind: str, *key: Hashable) -> Slot[Any]:
 
 def clear() -> None:
     """Forget every cached result (tests count recomputations after it)."""
-    for slots in (_selections, _derived, _sweeps):
+    for slots in (_selections, derived, _sweeps):
         slots.clear()
 
 
@@ -222,7 +222,7 @@ def calibrations(key: SelectionKey) -> dict[str, Calibration]:
         variants = {formula: key.selector.replace(formula=formula) for formula in FORMULAS}
         return {f: calibrate_prepared(prepared, key.budget, s) for f, s in variants.items()}
 
-    return _derived("calibrations", key.replace(strategy=ADAGRES.name)).fill(run)
+    return derived("calibrations", key.replace(strategy=ADAGRES.name)).fill(run)
 
 
 def adaptive_lam(key: SelectionKey) -> float:
@@ -250,7 +250,7 @@ def guarantee_of(key: SelectionKey) -> Guarantee:
         pool = key.pool.get()
         return guarantee(pool.prepared, pool.prepared.tokens, key.budget, selection(greedy).lam)
 
-    return _derived("guarantee", greedy).fill(run)
+    return derived("guarantee", greedy).fill(run)
 
 
 # --------------------------------------------------------------------------- compare
@@ -269,7 +269,7 @@ def metrics_of(key: SelectionKey) -> Metrics:
             texts=pool.texts,
         )
 
-    return _derived("metrics", key).fill(run)
+    return derived("metrics", key).fill(run)
 
 
 def budget_sweep_of(
@@ -326,7 +326,7 @@ def near_duplicates(key: PoolKey, threshold: float, limit: int = 1000) -> NearDu
         shown = sorted(pairs, key=lambda p: (-p[2], p[0], p[1]))[:limit]  # most similar first
         return NearDuplicates(threshold=threshold, total=len(pairs), pairs=tuple(shown))
 
-    return _derived("pairs", key, threshold, limit).fill(run)
+    return derived("pairs", key, threshold, limit).fill(run)
 
 
 def near_duplicate_groups(key: PoolKey, threshold: float) -> tuple[tuple[int, ...], ...]:
@@ -338,4 +338,4 @@ def near_duplicate_groups(key: PoolKey, threshold: float) -> tuple[tuple[int, ..
             groups = metrics.near_duplicate_groups(key.get().prepared.chunks, threshold)
         return tuple(tuple(group) for group in groups)
 
-    return _derived("groups", key, threshold).fill(run)
+    return derived("groups", key, threshold).fill(run)

@@ -12,7 +12,7 @@ import streamlit as st
 from adagres.core.calibration import FALLBACK_LAM, Calibration
 from adagres.core.guarantee import Guarantee
 from adagres.core.result import Selection
-from adagres.optimum.exact import ExactResult
+from adagres.optimum.exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, ExactResult
 from adagres.pools.pool import Pool
 
 from . import compute, render, tables
@@ -120,7 +120,7 @@ def bound_against_optimum(
     """The paper's δ, k, ε and bound; the exact optimum and the real gap where it is solved.
 
     Solved at once when at most ``compute.EXACT_AUTO_MAX`` chunks fit the budget, on a
-    button up to ``compute.EXACT_MAX_CHUNKS``, and not at all above that.
+    button up to ``EXACT_MAX_CHUNKS``, and not at all above that.
     """
     render.metrics(
         [
@@ -144,11 +144,11 @@ def bound_against_optimum(
     )
     fit = compute.chunks_that_fit(pool, key.budget)
     solved = None
-    if fit > compute.EXACT_MAX_CHUNKS:
+    if fit > EXACT_MAX_CHUNKS:
         st.info(
             f"Not solved exactly: {count(fit, 'chunk')} each fit within {key.budget} tokens on "
             f"their own (at most {terms.k_max} together), and "
-            f"this page hands the exact solver at most {compute.EXACT_MAX_CHUNKS} (its branch "
+            f"this page hands the exact solver at most {EXACT_MAX_CHUNKS} (its branch "
             "and bound's steps grow with the square of the candidates, its search "
             "exponentially). Lower the budget or use a smaller pool to measure the gap."
         )
@@ -158,7 +158,7 @@ def bound_against_optimum(
         st.info(
             f"{count(fit, 'chunk')} each fit the budget on their own (at most "
             f"{terms.k_max} together): the exact solver can take seconds at this size (it "
-            f"stops after {compute.EXACT_MAX_NODES:,} search nodes and then reports the gap "
+            f"stops after {EXACT_MAX_NODES:,} search nodes and then reports the gap "
             "it proved instead of an optimum)."
         )
         if st.button("Solve exactly", key="lam_solve_exact"):

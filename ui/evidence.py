@@ -185,14 +185,11 @@ def _load(path: str, modified: float) -> dict[str, Any]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _tradeoff(path: str, modified: float, corpus: str) -> Any:
+def _figure(path: str, modified: float, corpus: str, tradeoff: bool) -> Any:
     doc = _load(path, modified)
-    return tradeoff_figure(doc, corpus, strategies=compared(doc))
-
-
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _frontier(path: str, modified: float, corpus: str) -> Any:
-    return frontier_figure(_load(path, modified), corpus)
+    if tradeoff:
+        return tradeoff_figure(doc, corpus, strategies=compared(doc))
+    return frontier_figure(doc, corpus)
 
 
 def _stamped(name: str) -> tuple[str, float]:
@@ -210,13 +207,13 @@ def document(name: str) -> dict[str, Any]:
 def tradeoff(name: str, corpus: str) -> Any:
     """The recall–mean-cosine figure of ``corpus`` in report ``name`` (the compared
     strategies), built once per report file, not at every rerun the sidebar causes."""
-    return _tradeoff(*_stamped(name), corpus)
+    return _figure(*_stamped(name), corpus, tradeoff=True)
 
 
 def frontier(name: str, corpus: str) -> Any:
     """The recall–repeated-text frontier of ``corpus`` in report ``name``
     (:func:`adagres.eval.charts.frontier_figure`), built once per report file."""
-    return _frontier(*_stamped(name), corpus)
+    return _figure(*_stamped(name), corpus, tradeoff=False)
 
 
 def table_frame(doc: Mapping[str, Any], corpus: str, budget: int) -> pd.DataFrame:
