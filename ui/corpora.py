@@ -32,7 +32,6 @@ __all__ = [
     "documents_job",
     "drug_conditions",
     "drug_job",
-    "drug_pool_key",
     "fanoutqa_job",
     "fanoutqa_questions",
     "register",
@@ -59,12 +58,7 @@ def warm_up(*, fanoutqa: bool) -> None:
         return
     preparing.start_model()
     if fanoutqa and fanoutqa_available():
-        jobs.start(
-            _FANOUTQA_JOB,
-            lambda job: _fanoutqa_pools(),
-            label="FanOutQA pools",
-            expected=FANOUTQA_BUILD_SECONDS,
-        )
+        _fanoutqa_pools_job()
 
 
 def register(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
@@ -151,10 +145,20 @@ def fanoutqa_questions() -> list[str]:
     return [str(leaf["question"]) for leaf in datasets.sub_questions()]
 
 
-def _fanoutqa_pools() -> list[Pool]:
-    from adagres.corpora.datasets import fanoutqa_pools
+def _fanoutqa_pools_job() -> jobs.Job:
+    """The job that builds every FanOutQA pool (joins the one running)."""
 
-    return fanoutqa_pools()
+    def work(job: jobs.Job) -> list[Pool]:
+        from adagres.corpora.datasets import fanoutqa_pools  # in the job's thread
+
+        return fanoutqa_pools()
+
+    return jobs.start(
+        _FANOUTQA_JOB,
+        work,
+        label="FanOutQA pools",
+        expected=FANOUTQA_BUILD_SECONDS,
+    )
 
 
 def fanoutqa_job(index: int) -> jobs.Job:
@@ -164,12 +168,7 @@ def fanoutqa_job(index: int) -> jobs.Job:
     index = int(index)
 
     def work(job: jobs.Job) -> Pool:
-        built = jobs.start(
-            _FANOUTQA_JOB,
-            lambda j: _fanoutqa_pools(),
-            label="FanOutQA pools",
-            expected=FANOUTQA_BUILD_SECONDS,
-        )
+        built = _fanoutqa_pools_job()
         job.report(
             None,
             "Reading the FanOutQA pools (the first time builds a BM25 index over "
@@ -208,14 +207,6 @@ def drug_conditions() -> list[tuple[str, int]]:
     return [(str(name), int(n)) for name, n in conditions() if str(name).strip()]
 
 
-def drug_pool_key(
-    query: str, condition: str | None, size: int, overlap: int, top_n: int, reviews: int
-) -> str:
-    """The name of the drug-review job with these parameters (``drugs-<12 hex>``)."""
-    params = json.dumps([query, condition, int(size), int(overlap), int(top_n), int(reviews)])
-    return f"drugs-{pools.short_hash(params.encode())}"
-
-
 def drug_job(
     query: str, condition: str | None, size: int, overlap: int, top_n: int, reviews: int
 ) -> jobs.Job:
@@ -244,8 +235,9 @@ def drug_job(
 
     chunks_per_review = max(120 // max(int(size) - int(overlap), 1), 1)
     expected = preparing.expected_seconds(int(reviews) * chunks_per_review, True)
+    params = json.dumps([query, condition, int(size), int(overlap), int(top_n), int(reviews)])
     return jobs.start(
-        drug_pool_key(query, condition, size, overlap, top_n, reviews),
+        f"drugs-{pools.short_hash(params.encode())}",
         work,
         label="Building the drug-review pool",
         expected=expected,
