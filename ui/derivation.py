@@ -33,18 +33,14 @@ TITLES = {"paper": "paper: Eq. 7 as printed", "derived": "derived: what Eqs. 5�
 K_TEX = {"paper": r"\frac{\bar k - 1}{2}", "derived": r"(\bar k - 1)"}
 
 
+def number(value: float | None, fmt: str = ".4f", missing: str = "–") -> str:
+    """A number for a metric (``missing`` for None, NaN or infinity)."""
+    return missing if value is None or not math.isfinite(value) else format(value, fmt)
+
+
 def tex(value: float | None, fmt: str = ".4f") -> str:
     """A number for st.latex (n/a for None, NaN or infinity)."""
-    if value is None or not math.isfinite(value):
-        return r"\text{n/a}"
-    return format(value, fmt)
-
-
-def number(value: float | None, fmt: str = ".4f") -> str:
-    """A number for a metric (– for None, NaN or infinity)."""
-    if value is None or not math.isfinite(value):
-        return "–"
-    return format(value, fmt)
+    return number(value, fmt, r"\text{n/a}")
 
 
 def pool_numbers(pool: Pool, settings: AppSettings, used: Calibration, greedy: Selection) -> None:
