@@ -140,30 +140,22 @@ def _replay_view(last: int, draw: Draw, header: Draw | None) -> None:
 def _controls(last: int, shown: int, playing: bool) -> None:
     # The button cell fits "Pause" with its icon at a 1024 px window (1.3 cut it to "Pa…").
     cells = st.columns([4.4, 1.8, 1.5], vertical_alignment="bottom")
-    with cells[0]:
-        if last > 1 and playing:
-            # While playing, a slider that only shows the step: a tick can carry the value the
-            # browser had before it drew the last step, which a live slider would take for a
-            # scrub. Pause to scrub.
-            st.session_state["sel_step_playing"] = shown
-            st.slider(
-                "Replay step",
-                min_value=1,
-                max_value=last,
-                key="sel_step_playing",
-                disabled=True,
-                help="Pause to choose a step.",
-            )
-        elif last > 1:
-            st.session_state["sel_step"] = shown
-            st.slider(
-                "Replay step",
-                min_value=1,
-                max_value=last,
-                key="sel_step",
-                on_change=_step_moved,
-                args=(last,),
-            )
+    if last > 1:
+        # While playing, a slider that only shows the step: a tick can carry the value the
+        # browser had before it drew the last step, which a live slider would take for a
+        # scrub. Pause to scrub.
+        key = "sel_step_playing" if playing else "sel_step"
+        st.session_state[key] = shown
+        cells[0].slider(
+            "Replay step",
+            min_value=1,
+            max_value=last,
+            key=key,
+            disabled=playing,
+            help="Pause to choose a step." if playing else None,
+            on_change=None if playing else _step_moved,
+            args=(last,),
+        )
     cells[1].button(
         "Pause" if playing else "Play",
         icon=":material/pause:" if playing else ":material/play_arrow:",
