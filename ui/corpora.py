@@ -3,7 +3,7 @@
 Each source is long work (reading, counting tokens, embedding with the packaged model), so
 each runs as a :mod:`ui.jobs` job and returns the prepared :class:`Pool`; the page follows
 it (``ui.progress.follow``: progress, an estimate, Cancel) and then registers the pool with
-:func:`register`, in the script thread, for the session that asked.
+:func:`ui.pools.add_pool`, in the script thread, for the session that asked.
 
 Counting tokens, embedding and loading the model are in :mod:`ui.preparing`. What keeps the
 defaults to seconds: the embedding model is loaded in the background while the user looks
@@ -34,7 +34,6 @@ __all__ = [
     "drug_job",
     "fanoutqa_job",
     "fanoutqa_questions",
-    "register",
     "upload_job",
     "warm_up",
 ]
@@ -59,14 +58,6 @@ def warm_up(*, fanoutqa: bool) -> None:
     preparing.start_model()
     if fanoutqa and fanoutqa_available():
         _fanoutqa_pools_job()
-
-
-def register(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
-    """Register a finished job's pool for this session (private kinds) or for everyone
-    (``key`` given: FanOutQA); return its key."""
-    if key is not None:
-        return pools.put_public(key, pool, label)
-    return pools.add_pool(pool, kind, label)
 
 
 # --------------------------------------------------------------------------- uploads, documents

@@ -284,7 +284,7 @@ def open_query(
     record = next(q for q in doc["queries"] if q["corpus"] == corpus and q["query_id"] == query_id)
     pool = rebuild(record["source"])
     key = f"eval-{pool.fingerprint[:12]}"
-    pools.put_public(key, pool, f"{corpus} {query_id}: {pool.query[:40]}")
+    pools.add_pool(pool, "eval", f"{corpus} {query_id}: {pool.query[:40]}", key)
     core, selector, _exact = app_settings(doc, strategy)
     state.update(
         pool=key, budget=int(budget), strategy=core, selector=selector, step=None, chunk=None

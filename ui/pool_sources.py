@@ -14,7 +14,7 @@ import streamlit as st
 
 from adagres.errors import AdagresError
 
-from . import corpora, jobs, preparing, progress, render
+from . import corpora, jobs, pools, preparing, progress, render
 from .pools import fanoutqa_key
 from .text import count
 
@@ -110,7 +110,7 @@ def follow_pending(open_pool: OpenPool) -> None:
     else:
         st.session_state[_PENDING] = None
         jobs.forget(name)
-        open_pool(corpora.register(pool, kind, label, public_key))
+        open_pool(pools.add_pool(pool, kind, label, public_key))
 
 
 def _upload() -> None:

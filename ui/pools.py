@@ -54,7 +54,6 @@ __all__ = [
     "pool_digest",
     "pool_keys",
     "pool_label",
-    "put_public",
     "registered",
     "resolvable",
     "server_path",
@@ -198,20 +197,18 @@ def claim(key: str, label: str) -> None:
     _owned()[key] = label
 
 
-def add_pool(pool: Pool, kind: str, label: str) -> str:
-    """Register a prepared private pool for this session; return its key
-    (``<kind>-<12 hex of pool_digest>``)."""
+def add_pool(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
+    """Register a prepared pool; return its key. With ``key``, a pool every session may
+    open (FanOutQA, Evidence's rebuilt queries); without, a private pool of this session,
+    keyed ``<kind>-<12 hex of pool_digest>``."""
+    if key is not None:
+        _put(key, pool, label)
+        return key
     if kind not in PRIVATE_KINDS:
         raise ValueError(f"kind: expected one of {', '.join(PRIVATE_KINDS)}, got {kind!r}")
     key = f"{kind}-{pool_digest(pool)[:12]}"
     _put(key, pool)
     claim(key, label)
-    return key
-
-
-def put_public(key: str, pool: Pool, label: str) -> str:
-    """Register a prepared pool every session may open (FanOutQA); return ``key``."""
-    _put(key, pool, label)
     return key
 
 

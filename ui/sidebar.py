@@ -160,7 +160,7 @@ def _pool_keys(wanted: str) -> list[str]:
             message = str(error) if isinstance(error, AdagresError) else "cancelled"
             st.warning(render.escape_md(f"Could not rebuild pool {wanted!r}: {message}"))
         else:
-            corpora.register(pool, "fanoutqa", f"FanOutQA #{index}: {pool.query[:40]}", wanted)
+            pools.add_pool(pool, "fanoutqa", f"FanOutQA #{index}: {pool.query[:40]}", wanted)
     if restored is not None and restored != wanted:  # its source changed since the link
         state.update(pool=restored, step=None, chunk=None, record=False)
     return pools.pool_keys()
