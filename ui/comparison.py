@@ -218,13 +218,9 @@ def metric_text(name: str, value: Any) -> str:
         return "–"
     if name == "answer_found":
         return "yes" if value else "no"
-    if name in ("budget_use", "repeated_text"):  # shares, in percent already
-        return f"{float(value):.1f}%"
-    if name in ("iou", "recall", "precision"):
-        return f"{float(value):.3f}"
-    if name in ("size", "tokens_used", "near_duplicates"):
-        return f"{int(value):,}"
-    return f"{float(value):.4f}"
+    # the table's own format (counts have none: thousands separated)
+    fmt = cast(dict[str, Any], METRIC_COLUMNS[name])["type_config"].get("format")
+    return str(fmt % float(value)) if fmt else f"{int(value):,}"
 
 
 def metrics_view(frame: pd.DataFrame) -> pd.DataFrame:
