@@ -90,10 +90,7 @@ def facets(
         else next((f for f in others if f.startswith("meta:")), others[0] if others else None)
     )
     names = ["relevance", "tokens", "verdict", *([extra] if extra else [])]
-    specs = []
-    for name in names:
-        values, numeric = color_values(pool, selection, name)
-        specs.append((name, values, numeric))
+    specs = [(name, *color_values(pool, selection, name)) for name in names]
     return figures.facets_data(specs, chosen=chosen)
 
 
