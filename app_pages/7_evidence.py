@@ -49,11 +49,10 @@ st.subheader("Summary: recall against repeated text")
 for line in evidence.verdicts(doc):  # names come from the report's file: text, not Markdown
     st.markdown("- " + render.escape_md(line))
 lead = evidence.summary_frame(doc)
-st.dataframe(
+render.table(
     lead,
-    key="ev_summary",
-    hide_index=True,
-    column_config={
+    "ev_summary",
+    {
         label: PERCENT if label.endswith("repeated text") else DELTA if "Δ" in label else NUMBER
         for label in lead.columns
         if label != "strategy"
@@ -70,7 +69,7 @@ targets = evidence.targets_frame(doc)
 if targets.empty:
     st.caption("This report did not measure the recommended preset.")
 else:
-    st.dataframe(targets, key="ev_targets", hide_index=True)
+    render.table(targets, "ev_targets")
     st.caption(
         "Each against topk_budget on the same queries. –: the target does not apply there "
         "(top-k repeats under 2 % of its words)."
@@ -78,11 +77,10 @@ else:
 packed = evidence.packing_frame(doc)
 if not packed.empty:
     st.subheader("What packing did")
-    st.dataframe(
+    render.table(
         packed,
-        key="ev_packing",
-        hide_index=True,
-        column_config={
+        "ev_packing",
+        {
             label: PERCENT if label.endswith("repeated text") else NUMBER
             for label in packed.columns
             if label not in ("corpus", "budget", "strategy")
@@ -111,7 +109,7 @@ with st.expander(f"Every strategy on {corpus} at {budget} tokens"):
     table = evidence.table_frame(doc, corpus, budget)
     formats = {label: NUMBER for label in table.columns if table[label].dtype.kind == "f"}
     formats["budget use"] = PERCENT
-    st.dataframe(table, key="ev_table", hide_index=True, column_config=formats)
+    render.table(table, "ev_table", formats)
     st.caption(
         "Primary metric with its 95 % bootstrap interval over queries; Δ: paired mean "
         "difference with topk_budget; W/T/L: queries above / equal to / below the baseline."
@@ -128,11 +126,10 @@ st.subheader("Per query")
 strategies = list(doc["strategies"])
 strategy = st.selectbox("Strategy", strategies, key="ev_strategy")
 queries = evidence.query_frame(doc, corpus, budget, strategy)
-st.dataframe(
+render.table(
     queries,
-    key="ev_queries",
-    hide_index=True,
-    column_config={"gold recall": NUMBER, "topk_budget gold recall": NUMBER, "mean cosine": NUMBER},
+    "ev_queries",
+    {"gold recall": NUMBER, "topk_budget gold recall": NUMBER, "mean cosine": NUMBER},
 )
 labels = dict(zip(queries["query id"], queries["query"], strict=True))
 query_id = st.selectbox(

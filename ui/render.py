@@ -73,7 +73,7 @@ def chart(figure: Any, key: str, *, modebar: bool = True, **options: Any) -> Any
     bar (none with ``modebar=False``: a chart in a narrow column, whose title the bar would
     cover); ``options`` go through (``on_select``, ``selection_mode``)."""
     config = CHART_CONFIG if modebar else {**CHART_CONFIG, "displayModeBar": False}
-    return st.plotly_chart(figure, key=key, width="stretch", config=config, **options)
+    return st.plotly_chart(figure, key=key, config=config, **options)
 
 
 def metrics(
@@ -167,14 +167,9 @@ def chunk_text(pool: Pool, index: int) -> None:
 
 
 def table(frame: Any, key: str, columns: Mapping[str, Any] | None = None, **options: Any) -> Any:
-    """``st.dataframe`` as the pages use it: full width, no index, an explicit key."""
+    """``st.dataframe`` as the pages use it: no index, an explicit key (full width)."""
     return st.dataframe(
-        frame,
-        key=key,
-        hide_index=True,
-        width="stretch",
-        column_config=dict(columns or {}),
-        **options,
+        frame, key=key, hide_index=True, column_config=dict(columns or {}), **options
     )
 
 
