@@ -6,7 +6,7 @@ import streamlit as st
 
 from adagres import figures
 from adagres.errors import AdagresError
-from ui import asking, compute, explorer, pools, poolset_links, render, state, tables
+from ui import asking, compute, explorer, pools, poolsets, render, state, tables
 from ui.pool_sources import pool_sources
 from ui.projection_store import projection
 from ui.sidebar import sidebar
@@ -46,7 +46,7 @@ if pool.embedding_model:
 # A link or a reload elsewhere cannot bring this pool back (a Live pool's or a shared pool
 # set's query can: the address says where to read it again).
 lost_by_links = not (
-    pools.kind(settings.pool) in ("live", "asked") or poolset_links.linkable(settings.pool)
+    pools.kind(settings.pool) in ("live", "asked") or poolsets.linkable(settings.pool)
 )
 if pools.is_private(settings.pool) and lost_by_links:
     keep = st.container(horizontal=True, vertical_alignment="center")

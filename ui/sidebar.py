@@ -11,7 +11,7 @@ from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
-from . import compute, corpora, live, nav, pools, poolset_links, progress, render, state
+from . import compute, corpora, live, nav, pools, progress, render, state
 from .params import url_number
 from .state import AppSettings
 from .text import STRATEGY_HELP, lam_note, strategy_short
@@ -151,7 +151,9 @@ def _pool_keys(wanted: str) -> list[str]:
 
         restored = asking.restore_from_url()
     elif kind == "poolset":
-        restored = poolset_links.restore_from_url()
+        from . import poolsets  # the pool sets' readers: only when a link needs them
+
+        restored = poolsets.restore_from_url()
     elif pools.resolvable(wanted):
         index = pools.fanoutqa_index(wanted)
         try:
