@@ -161,23 +161,15 @@ def selection(key: SelectionKey) -> Selection:
     """The traced selection for ``key``; cached, refusals too (AdagresError re-raised)."""
 
     def run() -> Selection:
-        pool = key.pool.get()
-        chosen = strategy(key.strategy)
+        pool, chosen = key.pool.get(), strategy(key.strategy)
         # a strategy that takes its size from another's run (topk_same_k from AdaGReS) gets
         # that run from (and keeps it in) the same cache
+        options: dict[str, Any] = {}
         if chosen.reference is not None:
-            reference = selection(key.replace(strategy=chosen.reference))
-            return baselines.run_prepared(
-                key.strategy,
-                pool.prepared,
-                key.budget,
-                key.selector,
-                texts=pool.texts,
-                reference=reference,
-            )
+            options["reference"] = selection(key.replace(strategy=chosen.reference))
         with progress.spinner(chosen.working):
             return baselines.run_prepared(
-                key.strategy, pool.prepared, key.budget, key.selector, texts=pool.texts
+                key.strategy, pool.prepared, key.budget, key.selector, texts=pool.texts, **options
             )
 
     return _selections(key).fill(run)
