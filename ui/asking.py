@@ -1,22 +1,13 @@
 """A new query in place on the Pool page's map: embed a typed question with the pool's own
 model, place it on the map, ring its nearest chunks and select again for it.
 
-The question is the page option ``ask`` in the address, so a link restores it. It is
-embedded offline by :func:`adagres.embed.models.embed_texts` with the model the pool records
-(``embedding_model``): the first question pays the model's load once per process, and each
-question's vector is kept on disk and, with the rest, in a :class:`ui.cache.Slot` keyed by
-the pool's key and the question text. A pool that names no model, a model that is not on
-this machine or one whose vectors have another length than the pool's is refused with a
-one-line message.
-
-Where the question goes on the map: with the PCA layout, the PCA's own transform (the
-question projected onto the chunks' two principal axes, exactly as the pool's query is); a
-seeded UMAP on precomputed cosine distances has no transform, so there the question sits at
-the similarity-weighted mean of its :data:`NEIGHBOURS` nearest chunks' coordinates (weights:
-their cosines to the question, floored at a small positive value).
-
-The new selection is the session's strategy, budget and settings run on the same chunks
-with the question's vector as the query, so relevance (and everything after it) changes.
+The question is the page option ``ask``, so a link restores it. It is embedded offline
+with the model the pool records (``embedding_model``); a pool naming no model, a model not
+on this machine or vectors of another length are refused with a one-line message. On the
+PCA map the question is placed by the PCA's own transform, as the query is; UMAP has no
+transform, so there it sits at the cosine-weighted mean of its :data:`NEIGHBOURS` nearest
+chunks. The new selection runs the session's strategy, budget and settings on the same
+chunks with the question as the query.
 """
 
 from __future__ import annotations

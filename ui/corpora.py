@@ -1,16 +1,11 @@
 """Where new pools come from: an uploaded file, pasted documents, FanOutQA, drug reviews.
 
-Each source is long work (reading, counting tokens, embedding with the packaged model), so
-each runs as a :mod:`ui.jobs` job and returns the prepared :class:`Pool`; the page follows
-it (``ui.progress.follow``: progress, an estimate, Cancel) and then registers the pool with
-:func:`ui.pools.add_pool`, in the script thread, for the session that asked.
-
-Counting tokens, embedding and loading the model are in :mod:`ui.preparing`. What keeps the
-defaults to seconds: the embedding model is loaded in the background while the user looks
-at the Pool page (:func:`warm_up`); vectors come from the on-disk cache
-(``adagres.embed.models``), so a text is embedded once per machine; a FanOutQA pool embeds
-only its own 20 chunks and its query; the drug-review corpus starts from a sample of the
-reviews (the user can take more).
+Each source is long work, so each runs as a :mod:`ui.jobs` job returning the prepared
+:class:`Pool`; the page follows it (``ui.progress.follow``) and then registers the pool
+(:func:`ui.pools.add_pool`) for the session that asked. What keeps the defaults to
+seconds: the model loads in the background while the Pool page is open (:func:`warm_up`),
+vectors come from the on-disk cache, a FanOutQA pool embeds only its 20 chunks and query,
+and the drug-review corpus starts from a sample of the reviews.
 """
 
 from __future__ import annotations

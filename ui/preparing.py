@@ -1,14 +1,9 @@
 """The embedding model in the background, and a pool made ready to select from.
 
-A pool needs token counts and embeddings. :func:`prepare_pool` computes whichever are
-missing (tokens with the default tokenizer, vectors with the packaged MiniLM), and
-:func:`prepare_bundled` does it as a :mod:`ui.jobs` job for a bundled pool file that comes
-without them. The model loads once per server process (:func:`start_model`, started early
-by the Pool page's sources, ``ui.corpora.warm_up``), and the estimates of every job that
-embeds count on it being loaded or not.
-
-Nothing here knows where pools are kept: :mod:`ui.pools` calls :func:`prepare_bundled`, and
-:mod:`ui.corpora` builds its pools with :func:`prepare_pool`.
+:func:`prepare_pool` computes what a pool lacks (token counts, embeddings) and
+:func:`prepare_bundled` does it as a job for a bundled file that comes without them. The
+model loads once per process (:func:`start_model`); job estimates count on it. Nothing here
+knows where pools are kept (``ui.pools`` and ``ui.corpora`` call in).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The one way the data layer draws while it works: a progress bar, a spinner, a followed job.
 
-``ui.pools``, ``ui.corpora`` and ``ui.compute`` never call ``st.progress`` or ``st.spinner``
-themselves; they report through these helpers, and only outside Streamlit's cache
-functions (a cache replays the elements drawn while it ran, so a finished bar would come
-back on every hit). Labels and messages are shown literally (Markdown-escaped): they may
-quote file names. Whatever these helpers draw is gone once the work has ended, whether it
-succeeded or failed: the caller shows the outcome.
+Called outside Streamlit's cache functions only (a cache replays what was drawn while it
+ran). Labels are shown literally (Markdown-escaped: they may quote file names), and all is
+gone once the work ends: the caller shows the outcome.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The Selection page's replay: everything that shows one step, in one fragment that plays.
 
-:func:`replay` draws the step slider, Play/Pause, the pace, and then calls the page's
-``draw(step)`` (sentence, map, timeline, budget bar, context), all inside one
-``st.fragment``. Playing gives that fragment a timer (``run_every`` = the pace): each tick
-reruns only the fragment, which advances one step and draws every figure of that step, so
-the map, the timeline, the budget bar and the context always show the same step, and no
-step is skipped (ticks that come while a step is still drawing merge into one).
-
-A full page run never advances: it draws the current step and sets the timer (or none).
-Whatever changes the timer (Play, Pause, a new pace, the end of the replay) reruns the
-whole page once, which is how a fragment's timer is changed. While playing, the slider
-only shows the step (a tick can carry the value the browser had a step earlier, which a
-live slider would read as the user moving it); Pause, then drag it.
+:func:`replay` draws the step slider, Play/Pause and the pace, then the page's
+``draw(step)``, all in one ``st.fragment``. Playing gives the fragment a timer (the pace):
+each tick reruns only the fragment, which advances one step and draws all of it, so every
+figure shows the same step and none is skipped. A full page run never advances; whatever
+changes the timer (Play, Pause, a pace, the end) reruns the whole page once. While playing
+the slider only shows the step (a tick can carry the browser's older value); Pause to drag.
 """
 
 from __future__ import annotations
