@@ -3,7 +3,7 @@
 import streamlit as st
 
 from adagres.errors import AdagresError
-from adagres.eval.frontier import mid_budget
+from adagres.eval.frontier import mid_budget, verdict
 from adagres.eval.results import corpus_summary
 from ui import evidence, render, state
 from ui.sidebar import sidebar
@@ -46,8 +46,8 @@ st.caption(  # the command names the user's pool files: text, not Markdown
 
 # ---- the lead: a sentence per corpus, the compared strategies across corpora, the targets
 st.subheader("Summary: recall against repeated text")
-for line in evidence.verdicts(doc):  # names come from the report's file: text, not Markdown
-    st.markdown("- " + render.escape_md(line))
+for corpus in doc["corpora"]:  # names come from the report's file: text, not Markdown
+    st.markdown("- " + render.escape_md(verdict(doc, corpus)))
 lead = evidence.summary_frame(doc)
 render.table(
     lead,
@@ -103,7 +103,7 @@ info = doc["corpora"][corpus]
 st.text(info["description"])
 st.caption(render.escape_md(corpus_summary(info)))
 st.subheader(f"{corpus}: recall against repeated text")
-render.chart(evidence.frontier(name, corpus), "ev_frontier")
+render.chart(evidence.figure(name, corpus, tradeoff=False), "ev_frontier")
 
 with st.expander(f"Every strategy on {corpus} at {budget} tokens"):
     table = evidence.table_frame(doc, corpus, budget)
@@ -115,7 +115,7 @@ with st.expander(f"Every strategy on {corpus} at {budget} tokens"):
         "difference with topk_budget; W/T/L: queries above / equal to / below the baseline."
     )
 with st.expander(f"{corpus}: recall against mean pairwise cosine, per budget"):
-    render.chart(evidence.tradeoff(name, corpus), "ev_tradeoff")
+    render.chart(evidence.figure(name, corpus, tradeoff=True), "ev_tradeoff")
 with st.expander("Where each strategy loses or ties"):
     for finding in doc["findings"]:
         if finding["corpus"] == corpus:

@@ -24,7 +24,7 @@ from adagres import Settings as Selector
 from adagres.core.strategies import ADAGRES, STRATEGIES, TOPK_BUDGET
 from adagres.eval.aggregate import METRIC_LABELS
 from adagres.eval.charts import frontier_figure, tradeoff_figure
-from adagres.eval.frontier import compared, preset_entry, summary_rows, verdict
+from adagres.eval.frontier import compared, preset_entry, summary_rows
 from adagres.eval.report import PACKING_COLUMNS, packing_rows
 from adagres.eval.results import primary_label, read_results, strategy_table
 from adagres.eval.targets import targets_table
@@ -35,7 +35,7 @@ __all__ = [
     "TABLE_LABELS",
     "app_settings",
     "document",
-    "frontier",
+    "figure",
     "has_results",
     "open_query",
     "packing_frame",
@@ -47,14 +47,7 @@ __all__ = [
     "summary_frame",
     "table_frame",
     "targets_frame",
-    "tradeoff",
-    "verdicts",
 ]
-
-
-def verdicts(doc: Mapping[str, Any]) -> list[str]:
-    """One sentence per corpus in plain words (:func:`adagres.eval.frontier.verdict`)."""
-    return [verdict(doc, corpus) for corpus in doc["corpora"]]
 
 
 def summary_frame(doc: Mapping[str, Any]) -> pd.DataFrame:
@@ -204,16 +197,11 @@ def document(name: str) -> dict[str, Any]:
     return _load(*_stamped(name))
 
 
-def tradeoff(name: str, corpus: str) -> Any:
-    """The recall–mean-cosine figure of ``corpus`` in report ``name`` (the compared
-    strategies), built once per report file, not at every rerun the sidebar causes."""
-    return _figure(*_stamped(name), corpus, tradeoff=True)
-
-
-def frontier(name: str, corpus: str) -> Any:
+def figure(name: str, corpus: str, *, tradeoff: bool) -> Any:
     """The recall–repeated-text frontier of ``corpus`` in report ``name``
-    (:func:`adagres.eval.charts.frontier_figure`), built once per report file."""
-    return _figure(*_stamped(name), corpus, tradeoff=False)
+    (:func:`adagres.eval.charts.frontier_figure`), or with ``tradeoff`` its recall–mean-cosine
+    figure (the compared strategies); built once per report file, not at every rerun."""
+    return _figure(*_stamped(name), corpus, tradeoff)
 
 
 def table_frame(doc: Mapping[str, Any], corpus: str, budget: int) -> pd.DataFrame:
