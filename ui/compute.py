@@ -18,7 +18,6 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import streamlit as st
 
 from adagres import Settings as Selector
@@ -47,7 +46,6 @@ __all__ = [
     "adaptive_lam",
     "budget_sweep_of",
     "calibrations",
-    "chunks_that_fit",
     "clear",
     "derived",
     "exact",
@@ -122,11 +120,6 @@ def gold_positions(pool: Pool) -> list[int] | None:
     """Pool positions of the chunks marked gold; None when the pool marks none."""
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
     return gold or None
-
-
-def chunks_that_fit(pool: Pool, budget: int) -> int:
-    """How many chunks are no longer than ``budget`` tokens (the exact solver's size)."""
-    return int((np.asarray(pool.token_counts) <= budget).sum())
 
 
 # --------------------------------------------------------------------------- slots

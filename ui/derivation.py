@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
 import streamlit as st
 
 from adagres.core.calibration import FALLBACK_LAM, Calibration
@@ -138,7 +139,7 @@ def bound_against_optimum(
         "objective, so the bound is checked here against the exact optimum where it can be "
         "solved."
     )
-    fit = compute.chunks_that_fit(pool, key.budget)
+    fit = int((np.asarray(pool.token_counts) <= key.budget).sum())  # chunks that fit alone
     solved = None
     if fit > EXACT_MAX_CHUNKS:
         st.info(
