@@ -1,7 +1,7 @@
 """Streamlit app layer shared by the pages, by concern.
 
-- ``state``, ``params``, ``nav``, ``sidebar``: the settings, their address, the page list
-  and the shared controls.
+- ``state``, ``params``, ``sidebar``: the settings, their address, and the shared controls
+  with the page list.
 - ``pools``, ``corpora``, ``preparing``, ``jobs``, ``progress``: the pools of this server
   process, where new ones come from, and the background work that loads them.
 - ``compute``, ``charts``, ``cache``, ``projection_store``: cached results and figures.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -11,12 +13,12 @@ from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
-from . import compute, corpora, live, nav, pools, progress, render, state
+from . import compute, corpora, live, pools, progress, render, state
 from .params import url_number
 from .state import AppSettings
 from .text import STRATEGY_HELP, lam_note, strategy_short
 
-__all__ = ["LAM_SLIDER_MAX", "apply_preset", "manual_start", "sidebar"]
+__all__ = ["LAM_SLIDER_MAX", "apply_preset", "manual_start", "register_pages", "sidebar"]
 
 #: Upper end of the manual λ slider (a URL may carry a larger value; the slider then extends).
 LAM_SLIDER_MAX = 2.0
@@ -93,7 +95,7 @@ def sidebar() -> AppSettings:
     the user's is larger (the session keeps the user's value, so a larger pool gets it back).
     """
     state.begin_run()
-    nav.draw()
+    _page_links()
     settings = state.current()
     with st.sidebar:
         for message in state.url_warnings():
@@ -132,6 +134,33 @@ def sidebar() -> AppSettings:
         st.warning(render.escape_md(missing), icon=":material/link_off:")
     chosen = state.current()
     return chosen.replace(budget=min(max(chosen.budget, low), high))
+
+
+def register_pages(pages: Sequence[Any]) -> None:
+    """The pages of the sidebar's page list, in order (``st.Page`` objects; ``app.py``
+    calls it). Streamlit's own list drops the query string on a page switch (it keeps only
+    widgets bound with ``bind="query-params"``, and the settings are not: ``ui.state``), so
+    ``app.py`` hides it and the sidebar draws these links with the view's address. Pages
+    run on their own (AppTest) draw no list."""
+    st.session_state["nav_pages"] = list(pages)
+
+
+def _page_links() -> None:
+    """The page list at the top of the sidebar; the end of the run (:func:`state.sync_url`)
+    draws it again if the run changed the address."""
+    pages = st.session_state.get("nav_pages")
+    if not pages:
+        return
+    slot = st.sidebar.empty()
+
+    def links(params: dict[str, str]) -> None:
+        with slot.container(gap=None):
+            for page in pages:
+                st.page_link(
+                    page, label=page.title, icon=page.icon, query_params=params, width="stretch"
+                )
+
+    state.on_view_written(links)
 
 
 def _pool_keys(wanted: str) -> list[str]:

@@ -156,7 +156,7 @@ def view_params() -> dict[str, str]:
 
 def sync_url(*, links: bool = True) -> None:
     """Write the view into the address if the user changed it since it was last read or
-    written (once per action; nothing otherwise), and give the page list (``ui.nav``) the
+    written (once per action; nothing otherwise), and give the page list (``ui.sidebar``) the
     final address. Pages call it last (a fragment passes ``links=False``)."""
     if st.session_state.get(_DIRTY_KEY):
         params = view_params()
