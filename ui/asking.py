@@ -32,12 +32,9 @@ from .compute import PoolKey, SelectionKey
 
 __all__ = [
     "ASK",
-    "ASKED_FROM",
-    "NEIGHBOURS",
     "Placed",
     "Question",
     "asked",
-    "asked_pool",
     "beside_frame",
     "clear",
     "open_everywhere",

@@ -18,12 +18,10 @@ from .projection_store import projection
 
 __all__ = [
     "SVG_MAX_POINTS",
-    "StepFigures",
     "heatmap",
     "marked_map",
     "overlay",
     "step_figures",
-    "step_map",
     "uses_svg",
 ]
 

@@ -23,8 +23,6 @@ from .text import STRATEGY_HELP, strategy_short
 
 __all__ = [
     "METRIC_COLUMNS",
-    "SIDE_OPTIONS",
-    "SWEEP_STRATEGIES",
     "configurations",
     "metric_names",
     "metric_text",
@@ -34,7 +32,6 @@ __all__ = [
     "sweep_controls",
 ]
 
-SWEEP_STRATEGIES = SWEPT
 GOLD_METRICS = ("iou", "recall", "precision")
 METRIC_COLUMNS = {
     "size": st.column_config.NumberColumn("chunks"),
@@ -243,7 +240,7 @@ def sweep_controls(
 ) -> tuple[tuple[int, ...], tuple[str, ...], str]:
     """The budget range, the number of budgets, the strategies and the metric to draw.
 
-    The strategies start as the sidebar's ``strategy`` and :data:`SWEEP_STRATEGIES`.
+    The strategies start as the sidebar's ``strategy`` and :data:`adagres.core.strategies.SWEPT`.
     Returns (budgets, strategies, metric); strategies may be empty.
     """
     options = [
@@ -255,9 +252,7 @@ def sweep_controls(
     # Defaults before the widgets are drawn; values kept from another pool are brought in range.
     st.session_state.setdefault("cmp_sweep_range", (min(100, high - 1), min(2000, high)))
     st.session_state.setdefault("cmp_sweep_points", 10)
-    st.session_state.setdefault(
-        "cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEEP_STRATEGIES)))
-    )
+    st.session_state.setdefault("cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEPT))))
     first, last = (min(max(int(b), 1), high) for b in st.session_state["cmp_sweep_range"])
     st.session_state["cmp_sweep_range"] = (min(first, last), max(first, last))
     chosen = [s for s in st.session_state["cmp_sweep_strategies"] if s in options]

@@ -40,7 +40,6 @@ from .state import AppSettings
 __all__ = [
     "EXACT_AUTO_MAX",
     "NearDuplicates",
-    "Optimum",
     "PoolKey",
     "SelectionKey",
     "adaptive_lam",

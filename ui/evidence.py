@@ -32,7 +32,6 @@ from adagres.eval.targets import targets_table
 from . import pools, state
 
 __all__ = [
-    "TABLE_LABELS",
     "app_settings",
     "document",
     "figure",

@@ -20,7 +20,6 @@ from . import render, state
 from .text import plain_name
 
 __all__ = [
-    "PICKED",
     "color_fields",
     "color_values",
     "export_text",

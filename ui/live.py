@@ -29,7 +29,6 @@ __all__ = [
     "N",
     "collections",
     "current_live_pool",
-    "default_store",
     "open_live_pool",
     "pool_frame",
     "restore_from_url",

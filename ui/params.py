@@ -21,12 +21,9 @@ from adagres.core.presets import PRESETS, Preset
 from adagres.core.strategies import STRATEGIES
 
 __all__ = [
-    "DEFAULT_BUDGET",
     "DEFAULT_PRESET",
     "PARAMS",
-    "SELECTOR_FIELDS",
     "AppSettings",
-    "Param",
     "Selector",
     "lam",
     "lam_text",

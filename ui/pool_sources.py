@@ -18,7 +18,7 @@ from . import corpora, jobs, pools, preparing, progress, render
 from .pools import fanoutqa_key
 from .text import count
 
-__all__ = ["LINGER_SECONDS", "TABS", "TAB_KEY", "follow_pending", "pool_sources"]
+__all__ = ["TABS", "TAB_KEY", "pool_sources"]
 
 OpenPool = Callable[[str], None]
 #: Seconds the Pool page's upload tab stands idle before the model is prefetched.

@@ -37,13 +37,10 @@ from adagres.pools.pool import Pool
 from .preparing import prepare_bundled
 
 __all__ = [
-    "FANOUTQA_PREFIX",
-    "PRIVATE_KINDS",
     "ROOT",
     "add_pool",
     "budget_limits",
     "budget_step",
-    "bundled_pools",
     "claim",
     "data_dir",
     "fanoutqa_index",
@@ -57,7 +54,6 @@ __all__ = [
     "registered",
     "resolvable",
     "server_path",
-    "shared_folders",
     "short_hash",
     "unavailable_reason",
 ]

@@ -37,10 +37,7 @@ from . import pools, render, state
 __all__ = [
     "COLUMNS",
     "MAX_SESSION_UPLOADS",
-    "PIECE",
-    "SET",
     "SORTABLE",
-    "SPAN",
     "display_name",
     "filter_rows",
     "follow_set",
@@ -55,7 +52,6 @@ __all__ = [
     "rows",
     "save_upload",
     "show_open_error",
-    "span_of",
 ]
 
 #: Table columns: row key -> heading.

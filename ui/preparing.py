@@ -18,11 +18,8 @@ from . import jobs, progress
 from .text import count
 
 __all__ = [
-    "MODEL_SECONDS",
-    "TEXTS_PER_SECOND",
     "expected_seconds",
     "model_prefetch_pending",
-    "model_ready",
     "prefetch_on",
     "prepare_bundled",
     "prepare_pool",

@@ -24,8 +24,6 @@ from adagres.pools.pool import Pool
 from .compute import PoolKey
 
 __all__ = [
-    "WARM_UP_DELAY",
-    "ProjectionStore",
     "projection",
     "projection_method",
     "projection_ready",

@@ -27,7 +27,6 @@ from .state import AppSettings
 from .text import escape_md
 
 __all__ = [
-    "CHART_CONFIG",
     "FOUR_PLACES",
     "RELEVANCE",
     "chart",

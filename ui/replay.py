@@ -23,9 +23,6 @@ from . import state
 from .text import plain_name
 
 __all__ = [
-    "DEFAULT_PACE",
-    "PACES",
-    "dropped_at",
     "next_step",
     "picked_after",
     "replay",

@@ -18,7 +18,7 @@ from .params import url_number
 from .state import AppSettings
 from .text import STRATEGY_HELP, lam_note, strategy_short
 
-__all__ = ["LAM_SLIDER_MAX", "apply_preset", "manual_start", "register_pages", "sidebar"]
+__all__ = ["LAM_SLIDER_MAX", "manual_start", "register_pages", "sidebar"]
 
 #: Upper end of the manual λ slider (a URL may carry a larger value; the slider then extends).
 LAM_SLIDER_MAX = 2.0

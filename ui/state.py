@@ -51,7 +51,6 @@ __all__ = [
     "sync_url",
     "update",
     "url_warnings",
-    "view_params",
 ]
 
 _STATE_KEY = "settings"

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from .compute import NearDuplicates
 
 __all__ = [
-    "SNIPPET_CHARS",
     "Context",
     "as_percent",
     "context_frame",
@@ -37,7 +36,6 @@ __all__ = [
     "lam_changes_frame",
     "pairs_frame",
     "pick_frame",
-    "plain_snippet",
     "pool_frame",
     "sources_frame",
     "sweep_frame",
