@@ -1,14 +1,10 @@
 """Cached computations, keyed by the settings value: selections, λ derivations, sweeps,
 metrics, the guarantee and the exact optimum, near-duplicates.
 
-:func:`selection_key` is the one place a cache key is made from the app's settings: the
-pool (key and fingerprint), the budget, the strategy and the core's
-:class:`adagres.Settings`, unchanged. Every function here takes that key (or the pool's
-:class:`PoolKey`) and changes only what it must (``key.replace(strategy="adagres")``), so
-each setting reaches the core as part of one value and is validated once, when it was made.
-The core runs on the pool's :class:`~adagres.PreparedPool` (``Pool.prepared``), so no
-embedding matrix is validated again. Results are kept in :class:`ui.cache.Slot` s; the λ and
-budget sweeps draw a progress bar while they run (``ui.progress``).
+:func:`selection_key` is the one place a cache key is made from the app's settings; every
+function here takes that key (or its :class:`PoolKey`) and changes only what it must
+(``key.replace(strategy=...)``), so each setting reaches the core in one value, validated
+once. The core runs on ``Pool.prepared``; results are kept in :class:`ui.cache.Slot` s.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The app's settings and their query-string form (``AppSettings.to_params`` / ``from_params``).
-
-Query-string keys: ``preset`` (read once), ``pool``, ``budget``, ``strategy``, ``policy``,
-``lam`` (``adaptive`` or a number ≥ 0), ``formula``, ``scale``, ``offset``, ``floor``
-(``off``, ``pool`` or a cosine), ``topn`` (absent: the whole pool), ``step`` (1-based;
-absent: the last step) and ``chunk`` (a chunk id, for "Why dropped"). What the query string
-does not name comes from its ``preset``, else :data:`DEFAULT_PRESET`.
+"""The app's settings and their query-string form: the keys of :data:`PARAMS`, and
+``preset`` (read once). What the query string does not name comes from its ``preset``,
+else :data:`DEFAULT_PRESET`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,16 @@
 """The pools of this server process, by key, and which session may open each.
 
-Pools live in a process-wide registry (``st.cache_resource``) under a short key:
+Pools live in a process-wide registry (``st.cache_resource``), each with token counts and
+embeddings, under a short key:
 
 - ``<file stem>``: a bundled pool (``data/*.json``, or ``$ADAGRES_DATA_DIR``), loaded on
-  first use; shared by every session;
-- ``fanoutqa-<index>``: the FanOutQA dev sub-question pool at that index (optional data
-  packages, see ``ui.corpora``); public data, shared, and rebuilt on demand from its key,
-  so such keys survive the URL round trip on a new session or server;
-- ``upload-<12 hex>``, ``corpus-<12 hex>``, ``drugs-<12 hex>``, ``live-<12 hex>``,
-  ``poolset-<12 hex>``: an uploaded pool file, a pool built from pasted documents, a
-  drug-review pool built in corpus mode, a pool read from the user's vector store, a pool
-  of the user's pool set. The hex is
-  :func:`pool_digest` of the prepared pool, so two different pools never share a key.
-  These are **private**: only the session that made them lists them or opens them
-  (:func:`claim`); a link to one in another session opens nothing of it and says so.
-
-Every pool in the registry has token counts and embeddings (``ui.corpora`` prepares them).
+  first use and shared;
+- ``fanoutqa-<index>``: a FanOutQA dev sub-question's pool, public and rebuilt on demand
+  from its key (so a link to it works on a new session or server); ``eval-<12 hex>``: a
+  query of an evaluation report, public, rebuilt by the Evidence page;
+- ``<kind>-<12 hex of pool_digest>`` for each of :data:`PRIVATE_KINDS` (an upload, pasted
+  documents, drug reviews, a Live retrieval, a pool set's query, a question asked):
+  **private**, listed and opened only by the session that made it (:func:`claim`).
 """
 
 from __future__ import annotations
