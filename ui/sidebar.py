@@ -302,26 +302,20 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
             options=FORMULAS,
             help="paper: Eq. 7 as printed; derived: what Eqs. 5–6 give.",
         )
-        _bind_setting(
-            st.number_input,
-            "scale",
-            "sb_scale",
-            "Scale of λ*",
-            step=0.1,
-            format="%.2f",
-            min_value=-MAX_WEIGHT,
-            max_value=MAX_WEIGHT,
-        )
-        _bind_setting(
-            st.number_input,
-            "offset",
-            "sb_offset",
-            "Offset of λ",
-            step=0.01,
-            format="%.3f",
-            min_value=-MAX_WEIGHT,
-            max_value=MAX_WEIGHT,
-        )
+        for name, label, step, digits in (
+            ("scale", "Scale of λ*", 0.1, 2),
+            ("offset", "Offset of λ", 0.01, 3),
+        ):
+            _bind_setting(
+                st.number_input,
+                name,
+                f"sb_{name}",
+                label,
+                step=step,
+                format=f"%.{digits}f",
+                min_value=-MAX_WEIGHT,
+                max_value=MAX_WEIGHT,
+            )
     note = lam_note(state.current().strategy)
     if note:  # λ changes no pick here: say why, right under it, and offer the paper's method
         st.caption(note)
