@@ -16,8 +16,8 @@ GAIN = {"gain": st.column_config.NumberColumn(format="%+.4f")}
 settings = sidebar()
 st.title("Compare")
 pool, key = render.current_pool(settings)
-low, high = pools.budget_limits(pool)
-configs = comparison.configurations(settings, low, high)
+high = pools.budget_max(pool)
+configs = comparison.configurations(settings, high)
 st.caption(
     f"Both use the sidebar's policy ({settings.selector.policy}), formula "
     f"({settings.selector.formula}), scale, offset, calibration pool and redundancy floor. "

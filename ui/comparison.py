@@ -86,7 +86,7 @@ def _follow_sidebar(settings: AppSettings) -> None:
         state.set_option(side_lam, lam)
 
 
-def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppSettings]:
+def configurations(settings: AppSettings, high: int) -> dict[str, AppSettings]:
     """A and B: strategy, budget and λ of each, over the sidebar's other settings.
 
     A follows the sidebar (and B its budget and λ) until the user changes them here; a
@@ -130,10 +130,10 @@ def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppS
                 f"cmp_{side}_budget",
                 "Budget (tokens)",
                 default=settings.budget,
-                min_value=low,
+                min_value=1,
                 max_value=high,
                 step=step,
-                to_widget=lambda b: min(max(int(b), low), high),
+                to_widget=lambda b: min(max(int(b), 1), high),
                 from_widget=int,
             )
             side_lam = state.bind_option(

@@ -105,7 +105,7 @@ def selection_key(settings: AppSettings) -> SelectionKey:
     settings keep the user's value for the next pool).
     """
     pool = pools.get_pool(settings.pool)
-    budget = min(settings.budget, pools.budget_limits(pool)[1])
+    budget = min(settings.budget, pools.budget_max(pool))
     return SelectionKey(
         PoolKey(settings.pool, pool.fingerprint), budget, settings.strategy, settings.selector
     )

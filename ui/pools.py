@@ -34,7 +34,7 @@ from .preparing import prepare_bundled
 __all__ = [
     "ROOT",
     "add_pool",
-    "budget_limits",
+    "budget_max",
     "budget_step",
     "claim",
     "data_dir",
@@ -123,11 +123,10 @@ def pool_digest(pool: Pool) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def budget_limits(pool: Pool) -> tuple[int, int]:
-    """The budget input's range for ``pool``: 1 to its total tokens (at least 1). A larger
-    budget buys nothing more: every chunk fits."""
-    total = int(np.asarray(pool.token_counts).sum())
-    return 1, max(total, 1)
+def budget_max(pool: Pool) -> int:
+    """The top of the budget input's range (from 1): the pool's total tokens (at least 1).
+    A larger budget buys nothing more: every chunk fits."""
+    return max(int(np.asarray(pool.token_counts).sum()), 1)
 
 
 def budget_step(high: int) -> int:

@@ -127,13 +127,13 @@ def sidebar() -> AppSettings:
         except AdagresError as error:
             render.error(str(error))
             state.stop()
-        low, high = pools.budget_limits(pool)
-        _selection_controls(len(pool), low, high)
+        high = pools.budget_max(pool)
+        _selection_controls(len(pool), high)
     missing = st.session_state.pop("sb_missing_pool", None)
     if missing:
         st.warning(render.escape_md(missing), icon=":material/link_off:")
     chosen = state.current()
-    return chosen.replace(budget=min(max(chosen.budget, low), high))
+    return chosen.replace(budget=min(max(chosen.budget, 1), high))
 
 
 def register_pages(pages: Sequence[Any]) -> None:
@@ -240,7 +240,7 @@ _PACKING_HELP = (
 )
 
 
-def _selection_controls(n_chunks: int, low: int, high: int) -> None:
+def _selection_controls(n_chunks: int, high: int) -> None:
     """Budget, strategy and the fields of the core's settings (λ, policy, formula, τ, N)."""
     budget = state.current().budget
     _bind_setting(
@@ -248,11 +248,11 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
         "budget",
         "sb_budget",
         "Budget (tokens)",
-        min_value=low,
+        min_value=1,
         max_value=high,
         step=pools.budget_step(high),
-        to_widget=lambda b: min(max(int(b), low), high),
-        help=f"Any whole number from {low} to {high:,} (all the pool's tokens); the buttons "
+        to_widget=lambda b: min(max(int(b), 1), high),
+        help=f"Any whole number from 1 to {high:,} (all the pool's tokens); the buttons "
         f"step by {pools.budget_step(high):,}.",
     )
     if budget > high:
