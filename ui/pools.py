@@ -10,7 +10,7 @@ embeddings, under a short key:
   query of an evaluation report, public, rebuilt by the Evidence page;
 - ``<kind>-<12 hex of pool_digest>`` for each of :data:`PRIVATE_KINDS` (an upload, pasted
   documents, drug reviews, a Live retrieval, a pool set's query, a question asked):
-  **private**, listed and opened only by the session that made it (:func:`claim`).
+  **private**, listed and opened only by the session that made it (:func:`add_pool`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ __all__ = [
     "add_pool",
     "budget_max",
     "budget_step",
-    "claim",
     "data_dir",
     "fanoutqa_index",
     "fanoutqa_key",
@@ -47,7 +46,6 @@ __all__ = [
     "pool_keys",
     "pool_label",
     "registered",
-    "resolvable",
     "server_path",
     "short_hash",
     "unavailable_reason",
@@ -182,11 +180,6 @@ def _owned() -> dict[str, str]:
     return st.session_state.setdefault(_OWNED, {})
 
 
-def claim(key: str, label: str) -> None:
-    """Make the private pool ``key`` this session's, listed as ``label``."""
-    _owned()[key] = label
-
-
 def add_pool(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
     """Register a prepared pool; return its key. With ``key``, a pool every session may
     open (FanOutQA, Evidence's rebuilt queries); without, a private pool of this session,
@@ -198,7 +191,7 @@ def add_pool(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
         raise ValueError(f"kind: expected one of {', '.join(PRIVATE_KINDS)}, got {kind!r}")
     key = f"{kind}-{pool_digest(pool)[:12]}"
     _put(key, pool)
-    claim(key, label)
+    _owned()[key] = label  # this session's, listed as label
     return key
 
 
@@ -252,11 +245,6 @@ def fanoutqa_index(key: str) -> int | None:
     """
     rest = key[len(FANOUTQA_PREFIX) :] if key.startswith(FANOUTQA_PREFIX) else ""
     return int(rest) if _FANOUTQA_INDEX.fullmatch(rest) else None
-
-
-def resolvable(key: str) -> bool:
-    """Whether the pool ``key`` can be built on demand from its key (``fanoutqa-<index>``)."""
-    return fanoutqa_index(key) is not None
 
 
 def get_pool(key: str) -> Pool:

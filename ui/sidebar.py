@@ -183,10 +183,9 @@ def _pool_keys(wanted: str) -> list[str]:
         from . import poolsets  # the pool sets' readers: only when a link needs them
 
         restored = poolsets.restore_from_url()
-    elif pools.resolvable(wanted):
-        index = pools.fanoutqa_index(wanted)
+    elif (index := pools.fanoutqa_index(wanted)) is not None:  # rebuilt from its key
         try:
-            pool = progress.follow(corpora.fanoutqa_job(int(index or 0)), key="sb_rebuild_cancel")
+            pool = progress.follow(corpora.fanoutqa_job(index), key="sb_rebuild_cancel")
         except Exception as error:  # AdagresError, or the user cancelled the rebuild
             message = str(error) if isinstance(error, AdagresError) else "cancelled"
             st.warning(render.escape_md(f"Could not rebuild pool {wanted!r}: {message}"))
