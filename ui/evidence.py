@@ -1,12 +1,10 @@
-"""The Evidence page's data: reports written by ``python -m adagres.eval``, read from their
-``results.json`` (numbers, never the markdown), and the way back from a query row to its
-pool in the other pages. Where a report folder holds only its ``report.md`` (git keeps no
-results.json: a fresh clone), the page shows that Markdown summary.
+"""The Evidence page's data: reports of ``python -m adagres.eval`` read from their
+``results.json`` (or, in a fresh clone where git keeps only ``report.md``, that Markdown
+summary), and the way back from a query row to its pool.
 
-Reports live in ``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``, one folder per report
-(``latest`` first). A query's pool is rebuilt from the recipe the report stored for it
-(:func:`adagres.eval.cases.rebuild`: the same chunks, embeddings from the disk cache)
-and registered like any other pool of the server, under ``eval-<12 hex>``.
+Reports live in ``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``, a folder each (``latest``
+first). A query's pool is rebuilt from the recipe the report stored
+(:func:`adagres.eval.cases.rebuild`) and registered as a public pool, ``eval-<12 hex>``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The Pool page's map explorer: colour by a field, find text, lasso chunks, export them.
 
-Every choice is in the address, so a link shows the same map, highlight and chosen chunks:
-``find`` (the search text) and ``color`` (one of :func:`color_fields`: ``verdict``,
-``source``, ``gold``, ``tokens``, ``relevance`` or ``meta:<key>`` for a metadata key) are
-widgets Streamlit binds to it; ``picked`` (the pool positions lassoed, e.g. ``3,17,22``) is a
-page option, since a chart's selection is not a widget Streamlit can bind.
+Every choice is in the address: ``find`` and ``color`` (one of :func:`color_fields`) are
+widgets Streamlit binds; ``picked`` (the positions lassoed, ``3,17,22``) is a page option,
+since a chart's selection is no widget Streamlit can bind.
 """
 
 from __future__ import annotations

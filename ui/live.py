@@ -1,11 +1,10 @@
 """The Live page's helpers: a Milvus store and collection, a query, its pool in every page.
 
-The store is the embedded Milvus Lite file ``<data>/live.db`` (``make live-data`` builds it)
-unless the user types a server address. The URL names the collection, the query and N
-(``live_collection``, ``live_query``, ``live_n``; ``live_uri`` for a typed address without
-credentials, never one with them) on every page, so a link opened anywhere retrieves the
-same pool again: the sidebar calls :func:`restore_from_url` when the address names a Live
-pool the session does not have. The collection records the embedding model the query needs.
+The store is the embedded Milvus Lite file ``<data>/live.db`` (``make live-data``) unless
+the user types a server address. The address names the collection, the query and N
+(``live_collection``, ``live_query``, ``live_n``, and ``live_uri`` for a typed address
+without credentials) on every page, so a link retrieves the same pool again
+(:func:`restore_from_url`). The collection records the model the query is embedded with.
 """
 
 from __future__ import annotations

@@ -37,15 +37,11 @@ def pool_sources(open_pool: OpenPool) -> None:
     """The three tabs (upload a pool file, build from documents, real corpora), then the
     pending load, followed until it ends.
 
-    The tabs know which one is open (a click reruns the page). The "Real corpora" tab reads
-    its corpora (about 0.4 s the first time in a process) only once it has been opened in
-    the session; from then on it is drawn on every run, open or not: Streamlit forgets an
-    input that a run does not draw, and a browser shows a redrawn input empty even where
-    the value was kept. The embedding model and the FanOutQA pools are prefetched
-    (:func:`ui.corpora.warm_up`) while a tab that embeds is open, not on every visit of
-    the page. On the upload tab (a pool file may come without embeddings) the model is
-    prefetched once the page has stood :data:`LINGER_SECONDS` without a rerun: a user
-    passing through to other pages does not pay for it.
+    The "Real corpora" tab reads its corpora (0.4 s) once opened in the session, then on
+    every run, open or not (Streamlit forgets an input a run does not draw). The model and
+    the FanOutQA pools are prefetched while a tab that embeds is open; on the upload tab,
+    once the page has stood :data:`LINGER_SECONDS` without a rerun, so that a user passing
+    through does not pay for it.
     """
     upload_tab, corpus_tab, real_tab = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
     if real_tab.open:
