@@ -169,16 +169,11 @@ def fanoutqa_job(index: int) -> jobs.Job:
             raise PoolError(f"FanOutQA has {len(every)} dev sub-question pools; no pool #{index}")
         return preparing.prepare_pool(every[index], job)
 
-    build = 0.0 if _fanoutqa_ready() else FANOUTQA_BUILD_SECONDS
+    build = 0.0 if jobs.succeeded(_FANOUTQA_JOB) else FANOUTQA_BUILD_SECONDS
     expected = preparing.expected_seconds(21, True) + build
     return jobs.start(
         f"fanoutqa-{index}", work, label=f"Loading FanOutQA pool #{index}", expected=expected
     )
-
-
-def _fanoutqa_ready() -> bool:
-    job = jobs.find(_FANOUTQA_JOB)
-    return job is not None and job.done and job.error is None
 
 
 # --------------------------------------------------------------------------- drug reviews

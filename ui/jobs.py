@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Cancelled", "Job", "cancel", "find", "forget", "start"]
+__all__ = ["Cancelled", "Job", "cancel", "find", "forget", "start", "succeeded"]
 
 
 class Cancelled(Exception):
@@ -122,6 +122,12 @@ def find(name: str) -> Job | None:
     """The job of that name, if one was started in this process."""
     with _LOCK:
         return _JOBS.get(name)
+
+
+def succeeded(name: str) -> bool:
+    """Whether the job ``name`` has ended with a result (in this process)."""
+    job = find(name)
+    return job is not None and job.done and job.error is None
 
 
 def cancel(name: str) -> None:

@@ -59,15 +59,13 @@ def model_prefetch_pending() -> bool:
     return prefetch_on() and (job is None or job.cancelled)
 
 
-def model_ready() -> bool:
-    """Whether the embedding model is loaded in this process (by :func:`start_model`)."""
-    job = jobs.find(_MODEL_JOB)
-    return job is not None and job.done and job.error is None
-
-
 def expected_seconds(n_texts: int, embed: bool) -> float:
     """A prior guess of a job that reads, counts and (with ``embed``) embeds ``n_texts``."""
-    return (0.0 if model_ready() else MODEL_SECONDS) + n_texts / TEXTS_PER_SECOND if embed else 2.0
+    return (
+        (0.0 if jobs.succeeded(_MODEL_JOB) else MODEL_SECONDS) + n_texts / TEXTS_PER_SECOND
+        if embed
+        else 2.0
+    )
 
 
 def prepare_pool(pool: Pool, job: jobs.Job | None = None) -> Pool:
