@@ -44,12 +44,11 @@ SELECTOR_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sele
 class AppSettings:
     """Everything that decides what the app shows; small values only (hashable, cacheable).
 
-    ``pool`` is a pool key (see ``ui.pools``); ``budget`` is in tokens of the pool's
-    tokenizer; ``strategy`` one of :data:`adagres.core.strategies.STRATEGIES`. ``selector`` says how
-    to select (every strategy gets the same value, so their F compare). Strategy and
-    selector default to :data:`DEFAULT_PRESET`. ``step`` is the
-    1-based step shown by the replay, None for the last one; ``chunk`` is the chunk id
-    inspected on "Why dropped" (None: none chosen).
+    ``pool`` is a pool key (``ui.pools``); ``budget`` in tokens of the pool's tokenizer;
+    ``selector`` says how to select, the same for every strategy (so their F compare);
+    ``step`` is the replay's 1-based step (None: the last); ``chunk`` the chunk id inspected
+    on "Why dropped" (None: none chosen). Strategy and selector default to
+    :data:`DEFAULT_PRESET`.
     """
 
     pool: str = ""

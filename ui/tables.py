@@ -70,12 +70,8 @@ def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
     """One row per chunk, in pool order, the key columns first (they stay in view in a
-    narrow window): id, verdict, step, tokens, relevance, (gold), (duplicate of), title,
-    position, text.
-
-    The ``gold`` column is there only when the pool marks gold chunks, ``duplicate of`` (the
-    pick a duplicate duplicates, as its verdict names it) only when the near-duplicate guard
-    dropped a chunk.
+    narrow window); ``gold`` only when the pool marks gold chunks, ``duplicate of`` (the pick
+    a duplicate duplicates, from its verdict) only when the near-duplicate guard dropped one.
     """
     verdicts = selection.verdict_kinds
     frame = _frame(
