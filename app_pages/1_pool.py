@@ -12,17 +12,10 @@ from ui.projection_store import projection
 from ui.sidebar import sidebar
 from ui.text import count
 
-
-def open_pool(key: str) -> None:
-    """Make the newly loaded or built pool the current one, from its first step."""
-    state.update(pool=key, step=None, chunk=None)
-    st.rerun()
-
-
 # ---- controls
 settings = sidebar()
 st.title("Pool")
-pool_sources(open_pool)
+pool_sources()
 
 # ---- cached call
 pool, key, selection = render.pool_and_selection(settings)

@@ -2,25 +2,22 @@
 
 Each control starts a job (``ui.corpora``) and records it as this session's pending load;
 the page follows the pending load on every run until it ends (so a click elsewhere does not
-lose it), then hands the new pool's key to ``open_pool`` (which makes it the current pool).
+lose it), then makes the new pool the current one, from its first step.
 A cancelled or failed load leaves the current pool as it was and says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import streamlit as st
 
 from adagres.errors import AdagresError
 
-from . import corpora, jobs, pools, preparing, progress, render
+from . import corpora, jobs, pools, preparing, progress, render, state
 from .pools import fanoutqa_key
 from .text import count
 
 __all__ = ["TABS", "TAB_KEY", "pool_sources"]
 
-OpenPool = Callable[[str], None]
 #: Seconds the Pool page's upload tab stands idle before the model is prefetched.
 LINGER_SECONDS = 5.0
 _LINGER_FULL_RUN = "pool_linger_full_run"  # set by a full run just before it draws the timer
@@ -33,7 +30,7 @@ TAB_KEY = "pool_tab"
 _REAL_OPENED = "pool_real_opened"  # the "Real corpora" tab was opened in this session
 
 
-def pool_sources(open_pool: OpenPool) -> None:
+def pool_sources() -> None:
     """The three tabs (upload a pool file, build from documents, real corpora), then the
     pending load, followed until it ends.
 
@@ -66,7 +63,7 @@ def pool_sources(open_pool: OpenPool) -> None:
             _fanoutqa()
             st.subheader("Drug reviews (corpus mode)")
             _drug_reviews()
-    follow_pending(open_pool)
+    follow_pending()
 
 
 @st.fragment(run_every=LINGER_SECONDS)
@@ -83,7 +80,7 @@ def _begin(job: jobs.Job, kind: str, label: str, what: str, key: str | None = No
     st.session_state[_PENDING] = (job.name, kind, label, key, what)
 
 
-def follow_pending(open_pool: OpenPool) -> None:
+def follow_pending() -> None:
     """Follow this session's pending load, if any; open its pool when it is ready, or say
     (once) that it was cancelled or failed."""
     pending = st.session_state.get(_PENDING)
@@ -106,7 +103,8 @@ def follow_pending(open_pool: OpenPool) -> None:
     else:
         st.session_state[_PENDING] = None
         jobs.forget(name)
-        open_pool(pools.add_pool(pool, kind, label, public_key))
+        state.update(pool=pools.add_pool(pool, kind, label, public_key), step=None, chunk=None)
+        st.rerun()
 
 
 def _upload() -> None:
