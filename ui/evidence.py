@@ -260,10 +260,10 @@ def app_settings(doc: Mapping[str, Any], strategy: str) -> tuple[str, Selector, 
 
 def open_query(
     doc: Mapping[str, Any], query_id: str, corpus: str, strategy: str, budget: int
-) -> str:
+) -> None:
     """Rebuild the pool of ``query_id``, register it and make it the session's pool with the
-    strategy, settings and budget of the report's run; return the pool's key. Raises
-    AdagresError when the pool cannot be rebuilt (missing data packages, a moved file)."""
+    strategy, settings and budget of the report's run. Raises AdagresError when the pool
+    cannot be rebuilt (missing data packages, a moved file)."""
     from adagres.eval.cases import rebuild
 
     record = next(q for q in doc["queries"] if q["corpus"] == corpus and q["query_id"] == query_id)
@@ -274,7 +274,6 @@ def open_query(
     state.update(
         pool=key, budget=int(budget), strategy=core, selector=selector, step=None, chunk=None
     )
-    return key
 
 
 def query_label(query_id: str, text: str, width: int = 56) -> str:

@@ -289,15 +289,15 @@ def mean_share(found: Sequence[dict[str, Any]], key: str) -> str:
     return f"{100 * sum(values) / len(values):.1f}%" if values else "–"
 
 
-def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
+def open_query(pool_set: PoolSet, row: dict[str, Any]) -> None:
     """Register the pool of ``row`` for this session and make it the current pool of every
-    page; return its key (None after keeping the error for :func:`show_open_error`)."""
+    page (an error is kept for :func:`show_open_error`)."""
     try:
         pool = poolsets.load_unit(pool_set.units[row["unit"]])[row["position"]]
         pool = poolsets.prepare_pool(pool)
     except AdagresError as error:
         st.session_state[_OPEN_ERROR] = str(error)
-        return None
+        return
     label = f"{display_name(pool_set)} #{row['query_id']}: {pool.query[:40]}"
     key = pools.add_pool(pool, "poolset", label)
     state.update(pool=key, step=None, chunk=None)
@@ -307,7 +307,6 @@ def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
     state.set_option(PIECE, (int(row["unit"]), int(row["position"])))
     state.option(SPAN, "")  # its default: no span in the address
     state.set_option(SPAN, span_of(pool))
-    return key
 
 
 def pick_from_table(pool_set: PoolSet, shown: Sequence[dict[str, Any]]) -> Callable[[], None]:
