@@ -8,8 +8,8 @@ request from a ``pages/`` folder next to the entry point without ``app.py``.)
 
 import streamlit as st
 
-from ui import nav
 from ui.projection_store import projection_method, store
+from ui.sidebar import register_pages
 
 #: The page icon, drawn here (a funnel: select from a pool) so that the browser fetches no
 #: icon from a font host: ``st.set_page_config`` turns an SVG string into a data URL.
@@ -61,8 +61,8 @@ pages = [
 # in the sidebar, typed by hand, or an older link) forwards there with the same settings
 # instead of showing "Page not found".
 # Streamlit's page list drops the query string on a page switch; the sidebar's own list
-# (ui.nav) carries the view's address instead.
-nav.register(pages)
+# (ui.sidebar.register_pages) carries the view's address instead.
+register_pages(pages)
 pages.append(
     st.Page(
         lambda: st.switch_page(selection, query_params=st.query_params.to_dict()),

@@ -6,23 +6,16 @@ import streamlit as st
 
 from adagres import figures
 from adagres.errors import AdagresError
-from ui import asking, compute, explorer, live, pools, poolset_links, render, state, tables
+from ui import asking, compute, explorer, pools, poolsets, render, state, tables
 from ui.pool_sources import pool_sources
 from ui.projection_store import projection
 from ui.sidebar import sidebar
 from ui.text import count
 
-
-def open_pool(key: str) -> None:
-    """Make the newly loaded or built pool the current one, from its first step."""
-    state.update(pool=key, step=None, chunk=None)
-    st.rerun()
-
-
 # ---- controls
 settings = sidebar()
 st.title("Pool")
-pool_sources(open_pool)
+pool_sources()
 
 # ---- cached call
 pool, key, selection = render.pool_and_selection(settings)
@@ -46,9 +39,7 @@ if pool.embedding_model:
 # A link or a reload elsewhere cannot bring this pool back (a Live pool's or a shared pool
 # set's query can: the address says where to read it again).
 lost_by_links = not (
-    live.is_live_key(settings.pool)
-    or poolset_links.linkable(settings.pool)
-    or asking.is_asked_key(settings.pool)
+    pools.kind(settings.pool) in ("live", "asked") or poolsets.linkable(settings.pool)
 )
 if pools.is_private(settings.pool) and lost_by_links:
     keep = st.container(horizontal=True, vertical_alignment="center")
@@ -98,7 +89,7 @@ with ask_row[0]:
         placeholder="embedded offline by the pool's model",
     )
 # A pool opened from a question has it as its query already: no new query on top of it.
-question_text = "" if asking.is_asked_key(settings.pool) else asking.asked()
+question_text = "" if pools.kind(settings.pool) == "asked" else asking.asked()
 with ask_row[1]:
     st.button(
         "Original query",
@@ -164,7 +155,7 @@ if asked is not None and placed is not None and reselected is not None:
             f"({count(len(reselected.indices), 'chunk')}, same strategy and settings) crossed."
         )
     )
-    relevance = {"relevance to the question": st.column_config.NumberColumn(format="%.4f")}
+    relevance = {"relevance to the question": render.FOUR_PLACES}
     render.table(asking.beside_frame(pool, selection, reselected), "pool_ask_picks", relevance)
     st.button(
         "Open this question in every page",
@@ -181,11 +172,7 @@ if found is not None:
         )
     )
     if found:
-        render.table(
-            frame.iloc[list(found)],
-            "pool_found",
-            {"relevance": st.column_config.NumberColumn(format="%.4f")},
-        )
+        render.table(frame.iloc[list(found)], "pool_found", render.RELEVANCE)
 if chosen:
     st.text(f"Chosen on the map: {count(len(chosen), 'chunk')}")
     name = st.text_input(  # named=<text> in the address, bound by Streamlit
@@ -197,11 +184,7 @@ if chosen:
     )
     verdicts = frame.iloc[list(chosen)]["verdict"].value_counts()
     st.text("Their verdicts: " + " · ".join(f"{n} {v}" for v, n in verdicts.items()))
-    render.table(
-        frame.iloc[list(chosen)],
-        "pool_chosen",
-        {"relevance": st.column_config.NumberColumn(format="%.4f")},
-    )
+    render.table(frame.iloc[list(chosen)], "pool_chosen", render.RELEVANCE)
     st.download_button(
         "Download the chosen chunks as a pool (JSON)",
         data=lambda: explorer.export_text(pool, chosen),
@@ -215,7 +198,7 @@ else:
 
 st.subheader("Chunks")
 st.caption("Verdict under the current sidebar settings (see Why dropped for the numbers).")
-render.table(frame, "pool_table", {"relevance": st.column_config.NumberColumn(format="%.4f")})
+render.table(frame, "pool_table", render.RELEVANCE)
 
 st.subheader("Near-duplicates")
 threshold = st.slider("Cosine at least", 0.5, 1.0, 0.9, 0.01, key="pool_dup_threshold")

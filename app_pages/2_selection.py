@@ -5,6 +5,7 @@ import json
 import streamlit as st
 
 from ui import charts, compute, render, state, tables
+from ui.projection_store import projection
 from ui.replay import picked_after, replay, step_summary, step_totals
 from ui.sidebar import sidebar
 from ui.text import count, lam_note, percent, plain_name, reference_code_note
@@ -191,6 +192,6 @@ def draw_downloads(step: int, text: str) -> None:
 
 lam_at_work()
 replay(selection, draw_step, header=draw_header)
-if charts.projection_pending(key):
+if projection(key.pool)[2]:  # the UMAP layout is still being computed
     render.wait_for_projection(key.pool)
 state.sync_url()

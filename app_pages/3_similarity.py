@@ -10,7 +10,6 @@ from ui.text import both_in_selection, count
 
 SIZES = (50, 100, 150, 200)  # hover text grows as M²: about 4.5 MB at 200
 PAIRS_LISTED = 1000
-FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
 ORDERS = ("pick", "cluster")
 
 
@@ -76,7 +75,7 @@ else:
 render.chart(figure, "sim_heatmap")
 with st.expander(f"The {len(shown)} chunks of the heatmap, in row order"):
     rows = tables.heatmap_rows_frame(pool, selection, shown)
-    render.table(rows, "sim_rows", {"relevance": FOUR_PLACES})
+    render.table(rows, "sim_rows", render.RELEVANCE)
 
 # ---- near-duplicate pairs
 st.subheader("Near-duplicate pairs")
@@ -104,5 +103,5 @@ else:
         f"{both_in_selection(both, listed)}"
     )
     pairs = tables.pairs_frame(pool, duplicates, picked)
-    render.table(pairs, "sim_pairs", {"cosine": FOUR_PLACES})
+    render.table(pairs, "sim_pairs", {"cosine": render.FOUR_PLACES})
 state.sync_url()

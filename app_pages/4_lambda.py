@@ -11,7 +11,6 @@ from ui.sidebar import sidebar
 from ui.text import count, strategy_label
 
 GRID_POINTS = 60
-FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
 
 # ---- controls
 settings = sidebar()
@@ -79,7 +78,9 @@ else:
     changes = len(sweep.change_positions)
     st.text(f"The picked set changes at {count(changes, 'value')} of λ:")
     render.table(
-        tables.lam_changes_frame(pool, sweep), "lam_changes", {"λ": FOUR_PLACES, "F": FOUR_PLACES}
+        tables.lam_changes_frame(pool, sweep),
+        "lam_changes",
+        {"λ": render.FOUR_PLACES, "F": render.FOUR_PLACES},
     )
 
 # ---- the paper's guarantee, measured

@@ -16,8 +16,8 @@ GAIN = {"gain": st.column_config.NumberColumn(format="%+.4f")}
 settings = sidebar()
 st.title("Compare")
 pool, key = render.current_pool(settings)
-low, high = pools.budget_limits(pool)
-configs = comparison.configurations(settings, low, high)
+high = pools.budget_max(pool)
+configs = comparison.configurations(settings, high)
 st.caption(
     f"Both use the sidebar's policy ({settings.selector.policy}), formula "
     f"({settings.selector.formula}), scale, offset, calibration pool and redundancy floor. "
@@ -63,11 +63,7 @@ if len(selections) == 2:
         render.chart(overlay, "cmp_overlay")
         render.projection_note(method, pending)
     with table_column:
-        render.table(
-            difference,
-            "cmp_difference",
-            {"relevance": st.column_config.NumberColumn(format="%.4f")},
-        )
+        render.table(difference, "cmp_difference", render.RELEVANCE)
 
 if selections:
     st.subheader("Metrics")

@@ -7,7 +7,6 @@ from ui import charts, render, state, tables
 from ui.sidebar import sidebar
 from ui.text import plain_name
 
-FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
 SIGNED = st.column_config.NumberColumn(format="%+.4f")
 
 # ---- controls
@@ -102,7 +101,7 @@ if verdict.history:
 if verdict.redundancy_sources:
     similarity = selection.scoring.similarity
     st.text(f"Selected chunks that made it redundant ({similarity} to this chunk):")
-    render.table(tables.sources_frame(pool, verdict), "why_sources", {"cosine": FOUR_PLACES})
+    render.table(tables.sources_frame(pool, verdict), "why_sources", {"cosine": render.FOUR_PLACES})
 render.chunk_text(pool, chunk)
 
 # ---- pick another chunk in the table
@@ -110,7 +109,7 @@ st.subheader("All chunks")
 render.table(
     tables.pool_frame(pool, selection),
     "why_table",
-    {"relevance": FOUR_PLACES},
+    render.RELEVANCE,
     on_select=chunk_from_table,
     selection_mode="single-row",
 )

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from adagres.errors import AdagresError
-from adagres.eval.frontier import mid_budget
+from adagres.eval.frontier import mid_budget, verdict
 from adagres.eval.results import corpus_summary
 from ui import evidence, render, state
 from ui.sidebar import sidebar
@@ -46,14 +46,13 @@ st.caption(  # the command names the user's pool files: text, not Markdown
 
 # ---- the lead: a sentence per corpus, the compared strategies across corpora, the targets
 st.subheader("Summary: recall against repeated text")
-for line in evidence.verdicts(doc):  # names come from the report's file: text, not Markdown
-    st.markdown("- " + render.escape_md(line))
+for corpus in doc["corpora"]:  # names come from the report's file: text, not Markdown
+    st.markdown("- " + render.escape_md(verdict(doc, corpus)))
 lead = evidence.summary_frame(doc)
-st.dataframe(
+render.table(
     lead,
-    key="ev_summary",
-    hide_index=True,
-    column_config={
+    "ev_summary",
+    {
         label: PERCENT if label.endswith("repeated text") else DELTA if "Δ" in label else NUMBER
         for label in lead.columns
         if label != "strategy"
@@ -70,7 +69,7 @@ targets = evidence.targets_frame(doc)
 if targets.empty:
     st.caption("This report did not measure the recommended preset.")
 else:
-    st.dataframe(targets, key="ev_targets", hide_index=True)
+    render.table(targets, "ev_targets")
     st.caption(
         "Each against topk_budget on the same queries. –: the target does not apply there "
         "(top-k repeats under 2 % of its words)."
@@ -78,11 +77,10 @@ else:
 packed = evidence.packing_frame(doc)
 if not packed.empty:
     st.subheader("What packing did")
-    st.dataframe(
+    render.table(
         packed,
-        key="ev_packing",
-        hide_index=True,
-        column_config={
+        "ev_packing",
+        {
             label: PERCENT if label.endswith("repeated text") else NUMBER
             for label in packed.columns
             if label not in ("corpus", "budget", "strategy")
@@ -105,19 +103,19 @@ info = doc["corpora"][corpus]
 st.text(info["description"])
 st.caption(render.escape_md(corpus_summary(info)))
 st.subheader(f"{corpus}: recall against repeated text")
-render.chart(evidence.frontier(name, corpus), "ev_frontier")
+render.chart(evidence.figure(name, corpus, tradeoff=False), "ev_frontier")
 
 with st.expander(f"Every strategy on {corpus} at {budget} tokens"):
     table = evidence.table_frame(doc, corpus, budget)
     formats = {label: NUMBER for label in table.columns if table[label].dtype.kind == "f"}
     formats["budget use"] = PERCENT
-    st.dataframe(table, key="ev_table", hide_index=True, column_config=formats)
+    render.table(table, "ev_table", formats)
     st.caption(
         "Primary metric with its 95 % bootstrap interval over queries; Δ: paired mean "
         "difference with topk_budget; W/T/L: queries above / equal to / below the baseline."
     )
 with st.expander(f"{corpus}: recall against mean pairwise cosine, per budget"):
-    render.chart(evidence.tradeoff(name, corpus), "ev_tradeoff")
+    render.chart(evidence.figure(name, corpus, tradeoff=True), "ev_tradeoff")
 with st.expander("Where each strategy loses or ties"):
     for finding in doc["findings"]:
         if finding["corpus"] == corpus:
@@ -128,11 +126,10 @@ st.subheader("Per query")
 strategies = list(doc["strategies"])
 strategy = st.selectbox("Strategy", strategies, key="ev_strategy")
 queries = evidence.query_frame(doc, corpus, budget, strategy)
-st.dataframe(
+render.table(
     queries,
-    key="ev_queries",
-    hide_index=True,
-    column_config={"gold recall": NUMBER, "topk_budget gold recall": NUMBER, "mean cosine": NUMBER},
+    "ev_queries",
+    {"gold recall": NUMBER, "topk_budget gold recall": NUMBER, "mean cosine": NUMBER},
 )
 labels = dict(zip(queries["query id"], queries["query"], strict=True))
 query_id = st.selectbox(

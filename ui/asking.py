@@ -1,22 +1,13 @@
 """A new query in place on the Pool page's map: embed a typed question with the pool's own
 model, place it on the map, ring its nearest chunks and select again for it.
 
-The question is the page option ``ask`` in the address, so a link restores it. It is
-embedded offline by :func:`adagres.embed.models.embed_texts` with the model the pool records
-(``embedding_model``): the first question pays the model's load once per process, and each
-question's vector is kept on disk and, with the rest, in a :class:`ui.cache.Slot` keyed by
-the pool's key and the question text. A pool that names no model, a model that is not on
-this machine or one whose vectors have another length than the pool's is refused with a
-one-line message.
-
-Where the question goes on the map: with the PCA layout, the PCA's own transform (the
-question projected onto the chunks' two principal axes, exactly as the pool's query is); a
-seeded UMAP on precomputed cosine distances has no transform, so there the question sits at
-the similarity-weighted mean of its :data:`NEIGHBOURS` nearest chunks' coordinates (weights:
-their cosines to the question, floored at a small positive value).
-
-The new selection is the session's strategy, budget and settings run on the same chunks
-with the question's vector as the query, so relevance (and everything after it) changes.
+The question is the page option ``ask``, so a link restores it. It is embedded offline
+with the model the pool records (``embedding_model``); a pool naming no model, a model not
+on this machine or vectors of another length are refused with a one-line message. On the
+PCA map the question is placed by the PCA's own transform, as the query is; UMAP has no
+transform, so there it sits at the cosine-weighted mean of its :data:`NEIGHBOURS` nearest
+chunks. The new selection runs the session's strategy, budget and settings on the same
+chunks with the question as the query.
 """
 
 from __future__ import annotations
@@ -37,20 +28,15 @@ from adagres.figures.projection import pca
 from adagres.pools.pool import Pool
 
 from . import compute, pools, render, state
-from .cache import Slot
 from .compute import PoolKey, SelectionKey
 
 __all__ = [
     "ASK",
-    "ASKED_FROM",
-    "NEIGHBOURS",
     "Placed",
     "Question",
     "asked",
-    "asked_pool",
     "beside_frame",
     "clear",
-    "is_asked_key",
     "open_everywhere",
     "place",
     "question",
@@ -73,7 +59,6 @@ def _question_text(raw: str) -> str:
 ASK = state.Option("ask", _question_text)
 #: The pool a question opened in every page was asked of (with ``ask``: the link's way back).
 ASKED_FROM = state.Option("asked_from", str)
-ASKED_PREFIX = "asked-"
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,21 +90,6 @@ def asked() -> str:
 def clear() -> None:
     """The button's callback: back to the original query (a history entry)."""
     state.set_option(ASK, "")
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _questions(key: PoolKey, text: str) -> Slot[Question]:
-    return Slot()
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _placements(key: PoolKey, text: str) -> Slot[Placed]:
-    return Slot()
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _reselections(key: SelectionKey, text: str) -> Slot[Selection]:
-    return Slot()
 
 
 def _embedded(key: PoolKey, text: str) -> Question:
@@ -156,7 +126,7 @@ def _embedded(key: PoolKey, text: str) -> Question:
 def question(key: PoolKey, text: str) -> Question:
     """The question embedded for the pool of ``key`` (cached; a refusal is a PoolError
     whose message is one line)."""
-    return _questions(key, text).fill(lambda: _embedded(key, text))
+    return compute.derived("question", key, text).fill(lambda: _embedded(key, text))
 
 
 def place(key: PoolKey, asked_question: Question, chunks_xy: np.ndarray, method: str) -> Placed:
@@ -169,7 +139,7 @@ def place(key: PoolKey, asked_question: Question, chunks_xy: np.ndarray, method:
             assert point is not None
             return Placed(float(point[0]), float(point[1]), "PCA transform")
 
-        return _placements(key, asked_question.text).fill(transform)
+        return compute.derived("placed", key, asked_question.text).fill(transform)
     near = list(asked_question.neighbours)
     weights = np.maximum(asked_question.similarities[near], 1e-6)
     x, y = (weights[:, None] * np.asarray(chunks_xy)[near]).sum(axis=0) / weights.sum()
@@ -189,7 +159,9 @@ def _run(key: SelectionKey, asked_question: Question) -> Selection:
 def reselect(key: SelectionKey, asked_question: Question) -> Selection:
     """The session's strategy, budget and settings run with the question as the query
     (cached per selection key and question)."""
-    return _reselections(key, asked_question.text).fill(lambda: _run(key, asked_question))
+    return compute.derived("reselected", key, asked_question.text).fill(
+        lambda: _run(key, asked_question)
+    )
 
 
 def beside_frame(pool: Pool, original: Selection, new: Selection) -> pd.DataFrame:
@@ -227,11 +199,6 @@ def asked_pool(pool: Pool, asked_question: Question) -> Pool:
     )
 
 
-def is_asked_key(key: str) -> bool:
-    """Whether ``key`` names a pool opened from a question asked in place."""
-    return key.startswith(ASKED_PREFIX)
-
-
 def _register(base: str, asked_question: Question) -> str:
     pool = asked_pool(pools.get_pool(base), asked_question)
     label = f"{pools.pool_label(base)}, asked: {asked_question.text[:40]}"
@@ -247,18 +214,15 @@ def open_everywhere(base: str, asked_question: Question) -> None:
     state.update(pool=key, step=None, chunk=None)
 
 
-def restore_from_url() -> None:
-    """Ask the address's question (``ask``) of its pool (``asked_from``) again and make that
-    the current pool (a link opened in another browser); the sidebar calls it when the
+def restore_from_url() -> str | None:
+    """Ask the address's question (``ask``) of its pool (``asked_from``) again and return the
+    key of that pool (a link opened in another browser); the sidebar calls it when the
     address names an ``asked-`` pool this session lacks."""
     base, text = str(state.option(ASKED_FROM, "")), asked()
     if not (base and text):
-        return
+        return None
     try:
-        asked_question = question(compute.pool_key(base), text)
-        key = _register(base, asked_question)
+        return _register(base, question(compute.pool_key(base), text))
     except AdagresError as error:
         render.error(f"Could not ask {text!r} of pool {base!r} again: {error}")
-        return
-    if key != state.current().pool:  # the pool or the model changed since the link was made
-        state.update(pool=key, step=None, chunk=None, record=False)
+        return None

@@ -1,20 +1,13 @@
 """How the app keeps what it computed: one :class:`Slot` per small key, in ``st.cache_resource``.
 
-Each kind of result has a two-line slot function in ``ui.compute`` or ``ui.charts``::
-
-    @st.cache_resource(max_entries=64, show_spinner=False)
-    def _selections(key: SelectionKey) -> Slot[Selection]:
-        return Slot()
-
-Streamlit's cache keys the slot on the small value (never on arrays) and bounds how many
-are kept; the slot holds the result, filled by the first caller. Filling happens outside
-Streamlit's cache function, which is what makes three things possible that a plain
-``@st.cache_resource`` on the computation does not allow: a progress bar drawn while it
-runs (a cache would replay the drawn bar on every hit), asking whether a result is ready
-without computing it (the exact optimum on the λ page), and keeping a refusal (an
-:class:`~adagres.AdagresError`, such as the exact solver's) like a result, so it is not
-computed again on every rerun. Results are shared by every session: they are frozen values
-(selections, sweeps, tuples) or figures that nobody mutates after building.
+Each kind of result has a slot function (``@st.cache_resource def _selections(key) ->
+Slot[Selection]: return Slot()``): Streamlit keys it on the small value (never on arrays)
+and bounds how many are kept; the first caller fills it, outside Streamlit's cache
+function. That allows what a plain ``@st.cache_resource`` on the computation does not: a
+progress bar while it runs (a cache replays drawn elements on every hit), asking whether a
+result is ready (the exact optimum on the λ page), and keeping a refusal (an
+:class:`~adagres.AdagresError`) like a result. Results are shared by every session: frozen
+values or figures nobody mutates.
 """
 
 from __future__ import annotations

@@ -18,13 +18,10 @@ from .projection_store import projection
 
 __all__ = [
     "SVG_MAX_POINTS",
-    "StepFigures",
     "heatmap",
     "marked_map",
     "overlay",
-    "projection_pending",
     "step_figures",
-    "step_map",
     "uses_svg",
 ]
 
@@ -82,11 +79,6 @@ def step_figures(key: SelectionKey, step: int) -> StepFigures:
 
     timeline, bar = _step_charts(key, step).fill(build)
     return chunk_map, timeline, bar, method, pending
-
-
-def projection_pending(key: SelectionKey) -> bool:
-    """Whether a better projection (UMAP) of the key's pool is still being computed."""
-    return projection(key.pool)[2]
 
 
 def step_map(key: SelectionKey, step: int) -> tuple[Any, str, bool]:

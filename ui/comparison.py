@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from adagres.core.settings import MAX_WEIGHT
+from adagres import Settings as Selector
 from adagres.core.strategies import ADAGRES, STRATEGIES, SWEPT, TOPK_BUDGET, TOPK_SAME_K
 from adagres.figures import METRIC_LABELS
 from adagres.pools.pool import Pool
 
-from . import compute, pools, state
+from . import compute, params, pools, state
 from .sidebar import LAM_SLIDER_MAX, manual_start
 from .state import AppSettings
 from .tables import as_percent
@@ -23,8 +23,6 @@ from .text import STRATEGY_HELP, strategy_short
 
 __all__ = [
     "METRIC_COLUMNS",
-    "SIDE_OPTIONS",
-    "SWEEP_STRATEGIES",
     "configurations",
     "metric_names",
     "metric_text",
@@ -34,7 +32,6 @@ __all__ = [
     "sweep_controls",
 ]
 
-SWEEP_STRATEGIES = SWEPT
 GOLD_METRICS = ("iou", "recall", "precision")
 METRIC_COLUMNS = {
     "size": st.column_config.NumberColumn("chunks"),
@@ -56,58 +53,21 @@ METRIC_COLUMNS = {
 }
 
 
-def _init(key: str, value: object, force: bool = False) -> None:
-    """Give a page widget its default (before it is drawn) unless the user set it already."""
-    if force or key not in st.session_state:
-        st.session_state[key] = value
-
-
-def _strategy(raw: str) -> str:
-    if raw not in STRATEGIES:
-        raise ValueError(f"expected one of {', '.join(STRATEGIES)}")
-    return raw
-
-
-def _budget(raw: str) -> int:
-    value = int(raw)  # ValueError: not a whole number
-    if value < 1:
-        raise ValueError("must be ≥ 1")
-    return value
-
-
-def _lam(raw: str) -> float | str:
-    if raw == "adaptive":
-        return raw
-    value = float(raw)
-    if not 0 <= value <= MAX_WEIGHT:  # NaN and inf too: the core's own bounds on λ
-        raise ValueError(f"must be 'adaptive' or a number from 0 to {MAX_WEIGHT:g}")
-    return value
-
-
-def _lam_text(value: float | str) -> str:
-    return "adaptive" if value == "adaptive" else state.url_number(float(value))
-
-
 #: The URL options of each side: ``a_strategy``, ``a_budget``, ``a_lam`` (``adaptive`` or a
 #: number), and the same with ``b_``.
 SIDE_OPTIONS: dict[str, tuple[state.Option, state.Option, state.Option]] = {
     side: (
-        state.Option(f"{side}_strategy", _strategy),
-        state.Option(f"{side}_budget", _budget),
-        state.Option(f"{side}_lam", _lam, _lam_text),
+        state.Option(f"{side}_strategy", lambda s: params.one_of(s, STRATEGIES)),
+        state.Option(f"{side}_budget", lambda s: params.whole(s, minimum=1)),
+        # the core's own bounds on λ (NaN and inf too)
+        state.Option(f"{side}_lam", lambda s: Selector(lam=params.lam(s)).lam, params.lam_text),
     )
     for side in ("a", "b")
 }
 
 
-def _metric(raw: str) -> str:
-    if raw not in METRIC_LABELS:
-        raise ValueError(f"expected one of {', '.join(METRIC_LABELS)}")
-    return raw
-
-
 #: The budget sweep's metric (``sweep=iou``); a metric the pool cannot have falls back.
-SWEEP_METRIC = state.Option("sweep", _metric)
+SWEEP_METRIC = state.Option("sweep", lambda s: params.one_of(s, METRIC_LABELS))
 
 
 def _follow_sidebar(settings: AppSettings) -> None:
@@ -126,7 +86,7 @@ def _follow_sidebar(settings: AppSettings) -> None:
         state.set_option(side_lam, lam)
 
 
-def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppSettings]:
+def configurations(settings: AppSettings, high: int) -> dict[str, AppSettings]:
     """A and B: strategy, budget and λ of each, over the sidebar's other settings.
 
     A follows the sidebar (and B its budget and λ) until the user changes them here; a
@@ -170,10 +130,10 @@ def configurations(settings: AppSettings, low: int, high: int) -> dict[str, AppS
                 f"cmp_{side}_budget",
                 "Budget (tokens)",
                 default=settings.budget,
-                min_value=low,
+                min_value=1,
                 max_value=high,
                 step=step,
-                to_widget=lambda b: min(max(int(b), low), high),
+                to_widget=lambda b: min(max(int(b), 1), high),
                 from_widget=int,
             )
             side_lam = state.bind_option(
@@ -255,13 +215,9 @@ def metric_text(name: str, value: Any) -> str:
         return "–"
     if name == "answer_found":
         return "yes" if value else "no"
-    if name in ("budget_use", "repeated_text"):  # shares, in percent already
-        return f"{float(value):.1f}%"
-    if name in ("iou", "recall", "precision"):
-        return f"{float(value):.3f}"
-    if name in ("size", "tokens_used", "near_duplicates"):
-        return f"{int(value):,}"
-    return f"{float(value):.4f}"
+    # the table's own format (counts have none: thousands separated)
+    fmt = cast(dict[str, Any], METRIC_COLUMNS[name])["type_config"].get("format")
+    return str(fmt % float(value)) if fmt else f"{int(value):,}"
 
 
 def metrics_view(frame: pd.DataFrame) -> pd.DataFrame:
@@ -284,7 +240,7 @@ def sweep_controls(
 ) -> tuple[tuple[int, ...], tuple[str, ...], str]:
     """The budget range, the number of budgets, the strategies and the metric to draw.
 
-    The strategies start as the sidebar's ``strategy`` and :data:`SWEEP_STRATEGIES`.
+    The strategies start as the sidebar's ``strategy`` and :data:`adagres.core.strategies.SWEPT`.
     Returns (budgets, strategies, metric); strategies may be empty.
     """
     options = [
@@ -294,9 +250,9 @@ def sweep_controls(
     ]
     metrics = metric_names(pool, METRIC_LABELS)
     # Defaults before the widgets are drawn; values kept from another pool are brought in range.
-    _init("cmp_sweep_range", (min(100, high - 1), min(2000, high)))
-    _init("cmp_sweep_points", 10)
-    _init("cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEEP_STRATEGIES))))
+    st.session_state.setdefault("cmp_sweep_range", (min(100, high - 1), min(2000, high)))
+    st.session_state.setdefault("cmp_sweep_points", 10)
+    st.session_state.setdefault("cmp_sweep_strategies", list(dict.fromkeys((strategy, *SWEPT))))
     first, last = (min(max(int(b), 1), high) for b in st.session_state["cmp_sweep_range"])
     st.session_state["cmp_sweep_range"] = (min(first, last), max(first, last))
     chosen = [s for s in st.session_state["cmp_sweep_strategies"] if s in options]

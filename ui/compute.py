@@ -1,25 +1,19 @@
 """Cached computations, keyed by the settings value: selections, λ derivations, sweeps,
 metrics, the guarantee and the exact optimum, near-duplicates.
 
-:func:`selection_key` is the one place a cache key is made from the app's settings: the
-pool (key and fingerprint), the budget, the strategy and the core's
-:class:`adagres.Settings`, unchanged. Every function here takes that key (or the pool's
-:class:`PoolKey`) and changes only what it must (``key.replace(strategy="adagres")``), so
-each setting reaches the core as part of one value and is validated once, when it was made.
-The core runs on the pool's :class:`~adagres.PreparedPool` (``Pool.prepared``), so no
-embedding matrix is validated again. Results are kept in :class:`ui.cache.Slot` s; the λ and
-budget sweeps draw a progress bar while they run (``ui.progress``).
+:func:`selection_key` is the one place a cache key is made from the app's settings; every
+function here takes that key (or its :class:`PoolKey`) and changes only what it must
+(``key.replace(strategy=...)``), so each setting reaches the core in one value, validated
+once. The core runs on ``Pool.prepared``; results are kept in :class:`ui.cache.Slot` s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import streamlit as st
 
 from adagres import Settings as Selector
@@ -32,7 +26,7 @@ from adagres.core.strategies import ADAGRES, strategy
 from adagres.core.sweep import BudgetSweep, LamSweep, budget_sweep, lam_sweep_prepared
 from adagres.errors import AdagresError, SolverError
 from adagres.optimum import EXACT
-from adagres.optimum.exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, ExactResult
+from adagres.optimum.exact import ExactResult
 from adagres.pools.pool import Pool
 
 from . import pools, progress
@@ -41,20 +35,16 @@ from .state import AppSettings
 
 __all__ = [
     "EXACT_AUTO_MAX",
-    "EXACT_MAX_CHUNKS",
-    "EXACT_MAX_NODES",
     "NearDuplicates",
-    "Optimum",
     "PoolKey",
     "SelectionKey",
     "adaptive_lam",
     "budget_sweep_of",
     "calibrations",
-    "chunks_that_fit",
     "clear",
+    "derived",
     "exact",
     "exact_ready",
-    "fingerprint",
     "gold_positions",
     "guarantee_of",
     "lam_sweep_of",
@@ -69,7 +59,7 @@ __all__ = [
 #: The exact optimum is computed without asking when at most this many chunks fit the
 #: budget (the branch and bound of ``adagres/optimum/exact.py`` proved it within 0.08 s on every
 #: 20-chunk slice of the demo pools tried, at 300–1,500 tokens); up to
-#: :data:`EXACT_MAX_CHUNKS`, on a button.
+#: ``EXACT_MAX_CHUNKS`` (``adagres.optimum.exact``), on a button.
 EXACT_AUTO_MAX = 20
 
 
@@ -103,26 +93,9 @@ class SelectionKey:
         return dataclasses.replace(self, **changes)
 
 
-# Pool.fingerprint hashes every vector; a pool never changes, so once per object is enough.
-# Keyed by id() (a Pool compares by value, so it is not hashable), with a weak reference
-# that drops the entry when the pool goes.
-_FINGERPRINTS: dict[int, tuple[weakref.ref[Pool], str]] = {}
-
-
-def fingerprint(pool: Pool) -> str:
-    """``pool.fingerprint``, computed once per pool object."""
-    ident = id(pool)
-    known = _FINGERPRINTS.get(ident)
-    if known is not None and known[0]() is pool:
-        return known[1]
-    value = pool.fingerprint
-    _FINGERPRINTS[ident] = (weakref.ref(pool, lambda _: _FINGERPRINTS.pop(ident, None)), value)
-    return value
-
-
 def pool_key(name: str) -> PoolKey:
     """The key of the registered pool ``name`` (PoolError if there is none)."""
-    return PoolKey(name, fingerprint(pools.get_pool(name)))
+    return PoolKey(name, pools.get_pool(name).fingerprint)
 
 
 def selection_key(settings: AppSettings) -> SelectionKey:
@@ -132,9 +105,9 @@ def selection_key(settings: AppSettings) -> SelectionKey:
     settings keep the user's value for the next pool).
     """
     pool = pools.get_pool(settings.pool)
-    budget = min(settings.budget, pools.budget_limits(pool)[1])
+    budget = min(settings.budget, pools.budget_max(pool))
     return SelectionKey(
-        PoolKey(settings.pool, fingerprint(pool)), budget, settings.strategy, settings.selector
+        PoolKey(settings.pool, pool.fingerprint), budget, settings.strategy, settings.selector
     )
 
 
@@ -142,11 +115,6 @@ def gold_positions(pool: Pool) -> list[int] | None:
     """Pool positions of the chunks marked gold; None when the pool marks none."""
     gold = [i for i, chunk in enumerate(pool.chunks) if chunk.gold]
     return gold or None
-
-
-def chunks_that_fit(pool: Pool, budget: int) -> int:
-    """How many chunks are no longer than ``budget`` tokens (the exact solver's size)."""
-    return int((np.asarray(pool.token_counts) <= budget).sum())
 
 
 # --------------------------------------------------------------------------- slots
@@ -158,7 +126,8 @@ def _selections(key: SelectionKey) -> Slot[Selection]:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _derived(kind: str, *key: Hashable) -> Slot[Any]:
+def derived(kind: str, *key: Hashable) -> Slot[Any]:
+    """The slot of a result of ``kind`` derived from ``key`` (small values)."""
     return Slot()
 
 
@@ -169,7 +138,7 @@ def _sweeps(kind: str, *key: Hashable) -> Slot[Any]:
 
 def clear() -> None:
     """Forget every cached result (tests count recomputations after it)."""
-    for slots in (_selections, _derived, _sweeps):
+    for slots in (_selections, derived, _sweeps):
         slots.clear()
 
 
@@ -180,23 +149,15 @@ def selection(key: SelectionKey) -> Selection:
     """The traced selection for ``key``; cached, refusals too (AdagresError re-raised)."""
 
     def run() -> Selection:
-        pool = key.pool.get()
-        chosen = strategy(key.strategy)
+        pool, chosen = key.pool.get(), strategy(key.strategy)
         # a strategy that takes its size from another's run (topk_same_k from AdaGReS) gets
         # that run from (and keeps it in) the same cache
+        options: dict[str, Any] = {}
         if chosen.reference is not None:
-            reference = selection(key.replace(strategy=chosen.reference))
-            return baselines.run_prepared(
-                key.strategy,
-                pool.prepared,
-                key.budget,
-                key.selector,
-                texts=pool.texts,
-                reference=reference,
-            )
+            options["reference"] = selection(key.replace(strategy=chosen.reference))
         with progress.spinner(chosen.working):
             return baselines.run_prepared(
-                key.strategy, pool.prepared, key.budget, key.selector, texts=pool.texts
+                key.strategy, pool.prepared, key.budget, key.selector, texts=pool.texts, **options
             )
 
     return _selections(key).fill(run)
@@ -241,7 +202,7 @@ def calibrations(key: SelectionKey) -> dict[str, Calibration]:
         variants = {formula: key.selector.replace(formula=formula) for formula in FORMULAS}
         return {f: calibrate_prepared(prepared, key.budget, s) for f, s in variants.items()}
 
-    return _derived("calibrations", key.replace(strategy=ADAGRES.name)).fill(run)
+    return derived("calibrations", key.replace(strategy=ADAGRES.name)).fill(run)
 
 
 def adaptive_lam(key: SelectionKey) -> float:
@@ -269,7 +230,7 @@ def guarantee_of(key: SelectionKey) -> Guarantee:
         pool = key.pool.get()
         return guarantee(pool.prepared, pool.prepared.tokens, key.budget, selection(greedy).lam)
 
-    return _derived("guarantee", greedy).fill(run)
+    return derived("guarantee", greedy).fill(run)
 
 
 # --------------------------------------------------------------------------- compare
@@ -288,7 +249,7 @@ def metrics_of(key: SelectionKey) -> Metrics:
             texts=pool.texts,
         )
 
-    return _derived("metrics", key).fill(run)
+    return derived("metrics", key).fill(run)
 
 
 def budget_sweep_of(
@@ -345,7 +306,7 @@ def near_duplicates(key: PoolKey, threshold: float, limit: int = 1000) -> NearDu
         shown = sorted(pairs, key=lambda p: (-p[2], p[0], p[1]))[:limit]  # most similar first
         return NearDuplicates(threshold=threshold, total=len(pairs), pairs=tuple(shown))
 
-    return _derived("pairs", key, threshold, limit).fill(run)
+    return derived("pairs", key, threshold, limit).fill(run)
 
 
 def near_duplicate_groups(key: PoolKey, threshold: float) -> tuple[tuple[int, ...], ...]:
@@ -357,4 +318,4 @@ def near_duplicate_groups(key: PoolKey, threshold: float) -> tuple[tuple[int, ..
             groups = metrics.near_duplicate_groups(key.get().prepared.chunks, threshold)
         return tuple(tuple(group) for group in groups)
 
-    return _derived("groups", key, threshold).fill(run)
+    return derived("groups", key, threshold).fill(run)

@@ -1,16 +1,11 @@
 """Where new pools come from: an uploaded file, pasted documents, FanOutQA, drug reviews.
 
-Each source is long work (reading, counting tokens, embedding with the packaged model), so
-each runs as a :mod:`ui.jobs` job and returns the prepared :class:`Pool`; the page follows
-it (``ui.progress.follow``: progress, an estimate, Cancel) and then registers the pool with
-:func:`register`, in the script thread, for the session that asked.
-
-Counting tokens, embedding and loading the model are in :mod:`ui.preparing`. What keeps the
-defaults to seconds: the embedding model is loaded in the background while the user looks
-at the Pool page (:func:`warm_up`); vectors come from the on-disk cache
-(``adagres.embed.models``), so a text is embedded once per machine; a FanOutQA pool embeds
-only its own 20 chunks and its query; the drug-review corpus starts from a sample of the
-reviews (the user can take more).
+Each source is long work, so each runs as a :mod:`ui.jobs` job returning the prepared
+:class:`Pool`; the page follows it (``ui.progress.follow``) and then registers the pool
+(:func:`ui.pools.add_pool`) for the session that asked. What keeps the defaults to
+seconds: the model loads in the background while the Pool page is open (:func:`warm_up`),
+vectors come from the on-disk cache, a FanOutQA pool embeds only its 20 chunks and query,
+and the drug-review corpus starts from a sample of the reviews.
 """
 
 from __future__ import annotations
@@ -32,10 +27,8 @@ __all__ = [
     "documents_job",
     "drug_conditions",
     "drug_job",
-    "drug_pool_key",
     "fanoutqa_job",
     "fanoutqa_questions",
-    "register",
     "upload_job",
     "warm_up",
 ]
@@ -59,20 +52,7 @@ def warm_up(*, fanoutqa: bool) -> None:
         return
     preparing.start_model()
     if fanoutqa and fanoutqa_available():
-        jobs.start(
-            _FANOUTQA_JOB,
-            lambda job: _fanoutqa_pools(),
-            label="FanOutQA pools",
-            expected=FANOUTQA_BUILD_SECONDS,
-        )
-
-
-def register(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
-    """Register a finished job's pool for this session (private kinds) or for everyone
-    (``key`` given: FanOutQA); return its key."""
-    if key is not None:
-        return pools.put_public(key, pool, label)
-    return pools.add_pool(pool, kind, label)
+        _fanoutqa_pools_job()
 
 
 # --------------------------------------------------------------------------- uploads, documents
@@ -151,10 +131,20 @@ def fanoutqa_questions() -> list[str]:
     return [str(leaf["question"]) for leaf in datasets.sub_questions()]
 
 
-def _fanoutqa_pools() -> list[Pool]:
-    from adagres.corpora.datasets import fanoutqa_pools
+def _fanoutqa_pools_job() -> jobs.Job:
+    """The job that builds every FanOutQA pool (joins the one running)."""
 
-    return fanoutqa_pools()
+    def work(job: jobs.Job) -> list[Pool]:
+        from adagres.corpora.datasets import fanoutqa_pools  # in the job's thread
+
+        return fanoutqa_pools()
+
+    return jobs.start(
+        _FANOUTQA_JOB,
+        work,
+        label="FanOutQA pools",
+        expected=FANOUTQA_BUILD_SECONDS,
+    )
 
 
 def fanoutqa_job(index: int) -> jobs.Job:
@@ -164,12 +154,7 @@ def fanoutqa_job(index: int) -> jobs.Job:
     index = int(index)
 
     def work(job: jobs.Job) -> Pool:
-        built = jobs.start(
-            _FANOUTQA_JOB,
-            lambda j: _fanoutqa_pools(),
-            label="FanOutQA pools",
-            expected=FANOUTQA_BUILD_SECONDS,
-        )
+        built = _fanoutqa_pools_job()
         job.report(
             None,
             "Reading the FanOutQA pools (the first time builds a BM25 index over "
@@ -184,16 +169,11 @@ def fanoutqa_job(index: int) -> jobs.Job:
             raise PoolError(f"FanOutQA has {len(every)} dev sub-question pools; no pool #{index}")
         return preparing.prepare_pool(every[index], job)
 
-    build = 0.0 if _fanoutqa_ready() else FANOUTQA_BUILD_SECONDS
+    build = 0.0 if jobs.succeeded(_FANOUTQA_JOB) else FANOUTQA_BUILD_SECONDS
     expected = preparing.expected_seconds(21, True) + build
     return jobs.start(
         f"fanoutqa-{index}", work, label=f"Loading FanOutQA pool #{index}", expected=expected
     )
-
-
-def _fanoutqa_ready() -> bool:
-    job = jobs.find(_FANOUTQA_JOB)
-    return job is not None and job.done and job.error is None
 
 
 # --------------------------------------------------------------------------- drug reviews
@@ -206,14 +186,6 @@ def drug_conditions() -> list[tuple[str, int]]:
     from adagres.corpora.datasets import conditions
 
     return [(str(name), int(n)) for name, n in conditions() if str(name).strip()]
-
-
-def drug_pool_key(
-    query: str, condition: str | None, size: int, overlap: int, top_n: int, reviews: int
-) -> str:
-    """The name of the drug-review job with these parameters (``drugs-<12 hex>``)."""
-    params = json.dumps([query, condition, int(size), int(overlap), int(top_n), int(reviews)])
-    return f"drugs-{pools.short_hash(params.encode())}"
 
 
 def drug_job(
@@ -244,8 +216,9 @@ def drug_job(
 
     chunks_per_review = max(120 // max(int(size) - int(overlap), 1), 1)
     expected = preparing.expected_seconds(int(reviews) * chunks_per_review, True)
+    params = json.dumps([query, condition, int(size), int(overlap), int(top_n), int(reviews)])
     return jobs.start(
-        drug_pool_key(query, condition, size, overlap, top_n, reviews),
+        f"drugs-{pools.short_hash(params.encode())}",
         work,
         label="Building the drug-review pool",
         expected=expected,

@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
 import streamlit as st
 
 from adagres.core.calibration import FALLBACK_LAM, Calibration
 from adagres.core.guarantee import Guarantee
 from adagres.core.result import Selection
-from adagres.optimum.exact import ExactResult
+from adagres.optimum.exact import EXACT_MAX_CHUNKS, EXACT_MAX_NODES, ExactResult
 from adagres.pools.pool import Pool
 
 from . import compute, render, tables
@@ -33,18 +34,14 @@ TITLES = {"paper": "paper: Eq. 7 as printed", "derived": "derived: what Eqs. 5�
 K_TEX = {"paper": r"\frac{\bar k - 1}{2}", "derived": r"(\bar k - 1)"}
 
 
+def number(value: float | None, fmt: str = ".4f", missing: str = "–") -> str:
+    """A number for a metric (``missing`` for None, NaN or infinity)."""
+    return missing if value is None or not math.isfinite(value) else format(value, fmt)
+
+
 def tex(value: float | None, fmt: str = ".4f") -> str:
     """A number for st.latex (n/a for None, NaN or infinity)."""
-    if value is None or not math.isfinite(value):
-        return r"\text{n/a}"
-    return format(value, fmt)
-
-
-def number(value: float | None, fmt: str = ".4f") -> str:
-    """A number for a metric (– for None, NaN or infinity)."""
-    if value is None or not math.isfinite(value):
-        return "–"
-    return format(value, fmt)
+    return number(value, fmt, r"\text{n/a}")
 
 
 def pool_numbers(pool: Pool, settings: AppSettings, used: Calibration, greedy: Selection) -> None:
@@ -120,7 +117,7 @@ def bound_against_optimum(
     """The paper's δ, k, ε and bound; the exact optimum and the real gap where it is solved.
 
     Solved at once when at most ``compute.EXACT_AUTO_MAX`` chunks fit the budget, on a
-    button up to ``compute.EXACT_MAX_CHUNKS``, and not at all above that.
+    button up to ``EXACT_MAX_CHUNKS``, and not at all above that.
     """
     render.metrics(
         [
@@ -142,13 +139,13 @@ def bound_against_optimum(
         "objective, so the bound is checked here against the exact optimum where it can be "
         "solved."
     )
-    fit = compute.chunks_that_fit(pool, key.budget)
+    fit = int((np.asarray(pool.token_counts) <= key.budget).sum())  # chunks that fit alone
     solved = None
-    if fit > compute.EXACT_MAX_CHUNKS:
+    if fit > EXACT_MAX_CHUNKS:
         st.info(
             f"Not solved exactly: {count(fit, 'chunk')} each fit within {key.budget} tokens on "
             f"their own (at most {terms.k_max} together), and "
-            f"this page hands the exact solver at most {compute.EXACT_MAX_CHUNKS} (its branch "
+            f"this page hands the exact solver at most {EXACT_MAX_CHUNKS} (its branch "
             "and bound's steps grow with the square of the candidates, its search "
             "exponentially). Lower the budget or use a smaller pool to measure the gap."
         )
@@ -158,7 +155,7 @@ def bound_against_optimum(
         st.info(
             f"{count(fit, 'chunk')} each fit the budget on their own (at most "
             f"{terms.k_max} together): the exact solver can take seconds at this size (it "
-            f"stops after {compute.EXACT_MAX_NODES:,} search nodes and then reports the gap "
+            f"stops after {EXACT_MAX_NODES:,} search nodes and then reports the gap "
             "it proved instead of an optimum)."
         )
         if st.button("Solve exactly", key="lam_solve_exact"):
@@ -240,8 +237,4 @@ def _gap(pool: Pool, greedy: Selection, optimum: Selection, terms: Guarantee) ->
         (st.success if held else st.warning)(f"The bound {'held' if held else 'failed'}: {verdict}")
     if best > 0:
         st.caption(f"The greedy reaches {percent(greedy.objective / best)} of the optimum's F.")
-    render.table(
-        tables.exact_sets_frame(pool, greedy, optimum),
-        "lam_exact_sets",
-        {"relevance": st.column_config.NumberColumn(format="%.4f")},
-    )
+    render.table(tables.exact_sets_frame(pool, greedy, optimum), "lam_exact_sets", render.RELEVANCE)

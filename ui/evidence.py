@@ -1,12 +1,10 @@
-"""The Evidence page's data: reports written by ``python -m adagres.eval``, read from their
-``results.json`` (numbers, never the markdown), and the way back from a query row to its
-pool in the other pages. Where a report folder holds only its ``report.md`` (git keeps no
-results.json: a fresh clone), the page shows that Markdown summary.
+"""The Evidence page's data: reports of ``python -m adagres.eval`` read from their
+``results.json`` (or, in a fresh clone where git keeps only ``report.md``, that Markdown
+summary), and the way back from a query row to its pool.
 
-Reports live in ``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``, one folder per report
-(``latest`` first). A query's pool is rebuilt from the recipe the report stored for it
-(:func:`adagres.eval.cases.rebuild`: the same chunks, embeddings from the disk cache)
-and registered like any other pool of the server, under ``eval-<12 hex>``.
+Reports live in ``$ADAGRES_REPORTS_DIR`` or ``<repo>/reports``, a folder each (``latest``
+first). A query's pool is rebuilt from the recipe the report stored
+(:func:`adagres.eval.cases.rebuild`) and registered as a public pool, ``eval-<12 hex>``.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from adagres import Settings as Selector
 from adagres.core.strategies import ADAGRES, STRATEGIES, TOPK_BUDGET
 from adagres.eval.aggregate import METRIC_LABELS
 from adagres.eval.charts import frontier_figure, tradeoff_figure
-from adagres.eval.frontier import compared, preset_entry, summary_rows, verdict
+from adagres.eval.frontier import compared, preset_entry, summary_rows
 from adagres.eval.report import PACKING_COLUMNS, packing_rows
 from adagres.eval.results import primary_label, read_results, strategy_table
 from adagres.eval.targets import targets_table
@@ -32,10 +30,9 @@ from adagres.eval.targets import targets_table
 from . import pools, state
 
 __all__ = [
-    "TABLE_LABELS",
     "app_settings",
     "document",
-    "frontier",
+    "figure",
     "has_results",
     "open_query",
     "packing_frame",
@@ -47,14 +44,7 @@ __all__ = [
     "summary_frame",
     "table_frame",
     "targets_frame",
-    "tradeoff",
-    "verdicts",
 ]
-
-
-def verdicts(doc: Mapping[str, Any]) -> list[str]:
-    """One sentence per corpus in plain words (:func:`adagres.eval.frontier.verdict`)."""
-    return [verdict(doc, corpus) for corpus in doc["corpora"]]
 
 
 def summary_frame(doc: Mapping[str, Any]) -> pd.DataFrame:
@@ -185,14 +175,11 @@ def _load(path: str, modified: float) -> dict[str, Any]:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _tradeoff(path: str, modified: float, corpus: str) -> Any:
+def _figure(path: str, modified: float, corpus: str, tradeoff: bool) -> Any:
     doc = _load(path, modified)
-    return tradeoff_figure(doc, corpus, strategies=compared(doc))
-
-
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _frontier(path: str, modified: float, corpus: str) -> Any:
-    return frontier_figure(_load(path, modified), corpus)
+    if tradeoff:
+        return tradeoff_figure(doc, corpus, strategies=compared(doc))
+    return frontier_figure(doc, corpus)
 
 
 def _stamped(name: str) -> tuple[str, float]:
@@ -207,16 +194,11 @@ def document(name: str) -> dict[str, Any]:
     return _load(*_stamped(name))
 
 
-def tradeoff(name: str, corpus: str) -> Any:
-    """The recall–mean-cosine figure of ``corpus`` in report ``name`` (the compared
-    strategies), built once per report file, not at every rerun the sidebar causes."""
-    return _tradeoff(*_stamped(name), corpus)
-
-
-def frontier(name: str, corpus: str) -> Any:
+def figure(name: str, corpus: str, *, tradeoff: bool) -> Any:
     """The recall–repeated-text frontier of ``corpus`` in report ``name``
-    (:func:`adagres.eval.charts.frontier_figure`), built once per report file."""
-    return _frontier(*_stamped(name), corpus)
+    (:func:`adagres.eval.charts.frontier_figure`), or with ``tradeoff`` its recall–mean-cosine
+    figure (the compared strategies); built once per report file, not at every rerun."""
+    return _figure(*_stamped(name), corpus, tradeoff)
 
 
 def table_frame(doc: Mapping[str, Any], corpus: str, budget: int) -> pd.DataFrame:
@@ -278,21 +260,20 @@ def app_settings(doc: Mapping[str, Any], strategy: str) -> tuple[str, Selector, 
 
 def open_query(
     doc: Mapping[str, Any], query_id: str, corpus: str, strategy: str, budget: int
-) -> str:
+) -> None:
     """Rebuild the pool of ``query_id``, register it and make it the session's pool with the
-    strategy, settings and budget of the report's run; return the pool's key. Raises
-    AdagresError when the pool cannot be rebuilt (missing data packages, a moved file)."""
+    strategy, settings and budget of the report's run. Raises AdagresError when the pool
+    cannot be rebuilt (missing data packages, a moved file)."""
     from adagres.eval.cases import rebuild
 
     record = next(q for q in doc["queries"] if q["corpus"] == corpus and q["query_id"] == query_id)
     pool = rebuild(record["source"])
     key = f"eval-{pool.fingerprint[:12]}"
-    pools.registry().put(key, pool, f"{corpus} {query_id}: {pool.query[:40]}")
+    pools.add_pool(pool, "eval", f"{corpus} {query_id}: {pool.query[:40]}", key)
     core, selector, _exact = app_settings(doc, strategy)
     state.update(
         pool=key, budget=int(budget), strategy=core, selector=selector, step=None, chunk=None
     )
-    return key
 
 
 def query_label(query_id: str, text: str, width: int = 56) -> str:

@@ -1,10 +1,8 @@
 """The Pool page's map explorer: colour by a field, find text, lasso chunks, export them.
 
-Every choice is in the address, so a link shows the same map, highlight and chosen chunks:
-``find`` (the search text) and ``color`` (one of :func:`color_fields`: ``verdict``,
-``source``, ``gold``, ``tokens``, ``relevance`` or ``meta:<key>`` for a metadata key) are
-widgets Streamlit binds to it; ``picked`` (the pool positions lassoed, e.g. ``3,17,22``) is a
-page option, since a chart's selection is not a widget Streamlit can bind.
+Every choice is in the address: ``find`` and ``color`` (one of :func:`color_fields`) are
+widgets Streamlit binds; ``picked`` (the positions lassoed, ``3,17,22``) is a page option,
+since a chart's selection is no widget Streamlit can bind.
 """
 
 from __future__ import annotations
@@ -16,11 +14,10 @@ import streamlit as st
 from adagres.core.result import Selection
 from adagres.pools.pool import Pool
 
-from . import state
+from . import render, state
 from .text import plain_name
 
 __all__ = [
-    "PICKED",
     "color_fields",
     "color_values",
     "export_text",
@@ -90,10 +87,7 @@ def facets(
         else next((f for f in others if f.startswith("meta:")), others[0] if others else None)
     )
     names = ["relevance", "tokens", "verdict", *([extra] if extra else [])]
-    specs = []
-    for name in names:
-        values, numeric = color_values(pool, selection, name)
-        specs.append((name, values, numeric))
+    specs = [(name, *color_values(pool, selection, name)) for name in names]
     return figures.facets_data(specs, chosen=chosen)
 
 
@@ -140,12 +134,5 @@ def export_text(pool: Pool, positions: tuple[int, ...]) -> str:
 
 def record_pick(key: str) -> None:
     """The chart's ``on_select``: keep the chosen positions (a history entry)."""
-    points = st.session_state[key]["selection"]["points"]
-    positions = []
-    for point in points:
-        value = point.get("customdata")
-        if isinstance(value, list | tuple):
-            value = value[0] if value else None
-        if value is not None:
-            positions.append(int(value))
+    positions = render.clicked_positions(st.session_state[key]["selection"]["points"])
     state.set_option(PICKED, tuple(sorted(set(positions))))

@@ -1,12 +1,10 @@
-"""Long work off the script thread: loading, counting and embedding pools, with a progress
-bar, an estimate of the time left and a Cancel button.
+"""Long work off the script thread (loading, counting, embedding pools), with progress, an
+estimate of the time left and Cancel.
 
-A :class:`Job` runs one function in a daemon thread (so it never holds up the server's
-exit). The function receives the job and calls :meth:`Job.report` as it goes; a cancelled
-job raises :class:`Cancelled` from its next report. Jobs live in a process-wide table by
-name, so a second request for the same work (another session, or a rerun of the page while
-it runs) joins the running job instead of starting another. Nothing here draws: the page
-calls :func:`ui.progress.follow` to show a job until it ends.
+A :class:`Job` runs one function in a daemon thread; the function calls
+:meth:`Job.report` as it goes, which raises :class:`Cancelled` once cancelled. Jobs live in
+a process-wide table by name, so a second request for the same work joins the running job.
+Nothing here draws: the page calls :func:`ui.progress.follow`.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Cancelled", "Job", "cancel", "find", "forget", "start"]
+__all__ = ["Cancelled", "Job", "cancel", "find", "forget", "start", "succeeded"]
 
 
 class Cancelled(Exception):
@@ -124,6 +122,12 @@ def find(name: str) -> Job | None:
     """The job of that name, if one was started in this process."""
     with _LOCK:
         return _JOBS.get(name)
+
+
+def succeeded(name: str) -> bool:
+    """Whether the job ``name`` has ended with a result (in this process)."""
+    job = find(name)
+    return job is not None and job.done and job.error is None
 
 
 def cancel(name: str) -> None:

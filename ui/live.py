@@ -1,11 +1,10 @@
 """The Live page's helpers: a Milvus store and collection, a query, its pool in every page.
 
-The store is the embedded Milvus Lite file ``<data>/live.db`` (``make live-data`` builds it)
-unless the user types a server address. The URL names the collection, the query and N
-(``live_collection``, ``live_query``, ``live_n``; ``live_uri`` for a typed address without
-credentials, never one with them) on every page, so a link opened anywhere retrieves the
-same pool again: the sidebar calls :func:`restore_from_url` when the address names a Live
-pool the session does not have. The collection records the embedding model the query needs.
+The store is the embedded Milvus Lite file ``<data>/live.db`` (``make live-data``) unless
+the user types a server address. The address names the collection, the query and N
+(``live_collection``, ``live_query``, ``live_n``, and ``live_uri`` for a typed address
+without credentials) on every page, so a link retrieves the same pool again
+(:func:`restore_from_url`). The collection records the model the query is embedded with.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from adagres.errors import AdagresError
 from adagres.pools.pool import Pool
 from adagres.stores import milvus
 
-from . import pools, progress, render, state
+from . import params, pools, progress, render, state
 
 __all__ = [
     "COLLECTION",
@@ -29,8 +28,6 @@ __all__ = [
     "N",
     "collections",
     "current_live_pool",
-    "default_store",
-    "is_live_key",
     "open_live_pool",
     "pool_frame",
     "restore_from_url",
@@ -47,17 +44,10 @@ def _text(raw: str) -> str:
     return raw
 
 
-def _n(raw: str) -> int:
-    value = int(raw)  # ValueError names the text
-    if not 1 <= value <= milvus.MAX_TOP_N:
-        raise ValueError(f"must be from 1 to {milvus.MAX_TOP_N}")
-    return value
-
-
 URI = state.Option("live_uri", _text, shareable=lambda uri: not milvus.has_credentials(uri))
 COLLECTION = state.Option("live_collection", _text)
 QUERY = state.Option("live_query", _text)
-N = state.Option("live_n", _n)
+N = state.Option("live_n", lambda s: params.whole(s, minimum=1, maximum=milvus.MAX_TOP_N))
 _OPENED = "live_opened"  # session state: {(uri, collection, query, n): pool key}
 
 
@@ -144,26 +134,19 @@ def open_live_pool(uri: str, collection: str, query: str, n: int) -> str | None:
     return key
 
 
-def is_live_key(key: str) -> bool:
-    """Whether ``key`` names a pool retrieved from a collection (``live-<hex>``)."""
-    return key.startswith("live-")
-
-
-def restore_from_url() -> None:
+def restore_from_url() -> str | None:
     """Retrieve the pool the address's live options name (a link opened in a fresh browser,
-    or Back to a Live pool this session no longer has); the sidebar calls it when the
-    address names a Live pool that is not there."""
+    or Back to a Live pool this session no longer has) and return its key; the sidebar
+    calls it when the address names a Live pool that is not there."""
     collection, query = state.option(COLLECTION, ""), state.option(QUERY, "")
     if not (collection and query):
-        return
+        return None
     uri, n = _uri(state.option(URI, "")), state.option(N, DEFAULT_N)
     try:
-        key = _retrieve(uri, collection, query, n)
+        return _retrieve(uri, collection, query, n)
     except AdagresError as error:
         render.error(str(error))
-        return
-    if key != state.current().pool:  # the store changed since the link was made
-        state.update(pool=key, step=None, chunk=None, record=False)
+        return None
 
 
 def current_live_pool(settings: state.AppSettings) -> Pool | None:

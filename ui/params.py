@@ -1,10 +1,6 @@
-"""The app's settings and their query-string form (``AppSettings.to_params`` / ``from_params``).
-
-Query-string keys: ``preset`` (read once), ``pool``, ``budget``, ``strategy``, ``policy``,
-``lam`` (``adaptive`` or a number ≥ 0), ``formula``, ``scale``, ``offset``, ``floor``
-(``off``, ``pool`` or a cosine), ``topn`` (absent: the whole pool), ``step`` (1-based;
-absent: the last step) and ``chunk`` (a chunk id, for "Why dropped"). What the query string
-does not name comes from its ``preset``, else :data:`DEFAULT_PRESET`.
+"""The app's settings and their query-string form: the keys of :data:`PARAMS`, and
+``preset`` (read once). What the query string does not name comes from its ``preset``,
+else :data:`DEFAULT_PRESET`.
 """
 
 from __future__ import annotations
@@ -21,12 +17,17 @@ from adagres.core.presets import PRESETS, Preset
 from adagres.core.strategies import STRATEGIES
 
 __all__ = [
-    "DEFAULT_BUDGET",
     "DEFAULT_PRESET",
-    "SELECTOR_FIELDS",
+    "PARAMS",
     "AppSettings",
     "Selector",
+    "lam",
+    "lam_text",
+    "one_of",
+    "real",
+    "text",
     "url_number",
+    "whole",
 ]
 
 DEFAULT_BUDGET = 1000
@@ -43,12 +44,11 @@ SELECTOR_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Sele
 class AppSettings:
     """Everything that decides what the app shows; small values only (hashable, cacheable).
 
-    ``pool`` is a pool key (see ``ui.pools``); ``budget`` is in tokens of the pool's
-    tokenizer; ``strategy`` one of :data:`adagres.core.strategies.STRATEGIES`. ``selector`` says how
-    to select (every strategy gets the same value, so their F compare). Strategy and
-    selector default to :data:`DEFAULT_PRESET`. ``step`` is the
-    1-based step shown by the replay, None for the last one; ``chunk`` is the chunk id
-    inspected on "Why dropped" (None: none chosen).
+    ``pool`` is a pool key (``ui.pools``); ``budget`` in tokens of the pool's tokenizer;
+    ``selector`` says how to select, the same for every strategy (so their F compare);
+    ``step`` is the replay's 1-based step (None: the last); ``chunk`` the chunk id inspected
+    on "Why dropped" (None: none chosen). Strategy and selector default to
+    :data:`DEFAULT_PRESET`.
     """
 
     pool: str = ""
@@ -74,58 +74,12 @@ class AppSettings:
             changes["selector"] = changes.get("selector", self.selector).replace(**core)
         return dataclasses.replace(self, **changes)
 
-    @classmethod
-    def param_names(cls) -> frozenset[str]:
-        """Every query-string key of the settings: those :meth:`to_params` may write, and
-        ``preset``, which :meth:`from_params` reads."""
-        return frozenset(
-            {
-                "preset",
-                "pool",
-                "budget",
-                "strategy",
-                "policy",
-                "lam",
-                "formula",
-                "scale",
-                "offset",
-                "floor",
-                "guard",
-                "pack",
-                "topn",
-                "step",
-                "chunk",
-            }
-        )
-
     def to_params(self) -> dict[str, str]:
         """The query-string form of these settings (``topn``, ``step``, ``chunk`` if set;
         ``guard`` and ``pack`` when they are not the default preset's, which a URL without
         them gets)."""
-        s = self.selector
-        floor = s.redundancy_floor
-        params = {
-            "pool": self.pool,
-            "budget": str(self.budget),
-            "strategy": self.strategy,
-            "policy": s.policy,
-            "lam": "adaptive" if isinstance(s.lam, str) else url_number(s.lam),
-            "formula": s.formula,
-            "scale": url_number(s.scale),
-            "offset": url_number(s.offset),
-            "floor": "off" if floor is None else floor if floor == "pool" else url_number(floor),
-        }
-        if s.duplicate_guard != DEFAULT_PRESET.settings.duplicate_guard:  # else implied
-            params["guard"] = _guard_text(s.duplicate_guard)
-        if s.packing != DEFAULT_PRESET.settings.packing:
-            params["pack"] = "on" if s.packing else "off"
-        if s.calibration_top_n is not None:
-            params["topn"] = str(s.calibration_top_n)
-        if self.step is not None:
-            params["step"] = str(self.step)
-        if self.chunk is not None:
-            params["chunk"] = self.chunk
-        return params
+        values = {p.key: self.get(p.field) for p in PARAMS}
+        return {p.key: p.text(values[p.key]) for p in PARAMS if values[p.key] not in p.implied}
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> tuple[AppSettings, list[str]]:
@@ -133,41 +87,22 @@ class AppSettings:
 
         Fields the query string does not name come from its ``preset`` (absent, or not a
         preset's name: :data:`DEFAULT_PRESET`)."""
-        values: dict[str, Any] = {}
-        core: dict[str, Any] = {}
         problems: list[str] = []
-
-        def take(key: str, parse: Callable[[str], Any], name: str | None = None) -> None:
-            if key not in params:
-                return
-            raw, name = params[key], name or key
+        read: dict[str, Any] = {}
+        preset = Param("preset", "preset", lambda s: one_of(s, tuple(PRESETS)))
+        for param in (preset, *PARAMS):
+            raw = params.get(param.key)
+            if raw is None:
+                continue
             try:
-                value = parse(raw)
-                if name in SELECTOR_FIELDS:
-                    Selector(**{name: value})  # the core's own check of this one field
+                read[param.field] = param.parse(raw)
+                if param.field in SELECTOR_FIELDS:
+                    Selector(**{param.field: read[param.field]})  # the core's check of it alone
             except (ValueError, InputError) as error:
-                problems.append(f"ignored {key}={raw!r} in the URL: {error}")
-                return
-            (core if name in SELECTOR_FIELDS else values)[name] = value
-
-        take("preset", lambda s: _option(s, tuple(PRESETS)))
-        base = PRESETS[values.pop("preset")] if "preset" in values else DEFAULT_PRESET
-        values["strategy"] = base.strategy
-        take("pool", _text)
-        take("budget", lambda s: _integer(s, minimum=1))
-        take("strategy", lambda s: _option(s, STRATEGIES))
-        take("policy", _text)
-        take("formula", _text)
-        take("scale", _real)
-        take("offset", _real)
-        take("lam", lambda s: "adaptive" if s == "adaptive" else _real(s))
-        take("floor", _floor, "redundancy_floor")
-        take("guard", _guard, "duplicate_guard")
-        take("pack", lambda s: _option(s, ("on", "off")) == "on", "packing")
-        take("topn", lambda s: _integer(s, minimum=2), "calibration_top_n")
-        take("step", lambda s: _integer(s, minimum=1))
-        take("chunk", _text)
-        return cls(**values, selector=base.settings.replace(**core)), problems
+                read.pop(param.field, None)
+                problems.append(f"ignored {param.key}={raw!r} in the URL: {error}")
+        base = PRESETS[read.pop("preset")] if "preset" in read else DEFAULT_PRESET
+        return cls(strategy=base.strategy, selector=base.settings).replace(**read), problems
 
 
 def url_number(value: float) -> str:
@@ -175,7 +110,8 @@ def url_number(value: float) -> str:
     return f"{value:g}" if abs(value) >= 1e-4 or value == 0 else repr(value)
 
 
-def _text(raw: str) -> str:
+def text(raw: str) -> str:
+    """A URL value that must not be empty (ValueError)."""
     if not raw:
         raise ValueError("empty")
     return raw
@@ -186,7 +122,8 @@ def _text(raw: str) -> str:
 URL_INTEGER_MAX = 2**53 - 1
 
 
-def _integer(raw: str, *, minimum: int, maximum: int = URL_INTEGER_MAX) -> int:
+def whole(raw: str, *, minimum: int, maximum: int = URL_INTEGER_MAX) -> int:
+    """A URL value that must be a whole number from ``minimum`` to ``maximum`` (ValueError)."""
     if len(raw) > 20:  # int() of a long string costs quadratic time; no real value is this long
         raise ValueError(f"not a whole number from {minimum} to {maximum:,}")
     try:
@@ -198,7 +135,8 @@ def _integer(raw: str, *, minimum: int, maximum: int = URL_INTEGER_MAX) -> int:
     return value
 
 
-def _real(raw: str) -> float:
+def real(raw: str) -> float:
+    """A URL value that must be a finite number (ValueError)."""
     try:
         value = float(raw)
     except ValueError:
@@ -208,25 +146,29 @@ def _real(raw: str) -> float:
     return value
 
 
-def _option(raw: str, options: Collection[str]) -> str:
+def one_of(raw: str, options: Collection[str]) -> str:
+    """A URL value that must be one of ``options`` (ValueError)."""
     if raw not in options:
         raise ValueError(f"expected one of {', '.join(options)}")
     return raw
 
 
-def _floor(raw: str) -> float | str | None:
-    if raw == "off":
-        return None
-    if raw == "pool":
-        return "pool"
-    return _real(raw)
+def lam(raw: str) -> float | Literal["adaptive"]:
+    """The URL's λ: ``adaptive`` or a finite number (the core checks its range)."""
+    return "adaptive" if raw == "adaptive" else real(raw)
 
 
-def _guard_text(guard: tuple[float | None, float | None] | None) -> str:
-    """The near-duplicate guard as the URL writes it: "off" or "cosine,shared" ("off" parts)."""
-    if guard is None:
-        return "off"
-    return ",".join("off" if part is None else url_number(part) for part in guard)
+def lam_text(value: float | str) -> str:
+    """λ as the URL writes it: ``adaptive`` or the number."""
+    return "adaptive" if value == "adaptive" else url_number(float(value))
+
+
+def _off_or_real(raw: str) -> float | None:
+    return None if raw == "off" else real(raw)
+
+
+def _off_or_number(value: float | None) -> str:
+    return "off" if value is None else url_number(value)
 
 
 def _guard(raw: str) -> tuple[float | None, float | None] | None:
@@ -236,5 +178,54 @@ def _guard(raw: str) -> tuple[float | None, float | None] | None:
     parts = raw.split(",")
     if len(parts) != 2:
         raise ValueError('expected "off" or "cosine,shared_text"')
-    cosine, shared = (None if p == "off" else _real(p) for p in parts)
-    return (cosine, shared)
+    return (_off_or_real(parts[0]), _off_or_real(parts[1]))
+
+
+@dataclass(frozen=True)
+class Param:
+    """A query-string key of the settings: the field it names (of :class:`AppSettings` or
+    of its ``selector``), how its text is read and written, and the values it leaves out
+    of the address (``implied`` by a URL without it)."""
+
+    key: str
+    field: str
+    parse: Callable[[str], Any]
+    text: Callable[[Any], str] = str
+    implied: tuple[Any, ...] = ()
+
+
+#: Every key :meth:`AppSettings.to_params` writes, in the address's order; ``floor`` is
+#: ``off``, ``pool`` or a cosine, ``guard`` "off" or "cosine,shared_text" (either part "off").
+PARAMS = (
+    Param("pool", "pool", text),
+    Param("budget", "budget", lambda s: whole(s, minimum=1)),
+    Param("strategy", "strategy", lambda s: one_of(s, STRATEGIES)),
+    Param("policy", "policy", text),
+    Param("lam", "lam", lam, lam_text),
+    Param("formula", "formula", text),
+    Param("scale", "scale", real, url_number),
+    Param("offset", "offset", real, url_number),
+    Param(
+        "floor",
+        "redundancy_floor",
+        lambda s: s if s == "pool" else _off_or_real(s),
+        lambda f: f if f == "pool" else _off_or_number(f),
+    ),
+    Param(
+        "guard",
+        "duplicate_guard",
+        _guard,
+        lambda g: "off" if g is None else ",".join(_off_or_number(part) for part in g),
+        (DEFAULT_PRESET.settings.duplicate_guard,),
+    ),
+    Param(
+        "pack",
+        "packing",
+        lambda s: one_of(s, ("on", "off")) == "on",
+        lambda on: "on" if on else "off",
+        (DEFAULT_PRESET.settings.packing,),
+    ),
+    Param("topn", "calibration_top_n", lambda s: whole(s, minimum=2), str, (None,)),
+    Param("step", "step", lambda s: whole(s, minimum=1), str, (None,)),
+    Param("chunk", "chunk", text, str, (None,)),
+)

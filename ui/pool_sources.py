@@ -2,25 +2,22 @@
 
 Each control starts a job (``ui.corpora``) and records it as this session's pending load;
 the page follows the pending load on every run until it ends (so a click elsewhere does not
-lose it), then hands the new pool's key to ``open_pool`` (which makes it the current pool).
+lose it), then makes the new pool the current one, from its first step.
 A cancelled or failed load leaves the current pool as it was and says so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import streamlit as st
 
 from adagres.errors import AdagresError
 
-from . import corpora, jobs, preparing, progress, render
+from . import corpora, jobs, pools, preparing, progress, render, state
 from .pools import fanoutqa_key
 from .text import count
 
-__all__ = ["LINGER_SECONDS", "TABS", "TAB_KEY", "follow_pending", "pool_sources"]
+__all__ = ["TABS", "TAB_KEY", "pool_sources"]
 
-OpenPool = Callable[[str], None]
 #: Seconds the Pool page's upload tab stands idle before the model is prefetched.
 LINGER_SECONDS = 5.0
 _LINGER_FULL_RUN = "pool_linger_full_run"  # set by a full run just before it draws the timer
@@ -33,19 +30,15 @@ TAB_KEY = "pool_tab"
 _REAL_OPENED = "pool_real_opened"  # the "Real corpora" tab was opened in this session
 
 
-def pool_sources(open_pool: OpenPool) -> None:
+def pool_sources() -> None:
     """The three tabs (upload a pool file, build from documents, real corpora), then the
     pending load, followed until it ends.
 
-    The tabs know which one is open (a click reruns the page). The "Real corpora" tab reads
-    its corpora (about 0.4 s the first time in a process) only once it has been opened in
-    the session; from then on it is drawn on every run, open or not: Streamlit forgets an
-    input that a run does not draw, and a browser shows a redrawn input empty even where
-    the value was kept. The embedding model and the FanOutQA pools are prefetched
-    (:func:`ui.corpora.warm_up`) while a tab that embeds is open, not on every visit of
-    the page. On the upload tab (a pool file may come without embeddings) the model is
-    prefetched once the page has stood :data:`LINGER_SECONDS` without a rerun: a user
-    passing through to other pages does not pay for it.
+    The "Real corpora" tab reads its corpora (0.4 s) once opened in the session, then on
+    every run, open or not (Streamlit forgets an input a run does not draw). The model and
+    the FanOutQA pools are prefetched while a tab that embeds is open; on the upload tab,
+    once the page has stood :data:`LINGER_SECONDS` without a rerun, so that a user passing
+    through does not pay for it.
     """
     upload_tab, corpus_tab, real_tab = st.tabs(TABS, key=TAB_KEY, on_change="rerun")
     if real_tab.open:
@@ -70,7 +63,7 @@ def pool_sources(open_pool: OpenPool) -> None:
             _fanoutqa()
             st.subheader("Drug reviews (corpus mode)")
             _drug_reviews()
-    follow_pending(open_pool)
+    follow_pending()
 
 
 @st.fragment(run_every=LINGER_SECONDS)
@@ -87,7 +80,7 @@ def _begin(job: jobs.Job, kind: str, label: str, what: str, key: str | None = No
     st.session_state[_PENDING] = (job.name, kind, label, key, what)
 
 
-def follow_pending(open_pool: OpenPool) -> None:
+def follow_pending() -> None:
     """Follow this session's pending load, if any; open its pool when it is ready, or say
     (once) that it was cancelled or failed."""
     pending = st.session_state.get(_PENDING)
@@ -110,7 +103,8 @@ def follow_pending(open_pool: OpenPool) -> None:
     else:
         st.session_state[_PENDING] = None
         jobs.forget(name)
-        open_pool(corpora.register(pool, kind, label, public_key))
+        state.update(pool=pools.add_pool(pool, kind, label, public_key), step=None, chunk=None)
+        st.rerun()
 
 
 def _upload() -> None:

@@ -1,21 +1,16 @@
 """The pools of this server process, by key, and which session may open each.
 
-Pools live in a process-wide registry (``st.cache_resource``) under a short key:
+Pools live in a process-wide registry (``st.cache_resource``), each with token counts and
+embeddings, under a short key:
 
 - ``<file stem>``: a bundled pool (``data/*.json``, or ``$ADAGRES_DATA_DIR``), loaded on
-  first use; shared by every session;
-- ``fanoutqa-<index>``: the FanOutQA dev sub-question pool at that index (optional data
-  packages, see ``ui.corpora``); public data, shared, and rebuilt on demand from its key,
-  so such keys survive the URL round trip on a new session or server;
-- ``upload-<12 hex>``, ``corpus-<12 hex>``, ``drugs-<12 hex>``, ``live-<12 hex>``,
-  ``poolset-<12 hex>``: an uploaded pool file, a pool built from pasted documents, a
-  drug-review pool built in corpus mode, a pool read from the user's vector store, a pool
-  of the user's pool set. The hex is
-  :func:`pool_digest` of the prepared pool, so two different pools never share a key.
-  These are **private**: only the session that made them lists them or opens them
-  (:func:`claim`); a link to one in another session opens nothing of it and says so.
-
-Every pool in the registry has token counts and embeddings (``ui.corpora`` prepares them).
+  first use and shared;
+- ``fanoutqa-<index>``: a FanOutQA dev sub-question's pool, public and rebuilt on demand
+  from its key (so a link to it works on a new session or server); ``eval-<12 hex>``: a
+  query of an evaluation report, public, rebuilt by the Evidence page;
+- ``<kind>-<12 hex of pool_digest>`` for each of :data:`PRIVATE_KINDS` (an upload, pasted
+  documents, drug reviews, a Live retrieval, a pool set's query, a question asked):
+  **private**, listed and opened only by the session that made it (:func:`add_pool`).
 """
 
 from __future__ import annotations
@@ -25,7 +20,6 @@ import json
 import math
 import os
 import re
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -38,27 +32,21 @@ from adagres.pools.pool import Pool
 from .preparing import prepare_bundled
 
 __all__ = [
-    "FANOUTQA_PREFIX",
-    "PRIVATE_KINDS",
     "ROOT",
     "add_pool",
-    "budget_limits",
+    "budget_max",
     "budget_step",
-    "bundled_pools",
-    "claim",
     "data_dir",
     "fanoutqa_index",
     "fanoutqa_key",
     "get_pool",
     "is_private",
+    "kind",
     "pool_digest",
     "pool_keys",
     "pool_label",
-    "put_public",
     "registered",
-    "resolvable",
     "server_path",
-    "shared_folders",
     "short_hash",
     "unavailable_reason",
 ]
@@ -133,11 +121,10 @@ def pool_digest(pool: Pool) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def budget_limits(pool: Pool) -> tuple[int, int]:
-    """The budget input's range for ``pool``: 1 to its total tokens (at least 1). A larger
-    budget buys nothing more: every chunk fits."""
-    total = int(np.asarray(pool.token_counts).sum())
-    return 1, max(total, 1)
+def budget_max(pool: Pool) -> int:
+    """The top of the budget input's range (from 1): the pool's total tokens (at least 1).
+    A larger budget buys nothing more: every chunk fits."""
+    return max(int(np.asarray(pool.token_counts).sum()), 1)
 
 
 def budget_step(high: int) -> int:
@@ -154,73 +141,57 @@ def budget_step(high: int) -> int:
 # --------------------------------------------------------------------------- registry
 
 
-class Registry:
-    """Pools by key, shared by every session of this server process (who may open which is
-    decided by :func:`get_pool`)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.pools: dict[str, Pool] = {}
-        self.labels: dict[str, str] = {}  # public pools only: private labels are per session
-
-    def get(self, key: str) -> Pool | None:
-        with self.lock:
-            return self.pools.get(key)
-
-    def put(self, key: str, pool: Pool, label: str | None = None) -> Pool:
-        """Register ``pool`` under ``key`` unless one is there already; return the one kept
-        (same key, same :func:`pool_digest`: the same pool)."""
-        with self.lock:
-            self.pools.setdefault(key, pool)
-            if label is not None:
-                self.labels.setdefault(key, label)
-            return self.pools[key]
-
-    def names(self) -> list[str]:
-        with self.lock:
-            return list(self.pools)
-
-
 @st.cache_resource(show_spinner=False)
-def registry() -> Registry:
-    """The process-wide registry (created once per server process)."""
-    return Registry()
+def _registry() -> tuple[dict[str, Pool], dict[str, str]]:
+    """The pools by key and the labels of the public ones (private labels are per session),
+    shared by every session of this server process (who may open which is decided by
+    :func:`get_pool`); created once per server process."""
+    return {}, {}
+
+
+def _put(key: str, pool: Pool, label: str | None = None) -> Pool:
+    """Register ``pool`` under ``key`` unless one is there already; return the one kept
+    (same key, same :func:`pool_digest`: the same pool). ``dict.setdefault`` is atomic, so
+    two sessions registering one key keep one pool."""
+    found, labels = _registry()
+    if label is not None:
+        labels.setdefault(key, label)
+    return found.setdefault(key, pool)
 
 
 def registered(key: str) -> Pool | None:
     """The pool registered under ``key``, whoever made it (tests and background work; pages
     use :func:`get_pool`, which checks the session)."""
-    return registry().get(key)
+    return _registry()[0].get(key)
+
+
+def kind(key: str) -> str:
+    """The kind of pool ``key`` names: its prefix (``live`` for ``live-<hex>``), "" for a
+    bundled pool's key."""
+    return key.split("-", 1)[0] if "-" in key else ""
 
 
 def is_private(key: str) -> bool:
     """Whether ``key`` names a pool that belongs to the session that made it."""
-    return key.split("-", 1)[0] in PRIVATE_KINDS and "-" in key
+    return kind(key) in PRIVATE_KINDS
 
 
 def _owned() -> dict[str, str]:
     return st.session_state.setdefault(_OWNED, {})
 
 
-def claim(key: str, label: str) -> None:
-    """Make the private pool ``key`` this session's, listed as ``label``."""
-    _owned()[key] = label
-
-
-def add_pool(pool: Pool, kind: str, label: str) -> str:
-    """Register a prepared private pool for this session; return its key
-    (``<kind>-<12 hex of pool_digest>``)."""
+def add_pool(pool: Pool, kind: str, label: str, key: str | None = None) -> str:
+    """Register a prepared pool; return its key. With ``key``, a pool every session may
+    open (FanOutQA, Evidence's rebuilt queries); without, a private pool of this session,
+    keyed ``<kind>-<12 hex of pool_digest>``."""
+    if key is not None:
+        _put(key, pool, label)
+        return key
     if kind not in PRIVATE_KINDS:
         raise ValueError(f"kind: expected one of {', '.join(PRIVATE_KINDS)}, got {kind!r}")
     key = f"{kind}-{pool_digest(pool)[:12]}"
-    registry().put(key, pool)
-    claim(key, label)
-    return key
-
-
-def put_public(key: str, pool: Pool, label: str) -> str:
-    """Register a prepared pool every session may open (FanOutQA); return ``key``."""
-    registry().put(key, pool, label)
+    _put(key, pool)
+    _owned()[key] = label  # this session's, listed as label
     return key
 
 
@@ -236,14 +207,14 @@ def pool_keys() -> list[str]:
     """Keys of every pool this session can choose: bundled ones first, then the public pools
     loaded in this process, then this session's own."""
     keys = list(bundled_pools())
-    names = registry().names()
+    names = list(_registry()[0])
     keys += [key for key in names if key not in keys and not is_private(key)]
     return keys + [key for key in _owned() if key in names]
 
 
 def pool_label(key: str) -> str:
     """A short label for a pool key (plain text)."""
-    return _owned().get(key) or registry().labels.get(key) or key.replace("_", " ")
+    return _owned().get(key) or _registry()[1].get(key) or key.replace("_", " ")
 
 
 def unavailable_reason(key: str) -> str:
@@ -276,11 +247,6 @@ def fanoutqa_index(key: str) -> int | None:
     return int(rest) if _FANOUTQA_INDEX.fullmatch(rest) else None
 
 
-def resolvable(key: str) -> bool:
-    """Whether the pool ``key`` can be built on demand from its key (``fanoutqa-<index>``)."""
-    return fanoutqa_index(key) is not None
-
-
 def get_pool(key: str) -> Pool:
     """The pool with this key, loading a bundled file on first use.
 
@@ -289,7 +255,7 @@ def get_pool(key: str) -> Pool:
     """
     if is_private(key) and key not in _owned():
         raise PoolError(unavailable_reason(key))
-    pool = registry().get(key)
+    pool = registered(key)
     if pool is not None:
         return pool
     path = bundled_pools().get(key)
@@ -298,4 +264,4 @@ def get_pool(key: str) -> Pool:
     pool = load_pools(path)[0]
     if pool.token_counts is None or pool.raw_embeddings is None:
         pool = prepare_bundled(pool, path.name)
-    return registry().put(key, pool, key.replace("_", " "))
+    return _put(key, pool, key.replace("_", " "))

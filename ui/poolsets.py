@@ -1,12 +1,23 @@
 """The Pool sets page's helpers: open a pool set, its per-query rows (cached per file
 fingerprint, settings and budget), the table's filters, the distributions across queries,
-and opening one query's pool in every page."""
+and opening one query's pool in every page.
+
+A query opened becomes a private pool of the session (``poolset-<digest>``). The address
+carries where to read it again: ``set`` (the set's path, only where the server shares it:
+an upload's path is never written), ``setq`` (``<piece>.<position>`` in the set) and, for a
+request of a trace export, ``setspan`` (its retriever span's or LangSmith run's id: an
+export grows as the pipeline runs, and a retrieval recorded later moves the requests after
+it, so the link finds its request by the span where the place no longer holds it). When
+the address names a ``poolset-`` pool this session lacks, the sidebar calls
+:func:`restore_from_url`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,11 +27,12 @@ import streamlit as st
 import adagres
 from adagres import traces
 from adagres.core.settings import Settings as Selector
-from adagres.errors import AdagresError
+from adagres.errors import AdagresError, InputError
+from adagres.pools.pool import Pool
 from adagres.poolsets import summaries as poolsets
 from adagres.poolsets.summaries import PoolSet
 
-from . import pools, poolset_links, render, state
+from . import pools, render, state
 
 __all__ = [
     "COLUMNS",
@@ -31,10 +43,12 @@ __all__ = [
     "follow_set",
     "frame",
     "is_upload",
+    "linkable",
     "mean_share",
     "open_query",
     "open_set",
     "pick_from_table",
+    "restore_from_url",
     "rows",
     "save_upload",
     "show_open_error",
@@ -275,21 +289,24 @@ def mean_share(found: Sequence[dict[str, Any]], key: str) -> str:
     return f"{100 * sum(values) / len(values):.1f}%" if values else "–"
 
 
-def open_query(pool_set: PoolSet, row: dict[str, Any]) -> str | None:
+def open_query(pool_set: PoolSet, row: dict[str, Any]) -> None:
     """Register the pool of ``row`` for this session and make it the current pool of every
-    page; return its key (None after keeping the error for :func:`show_open_error`)."""
+    page (an error is kept for :func:`show_open_error`)."""
     try:
         pool = poolsets.load_unit(pool_set.units[row["unit"]])[row["position"]]
         pool = poolsets.prepare_pool(pool)
     except AdagresError as error:
         st.session_state[_OPEN_ERROR] = str(error)
-        return None
+        return
     label = f"{display_name(pool_set)} #{row['query_id']}: {pool.query[:40]}"
     key = pools.add_pool(pool, "poolset", label)
     state.update(pool=key, step=None, chunk=None)
-    span = poolset_links.span_of(pool)  # a trace's request: found by its span if it moves
-    poolset_links.remember(pool_set.source, row["unit"], row["position"], span)
-    return key
+    # Where to read it again (the path only where the server shares it), and for a trace's
+    # request its span, by which it is found if it moves.
+    state.set_option(SET, str(pool_set.source))
+    state.set_option(PIECE, (int(row["unit"]), int(row["position"])))
+    state.option(SPAN, "")  # its default: no span in the address
+    state.set_option(SPAN, span_of(pool))
 
 
 def pick_from_table(pool_set: PoolSet, shown: Sequence[dict[str, Any]]) -> Callable[[], None]:
@@ -311,3 +328,90 @@ def show_open_error() -> None:
     message = st.session_state.pop(_OPEN_ERROR, None)
     if message:
         render.error(message)
+
+
+# --------------------------------------------------------------------------- links
+
+
+def _shared(path: str) -> bool:
+    """Whether the server shares ``path`` (an upload's path is this session's only)."""
+    try:
+        pools.server_path(path, "set")
+    except InputError:
+        return False
+    return True
+
+
+def _piece(raw: str) -> tuple[int, int]:
+    parts = raw.split(".")
+    if len(parts) != 2 or not all(p.isdigit() and len(p) <= 9 for p in parts):
+        raise ValueError("expected <piece>.<position>, e.g. 0.3")
+    return int(parts[0]), int(parts[1])
+
+
+_SPAN_ID = re.compile(r"[0-9A-Za-z-]{1,64}")  # OTel's 16 hex digits, a LangSmith run's UUID
+
+
+def _span(raw: str) -> str:
+    if not _SPAN_ID.fullmatch(raw):
+        raise ValueError("expected a span or run id: up to 64 letters, digits and -")
+    return raw
+
+
+SET = state.Option("set", str, shareable=_shared)
+PIECE = state.Option("setq", _piece, lambda v: f"{v[0]}.{v[1]}")
+SPAN = state.Option("setspan", _span)
+
+
+def span_of(pool: Pool) -> str:
+    """The id of the retriever span (or LangSmith run) a trace export's pool came from, ""
+    for any other pool."""
+    trace = pool.extra.get("trace")
+    span = trace.get("span_id") if isinstance(trace, dict) else None
+    return span if isinstance(span, str) and _SPAN_ID.fullmatch(span) else ""
+
+
+def linkable(key: str) -> bool:
+    """Whether a link brings the pool ``key`` back: a pool set's query whose set the server
+    shares (an upload's query does not come back)."""
+    return pools.kind(key) == "poolset" and _shared(state.option(SET, ""))
+
+
+def _located(pool_set: PoolSet, unit: int, position: int, span: str) -> tuple[int, int, Pool]:
+    """The pool at ``unit``.``position`` of the set; for a trace's request (``span``), the
+    pool of that span, looked for through the set where the place holds another one."""
+    found: list[Pool] = []
+    if 0 <= unit < len(pool_set.units):
+        found = poolsets.load_unit(pool_set.units[unit])
+    if 0 <= position < len(found) and (not span or span_of(found[position]) == span):
+        return unit, position, found[position]
+    if not span:
+        if not 0 <= unit < len(pool_set.units):
+            raise InputError(f"setq: the set has {len(pool_set.units)} pieces, not {unit + 1}")
+        raise InputError(f"setq: piece {unit} holds {len(found)} pools, not {position + 1}")
+    for number, piece in enumerate(pool_set.units):  # the export changed: by the span
+        for place, pool in enumerate(poolsets.load_unit(piece)):
+            if span_of(pool) == span:
+                return number, place, pool
+    raise InputError(f"setspan: no retrieval of span {span} in {pool_set.name} any more")
+
+
+def restore_from_url() -> str | None:
+    """Read the pool the address's ``set`` and ``setq`` (and ``setspan``) name from the set
+    again and return its key (a link opened in a fresh browser, or a reload after the
+    server restarted); a set that cannot be read is said with its reason."""
+    path, piece = state.option(SET, ""), state.option(PIECE, None)
+    span = state.option(SPAN, "")
+    if not path or piece is None:
+        return None
+    try:
+        pool_set = open_set(path)
+        unit, position, pool = _located(pool_set, piece[0], piece[1], span)
+        pool = poolsets.prepare_pool(pool)
+    except AdagresError as error:
+        render.error(f"Could not reopen the pool set's query: {error}")
+        return None
+    if (unit, position) != piece:  # the request moved in its export: the address follows
+        state.set_option(PIECE, (unit, position))
+    label = f"{display_name(pool_set)} {unit}.{position}: {pool.query[:40]}"
+    return pools.add_pool(pool, "poolset", label)

@@ -1,14 +1,9 @@
 """The embedding model in the background, and a pool made ready to select from.
 
-A pool needs token counts and embeddings. :func:`prepare_pool` computes whichever are
-missing (tokens with the default tokenizer, vectors with the packaged MiniLM), and
-:func:`prepare_bundled` does it as a :mod:`ui.jobs` job for a bundled pool file that comes
-without them. The model loads once per server process (:func:`start_model`, started early
-by the Pool page's sources, ``ui.corpora.warm_up``), and the estimates of every job that
-embeds count on it being loaded or not.
-
-Nothing here knows where pools are kept: :mod:`ui.pools` calls :func:`prepare_bundled`, and
-:mod:`ui.corpora` builds its pools with :func:`prepare_pool`.
+:func:`prepare_pool` computes what a pool lacks (token counts, embeddings) and
+:func:`prepare_bundled` does it as a job for a bundled file that comes without them. The
+model loads once per process (:func:`start_model`); job estimates count on it. Nothing here
+knows where pools are kept (``ui.pools`` and ``ui.corpora`` call in).
 """
 
 from __future__ import annotations
@@ -23,11 +18,8 @@ from . import jobs, progress
 from .text import count
 
 __all__ = [
-    "MODEL_SECONDS",
-    "TEXTS_PER_SECOND",
     "expected_seconds",
     "model_prefetch_pending",
-    "model_ready",
     "prefetch_on",
     "prepare_bundled",
     "prepare_pool",
@@ -67,15 +59,13 @@ def model_prefetch_pending() -> bool:
     return prefetch_on() and (job is None or job.cancelled)
 
 
-def model_ready() -> bool:
-    """Whether the embedding model is loaded in this process (by :func:`start_model`)."""
-    job = jobs.find(_MODEL_JOB)
-    return job is not None and job.done and job.error is None
-
-
 def expected_seconds(n_texts: int, embed: bool) -> float:
     """A prior guess of a job that reads, counts and (with ``embed``) embeds ``n_texts``."""
-    return (0.0 if model_ready() else MODEL_SECONDS) + n_texts / TEXTS_PER_SECOND if embed else 2.0
+    return (
+        (0.0 if jobs.succeeded(_MODEL_JOB) else MODEL_SECONDS) + n_texts / TEXTS_PER_SECOND
+        if embed
+        else 2.0
+    )
 
 
 def prepare_pool(pool: Pool, job: jobs.Job | None = None) -> Pool:

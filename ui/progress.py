@@ -1,11 +1,8 @@
 """The one way the data layer draws while it works: a progress bar, a spinner, a followed job.
 
-``ui.pools``, ``ui.corpora`` and ``ui.compute`` never call ``st.progress`` or ``st.spinner``
-themselves; they report through these helpers, and only outside Streamlit's cache
-functions (a cache replays the elements drawn while it ran, so a finished bar would come
-back on every hit). Labels and messages are shown literally (Markdown-escaped): they may
-quote file names. Whatever these helpers draw is gone once the work has ended, whether it
-succeeded or failed: the caller shows the outcome.
+Called outside Streamlit's cache functions only (a cache replays what was drawn while it
+ran). Labels are shown literally (Markdown-escaped: they may quote file names), and all is
+gone once the work ends: the caller shows the outcome.
 """
 
 from __future__ import annotations
@@ -21,26 +18,9 @@ from adagres.errors import AdagresError
 from . import jobs
 from .text import escape_md
 
-__all__ = ["bar", "describe", "follow", "seconds", "spinner", "status"]
+__all__ = ["bar", "describe", "follow", "seconds", "spinner"]
 
 POLL_SECONDS = 0.25
-
-
-@contextmanager
-def status(label: str, done: str) -> Iterator[Callable[[str], None]]:
-    """A status box labelled ``label`` while the block runs, ``done`` (collapsed) after it;
-    removed altogether when the block raises (the caller shows the error).
-
-    Yields ``note(message)``, which writes one line into the box.
-    """
-    holder = st.empty()
-    with holder.status(escape_md(label), expanded=True) as box:
-        try:
-            yield lambda message: box.write(escape_md(message))
-        except BaseException:
-            holder.empty()
-            raise
-        box.update(label=escape_md(done), state="complete", expanded=False)
 
 
 @contextmanager

@@ -1,14 +1,10 @@
 """The map's 2-D coordinates per pool: PCA at once, seeded UMAP from one background worker.
 
-One :class:`ProjectionStore` per server process (``st.cache_resource``). Its worker first
-pays numba's compilation (``adagres.figures.projection.warm_up``), then fits UMAP for each
-pool in the order asked; until a pool's UMAP is ready the map uses PCA (milliseconds), and
-the page polls (``ui.render.wait_for_projection``) to redraw when it lands. Set
-``ADAGRES_PROJECTION=pca`` to never start UMAP (tests, benchmarks).
-
-The worker is a daemon thread: a server told to stop (SIGTERM, Ctrl-C) exits at once
-instead of waiting for a compilation or a fit to finish (a ``ThreadPoolExecutor`` worker
-is joined at interpreter exit, which held the server for tens of seconds).
+One :class:`ProjectionStore` per server process. Its worker first pays numba's compilation,
+then fits UMAP per pool in the order asked; until then the map uses PCA and the page polls
+(``ui.render.wait_for_projection``). ``ADAGRES_PROJECTION=pca`` never starts UMAP. The
+worker is a daemon thread, so a server told to stop exits at once (a
+``ThreadPoolExecutor`` worker is joined at exit, which held the server for tens of seconds).
 """
 
 from __future__ import annotations
@@ -28,8 +24,6 @@ from adagres.pools.pool import Pool
 from .compute import PoolKey
 
 __all__ = [
-    "WARM_UP_DELAY",
-    "ProjectionStore",
     "projection",
     "projection_method",
     "projection_ready",

@@ -27,10 +27,12 @@ from .state import AppSettings
 from .text import escape_md
 
 __all__ = [
-    "CHART_CONFIG",
+    "FOUR_PLACES",
+    "RELEVANCE",
     "chart",
     "chunk_text",
     "clicked_position",
+    "clicked_positions",
     "current_pool",
     "error",
     "escape_md",
@@ -43,6 +45,10 @@ __all__ = [
     "wait_for_projection",
 ]
 
+
+#: A table column of cosines and scores (relevance above all): four decimals.
+FOUR_PLACES = st.column_config.NumberColumn(format="%.4f")
+RELEVANCE = {"relevance": FOUR_PLACES}
 
 #: Plotly's mode bar without the buttons these figures do not use, so that it stays a short
 #: row in the figure's top-right corner (the shared layout keeps a free row for it).
@@ -66,7 +72,7 @@ def chart(figure: Any, key: str, *, modebar: bool = True, **options: Any) -> Any
     bar (none with ``modebar=False``: a chart in a narrow column, whose title the bar would
     cover); ``options`` go through (``on_select``, ``selection_mode``)."""
     config = CHART_CONFIG if modebar else {**CHART_CONFIG, "displayModeBar": False}
-    return st.plotly_chart(figure, key=key, width="stretch", config=config, **options)
+    return st.plotly_chart(figure, key=key, config=config, **options)
 
 
 def metrics(
@@ -160,26 +166,23 @@ def chunk_text(pool: Pool, index: int) -> None:
 
 
 def table(frame: Any, key: str, columns: Mapping[str, Any] | None = None, **options: Any) -> Any:
-    """``st.dataframe`` as the pages use it: full width, no index, an explicit key."""
+    """``st.dataframe`` as the pages use it: no index, an explicit key (full width)."""
     return st.dataframe(
-        frame,
-        key=key,
-        hide_index=True,
-        width="stretch",
-        column_config=dict(columns or {}),
-        **options,
+        frame, key=key, hide_index=True, column_config=dict(columns or {}), **options
     )
+
+
+def clicked_positions(points: Iterable[Mapping[str, Any]]) -> list[int]:
+    """The pool positions of the clicked or lassoed map points (their ``customdata``)."""
+    values = [point.get("customdata") for point in points]
+    # a 2-D customdata arrives as a list
+    firsts = [(v[0] if v else None) if isinstance(v, list | tuple) else v for v in values]
+    return [int(value) for value in firsts if value is not None]
 
 
 def clicked_position(points: Iterable[Mapping[str, Any]]) -> int | None:
     """The pool position of the first clicked map point (its ``customdata``), if any."""
-    for point in points:
-        value = point.get("customdata")
-        if isinstance(value, list | tuple):  # a 2-D customdata arrives as a list
-            value = value[0] if value else None
-        if value is not None:
-            return int(value)
-    return None
+    return next(iter(clicked_positions(points)), None)
 
 
 def projection_note(method: str, pending: bool) -> None:

@@ -1,17 +1,11 @@
 """The Selection page's replay: everything that shows one step, in one fragment that plays.
 
-:func:`replay` draws the step slider, Play/Pause, the pace, and then calls the page's
-``draw(step)`` (sentence, map, timeline, budget bar, context), all inside one
-``st.fragment``. Playing gives that fragment a timer (``run_every`` = the pace): each tick
-reruns only the fragment, which advances one step and draws every figure of that step, so
-the map, the timeline, the budget bar and the context always show the same step, and no
-step is skipped (ticks that come while a step is still drawing merge into one).
-
-A full page run never advances: it draws the current step and sets the timer (or none).
-Whatever changes the timer (Play, Pause, a new pace, the end of the replay) reruns the
-whole page once, which is how a fragment's timer is changed. While playing, the slider
-only shows the step (a tick can carry the value the browser had a step earlier, which a
-live slider would read as the user moving it); Pause, then drag it.
+:func:`replay` draws the step slider, Play/Pause and the pace, then the page's
+``draw(step)``, all in one ``st.fragment``. Playing gives the fragment a timer (the pace):
+each tick reruns only the fragment, which advances one step and draws all of it, so every
+figure shows the same step and none is skipped. A full page run never advances; whatever
+changes the timer (Play, Pause, a pace, the end) reruns the whole page once. While playing
+the slider only shows the step (a tick can carry the browser's older value); Pause to drag.
 """
 
 from __future__ import annotations
@@ -29,13 +23,9 @@ from . import state
 from .text import plain_name
 
 __all__ = [
-    "DEFAULT_PACE",
-    "PACES",
-    "dropped_at",
     "next_step",
     "picked_after",
     "replay",
-    "shown_step",
     "step_summary",
     "step_totals",
 ]
@@ -64,12 +54,6 @@ def step_totals(selection: Selection, step: int) -> tuple[int, int, float]:
     gains = sum(s.gain for s in steps if s.accepted and s.gain is not None)
     used = steps[-1].tokens_used if steps else 0
     return len(picked_after(selection, step)), used, float(gains)
-
-
-def shown_step(settings: state.AppSettings, selection: Selection) -> int:
-    """The 1-based step the replay shows: the settings' step, or the last one."""
-    last = len(selection.steps)
-    return settings.step if settings.step is not None and settings.step <= last else last
 
 
 def next_step(step: int | None, last: int) -> tuple[int | None, bool]:
@@ -147,30 +131,22 @@ def _replay_view(last: int, draw: Draw, header: Draw | None) -> None:
 def _controls(last: int, shown: int, playing: bool) -> None:
     # The button cell fits "Pause" with its icon at a 1024 px window (1.3 cut it to "Pa…").
     cells = st.columns([4.4, 1.8, 1.5], vertical_alignment="bottom")
-    with cells[0]:
-        if last > 1 and playing:
-            # While playing, a slider that only shows the step: a tick can carry the value the
-            # browser had before it drew the last step, which a live slider would take for a
-            # scrub. Pause to scrub.
-            st.session_state["sel_step_playing"] = shown
-            st.slider(
-                "Replay step",
-                min_value=1,
-                max_value=last,
-                key="sel_step_playing",
-                disabled=True,
-                help="Pause to choose a step.",
-            )
-        elif last > 1:
-            st.session_state["sel_step"] = shown
-            st.slider(
-                "Replay step",
-                min_value=1,
-                max_value=last,
-                key="sel_step",
-                on_change=_step_moved,
-                args=(last,),
-            )
+    if last > 1:
+        # While playing, a slider that only shows the step: a tick can carry the value the
+        # browser had before it drew the last step, which a live slider would take for a
+        # scrub. Pause to scrub.
+        key = "sel_step_playing" if playing else "sel_step"
+        st.session_state[key] = shown
+        cells[0].slider(
+            "Replay step",
+            min_value=1,
+            max_value=last,
+            key=key,
+            disabled=playing,
+            help="Pause to choose a step." if playing else None,
+            on_change=None if playing else _step_moved,
+            args=(last,),
+        )
     cells[1].button(
         "Pause" if playing else "Play",
         icon=":material/pause:" if playing else ":material/play_arrow:",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -11,11 +13,12 @@ from adagres.core.settings import FORMULAS, MAX_WEIGHT, POLICIES
 from adagres.core.strategies import STRATEGIES
 from adagres.errors import AdagresError
 
-from . import compute, corpora, live, nav, pools, poolset_links, progress, render, state
+from . import compute, corpora, live, pools, progress, render, state
+from .params import url_number
 from .state import AppSettings
 from .text import STRATEGY_HELP, lam_note, strategy_short
 
-__all__ = ["LAM_SLIDER_MAX", "apply_preset", "manual_start", "sidebar"]
+__all__ = ["LAM_SLIDER_MAX", "manual_start", "register_pages", "sidebar"]
 
 #: Upper end of the manual λ slider (a URL may carry a larger value; the slider then extends).
 LAM_SLIDER_MAX = 2.0
@@ -56,7 +59,7 @@ _TOP_N_HELP = (
 
 def manual_start(settings: AppSettings) -> float:
     """Where a manual λ starts: the adaptive λ these settings give now, as the URL writes it."""
-    return float(state.url_number(compute.adaptive_lam(compute.selection_key(settings))))
+    return float(url_number(compute.adaptive_lam(compute.selection_key(settings))))
 
 
 def _lam_from_mode(mode: str) -> float | str:
@@ -92,7 +95,7 @@ def sidebar() -> AppSettings:
     the user's is larger (the session keeps the user's value, so a larger pool gets it back).
     """
     state.begin_run()
-    nav.draw()
+    _page_links()
     settings = state.current()
     with st.sidebar:
         for message in state.url_warnings():
@@ -124,44 +127,73 @@ def sidebar() -> AppSettings:
         except AdagresError as error:
             render.error(str(error))
             state.stop()
-        low, high = pools.budget_limits(pool)
-        _selection_controls(len(pool), low, high)
+        high = pools.budget_max(pool)
+        _selection_controls(len(pool), high)
     missing = st.session_state.pop("sb_missing_pool", None)
     if missing:
         st.warning(render.escape_md(missing), icon=":material/link_off:")
     chosen = state.current()
-    return chosen.replace(budget=min(max(chosen.budget, low), high))
+    return chosen.replace(budget=min(max(chosen.budget, 1), high))
+
+
+def register_pages(pages: Sequence[Any]) -> None:
+    """The pages of the sidebar's page list, in order (``st.Page`` objects; ``app.py``
+    calls it). Streamlit's own list drops the query string on a page switch (it keeps only
+    widgets bound with ``bind="query-params"``, and the settings are not: ``ui.state``), so
+    ``app.py`` hides it and the sidebar draws these links with the view's address. Pages
+    run on their own (AppTest) draw no list."""
+    st.session_state["nav_pages"] = list(pages)
+
+
+def _page_links() -> None:
+    """The page list at the top of the sidebar; the end of the run (:func:`state.sync_url`)
+    draws it again if the run changed the address."""
+    pages = st.session_state.get("nav_pages")
+    if not pages:
+        return
+    slot = st.sidebar.empty()
+
+    def links(params: dict[str, str]) -> None:
+        with slot.container(gap=None):
+            for page in pages:
+                st.page_link(
+                    page, label=page.title, icon=page.icon, query_params=params, width="stretch"
+                )
+
+    state.on_view_written(links)
 
 
 def _pool_keys(wanted: str) -> list[str]:
-    """The pools this session can choose; a FanOutQA key from the URL is rebuilt first, a
-    Live pool's retrieved again from what the URL says of it."""
+    """The pools this session can choose; a pool the URL names that this session lacks is
+    brought back first where the URL says how: a Live pool retrieved again, a question
+    asked of its pool again, a pool set's query read from the set again, a FanOutQA pool
+    rebuilt from its key."""
     keys = pools.pool_keys()
-    if wanted and wanted not in keys and live.is_live_key(wanted):
-        live.restore_from_url()
-        keys = pools.pool_keys()
-    if wanted and wanted not in keys and wanted.startswith("asked-"):
+    if not wanted or wanted in keys:
+        return keys
+    kind = pools.kind(wanted)
+    restored = None
+    if kind == "live":
+        restored = live.restore_from_url()
+    elif kind == "asked":
         from . import asking  # pandas and the embedder: only when a link needs them
 
-        asking.restore_from_url()  # the address's question, asked of its pool again
-        keys = pools.pool_keys()
-        wanted = state.current().pool
-    if wanted and wanted not in keys and poolset_links.is_poolset_key(wanted):
-        poolset_links.restore_from_url()  # from the set's path and place in the address
-        keys = pools.pool_keys()
-        wanted = state.current().pool  # the set's pool now, if its content changed
-    if wanted and wanted not in keys and pools.resolvable(wanted):
-        index = pools.fanoutqa_index(wanted)
+        restored = asking.restore_from_url()
+    elif kind == "poolset":
+        from . import poolsets  # the pool sets' readers: only when a link needs them
+
+        restored = poolsets.restore_from_url()
+    elif (index := pools.fanoutqa_index(wanted)) is not None:  # rebuilt from its key
         try:
-            pool = progress.follow(corpora.fanoutqa_job(int(index or 0)), key="sb_rebuild_cancel")
+            pool = progress.follow(corpora.fanoutqa_job(index), key="sb_rebuild_cancel")
         except Exception as error:  # AdagresError, or the user cancelled the rebuild
             message = str(error) if isinstance(error, AdagresError) else "cancelled"
             st.warning(render.escape_md(f"Could not rebuild pool {wanted!r}: {message}"))
         else:
-            label = f"FanOutQA #{index}: {pool.query[:40]}"
-            corpora.register(pool, "fanoutqa", label, wanted)
-        keys = pools.pool_keys()
-    return keys
+            pools.add_pool(pool, "fanoutqa", f"FanOutQA #{index}: {pool.query[:40]}", wanted)
+    if restored is not None and restored != wanted:  # its source changed since the link
+        state.update(pool=restored, step=None, chunk=None, record=False)
+    return pools.pool_keys()
 
 
 def _preset_controls() -> None:
@@ -207,7 +239,7 @@ _PACKING_HELP = (
 )
 
 
-def _selection_controls(n_chunks: int, low: int, high: int) -> None:
+def _selection_controls(n_chunks: int, high: int) -> None:
     """Budget, strategy and the fields of the core's settings (λ, policy, formula, τ, N)."""
     budget = state.current().budget
     _bind_setting(
@@ -215,11 +247,11 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
         "budget",
         "sb_budget",
         "Budget (tokens)",
-        min_value=low,
+        min_value=1,
         max_value=high,
         step=pools.budget_step(high),
-        to_widget=lambda b: min(max(int(b), low), high),
-        help=f"Any whole number from {low} to {high:,} (all the pool's tokens); the buttons "
+        to_widget=lambda b: min(max(int(b), 1), high),
+        help=f"Any whole number from 1 to {high:,} (all the pool's tokens); the buttons "
         f"step by {pools.budget_step(high):,}.",
     )
     if budget > high:
@@ -269,26 +301,20 @@ def _selection_controls(n_chunks: int, low: int, high: int) -> None:
             options=FORMULAS,
             help="paper: Eq. 7 as printed; derived: what Eqs. 5–6 give.",
         )
-        _bind_setting(
-            st.number_input,
-            "scale",
-            "sb_scale",
-            "Scale of λ*",
-            step=0.1,
-            format="%.2f",
-            min_value=-MAX_WEIGHT,
-            max_value=MAX_WEIGHT,
-        )
-        _bind_setting(
-            st.number_input,
-            "offset",
-            "sb_offset",
-            "Offset of λ",
-            step=0.01,
-            format="%.3f",
-            min_value=-MAX_WEIGHT,
-            max_value=MAX_WEIGHT,
-        )
+        for name, label, step, digits in (
+            ("scale", "Scale of λ*", 0.1, 2),
+            ("offset", "Offset of λ", 0.01, 3),
+        ):
+            _bind_setting(
+                st.number_input,
+                name,
+                f"sb_{name}",
+                label,
+                step=step,
+                format=f"%.{digits}f",
+                min_value=-MAX_WEIGHT,
+                max_value=MAX_WEIGHT,
+            )
     note = lam_note(state.current().strategy)
     if note:  # λ changes no pick here: say why, right under it, and offer the paper's method
         st.caption(note)

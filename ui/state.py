@@ -1,38 +1,25 @@
 """Shared app state: one frozen :class:`AppSettings` per session, and the address it is in.
 
-The contract, for every page:
+- Every page calls ``ui.sidebar.sidebar()`` first (it calls :func:`begin_run` and returns
+  the settings) and :func:`sync_url` last.
+- When the address changes from outside (a session's first run, Back, Forward, an edited
+  address), :func:`begin_run` reads the settings and page options from it (a bare address:
+  the ``recommended`` preset) and writes nothing.
+- A user's change (a widget drawn with :func:`bind` / :func:`bind_option`, or
+  :func:`update` / :func:`set_option`) is written once, by the :func:`sync_url` ending that
+  run: one action, one history entry. The app's own changes pass ``record=False``.
+- Page options (:class:`Option`: Compare's A and B, the Live pool's query…) live in the
+  session and, where not at their default, in the address of every page, so a link
+  restores every page's view. :func:`switch_page` keeps the address (``st.switch_page``
+  alone clears it).
+- Plain page widgets are bound by Streamlit (``bind="query-params"``, the key is the
+  parameter: ``order``, ``top``, ``pairs``, ``find``, ``color``); this module leaves them be.
 
-- ``ui.sidebar.sidebar()`` starts the run (:func:`begin_run`), draws the shared controls and
-  returns the current :class:`AppSettings`. Call it first on every page; call :func:`sync_url`
-  last.
-- The address is the source of truth when it changes from outside: on a session's first
-  run, and whenever the browser brings another address (Back, Forward, an edited address),
-  :func:`begin_run` reads the settings and the page options from it and the widgets follow
-  (a bare address means the defaults: the ``recommended`` preset). Nothing is written then.
-- A user's change (a widget bound with :func:`bind` or :func:`bind_option`, or code calling
-  :func:`update` / :func:`set_option` for the user, e.g. a click on the map) is written to the
-  address once, by the :func:`sync_url` that ends that run: one action, one history entry.
-  Changes the app makes on its own (a default chunk, a replay tick, a pool that is not
-  there) pass ``record=False`` and write nothing.
-- Page options (Compare's A and B, Similarity's order, the Live pool's collection and query…)
-  are :class:`Option` s. Their values live in the session and in the address next to the
-  settings (only those that differ from their default), on every page: a page switch keeps
-  the address, so it costs one history entry, and a link restores every page's view.
-- :func:`switch_page` switches with the current address (``st.switch_page`` alone clears it).
-- A page control that is a plain widget is bound by Streamlit (``bind="query-params"``, its
-  key the parameter's name: Similarity's ``order``/``top``/``pairs``, the Pool page's
-  ``find``/``color``); this module leaves those parameters alone.
-
-Why the settings and the options below are not bound widgets too:
-
-- Streamlit writes a bound widget's change with ``history.replaceState``: Back and Forward
-  would no longer step through the settings (one change, one history entry).
-- On a page switch Streamlit drops the parameters bound on the page left, and the sidebar
-  is drawn by every page; pool keys (Live, asked, pool set) must stay for every page.
-- Some values are not one widget's: ``lam`` is ``adaptive`` or a number (a radio and a
-  slider), ``floor`` and ``topn`` likewise; a preset fills the fields a link leaves out; a
-  bound widget with a ``format_func`` writes the label, not the value (Compare's ``sweep``,
-  A/B strategies); the map's lasso (``picked``) and the replay's ``step`` are not widgets.
+Why the rest is not bound by Streamlit: a bound widget's change replaces the history entry
+(Back and Forward would skip settings); a page switch drops the parameters bound on the
+page left (pool keys must stay on every page); some values are not one widget's (``lam``:
+a radio and a slider; a preset fills the fields a link leaves out); a bound widget with a
+``format_func`` writes the label; the map's lasso and the replay's step are no widgets.
 """
 
 from __future__ import annotations
@@ -45,23 +32,12 @@ import streamlit as st
 
 from adagres import InputError
 
-from .params import (
-    DEFAULT_BUDGET,
-    DEFAULT_PRESET,
-    SELECTOR_FIELDS,
-    AppSettings,
-    Selector,
-    url_number,
-)
+from .params import AppSettings
 from .text import escape_md
 
 __all__ = [
-    "DEFAULT_BUDGET",
-    "DEFAULT_PRESET",
-    "SELECTOR_FIELDS",
     "AppSettings",
     "Option",
-    "Selector",
     "adopted",
     "begin_run",
     "bind",
@@ -74,9 +50,7 @@ __all__ = [
     "switch_page",
     "sync_url",
     "update",
-    "url_number",
     "url_warnings",
-    "view_params",
 ]
 
 _STATE_KEY = "settings"
@@ -181,7 +155,7 @@ def view_params() -> dict[str, str]:
 
 def sync_url(*, links: bool = True) -> None:
     """Write the view into the address if the user changed it since it was last read or
-    written (once per action; nothing otherwise), and give the page list (``ui.nav``) the
+    written (once per action; nothing otherwise), and give the page list (``ui.sidebar``) the
     final address. Pages call it last (a fragment passes ``links=False``)."""
     if st.session_state.get(_DIRTY_KEY):
         params = view_params()

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from .compute import NearDuplicates
 
 __all__ = [
-    "SNIPPET_CHARS",
     "Context",
     "as_percent",
     "context_frame",
@@ -37,7 +36,6 @@ __all__ = [
     "lam_changes_frame",
     "pairs_frame",
     "pick_frame",
-    "plain_snippet",
     "pool_frame",
     "sources_frame",
     "sweep_frame",
@@ -72,12 +70,8 @@ def plain_snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 def pool_frame(pool: Pool, selection: Selection) -> pd.DataFrame:
     """One row per chunk, in pool order, the key columns first (they stay in view in a
-    narrow window): id, verdict, step, tokens, relevance, (gold), (duplicate of), title,
-    position, text.
-
-    The ``gold`` column is there only when the pool marks gold chunks, ``duplicate of`` (the
-    pick a duplicate duplicates, as its verdict names it) only when the near-duplicate guard
-    dropped a chunk.
+    narrow window); ``gold`` only when the pool marks gold chunks, ``duplicate of`` (the pick
+    a duplicate duplicates, from its verdict) only when the near-duplicate guard dropped one.
     """
     verdicts = selection.verdict_kinds
     frame = _frame(

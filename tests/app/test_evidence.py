@@ -158,8 +158,8 @@ def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
     ui_evidence.summary_frame(doc)
     ui_evidence.targets_frame(doc)
     ui_evidence.packing_frame(doc)
-    ui_evidence.verdicts(doc)
     for corpus in doc["corpora"]:
+        verdict(doc, corpus)
         tradeoff_figure(doc, corpus)
         frontier_figure(doc, corpus)
         for budget in doc["stamp"]["config"]["budgets"]:

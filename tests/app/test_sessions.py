@@ -105,7 +105,7 @@ def test_public_pools_stay_shared(pools_dir):
     assert {"large", "medium", "tiny"} <= set(bundled)
     # A FanOutQA pool loaded by one session is public data: every session lists it.
     public = load_pool(pools_dir / "tiny.json")
-    pools.put_public("fanoutqa-9990", public, "FanOutQA #9990: test")
+    pools.add_pool(public, "fanoutqa", "FanOutQA #9990: test", "fanoutqa-9990")
     other = page(POOL_PAGE, pool="fanoutqa-9990")
     no_error(other)
     assert other.selectbox(key="sb_pool").value == "fanoutqa-9990"

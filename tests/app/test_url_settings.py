@@ -221,4 +221,4 @@ def test_a_fanoutqa_link_that_names_no_pool_warns_instead_of_a_traceback(pools_d
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")  # markdown escapes
     assert "fanoutqa-" in warnings
     assert at.selectbox(key="sb_pool").value != key
-    assert pools.fanoutqa_index(key) is None and not pools.resolvable(key)
+    assert pools.fanoutqa_index(key) is None
