@@ -199,7 +199,7 @@ def _corpora(cases: Sequence[Case], records: Sequence[dict[str, Any]], config: C
         template = _DESCRIPTIONS.get(corpus, "Pools read from {path}.")
         corpora[corpus] = {
             "description": template.format(
-                **config.chunking.as_dict(), half=config.chunking.size // 2, path=corpus
+                **dataclasses.asdict(config.chunking), half=config.chunking.size // 2, path=corpus
             ),
             "queries": len(qs),
             "answerable": sum(1 for q in qs if q["answer_in_pool"]),
