@@ -310,17 +310,10 @@ def span_pool(span: Span) -> dict[str, Any]:
 
 
 def _trace(span: Span, kind: str, rest: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"format": kind}
-    times = {"start": iso_time(span.start_ns), "end": iso_time(span.end_ns)}
-    for key in ("trace_id", "span_id", "parent_id", "name", "service", "start", "end"):
-        value = times[key] if key in times else getattr(span, key)
-        if value is not None:
-            out[key] = value
-    if span.resource:
-        out["resource"] = span.resource
-    if rest:
-        out["attributes"] = rest
-    return out
+    values = {key: getattr(span, key) for key in ("trace_id", "span_id", "parent_id", "name")}
+    values.update(service=span.service, start=iso_time(span.start_ns), end=iso_time(span.end_ns))
+    values.update(resource=span.resource or None, attributes=rest or None)
+    return {"format": kind, **{key: value for key, value in values.items() if value is not None}}
 
 
 # --------------------------------------------------------------------------- LangSmith
