@@ -45,6 +45,31 @@ def _names(text: str) -> tuple[str, ...]:
     return names
 
 
+#: The options that replace a field of :class:`Config` (``--top-n``: of its chunking),
+#: each with its type and help; an option left out keeps the configuration's default.
+_CONFIG_OPTIONS: tuple[tuple[str, Any, str], ...] = (
+    (
+        "--pools",
+        _names,
+        "comma-separated pool sets: fanoutqa, drugs, demo, or a path to a "
+        "JSONL file of pools or a folder of pool files (default: all three)",
+    ),
+    ("--budgets", _ints, f"token budgets (default {','.join(map(str, BUDGETS))})"),
+    ("--queries", int, "at most this many queries per pool set (a seeded sample)"),
+    ("--split", str, "which part of the seeded query split (default: test, held out)"),
+    ("--strategies", _names, "comma-separated strategy names (default: every registered one)"),
+    ("--workers", int, "worker processes (2; 1: serial)"),
+    ("--seed", int, "seed of the sample and bootstrap (7)"),
+    ("--resamples", int, "bootstrap resamples"),
+    ("--top-n", int, "chunks per real-corpus pool (60)"),
+    (
+        "--exact-queries",
+        int,
+        "run exact on at most this many queries per pool set (default: every query)",
+    ),
+)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line's arguments."""
     p = argparse.ArgumentParser(prog="python -m adagres.eval", description=__doc__.split("\n")[0])
@@ -53,47 +78,9 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a run under a minute: demo pools + 5 FanOutQA queries at 600 tokens",
     )
-    p.add_argument(
-        "--pools",
-        type=_names,
-        default=None,
-        help="comma-separated pool sets: fanoutqa, drugs, demo, or a path to a "
-        "JSONL file of pools or a folder of pool files (default: all three)",
-    )
-    p.add_argument(
-        "--budgets",
-        type=_ints,
-        default=None,
-        help=f"token budgets (default {','.join(map(str, BUDGETS))})",
-    )
-    p.add_argument(
-        "--queries",
-        type=int,
-        default=None,
-        help="at most this many queries per pool set (a seeded sample)",
-    )
-    p.add_argument(
-        "--split",
-        choices=("test", "dev", "all"),
-        default=None,
-        help="which part of the seeded query split (default: test, held out)",
-    )
-    p.add_argument(
-        "--strategies",
-        type=_names,
-        default=None,
-        help="comma-separated strategy names (default: every registered one)",
-    )
-    p.add_argument("--workers", type=int, default=None, help="worker processes (2; 1: serial)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the sample and bootstrap (7)")
-    p.add_argument("--resamples", type=int, default=None, help="bootstrap resamples")
-    p.add_argument("--top-n", type=int, default=None, help="chunks per real-corpus pool (60)")
-    p.add_argument(
-        "--exact-queries",
-        type=int,
-        default=None,
-        help="run exact on at most this many queries per pool set (default: every query)",
-    )
+    for flag, kind, text in _CONFIG_OPTIONS:
+        choices = ("test", "dev", "all") if flag == "--split" else None
+        p.add_argument(flag, type=kind, choices=choices, default=None, help=text)
     p.add_argument("--out", default="reports", help="folder of the report folders")
     p.add_argument("--name", default=None, help="report folder name (default latest / quick)")
     p.add_argument("--no-png", action="store_true", help="write HTML figures only")
@@ -102,12 +89,10 @@ def parser() -> argparse.ArgumentParser:
 
 def config_from(args: argparse.Namespace) -> Config:
     """The run's configuration from parsed arguments (``--quick`` first, flags on top)."""
-    names = ("pools", "budgets", "queries", "split", "strategies", "workers", "seed", "resamples")
-    changes: dict[str, Any] = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
-    if args.exact_queries is not None:
-        changes["exact_queries"] = args.exact_queries
-    if args.top_n is not None:
-        changes["chunking"] = Chunking(top_n=args.top_n)
+    names = [flag[2:].replace("-", "_") for flag, _, _ in _CONFIG_OPTIONS]
+    changes: dict[str, Any] = {n: vars(args)[n] for n in names if vars(args)[n] is not None}
+    if "top_n" in changes:
+        changes["chunking"] = Chunking(top_n=changes.pop("top_n"))
     base = quick_config() if args.quick else Config()
     return dataclasses.replace(base, **changes)
 

@@ -16,6 +16,7 @@ otherwise (the drug reviews have no answer strings).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,7 @@ def _entry(
         # One stream per comparison, whatever the strategy: every strategy is resampled
         # with the same query draws (paired), and a rerun draws the same.
         rng = stream(seed, corpus, budget, *names)
-        return bootstrap_ci(array, rng=rng, resamples=resamples).as_dict()
+        return asdict(bootstrap_ci(array, rng=rng, resamples=resamples))
 
     metrics = {m: ci(values(m), m) for m in INTERVAL_METRICS}
     delta = {
@@ -136,7 +137,7 @@ def _entry(
     }
     wtl = {
         base: {
-            m: wins_ties_losses(values(m).tolist(), values(m, base).tolist()).as_dict()
+            m: asdict(wins_ties_losses(values(m).tolist(), values(m, base).tolist()))
             for m in PAIRED_METRICS
         }
         for base in (BASELINE_BUDGET, BASELINE_SAME_K)
@@ -169,19 +170,13 @@ def _verdict(delta: Mapping[str, Any]) -> str:
     return "ties"
 
 
-def _signed(value: float) -> str:
-    return f"{value:+.3f}"
-
-
 def _budgets(entries: Sequence[Mapping[str, Any]], primary: str, verdict: str) -> str:
-    parts = []
-    for e in entries:
-        d = e["delta"][primary]
-        if _verdict(d) == verdict:
-            parts.append(
-                f"{e['budget']} ({_signed(d['mean'])}, 95 % CI {_signed(d['low'])} to "
-                f"{_signed(d['high'])}; W/T/L {_wtl(e, BASELINE_BUDGET, primary)})"
-            )
+    parts = [
+        f"{e['budget']} ({d['mean']:+.3f}, 95 % CI {d['low']:+.3f} to {d['high']:+.3f}; "
+        f"W/T/L {_wtl(e, BASELINE_BUDGET, primary)})"
+        for e in entries
+        if _verdict(d := e["delta"][primary]) == verdict
+    ]
     return "; ".join(parts) if parts else "none"
 
 
@@ -225,7 +220,7 @@ def findings(aggregates: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
         use = [e["metrics"]["budget_use"]["mean"] for e in entries]
         cos = [e["delta"]["redundancy_mean"]["mean"] for e in entries]
         spend = ", ".join(f"{100 * u:.0f} %" for u in use if u is not None)
-        cosine = ", ".join(_signed(c) for c in cos if c is not None)
+        cosine = ", ".join(f"{c:+.3f}" for c in cos if c is not None)
         unsolved = sum(e["n_queries"] - e["n_solved"] for e in entries)
         text = (
             f"{strategy} against topk_budget on {label}. Loses at: {loses}. Ties at: {ties}. "
@@ -238,11 +233,8 @@ def findings(aggregates: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
-def interval_text(interval: Mapping[str, Any], *, percent: bool = False) -> str:
-    """``0.412 [0.371, 0.455]`` (or ``41 % [37, 46]``); ``–`` when not measured."""
+def interval_text(interval: Mapping[str, Any]) -> str:
+    """``0.412 [0.371, 0.455]``; ``–`` when not measured."""
     if interval.get("mean") is None:
         return "–"
-    if percent:
-        low, high = 100 * interval["low"], 100 * interval["high"]
-        return f"{100 * interval['mean']:.0f} % [{low:.0f}, {high:.0f}]"
     return f"{interval['mean']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]"

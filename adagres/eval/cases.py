@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,10 +82,6 @@ class Chunking:
     articles: int = 40
     min_reviews: int = 3
     tokenizer: str = "cl100k"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The fields as plain values."""
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,7 +174,7 @@ def _documents_pool(
         "documents": [doc for doc in documents if doc in present],
         "gold_documents": list(gold_documents),
         "answers": list(answers),
-        "chunking": chunking.as_dict(),
+        "chunking": dataclasses.asdict(chunking),
     }
     return Case(corpus, query_id, pool, source)
 
@@ -245,11 +242,11 @@ def windows_chunking(chunking: Chunking) -> Chunking:
 def drug_queries(min_reviews: int = 3) -> dict[str, tuple[str, str]]:
     """``{"<drug> | <condition>": (drug, condition)}`` for every pair with at least
     ``min_reviews`` reviews, most reviewed first (ties: by name)."""
-    counts: dict[tuple[str, str], int] = {}
-    for row in datasets.drug_review_rows():
-        if row["drug"].strip() and row["condition"].strip():
-            pair = (row["drug"], row["condition"])
-            counts[pair] = counts.get(pair, 0) + 1
+    counts = Counter(
+        (row["drug"], row["condition"])
+        for row in datasets.drug_review_rows()
+        if row["drug"].strip() and row["condition"].strip()
+    )
     ranked = sorted(
         (pair for pair, n in counts.items() if n >= min_reviews),
         key=lambda pair: (-counts[pair], pair),
@@ -274,7 +271,10 @@ def drug_cases(
     pieces = chunk_documents(
         reviews, size=chunking.size, overlap=chunking.overlap, tokenizer=chunking.tokenizer
     )
-    queries = {query_id: _drug_query(*known[query_id]) for query_id in ids}
+    queries = {
+        query_id: "What do patients report about {} for {}?".format(*known[query_id])
+        for query_id in ids
+    }
     _warm([c.text for c in pieces] + list(queries.values()), cache_dir, progress)
     cases = []
     for query_id in ids:
@@ -286,10 +286,6 @@ def drug_cases(
             )
         )
     return cases
-
-
-def _drug_query(drug: str, condition: str) -> str:
-    return f"What do patients report about {drug} for {condition}?"
 
 
 # --------------------------------------------------------------------------- files

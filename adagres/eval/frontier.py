@@ -199,10 +199,6 @@ def summary_rows(document: Mapping[str, Any], budget: int | None = None) -> list
     return rows
 
 
-def _found(delta: float) -> str:
-    return "as many" if abs(delta) <= TIE else ("more" if delta > 0 else "fewer")
-
-
 def _repeated(mine: float, top: float) -> str:
     numbers = f"({100 * mine:.1f} % vs {100 * top:.1f} % of the words)"
     if top < _NOTHING:
@@ -248,7 +244,8 @@ def verdict(document: Mapping[str, Any], corpus: str) -> str:
     name = role(document, main, short=True)
     if mine is None or top is None or mine["delta"] is None:
         return f"On {corpus}, {name} and top-k were not both measured at {budget} tokens."
-    found = _found(mine["delta"])
+    gap = mine["delta"]
+    found = "as many" if abs(gap) <= TIE else ("more" if gap > 0 else "fewer")
     than = "as" if found == "as many" else "than"
     text = (
         f"On {corpus} at {budget} tokens, {name} finds {found} {things} {than} top-k "

@@ -114,10 +114,6 @@ class Config:
         if self.split not in ("test", "dev", "all"):
             raise InputError(f"split: expected test, dev or all, got {self.split!r}")
 
-    def as_dict(self) -> dict[str, Any]:
-        """The configuration as plain values."""
-        return dataclasses.asdict(self)
-
 
 def quick_config(**changes: Any) -> Config:
     """The ``--quick`` run: the demo pools and 5 FanOutQA queries at one budget (600)."""
@@ -128,10 +124,7 @@ def quick_config(**changes: Any) -> Config:
 def build_cases(config: Config, say: Say | None = None) -> list[Case]:
     """The cases of every pool set of ``config``, pool set by pool set."""
     say = say or (lambda message: None)
-    cases: list[Case] = []
-    for name in config.pools:
-        cases.extend(_pool_set(name, config, say))
-    return cases
+    return [case for name in config.pools for case in _pool_set(name, config, say)]
 
 
 def _pool_set(name: str, config: Config, say: Say) -> list[Case]:
@@ -165,15 +158,11 @@ def _pool_set(name: str, config: Config, say: Say) -> list[Case]:
     return [case for case in cases if case.query_id in keep]
 
 
-def _versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for package in PACKAGES:
-        try:
-            out[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            out[package] = None
-    out["python"] = platform.python_version()
-    return out
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def _commit() -> str | None:
@@ -199,7 +188,7 @@ def _corpora(cases: Sequence[Case], records: Sequence[dict[str, Any]], config: C
         template = _DESCRIPTIONS.get(corpus, "Pools read from {path}.")
         corpora[corpus] = {
             "description": template.format(
-                **config.chunking.as_dict(), half=config.chunking.size // 2, path=corpus
+                **dataclasses.asdict(config.chunking), half=config.chunking.size // 2, path=corpus
             ),
             "queries": len(qs),
             "answerable": sum(1 for q in qs if q["answer_in_pool"]),
@@ -255,7 +244,7 @@ def run(
         "command": command or " ".join([Path(sys.executable).name, *sys.argv]),
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "commit": _commit(),
-        "config": config.as_dict(),
+        "config": dataclasses.asdict(config),
         "seeds": {
             "query sample": f"numpy.random.default_rng({config.seed}).permutation",
             "bootstrap": f"numpy.random.default_rng([{config.seed}, crc32(corpus), budget, "
@@ -264,7 +253,7 @@ def run(
         "tokens": "budgets and chunk lengths in cl100k tokens (OpenAI's BPE, via bpe-openai) "
         "for the built-in pool sets; a user's pool file keeps the counts it gives",
         "embedding_model": "sentence-transformers/all-MiniLM-L6-v2 (packaged, cached on disk)",
-        "versions": _versions(),
+        "versions": {**{p: _version(p) for p in PACKAGES}, "python": platform.python_version()},
         "cpus": os.cpu_count(),
         "seconds": {
             "build": round(built - started, 1),

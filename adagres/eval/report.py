@@ -338,13 +338,6 @@ _READING = [
 ]
 
 
-def _write_plotly_js(root: Path) -> None:
-    target = root / PLOTLY_JS
-    script = get_plotlyjs()
-    if not target.is_file() or target.read_text(encoding="utf-8") != script:
-        target.write_text(script, encoding="utf-8")
-
-
 def write_report(
     document: Mapping[str, Any], folder: str | os.PathLike[str], *, png: bool = True
 ) -> list[str]:
@@ -352,7 +345,9 @@ def write_report(
     (what could not be written and why)."""
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    _write_plotly_js(out.parent)
+    shared, script = out.parent / PLOTLY_JS, get_plotlyjs()
+    if not shared.is_file() or shared.read_text(encoding="utf-8") != script:
+        shared.write_text(script, encoding="utf-8")
     write_results(
         out / "results.json", document, row_columns=ROW_COLUMNS, query_columns=QUERY_COLUMNS
     )

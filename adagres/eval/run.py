@@ -151,12 +151,8 @@ def evaluate_task(
     """One row per (budget, strategy), in that order. A :class:`~adagres.SolverError` gives
     a row with ``solved=False`` and the message; any other error propagates, with a note
     naming the strategy, the query and the budget."""
-    rows = []
     with one_blas_thread():
-        for budget in budgets:
-            for strategy in strategies:
-                rows.append(_run_one(task, strategy, int(budget)))
-    return rows
+        return [_run_one(task, s, int(budget)) for budget in budgets for s in strategies]
 
 
 def _run_one(task: Task, strategy: Configuration, budget: int) -> dict[str, Any]:

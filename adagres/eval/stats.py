@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,10 +32,6 @@ class Interval:
     high: float | None
     n: int
 
-    def as_dict(self) -> dict[str, Any]:
-        """The fields as plain values."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class WinsTiesLosses:
@@ -45,10 +40,6 @@ class WinsTiesLosses:
     wins: int
     ties: int
     losses: int
-
-    def as_dict(self) -> dict[str, int]:
-        """The counts as a plain dict."""
-        return asdict(self)
 
     def __str__(self) -> str:
         return f"{self.wins}/{self.ties}/{self.losses}"
@@ -110,8 +101,7 @@ def wins_ties_losses(
     """
     if len(values) != len(baseline):
         raise InputError(f"wins_ties_losses: {len(values)} values, {len(baseline)} baseline values")
-    a = np.array([np.nan if v is None else float(v) for v in values])
-    b = np.array([np.nan if v is None else float(v) for v in baseline])
+    a, b = np.array(values, dtype=np.float64), np.array(baseline, dtype=np.float64)  # None: NaN
     both = ~(np.isnan(a) | np.isnan(b))
     wins = int(np.sum(a[both] > b[both] + tolerance))
     losses = int(np.sum(b[both] > a[both] + tolerance))

@@ -216,9 +216,8 @@ def _builtins() -> None:
         if entry is ADAGRES:
             continue  # measured above, by formula, policy and λ
         # a work limit, so that a rerun proves (or stops at) the same sets on any machine
-        options: dict[str, Any] = {}
-        if "max_nodes" in entry.option_names:
-            options = {"max_nodes": EXACT_MAX_NODES}
+        limited = "max_nodes" in entry.option_names
+        options: dict[str, Any] = {"max_nodes": EXACT_MAX_NODES} if limited else {}
         settings = entry.tuned or Settings()
         family = "baseline" if entry.proves_optimum else entry.family
         _core_entry(name, name, settings, family, entry.description, **options)

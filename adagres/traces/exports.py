@@ -218,13 +218,10 @@ def _parquet_records(path: Path, label: str) -> Iterator[Record]:
     pq = require("pyarrow.parquet", "tables", purpose="reading a Parquet span table")
 
     try:
-        table = pq.ParquetFile(path)
-        batches = table.iter_batches(batch_size=_BATCH_ROWS)
-        row = 0
-        for batch in batches:
-            for item in batch.to_pylist():
-                row += 1
-                yield Record(item, f"{label}, row {row}")
+        batches = pq.ParquetFile(path).iter_batches(batch_size=_BATCH_ROWS)
+        items = (item for batch in batches for item in batch.to_pylist())
+        for row, item in enumerate(items, 1):
+            yield Record(item, f"{label}, row {row}")
     except PoolError:
         raise
     except OSError as error:

@@ -243,11 +243,9 @@ def trace_pool_set(
     (named by the digest of the export's bytes, so a second call reads it at once), then
     opened as any pool set file; the set keeps the export's name and path."""
     path = Path(source)
-    digest = hashlib.sha256()
     try:
         with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+            digest = hashlib.file_digest(handle, "sha256")
     except OSError as error:
         label = one_line(path.name, max_chars=120)
         raise PoolError(f"{label}: cannot read the file ({error.strerror or error})") from None

@@ -185,7 +185,7 @@ def _query_in_json(text: str) -> str | None:
     return None
 
 
-def _metadata(value: Any, where: str) -> dict[str, Any] | None:
+def _metadata(value: Any) -> dict[str, Any] | None:
     if _missing(value):
         return None
     if isinstance(value, Mapping):
@@ -235,7 +235,7 @@ def _documents(attributes: Mapping[str, Any], where: str) -> tuple[list[dict[str
             "text": content,
             "given_id": None if _missing(given_id) else str(given_id),
             "score": _score(fields.pop("score", None), label),
-            "metadata": _metadata(fields.pop("metadata", None), label),
+            "metadata": _metadata(fields.pop("metadata", None)),
         }
         if fields:
             document["attributes"] = fields
@@ -268,9 +268,10 @@ def _output_ids(attributes: Mapping[str, Any], texts: list[str]) -> list[str] | 
 
 
 def _chunks(documents: list[dict[str, Any]], ids: list[str] | None) -> list[dict[str, Any]]:
+    """The pool's chunks: ids the documents' own when distinct, else ``ids``, else ``cN``."""
     given = [document["given_id"] for document in documents]
-    if ids is None and None not in given and len(set(given)) == len(given):
-        ids = [str(i) for i in given]
+    if None not in given and len(set(given)) == len(given):
+        ids = given
     chunks = []
     for position, document in enumerate(documents):
         chunk: dict[str, Any] = {
@@ -299,11 +300,7 @@ def span_pool(span: Span) -> dict[str, Any]:
             f"{span.where}: a retriever span without documents (retrieval.documents.N.document.*)"
         )
     query = _query(span.attributes, span.where)
-    texts = [document["text"] for document in documents]
-    given = [document["given_id"] for document in documents]
-    ids = None
-    if None in given or len(set(given)) != len(given):
-        ids = _output_ids(span.attributes, texts)
+    ids = _output_ids(span.attributes, [document["text"] for document in documents])
     rest = {k: v for k, v in span.attributes.items() if k not in used and k not in _READ}
     return {
         "query": query,
@@ -313,17 +310,10 @@ def span_pool(span: Span) -> dict[str, Any]:
 
 
 def _trace(span: Span, kind: str, rest: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"format": kind}
-    times = {"start": iso_time(span.start_ns), "end": iso_time(span.end_ns)}
-    for key in ("trace_id", "span_id", "parent_id", "name", "service", "start", "end"):
-        value = times[key] if key in times else getattr(span, key)
-        if value is not None:
-            out[key] = value
-    if span.resource:
-        out["resource"] = span.resource
-    if rest:
-        out["attributes"] = rest
-    return out
+    values = {key: getattr(span, key) for key in ("trace_id", "span_id", "parent_id", "name")}
+    values.update(service=span.service, start=iso_time(span.start_ns), end=iso_time(span.end_ns))
+    values.update(resource=span.resource or None, attributes=rest or None)
+    return {"format": kind, **{key: value for key, value in values.items() if value is not None}}
 
 
 # --------------------------------------------------------------------------- LangSmith
@@ -360,7 +350,7 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
                 f"{label}: outputs.documents[{position}]: a document without content (page_content)"
             )
         given_id = doc.get("id")
-        metadata = _metadata(doc.get("metadata"), label)
+        metadata = _metadata(doc.get("metadata"))
         score = None
         if metadata is not None and "score" in metadata:
             score = _score(metadata["score"], f"{label}: outputs.documents[{position}]")
