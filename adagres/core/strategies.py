@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..errors import InputError
-from . import classic, variants
+from . import classic, validate, variants
 from .guard import NEAR_DUPLICATE_GUARD
 from .prepared import PreparedPool
 from .result import Selection
@@ -276,8 +276,4 @@ def register(entry: Strategy, *, before: str | None = None) -> None:
 
 def strategy(name: str) -> Strategy:
     """The strategy ``name`` (an :class:`InputError` names the known ones)."""
-    if name not in STRATEGIES:
-        raise InputError(
-            f"strategy: expected one of {', '.join(map(repr, STRATEGIES))}, got {name!r}"
-        )
-    return STRATEGIES[name]
+    return STRATEGIES[validate.choice(name, "strategy", STRATEGIES)]
