@@ -162,31 +162,20 @@ def explorer_map(
     if query is not None:
         star = {"size": 16, "color": PALETTE["query"], "symbol": "star"}
         fig.add_trace(one_point(np.asarray(query, dtype=np.float64).reshape(2), "query", star))
-    if asked is not None:
-        _draw_asked(fig, data, asked, neighbours, new_picks)
+    if asked is not None:  # the new query's star, its neighbours' rings, its picks' crosses
+        color = PALETTE["adaptive"]
+        ring = {"size": 17, "color": "rgba(0,0,0,0)", "line": {"color": color, "width": 2}}
+        cross = {"size": 9, "color": color, "symbol": "x"}
+        for chunks, name, marker in (
+            (neighbours, f"nearest to the new query ({len(neighbours)})", ring),
+            (new_picks, f"new selection ({len(new_picks)})", cross),
+        ):
+            fig.add_trace(chunk_markers(data, list(chunks), name, marker))
+        star = {"size": 18, "color": color, "symbol": "star"}
+        star["line"] = {"color": "black", "width": 1}
+        fig.add_trace(one_point(np.asarray(asked, dtype=np.float64).reshape(2), "new query", star))
     map_layout(fig, title=title, height=height, dragmode="lasso")
     return fig
-
-
-def _draw_asked(
-    fig: go.Figure,
-    data: ExplorerData,
-    asked: Any,
-    neighbours: Sequence[int],
-    new_picks: Sequence[int],
-) -> None:
-    """The new query's star, its neighbours' rings and its picks' crosses."""
-    color = PALETTE["adaptive"]
-
-    def marks(positions: Sequence[int], name: str, marker: dict[str, Any]) -> None:
-        fig.add_trace(chunk_markers(data, positions, name, marker))
-
-    ring = {"size": 17, "color": "rgba(0,0,0,0)", "line": {"color": color, "width": 2}}
-    marks(list(neighbours), f"nearest to the new query ({len(neighbours)})", ring)
-    cross = {"size": 9, "color": color, "symbol": "x"}
-    marks(list(new_picks), f"new selection ({len(new_picks)})", cross)
-    star = {"size": 18, "color": color, "symbol": "star", "line": {"color": "black", "width": 1}}
-    fig.add_trace(one_point(np.asarray(asked, dtype=np.float64).reshape(2), "new query", star))
 
 
 def chunk_markers(

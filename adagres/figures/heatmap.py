@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any, Literal
 
 import numpy as np
@@ -98,13 +99,9 @@ class HeatmapData:
 
 def _runs(positions: Sequence[int]) -> list[tuple[int, int]]:
     """Maximal runs of consecutive integers, as (first, last)."""
-    runs: list[tuple[int, int]] = []
-    for p in positions:
-        if runs and p == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], p)
-        else:
-            runs.append((p, p))
-    return runs
+    # Within a run, position minus rank is constant.
+    groups = groupby(enumerate(positions), key=lambda pair: pair[1] - pair[0])
+    return [(run[0][1], run[-1][1]) for run in (list(group) for _, group in groups)]
 
 
 def heatmap_data(

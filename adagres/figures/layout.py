@@ -105,16 +105,9 @@ TITLE_LINE = 24
 #: (measured in Chromium: 70, 117.4 and 164.8 px for one to three lines), rounded up.
 TITLE_MARGIN, TITLE_MARGIN_PER_LINE = 72, 48
 
-#: Stop reasons and verdicts as the app says them (the enum values are identifiers).
+#: Stop reasons and verdicts as the app says them where underscores as spaces would not do
+#: (the enum values are identifiers; :func:`plain_name` spaces the others).
 PLAIN_NAMES: dict[str, str] = {
-    "budget_exhausted": "budget exhausted",
-    "no_positive_gain": "no positive gain",
-    "pool_exhausted": "pool exhausted",
-    "k_reached": "k reached",
-    "optimal": "optimal",
-    "selected": "selected",
-    "did_not_fit": "did not fit",
-    "outscored": "outscored",
     "non_positive_gain": "no positive gain",
     "not_in_optimum": "not in the optimum",
     "duplicate": "duplicate of a pick",

@@ -46,11 +46,8 @@ def timeline_data(selection: Selection, *, step: int | None = None) -> TimelineD
     bands: list[tuple[float | None, float | None]] = []
     for s in selection.steps:
         c = s.candidates
-        scores = None if c is None else c.score[c.in_play if in_play else c.eligible]
-        if scores is None or scores.size == 0:
-            bands.append((None, None))
-        else:
-            bands.append((float(np.min(scores)), float(np.max(scores))))
+        scores = np.empty(0) if c is None else c.score[c.in_play if in_play else c.eligible]
+        bands.append((float(scores.min()), float(scores.max())) if scores.size else (None, None))
     steps = selection.steps
     return TimelineData(
         steps=tuple(s.number for s in steps),

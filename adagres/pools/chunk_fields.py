@@ -149,11 +149,6 @@ def _fits_float(number: int) -> bool:
     return True
 
 
-def _is_number(value: Any) -> bool:
-    """True for an int or a float, not for a bool."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def parse_vector(
     value: Any, ctx: Location, index: int | None, chunk: Any, field: str
 ) -> list[float]:
@@ -173,7 +168,7 @@ def parse_vector(
     except OverflowError:  # an integer beyond the float range: named below
         pass
     for position, number in enumerate(value):
-        if not _is_number(number):
+        if not isinstance(number, (int, float)) or isinstance(number, bool):
             raise fail(f"value {position} is {type_name(number)}, not a number")
         if isinstance(number, int) and not _fits_float(number):
             raise fail(f"value {position} is an integer beyond a 64-bit float (±1.8e308)")

@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from adagres.core.validate import limit_hint
 from adagres.errors import PoolError, one_line
 from adagres.pools.chunk_fields import RawPool
 from adagres.pools.formats.detect import FORMATS, MAX_BYTES, decode_text, detect_format, read_source
@@ -108,7 +109,7 @@ def load_pool_line(data: bytes, *, name: str, line: int, limits: Limits | None =
     if len(data) > chosen.max_bytes:
         raise PoolError(
             f"{label}, line {line}: the line has {len(data):,} bytes, over the limit of "
-            f"{chosen.max_bytes:,} bytes ({Limits.hint('max_bytes')})"
+            f"{chosen.max_bytes:,} bytes ({limit_hint('max_bytes')})"
         )
     text = decode_text(data, f"{label}, line {line}")
     raw, ctx = jsonl_line_pool(text, label, line, chosen, raw=data)
@@ -184,7 +185,7 @@ def _raw_pools(
     if len(data) > limits.max_decoded_bytes:  # UTF-8 text decodes to as many bytes
         raise PoolError(
             f"{label}: the file has {len(data):,} bytes, over the limit of "
-            f"{limits.max_decoded_bytes:,} decoded bytes ({Limits.hint('max_decoded_bytes')})"
+            f"{limits.max_decoded_bytes:,} decoded bytes ({limit_hint('max_decoded_bytes')})"
         )
     text = decode_text(data, label)
     if fmt == "csv":

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from adagres.core.validate import string_problem
+from adagres.core.validate import limit_hint, string_problem
 from adagres.errors import one_line
 from adagres.pools.load_limits import Limits
 
@@ -127,7 +127,7 @@ def json_value_problem(
     def deep(at: int) -> str:
         return (
             f"nested {at} levels deep in the pool file, over the limit of "
-            f"{limits.max_depth} ({Limits.hint('max_depth')})"
+            f"{limits.max_depth} ({limit_hint('max_depth')})"
         )
 
     if level > limits.max_depth:

@@ -85,11 +85,6 @@ class Limits:
         given = {key: value for key, value in changes.items() if value is not None}
         return dataclasses.replace(self, **given) if given else self
 
-    @staticmethod
-    def hint(name: str) -> str:
-        """How a message tells the user to raise limit ``name``."""
-        return limit_hint(name)
-
 
 DEFAULT_LIMITS = Limits()
 
@@ -189,7 +184,7 @@ def _too_deep(where: str, line: int, limits: Limits) -> PoolError:
     at = f", line {line}" if line else ""
     return PoolError(
         f"{where}{at}: JSON nested more than {limits.max_depth} levels deep, over the limit "
-        f"of {limits.max_depth} ({Limits.hint('max_depth')})"
+        f"of {limits.max_depth} ({limit_hint('max_depth')})"
     )
 
 
@@ -197,7 +192,7 @@ def too_many_values(where: str, count: int, limits: Limits) -> PoolError:
     """The error of a file with more than ``limits.max_values`` values (``count`` of them)."""
     return PoolError(
         f"{where}: the file holds {count:,} values or more, over the limit of "
-        f"{limits.max_values:,} ({Limits.hint('max_values')})"
+        f"{limits.max_values:,} ({limit_hint('max_values')})"
     )
 
 
@@ -205,7 +200,7 @@ def too_many_chunks(where: str, count: int, limits: Limits) -> PoolError:
     """The error of a file with more than ``limits.max_file_chunks`` chunks or rows."""
     return PoolError(
         f"{where}: the file holds {count:,} chunks or more, over the limit of "
-        f"{limits.max_file_chunks:,} for one file ({Limits.hint('max_file_chunks')})"
+        f"{limits.max_file_chunks:,} for one file ({limit_hint('max_file_chunks')})"
     )
 
 

@@ -226,15 +226,8 @@ class Pool:
         """
         chunks, query, tokens = self.embeddings, self.query_embedding, self.token_counts
         if chunks is None or query is None or tokens is None:
-            missing = [
-                name
-                for name, value in (
-                    ("embeddings", chunks),
-                    ("a query embedding", query),
-                    ("token counts", tokens),
-                )
-                if value is None
-            ]
+            given = {"embeddings": chunks, "a query embedding": query, "token counts": tokens}
+            missing = [name for name, value in given.items() if value is None]
             raise PoolError(f"{self._where()}the pool has no {' and no '.join(missing)} yet")
         from adagres.pools.spans import spans_of  # (it reads Chunk, defined here)
 

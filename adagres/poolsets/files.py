@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from adagres.core.validate import limit_hint
 from adagres.errors import InputError, PoolError, one_line
 from adagres.pools.chunk_fields import type_name
 from adagres.pools.formats.jsonfile import parse_json
@@ -71,7 +72,7 @@ class PoolSet:
 def _too_many_pieces(label: str, limits: Limits) -> PoolError:
     return PoolError(
         f"{label}: the pool set holds more than {limits.max_set_pools:,} pools (lines and "
-        f"files), over the limit of {limits.max_set_pools:,} ({Limits.hint('max_set_pools')})"
+        f"files), over the limit of {limits.max_set_pools:,} ({limit_hint('max_set_pools')})"
     )
 
 
@@ -86,7 +87,7 @@ def _file_units(path: Path, digest: Any, limits: Limits, units: list[Unit]) -> N
     if size > limits.max_bytes:
         raise PoolError(
             f"{label}: the file has {size:,} bytes, over the limit of {limits.max_bytes:,} "
-            f"bytes ({Limits.hint('max_bytes')})"
+            f"bytes ({limit_hint('max_bytes')})"
         )
     digest.update(f"{path.name}|{size}|".encode("utf-8", "surrogatepass"))
     lines = path.suffix.lower() == ".jsonl"

@@ -187,11 +187,8 @@ def jsonl_pools(
         lines = [number for _, number in records]
         ctx = Location(label, chunk_position=line_positions(lines), plain=plain)
         return [(normalise_pool([item for item, _ in records], ctx, query), ctx)]
-    out = []
-    for item, number in records:
-        ctx = Location(label, line=number, plain=plain)
-        out.append((normalise_pool(item, ctx, None), ctx))
-    return out
+    at_lines = [(item, Location(label, line=number, plain=plain)) for item, number in records]
+    return [(normalise_pool(item, ctx, None), ctx) for item, ctx in at_lines]
 
 
 def jsonl_line_pool(

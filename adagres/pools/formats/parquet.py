@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from adagres.core.validate import limit_hint
 from adagres.errors import PoolError, one_line, require
 from adagres.pools.load_limits import Limits, too_many_chunks, too_many_values
 
@@ -133,7 +134,7 @@ def _check_names(names: list[str], label: str) -> None:
 def _too_large(label: str, size: int, limits: Limits, qualifier: str = "") -> PoolError:
     return PoolError(
         f"{label}: the data decodes to {size:,} bytes {qualifier}(the file has fewer), over "
-        f"the limit of {limits.max_decoded_bytes:,} ({Limits.hint('max_decoded_bytes')})"
+        f"the limit of {limits.max_decoded_bytes:,} ({limit_hint('max_decoded_bytes')})"
     )
 
 

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from adagres.core.validate import limit_hint
 from adagres.errors import PoolError, one_line
 from adagres.pools.chunk_fields import (
     CHUNK_FIELDS,
@@ -99,7 +100,7 @@ def _read_csv(text: str, label: str, limits: Limits) -> list[dict[str, Any]]:
         if "field larger than field limit" in str(error):
             raise PoolError(
                 f"{label}, line {reader.line_num}: a field is longer than the limit of "
-                f"{limits.max_field_chars:,} characters ({Limits.hint('max_field_chars')})"
+                f"{limits.max_field_chars:,} characters ({limit_hint('max_field_chars')})"
             ) from None
         raise PoolError(f"{label}, line {reader.line_num}: malformed CSV ({error})") from None
     if len(set(header)) != len(header):
