@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from adagres.core import baselines
-from adagres.core.prepared import PreparedPool, prepare
+from adagres.core.prepared import prepare
 from adagres.core.result import Selection
 from adagres.embed.models import embed_texts, resolve_model
 from adagres.errors import AdagresError, PoolError
@@ -146,22 +146,18 @@ def place(key: PoolKey, asked_question: Question, chunks_xy: np.ndarray, method:
     return Placed(float(x), float(y), f"weighted mean of the {len(near)} nearest chunks")
 
 
-def _run(key: SelectionKey, asked_question: Question) -> Selection:
-    pool = key.pool.get()
-    prepared: PreparedPool = prepare(
-        asked_question.vector, pool.prepared.chunks, pool.prepared.tokens
-    )
-    return baselines.run_prepared(
-        key.strategy, prepared, key.budget, key.selector, texts=pool.texts
-    )
-
-
 def reselect(key: SelectionKey, asked_question: Question) -> Selection:
     """The session's strategy, budget and settings run with the question as the query
     (cached per selection key and question)."""
-    return compute.derived("reselected", key, asked_question.text).fill(
-        lambda: _run(key, asked_question)
-    )
+
+    def run() -> Selection:
+        pool = key.pool.get()
+        prepared = prepare(asked_question.vector, pool.prepared.chunks, pool.prepared.tokens)
+        return baselines.run_prepared(
+            key.strategy, prepared, key.budget, key.selector, texts=pool.texts
+        )
+
+    return compute.derived("reselected", key, asked_question.text).fill(run)
 
 
 def beside_frame(pool: Pool, original: Selection, new: Selection) -> pd.DataFrame:
@@ -186,21 +182,18 @@ def beside_frame(pool: Pool, original: Selection, new: Selection) -> pd.DataFram
 # --------------------------------------------------------------------------- every page
 
 
-def asked_pool(pool: Pool, asked_question: Question) -> Pool:
-    """``pool`` with the question as its query: its text and vector; no gold labels or
-    answers (they belong to the original query)."""
+def _register(base: str, asked_question: Question) -> str:
+    """Register pool ``base`` with the question as its query (its text and vector; no gold
+    labels or answers: they belong to the original query) and return its key."""
+    pool = pools.get_pool(base)
     chunks = tuple(dataclasses.replace(chunk, gold=False) for chunk in pool.chunks)
-    return dataclasses.replace(
+    pool = dataclasses.replace(
         pool,
         query=asked_question.text,
         chunks=chunks,
         answers=(),
         raw_query_embedding=asked_question.vector,
     )
-
-
-def _register(base: str, asked_question: Question) -> str:
-    pool = asked_pool(pools.get_pool(base), asked_question)
     label = f"{pools.pool_label(base)}, asked: {asked_question.text[:40]}"
     return pools.add_pool(pool, "asked", label)
 

@@ -198,16 +198,12 @@ def follow_set(pool_set: PoolSet, found: Sequence[dict[str, Any]]) -> None:
             st.session_state.pop("ps_query", None)
 
 
-def _rows_file(fingerprint: str, selector: Selector, budget: int) -> Path:
-    # The code version is part of the key: rows computed by another version are not reused.
-    key = f"{ROWS_FORMAT}|{adagres.__version__}|{fingerprint}|{selector!r}|{budget}"
-    return _cache_folder() / f"rows-{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
-
-
 def _computed_rows(
     fingerprint: str, selector: Selector, budget: int, pool_set: PoolSet
 ) -> list[dict]:
-    target = _rows_file(fingerprint, selector, budget)
+    # The code version is part of the key: rows computed by another version are not reused.
+    key = f"{ROWS_FORMAT}|{adagres.__version__}|{fingerprint}|{selector!r}|{budget}"
+    target = _cache_folder() / f"rows-{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     try:
         return list(json.loads(target.read_text(encoding="utf-8")))
     except (OSError, ValueError):

@@ -62,14 +62,6 @@ def manual_start(settings: AppSettings) -> float:
     return float(url_number(compute.adaptive_lam(compute.selection_key(settings))))
 
 
-def _lam_from_mode(mode: str) -> float | str:
-    return "adaptive" if mode == "adaptive" else manual_start(state.current())
-
-
-def _floor_mode(floor: object) -> str:
-    return "off" if floor is None else "pool" if floor == "pool" else "value"
-
-
 def _floor_from_mode(mode: str) -> object:
     if mode in ("off", "pool"):
         return None if mode == "off" else "pool"
@@ -284,7 +276,7 @@ def _selection_controls(n_chunks: int, high: int) -> None:
         options=("adaptive", "manual"),
         horizontal=True,
         to_widget=lambda lam: "adaptive" if lam == "adaptive" else "manual",
-        from_widget=_lam_from_mode,
+        from_widget=lambda mode: mode if mode == "adaptive" else manual_start(state.current()),
         help="Switching to manual starts from the adaptive λ of the current settings.",
     )
     if state.current().lam_mode == "manual":
@@ -356,7 +348,7 @@ def _selection_controls(n_chunks: int, high: int) -> None:
             "Count similarity above",
             options=("off", "pool", "value"),
             horizontal=True,
-            to_widget=_floor_mode,
+            to_widget=lambda f: "off" if f is None else "pool" if f == "pool" else "value",
             from_widget=_floor_from_mode,
             format_func=lambda m: {"off": "0 (off)", "pool": "ρ̄ (pool)", "value": "a value"}[m],
         )
