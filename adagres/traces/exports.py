@@ -109,11 +109,8 @@ def detect(path: str | Path) -> str | None:
             obj = _loads_or_none(path.read_bytes())
         except OSError:
             return None
-    if isinstance(obj, list):
-        obj = obj[0] if obj else None
-    if isinstance(obj, Mapping) and isinstance(obj.get("runs"), list):
-        obj = obj["runs"][0] if obj["runs"] else None
-    return _kind_of(obj)
+    items = _listed(obj)  # the first object, as records reads them
+    return _kind_of(items[0] if items else None)
 
 
 _MARKERS = (
