@@ -59,6 +59,7 @@ __all__ = [
     "Retrieved",
     "Selected",
     "Tokenizer",
+    "answer",
     "count",
     "embedded",
     "matrix",
@@ -322,6 +323,15 @@ def returned(selection: Selection, retrieved: Retrieved) -> list[Placed] | None:
     then the adapter returns the picks (:func:`picks`) as they are."""
     texts = retrieved.texts if retrieved.places is None else retrieved.places.texts
     return passages(selection, texts, retrieved.record_ids(), picks(selection))
+
+
+def answer(selection: Selection, retrieved: Retrieved, make: Callable[[Placed], D]) -> Selected[D]:
+    """The adapter's answer: ``make`` builds the document it returns for each passage
+    (:func:`returned`), or for each pick when nothing was stitched (a passage of one chunk)."""
+    placed = returned(selection, retrieved)
+    if placed is None:
+        placed = [Placed((i,), i, retrieved.texts[i], extra) for i, extra in picks(selection)]
+    return Selected([make(p) for p in placed], selection)
 
 
 def picks(selection: Selection) -> list[tuple[int, dict[str, Any]]]:

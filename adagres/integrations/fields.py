@@ -24,7 +24,7 @@ from ..embed.tokens import DEFAULT_TOKENIZER
 from ..errors import InputError, one_line
 from . import common
 
-__all__ = ["OptionFields", "check_fields", "input_error"]
+__all__ = ["Checked", "OptionFields", "check_fields", "input_error"]
 
 #: The fields that are :func:`adagres.integrations.common.options`' arguments.
 _OPTIONS = ("budget", "preset", "strategy", "settings", "tokenizer", "record_to")
@@ -53,11 +53,23 @@ def check_fields(model: type[BaseModel], data: Mapping[str, Any]) -> None:
         )
 
 
-class OptionFields(BaseModel):
-    """``budget``, ``preset``, ``strategy``, ``settings``, ``tokenizer``, ``record_to``
-    (see :func:`adagres.integrations.common.options`), checked when the model is made."""
+class Checked(BaseModel):
+    """A pydantic model whose unknown keyword or field of the wrong type is the project's
+    one-line :class:`InputError` naming it (:func:`check_fields`, :func:`input_error`)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    def __init__(self, **data: Any) -> None:
+        check_fields(type(self), data)
+        try:
+            super().__init__(**data)
+        except ValidationError as error:  # embeddings=5, size=0: one line naming the field
+            raise input_error(error, type(self).__name__) from None
+
+
+class OptionFields(Checked):
+    """``budget``, ``preset``, ``strategy``, ``settings``, ``tokenizer``, ``record_to``
+    (see :func:`adagres.integrations.common.options`), checked when the model is made."""
 
     budget: int
     preset: str = common.DEFAULT_PRESET
@@ -68,7 +80,7 @@ class OptionFields(BaseModel):
 
     def __init__(self, **data: Any) -> None:
         cls = type(self)
-        check_fields(cls, data)
+        check_fields(cls, data)  # before the options are read: a misspelt one is named
         if "settings" in data:  # a saved adapter holds its settings as a dict
             data["settings"] = common.settings_from(data["settings"])
         if "budget" not in data:
@@ -78,10 +90,7 @@ class OptionFields(BaseModel):
         # (budget=True is refused, as select refuses it, not taken as 1 token).
         chosen = common.options(**{name: data[name] for name in _OPTIONS if name in data})
         data["budget"] = chosen.budget
-        try:
-            super().__init__(**data)
-        except ValidationError as error:  # another field of the wrong type (embeddings=5)
-            raise input_error(error, cls.__name__) from None
+        super().__init__(**data)
 
     @field_serializer("record_to")
     def _record_to_text(self, value: str | Path | None) -> str | None:

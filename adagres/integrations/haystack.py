@@ -119,14 +119,7 @@ class AdagresSelector:
             selection = common.select(self._options, retrieved, framework=FRAMEWORK)
             values = common.report(self._options, retrieved, selection)
             span.set_tags(values)
-        placed = common.returned(selection, retrieved)
-        if placed is not None:
-            return common.Selected([_passage(documents, p) for p in placed], selection)
-        chosen = [
-            dataclasses.replace(documents[i], meta={**documents[i].meta, **extra})
-            for i, extra in common.picks(selection)
-        ]
-        return common.Selected(chosen, selection)
+        return common.answer(selection, retrieved, lambda placed: _passage(documents, placed))
 
     def to_dict(self) -> dict[str, Any]:
         """The component as a pipeline file stores it (the tokenizer by name)."""

@@ -54,12 +54,12 @@ from langchain_core.load.serializable import Serializable
 from langchain_core.retrievers import BaseRetriever, RetrieverLike
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.vectorstores import VectorStore
-from pydantic import ConfigDict, Field, InstanceOf, PrivateAttr, ValidationError
+from pydantic import Field, InstanceOf, PrivateAttr
 
 from ..embed.models import DEFAULT_MODEL, embed_texts
 from ..errors import InputError
 from . import common, tracing
-from .fields import OptionFields, check_fields, input_error
+from .fields import Checked, OptionFields
 from .langchain_passages import passage, places
 from .langchain_vectors import search_by_vector, searches_by_vector, stored_vectors, stores_of
 
@@ -107,7 +107,7 @@ class PackagedMiniLM(_InNamespace, Embeddings):
         return vector
 
 
-class QueryCache(_InNamespace, Embeddings):
+class QueryCache(Checked, _InNamespace, Embeddings):
     """``embeddings`` that keep the vectors of the last ``size`` queries, by their text.
 
     Give one object to the store and to an :class:`AdagresCompressor`: in a
@@ -117,19 +117,10 @@ class QueryCache(_InNamespace, Embeddings):
     each embed it).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     embeddings: InstanceOf[Embeddings]
     size: int = Field(default=32, gt=0, strict=True)  # strict: size=True is not 1
     _vectors: OrderedDict[str, list[float]] = PrivateAttr(default_factory=OrderedDict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-
-    def __init__(self, **data: Any) -> None:
-        check_fields(type(self), data)
-        try:
-            super().__init__(**data)
-        except ValidationError as error:  # embeddings=5, size=0: one line naming the field
-            raise input_error(error, type(self).__name__) from None
 
     @property
     def model_name(self) -> str | None:
@@ -361,15 +352,7 @@ def _select(
     RunnableLambda(run, name=tracing.SPAN_NAME).invoke(
         {"query": query, "documents": len(documents)}, config
     )
-    selection = made[0]
-    placed = common.returned(selection, retrieved)
-    if placed is not None:
-        return common.Selected([passage(documents, p) for p in placed], selection)
-    picked = [
-        documents[i].model_copy(update={"metadata": {**documents[i].metadata, **extra}})
-        for i, extra in common.picks(selection)
-    ]
-    return common.Selected(picked, selection)
+    return common.answer(made[0], retrieved, lambda placed: passage(documents, placed))
 
 
 def _model_name(embeddings: Any) -> str | None:

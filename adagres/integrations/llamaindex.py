@@ -201,11 +201,7 @@ class AdagresPostprocessor(OptionFields, BaseNodePostprocessor):
             query=retrieved.query, lam=values[f"{PREFIX}lambda"], attributes=values, **fields
         )
         dispatcher.event(event)
-        placed = common.returned(selection, retrieved)
-        if placed is not None:
-            return common.Selected([_passage(nodes, p) for p in placed], selection)
-        chosen = [_annotated(nodes[i], extra) for i, extra in common.picks(selection)]
-        return common.Selected(chosen, selection)
+        return common.answer(selection, retrieved, lambda placed: _passage(nodes, placed))
 
     def _vectors(self, nodes: list[NodeWithScore]) -> list[Any]:
         """Each node's own vector, else the store's, else a new embedding (see the module)."""

@@ -74,13 +74,17 @@ def _span_columns(names: Iterable[Any]) -> bool:
     )
 
 
-def _first_line(path: Path, label: str) -> bytes:
+def _lines(path: Path, label: str) -> Iterator[bytes]:
+    """The file's lines, one over :data:`MAX_DOCUMENT_BYTES` in parts."""
     try:
         with path.open("rb") as handle:
-            lines = iter(lambda: handle.readline(MAX_DOCUMENT_BYTES + 1), b"")
-            return next((line for line in lines if line.strip()), b"")
+            yield from iter(lambda: handle.readline(MAX_DOCUMENT_BYTES + 1), b"")
     except OSError as error:
         raise _read_error(label, error) from None
+
+
+def _first_line(path: Path, label: str) -> bytes:
+    return next((line for line in _lines(path, label) if line.strip()), b"")
 
 
 def detect(path: str | Path) -> str | None:
@@ -105,11 +109,8 @@ def detect(path: str | Path) -> str | None:
             obj = _loads_or_none(path.read_bytes())
         except OSError:
             return None
-    if isinstance(obj, list):
-        obj = obj[0] if obj else None
-    if isinstance(obj, Mapping) and isinstance(obj.get("runs"), list):
-        obj = obj["runs"][0] if obj["runs"] else None
-    return _kind_of(obj)
+    items = _listed(obj)  # the first object, as records reads them
+    return _kind_of(items[0] if items else None)
 
 
 _MARKERS = (
@@ -162,27 +163,21 @@ def records(path: str | Path) -> Iterator[Record]:
     if _loads_or_none(head) is None:  # not JSON lines: one document
         yield from _document_records(path, label)
         return
-    try:
-        handle = path.open("rb")
-    except OSError as error:
-        raise _read_error(label, error) from None
-    with handle:
-        lines = iter(lambda: handle.readline(MAX_DOCUMENT_BYTES + 1), b"")
-        for number, line in enumerate(lines, 1):
-            where = f"{label}, line {number}"
-            if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
-                raise PoolError(
-                    f"{where}: longer than {MAX_DOCUMENT_BYTES:,} bytes, the most one line of "
-                    f"an export may hold"
-                )
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as error:
-                raise PoolError(f"{where}: not JSON ({one_line(error, max_chars=80)})") from None
-            for position, item in enumerate(_listed(obj)):
-                yield Record(item, where if not isinstance(obj, list) else f"{where}[{position}]")
+    for number, line in enumerate(_lines(path, label), 1):
+        where = f"{label}, line {number}"
+        if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
+            raise PoolError(
+                f"{where}: longer than {MAX_DOCUMENT_BYTES:,} bytes, the most one line of "
+                f"an export may hold"
+            )
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as error:
+            raise PoolError(f"{where}: not JSON ({one_line(error, max_chars=80)})") from None
+        for position, item in enumerate(_listed(obj)):
+            yield Record(item, where if not isinstance(obj, list) else f"{where}[{position}]")
 
 
 def _listed(obj: Any) -> list[Any]:

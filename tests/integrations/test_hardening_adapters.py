@@ -229,7 +229,7 @@ def test_a_retriever_refuses_budget_true_and_a_whole_float_is_taken_as_its_numbe
         ),
         (lambda: AdagresPostprocessor(budget=10, embed_model=5), "embed_model", "BaseEmbedding"),
         (lambda: AdagresRetriever(budget=10, **given(embeddings="x")), "embeddings", "Embeddings"),
-        (lambda: QueryCache(embeddings=5), "embeddings", "instance of Embeddings"),
+        (lambda: QueryCache(**given(embeddings=5)), "embeddings", "instance of Embeddings"),
         (lambda: QueryCache(embeddings=Fixed(), size=0), "size", "greater than 0"),
         (lambda: QueryCache(embeddings=Fixed(), size=True), "size", "valid integer"),
     ],
@@ -245,7 +245,7 @@ def test_a_framework_field_of_the_wrong_type_is_named_in_one_line(make, field, e
         lambda: AdagresCompressor(budget=10, embeddings=Fixed(), **given(tokeniser="words")),
         lambda: AdagresPostprocessor(budget=10, tokeniser="words"),
         lambda: AdagresRetriever(budget=10, **given(tokeniser="words")),
-        lambda: QueryCache(embeddings=Fixed(), tokeniser="words"),
+        lambda: QueryCache(embeddings=Fixed(), **given(tokeniser="words")),
     ],
 )
 def test_a_misspelt_option_is_refused_not_dropped(make):
