@@ -2,19 +2,12 @@
 how each step's score is computed, decided and recorded.
 
 :func:`adagres.core.selection.greedy` is the loop itself, written step by step as SPEC.md
-states it; this module holds what it calls, in the order a step uses it:
-
-- the :class:`Rule` a strategy scores and stops by (:data:`POLICY_RULES` for AdaGReS's
-  policies) and the :class:`~adagres.core.records.Scoring` that states it in words;
-- the engines that compute the score (:class:`Gains`: AdaGReS's gain, one product per
-  pick; :class:`Scores`: gain per token, MMR, relevance), which answer each step with a
-  named :class:`~adagres.core.engine.Pick` (:mod:`adagres.core.engine`);
-- what still fits (:class:`Fit`, or :class:`PackedFit` when packing lets costs fall);
-- the :class:`Loop` state with one method per SPEC step: :meth:`Loop.record` keeps each
-  step's pick, :meth:`Loop.finish` turns them into the :class:`~adagres.core.records.Step`
-  records (every field named), and :func:`finish` makes the frozen
-  :class:`~adagres.Selection` of a run (of this loop or of
-  :func:`~adagres.core.replay.replay`).
+states it; this module holds what it calls, in the order a step uses it: the :class:`Rule`
+a strategy scores and stops by (:data:`POLICY_RULES` for AdaGReS's policies), the engines
+(:class:`Gains`, :class:`Scores`) answering each step with a
+:class:`~adagres.core.engine.Pick`, what still fits (:class:`Fit`, :class:`PackedFit`), the
+:class:`Loop` state with one method per SPEC step, and :func:`finish`, which makes the frozen
+:class:`~adagres.Selection` of a run (of this loop or of :func:`~adagres.core.replay.replay`).
 
 The redundancy term is kept as the vector of gains over the pool and updated with one
 matrix-vector product per pick: k picks cost O(k·N·d) time and O(N) memory beyond the

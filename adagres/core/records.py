@@ -150,12 +150,11 @@ class Step(NamedTuple):
 
     ``accepted`` is False only for the last step, where the run stopped (``winner`` is then
     the best candidate left, "next best", or None if nothing was in play or eligible).
-    ``score`` is what the rule maximised, ``score_relevance − score_redundancy``;
-    ``relevance_term``, ``redundancy_term`` and ``gain`` are the marginal F gain at the
-    shared λ and τ. ``tokens_used`` and ``tokens_left`` are after the step;
-    ``tokens_available`` is what was left when the step was decided. ``candidates`` holds
-    the per-chunk numbers when the run was traced (and always for the last step). A named
-    tuple: the loop makes one per step, on the fast path too, so it must be cheap.
+    ``score``, ``gain`` and their terms are the winner's, as in :class:`Candidates`.
+    ``tokens_used`` and ``tokens_left`` are after the step; ``tokens_available`` is what was
+    left when the step was decided. ``candidates`` holds the per-chunk numbers when the run
+    was traced (and always for the last step). A named tuple: the loop makes one per step,
+    on the fast path too, so it must be cheap.
     """
 
     number: int

@@ -75,10 +75,8 @@ def normalise_rows(array: FloatArray) -> FloatArray:
 
 
 def unit_rows(value: ArrayLike, name: str = "chunk_embeddings") -> FloatArray:
-    """Return ``value`` as an (N, d) float array of unit rows, normalising only if needed.
-
-    See :func:`unit_rows_and_squares`, which also returns ‖c_i‖² of the returned rows.
-    """
+    """Return ``value`` as an (N, d) float array of unit rows, normalising only if needed
+    (:func:`unit_rows_and_squares` without ‖c_i‖²)."""
     return unit_rows_and_squares(value, name)[0]
 
 
@@ -122,10 +120,8 @@ def unit_rows_and_squares(
 
 
 def unit_vector(value: ArrayLike, dim: int, name: str = "query_embedding") -> NDArray[np.float64]:
-    """Return the query as a unit vector of length ``dim`` (float64).
-
-    Idempotent like :func:`unit_rows`: a vector already unit to 1e-12 is returned as is.
-    """
+    """Return the query as a unit vector of length ``dim`` (float64), idempotent like
+    :func:`unit_rows`: a vector already unit to 1e-12 is returned as is."""
     array = np.asarray(_float_array(value, name), dtype=np.float64)
     if array.ndim != 1:
         raise InputError(f"{name}: expected a 1-D vector, got shape {array.shape}")
@@ -215,11 +211,8 @@ def budget(value: object) -> int:
 
 
 def real(value: object, name: str, *, minimum: float | None = None) -> float:
-    """Return ``value`` as a finite float, optionally with a lower bound.
-
-    Any real number is taken (int, float, numpy scalar, Fraction, Decimal); one too large
-    for a float is refused with the others, never with an OverflowError.
-    """
+    """Return ``value`` as a finite float >= ``minimum``: any real number (int, float, numpy
+    scalar, Fraction, Decimal); one too large for a float is refused, never an OverflowError."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise InputError(f"{name}: expected a finite number, got {value!r:.60}")
     try:
@@ -267,10 +260,8 @@ def choice(value: object, name: str, options: Collection[str]) -> str:
 
 
 def indices(value: object, n: int, name: str = "indices") -> NDArray[np.int64]:
-    """Return distinct pool positions in [0, n) as an int64 array.
-
-    ``value`` is a sequence of whole numbers (not a string, not a bare number, no bools).
-    """
+    """Return distinct pool positions in [0, n) as an int64 array, from a sequence of whole
+    numbers (not a string, not a bare number, no bools)."""
     if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
         raise InputError(f"{name}: expected a sequence of pool positions, got {value!r:.60}")
     items = list(cast("Iterable[object]", value))
@@ -286,11 +277,8 @@ def indices(value: object, n: int, name: str = "indices") -> NDArray[np.int64]:
 
 
 def chunk_ids(value: object, n: int | None, name: str = "ids") -> list[object] | None:
-    """Return ``value`` (chunk ids by pool position) as a list, or None for None.
-
-    A string is refused (it would be read one character per chunk); with ``n`` given the
-    list must hold exactly ``n`` ids, one per chunk of the pool.
-    """
+    """Return ``value`` (chunk ids by pool position) as a list, or None for None; a string
+    is refused (it would be read one character per chunk); with ``n`` given, exactly ``n``."""
     if value is None:
         return None
     if isinstance(value, str | bytes) or not hasattr(value, "__len__"):
@@ -338,7 +326,6 @@ def spans(texts: object, sources: object, starts: object, count_tokens: object) 
             raise InputError(
                 f"{name}: expected a sequence with one entry per chunk, got {value!r:.60}"
             )
-    # each is a sequence from here on: it has a length and is neither a string nor a mapping
     texts, sources, starts = cast("tuple[Sequence[object], ...]", (texts, sources, starts))
     n = len(texts)
     for name, value in (("sources", sources), ("starts", starts)):

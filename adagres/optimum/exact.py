@@ -10,13 +10,10 @@ it. A node (a set S in, a set U open) is cut off when an upper bound on its comp
 no better than the incumbent: :func:`split_bound` (cheap) first, then :func:`convex_bound`
 (a concave relaxation over the knapsack polytope with the weights W − N, N ≥ 0 the pair
 multipliers of :func:`~adagres.optimum.nonnegative.pair_multipliers`, and the per-chunk
-diagonal of :func:`diagonal`: together the doubly non-negative bound). When few sets fit
-the budget, :func:`~adagres.optimum.enumeration.enumerate_best` visits them all instead. The
-search stops at a work limit (``max_nodes``, deterministic: the same answer on a busy and
-an idle machine); a wall clock (``time_limit``) applies only when asked for. When a limit
-stops it, the largest bound still open bounds the optimum: the result carries the proven
-gap (:class:`ExactResult`); ``proven`` is True only when nothing open can beat the set by
-more than max(1e-9, rel_gap·|F|).
+diagonal of :func:`diagonal`: together the doubly non-negative bound). When a limit
+(:func:`solve`) stops the search, the largest bound still open bounds the optimum: the
+result carries the proven gap (:class:`ExactResult`); ``proven`` is True only when nothing
+open can beat the set by more than max(1e-9, rel_gap·|F|).
 """
 
 from __future__ import annotations

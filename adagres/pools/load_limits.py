@@ -10,9 +10,6 @@ tokenizing, embedding); a file over a limit raises a one-line
 
 Within the limits, loading a file takes at most 4 × its decoded bytes + 80 bytes per value
 + 1.7 KB per chunk + 16 MB of memory (``docs/POOL_FORMAT.md`` has the measured figures).
-
-This module also holds :func:`scan_json`, which measures the nesting depth and the number
-of values of a JSON text without parsing it.
 """
 
 from __future__ import annotations
