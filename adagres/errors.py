@@ -4,10 +4,9 @@ Every error a user can cause (a bad argument, a bad file, a pool too large to so
 :class:`AdagresError`, so a caller (the CLI, the app) can catch one type and show its
 message, which names the field, the chunk and the numbers involved.
 
-Messages are one line. A message quotes what the user gave (an id, a value, a third-party
-library's error text), which may hold newlines, terminal escapes or lone surrogates; build
-such parts with :func:`one_line`. :class:`AdagresError` applies it to its message as well,
-as a safety net, so ``str(error)`` is always one printable, UTF-8-encodable line.
+Build the parts of a message that quote what the user gave with :func:`one_line`;
+:class:`AdagresError` applies it to the whole message too, so ``str(error)`` is always one
+printable, UTF-8-encodable line.
 """
 
 from __future__ import annotations
@@ -135,8 +134,7 @@ class MissingExtra(AdagresError, ImportError):
 
 
 def install_hint(extra: str) -> str:
-    """The command that installs an extra. It works where the package is installed, from a
-    clone or a wheel alike: pip takes the installed package and adds the extra's packages.
+    """The command that installs an extra (pip adds its packages to any installed copy).
 
     >>> install_hint("embed")
     'pip install "adagres-explorer[embed]"'
@@ -145,8 +143,7 @@ def install_hint(extra: str) -> str:
 
 
 def require(module: str, extra: str, *, purpose: str | None = None) -> ModuleType:
-    """Import ``module`` (an optional dependency) or raise :class:`MissingExtra` naming the
-    extra that installs it; ``purpose`` says what needed it.
+    """Import optional ``module`` or raise :class:`MissingExtra` naming ``extra`` and ``purpose``.
 
     Only a missing module becomes MissingExtra; any other failure of the import propagates.
 

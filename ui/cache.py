@@ -43,8 +43,7 @@ class Slot(Generic[T]):
 
         An AdagresError raised by ``compute`` is kept and raised again (a shallow copy: the
         same type, message and attributes, such as a stopped search's ``result``, so the
-        kept one does not grow a traceback per rerun).
-        Concurrent callers wait for the first one.
+        kept one does not grow a traceback per rerun). Concurrent callers wait for the first.
         """
         if not self._filled:
             with self._lock:

@@ -262,7 +262,6 @@ def sweep_controls(
         state.set_option(SWEEP_METRIC, default_metric, record=False)
 
     controls = st.columns([2, 1])
-    # A range slider: its state (set above) is a (low, high) pair.
     picked = controls[0].slider(
         "Budgets from … to (tokens)", min_value=1, max_value=high, key="cmp_sweep_range"
     )

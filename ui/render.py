@@ -140,8 +140,7 @@ def current_pool(settings: AppSettings) -> tuple[Pool, SelectionKey]:
 
 
 def pool_and_selection(settings: AppSettings) -> tuple[Pool, SelectionKey, Selection]:
-    """The current pool, the key and the selection under ``settings``; stops the page
-    otherwise.
+    """The current pool, the key and the selection under ``settings``; else stops the page.
 
     With no pool chosen the page stops quietly; a selection that cannot be made (an
     ``AdagresError``, e.g. the exact solver refusing the pool) is shown with ``error``.

@@ -6,22 +6,18 @@ makes the very same pool again (the app opens a query of a report through it).
 
 - ``fanoutqa``: FanOutQA dev sub-questions over the Wikipedia lead summaries. The top
   ``articles`` summaries by BM25 (:func:`adagres.corpora.datasets.fanoutqa_pools`, the
-  evidence article kept) are chunked with overlap (
-  :func:`adagres.corpora.documents.pool_from_documents`,
-  64-token windows every 48 tokens by default) and the ``top_n`` chunks closest to the
-  sub-question by the packaged MiniLM form the pool. Gold: the chunks of the evidence
-  article that made the pool; answers: the sub-question's answer strings.
+  evidence article kept) are chunked with overlap (64-token windows every 48 tokens by
+  default) and the ``top_n`` chunks closest to the sub-question by MiniLM form the pool.
+  Gold: the chunks of the evidence article that made the pool; answers: the sub-question's
+  answer strings.
 - ``drugs``: one query per (drug, condition) with at least ``min_reviews`` reviews,
   "What do patients report about <drug> for <condition>?", over all 979 reviews chunked
   the same way. Gold: the chunks of that drug's reviews for that condition. Answers: none
   (a patient's experience has no answer string), so answer recall is not measured here.
 - ``demo``: the three bundled pools of ``data/`` as they are.
-- a path: a JSONL file of pools, a folder of pool files or a collection spec, read by
-  :mod:`adagres.poolsets.summaries` (each pool parsed by :func:`adagres.pools.io.load_pools`),
-  counted with cl100k and embedded with MiniLM where the file has neither.
+- a path: a user's pool set (:func:`path_cases`).
 
-Query samples are drawn with :func:`sample_ids` (a seeded permutation, split into a dev
-part and a held-out part). Embeddings come from the on-disk cache after the first run.
+Query samples come from :func:`sample_ids`; embeddings from the on-disk cache after the first run.
 """
 
 from __future__ import annotations

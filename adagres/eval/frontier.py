@@ -3,14 +3,9 @@
 A reader choosing a context packer compares a handful of strategies with ``topk_budget``:
 the presets ``paper`` and ``recommended`` (found in the run by their settings, whatever
 their entry is called), ``mmr``, ``near_duplicates`` and the best-recall strategy of the
-rest (:func:`compared`). For them, per corpus:
-
-- :func:`frontier_points`: answer recall (the corpus's primary metric) against the share
-  of the context that is repeated text, one point per strategy and budget;
-- :func:`summary_rows`: one table across corpora at the mid budget (:func:`mid_budget`),
-  recall, its paired difference with top-k and repeated text;
-- :func:`verdict`: one sentence in plain words, with the numbers, that says where the
-  recommended preset and the other compared strategies find fewer answers than top-k.
+rest (:func:`compared`): the recall–repeated-text frontier (:func:`frontier_points`), one
+table across corpora at the mid budget (:func:`summary_rows`) and one sentence per corpus
+(:func:`verdict`).
 
 Numbers only come from the aggregates of a results document (means over queries; the
 difference with top-k is the paired mean over the same queries), so the figure, the table

@@ -328,18 +328,15 @@ def pool_map(
 ) -> go.Figure:
     """The pool's 2-D map at step ``step`` (see :func:`map_data` for what is shown).
 
-    ``svg`` draws the points as SVG (``go.Scatter``) instead of WebGL (``go.Scattergl``),
-    with the same properties: faster to draw without a GPU up to several thousand points.
-    Picks are numbered on the map while there are at most ``max_labels`` of them; past
-    that the number is only in each pick's hover (:data:`MAX_PICK_LABELS`).
-
-    The query is a star, picks are numbered in pick order (each number on the side away
-    from the star; picks are drawn over the star and the ring), the step's winner is
-    ringed, the remaining candidates are coloured by their score at the step (with a colour bar) and
-    chunks that no longer fit are grey crosses. Hover: id, title, tokens, relevance, gain
-    and final verdict, then a snippet of the text (escaped, so chunk text is plain text).
-    Every chunk's point carries its pool position as ``customdata`` (the query's star has
-    none), so a click event names the chunk without relying on the order of the traces.
+    ``svg`` draws SVG (``go.Scatter``) instead of WebGL (``go.Scattergl``): faster without a
+    GPU up to several thousand points. The query is a star; picks are numbered in pick order
+    (on the side away from the star) while there are at most ``max_labels`` of them, else
+    only in their hover. The step's winner is ringed, the candidates are coloured by their
+    score at the step (with a colour bar), chunks that no longer fit are grey crosses.
+    Hover: id, title, tokens, relevance, gain and final verdict, then a snippet of the text
+    (escaped, so chunk text is plain text). Every chunk's point carries its pool position
+    as ``customdata`` (the star has none), so a click event names the chunk without relying
+    on the order of the traces.
     """
     data = map_data(
         projection, selection, step, ids=ids, texts=texts, titles=titles, color_by=color_by
@@ -348,8 +345,6 @@ def pool_map(
     fig = go.Figure()
 
     def add(layer: MapPoints, name: str, marker: dict[str, Any], **extra: Any) -> None:
-        """One layer of the map as a hoverable trace; each point's ``customdata`` is its
-        pool position."""
         # numpy arrays, not lists: plotly checks a list element by element (about 14 ms for
         # 2,000 points against 1.3 ms) and sends numbers as typed arrays, a smaller message.
         trace = kind(

@@ -1,15 +1,10 @@
 """Pool sets, found: the pieces (a ``.jsonl`` line, a pool file, a retrieved pool) of a
 ``.jsonl`` file, a folder of pool files or a collection spec, within the limits.
 
-Rules (``docs/POOL_FORMAT.md``, "Pool sets"):
-
-- each ``.jsonl`` file is read once, a line at a time, for the fingerprint and the byte
-  range of each non-blank line; each file within ``Limits.max_bytes``, the whole set within
-  ``Limits.max_set_pools`` pieces, both checked as the set is read;
-- a line is parsed on its own when its pool is needed (:func:`load_unit`), so reading line
-  200,000 costs what reading line 1 does;
-- one bad line refuses the set: the PoolError names the file, the line and the problem;
-- a collection spec is checked field by field (:func:`spec_fields`).
+Rules: ``docs/POOL_FORMAT.md``, "Pool sets", and :func:`load_pool_set` (limits checked as
+the set is read). A line is parsed on its own when its pool is needed (:func:`load_unit`),
+so reading line 200,000 costs what reading line 1 does; a collection spec is checked field
+by field (:func:`spec_fields`).
 """
 
 from __future__ import annotations

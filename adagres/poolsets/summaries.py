@@ -216,11 +216,11 @@ def summarize(
     packing) and the preset has its own. ``workers`` processes run the batches (default:
     the local cores; or here, serially, for a set wholly in files of at most
     :data:`SERIAL_BYTES` in all, whose parsed pools this process keeps, so summarising it
-    again costs only the selections; 1 runs here, serially);
-    ``client`` (a ``distributed.Client``) runs them on its Dask cluster instead: its workers
-    read the set's files at the absolute paths this process loaded them from (checked on
-    every worker before submission). Pools
-    without token counts or embeddings are prepared here (cl100k, the packaged model).
+    again costs only the selections; 1 runs here, serially); ``client`` (a
+    ``distributed.Client``) runs them on its Dask cluster instead: its workers read the
+    set's files at the absolute paths this process loaded them from (checked on every
+    worker before submission). Pools without token counts or embeddings are prepared here
+    (cl100k, the packaged model).
     """
     if not isinstance(settings, Settings):
         raise InputError(f"settings must be an adagres.Settings, got {type(settings).__name__}")

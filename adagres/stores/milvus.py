@@ -542,12 +542,11 @@ def index_documents(
 ) -> Indexed:
     """Chunk ``documents`` with overlap, embed the chunks and store them in ``collection``.
 
-    ``documents`` is what :func:`adagres.corpora.documents.read_documents` takes (files, a folder,
-    a table or pool file, ``{doc_id: text}``, texts); ``metadata`` maps a document id to
-    fields stored with each of its chunks (in the JSON ``metadata`` field, beside the
-    chunk's ``doc_id`` and offsets). Chunks are windows of ``size`` tokens of ``tokenizer``
-    overlapping by ``overlap`` (:func:`~adagres.corpora.documents.chunk_documents`), embedded by
-    ``model`` (default: the packaged all-MiniLM-L6-v2); ``source`` is the file they came from.
+    ``documents``: anything :func:`adagres.corpora.documents.read_documents` takes;
+    ``metadata`` maps a document id to fields stored in each of its chunks' JSON ``metadata``
+    (beside its ``doc_id`` and offsets). Chunks: :func:`~adagres.corpora.documents.chunk_documents`
+    windows, embedded by ``model`` (default: the packaged all-MiniLM-L6-v2); ``source`` is
+    the file they came from.
     """
     from adagres.corpora.documents import chunk_documents
     from adagres.embed.models import embed_texts, resolve_model
