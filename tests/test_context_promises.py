@@ -415,6 +415,7 @@ def test_runs_that_share_a_pools_reading_equal_runs_on_a_fresh_pool(drawn, budge
     selector dozens of times on one pool): what one run read must not change another's."""
     _, chunks, _, seed = drawn
     shared = pool_of(chunks, seed)
+    counter = TokenCounter("cl100k")
     chosen = Settings(packing=True, duplicate_guard=NEAR_DUPLICATE_GUARD)
     for budget in budgets:
         for name in ("adagres", "topk_budget", "mmr"):
@@ -424,3 +425,4 @@ def test_runs_that_share_a_pools_reading_equal_runs_on_a_fresh_pool(drawn, budge
             assert fresh.prepared.spans is not shared.prepared.spans
             assert again.indices == alone.indices and again.passages == alone.passages
             assert again.tokens_used == alone.tokens_used and again.steps == alone.steps
+            check_context(again, shared.texts, counter)  # the budget, by the tokenizer
