@@ -64,24 +64,29 @@ def widest_gap(values: list[float], low: float, high: float) -> tuple[float, flo
     return (ordered[k] + ordered[k + 1]) / 2, ordered[k + 1] - ordered[k]
 
 
+def map_box(page) -> tuple[list[dict], tuple[float, float, float, float], float]:
+    """The explorer map's points (scrolled into view) and a box whose edges run through the
+    widest gaps between them (none sits on an edge): left and top in the first third of the
+    points, right and bottom in the second; with the narrowest of those four gaps."""
+    page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+        .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso')
+        .scrollIntoView({block: 'center', behavior: 'instant'})""")
+    settle_layout(page)
+    points = page.evaluate(MAP_POINTS)
+    xs, ys = [p["x"] for p in points], [p["y"] for p in points]
+    (left, gap_l), (right, gap_r) = widest_gap(xs, 0.15, 0.45), widest_gap(xs, 0.55, 0.85)
+    (top, gap_t), (bottom, gap_b) = widest_gap(ys, 0.15, 0.45), widest_gap(ys, 0.55, 0.85)
+    return points, (left, right, top, bottom), min(gap_l, gap_r, gap_t, gap_b)
+
+
 def test_a_box_dragged_on_the_map_lists_its_chunks_and_travels_in_the_address(app_url):
     with chromium() as browser:
         page = new_tab(browser)
         page.goto(f"{app_url}/pool?pool=medium&budget=1500")
         wait_for_app(page)
         assert "picked=" not in page.url
-        page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
-            .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso')
-            .scrollIntoView({block: 'center', behavior: 'instant'})""")
-        settle_layout(page)
-        points = page.evaluate(MAP_POINTS)
-        # The box's edges run through the widest gaps between points (none sits on an
-        # edge): its left and top in the first third of the points, its right and bottom
-        # in the second.
-        xs, ys = [p["x"] for p in points], [p["y"] for p in points]
-        (left, gap_l), (right, gap_r) = widest_gap(xs, 0.15, 0.45), widest_gap(xs, 0.55, 0.85)
-        (top, gap_t), (bottom, gap_b) = widest_gap(ys, 0.15, 0.45), widest_gap(ys, 0.55, 0.85)
-        assert min(gap_l, gap_r, gap_t, gap_b) > 2, "no clear gap for the box's edges"
+        points, (left, right, top, bottom), gap = map_box(page)
+        assert gap > 2, "no clear gap for the box's edges"
         inside = [p for p in points if left < p["x"] < right and top < p["y"] < bottom]
         expected = sorted({p["position"] for p in inside})
         verdict_of = {
@@ -242,14 +247,7 @@ def test_a_lasso_fills_the_facets_and_a_bar_chooses_its_chunks_on_the_map(app_ur
         wait_for_app(page)
         assert page.evaluate(FACET_BARS) is not None  # the facets sit beside the map
         assert set(chosen_counts(page)) == {0}
-        page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
-            .find(p => p._fullLayout && p._fullLayout.dragmode === 'lasso')
-            .scrollIntoView({block: 'center', behavior: 'instant'})""")
-        settle_layout(page)
-        points = page.evaluate(MAP_POINTS)
-        xs, ys = [p["x"] for p in points], [p["y"] for p in points]
-        (left, _), (right, _) = widest_gap(xs, 0.15, 0.45), widest_gap(xs, 0.55, 0.85)
-        (top, _), (bottom, _) = widest_gap(ys, 0.15, 0.45), widest_gap(ys, 0.55, 0.85)
+        points, (left, right, top, bottom), _ = map_box(page)
         inside = {p["position"] for p in points if left < p["x"] < right and top < p["y"] < bottom}
         with rerun(page):
             page.mouse.move(left, top)
