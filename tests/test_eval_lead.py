@@ -9,17 +9,19 @@ from typing import Any
 import pytest
 
 from adagres.core.presets import PRESETS
-from adagres.eval.charts import frontier_figure, tradeoff_figure
 from adagres.eval.frontier import (
     compared,
     frontier_points,
     mid_budget,
     role,
     summary_rows,
+    tradeoff_points,
     verdict,
 )
 from adagres.eval.report import lead_markdown, packing_markdown, write_report
+from adagres.eval.results import primary_label
 from adagres.eval.targets import targets_table
+from adagres.figures.evaluation import frontier_figure, tradeoff_figure
 
 BUDGETS = (300, 600, 900)
 #: (recall, repeated text) per budget; qa has answer strings, reviews only gold chunks.
@@ -232,14 +234,17 @@ def test_the_frontier_points_are_the_numbers_of_the_summary_table():
 
 def test_the_figures_show_only_the_compared_strategies():
     document = _document()
-    figure = frontier_figure(document, "qa")
+    shown, label = compared(document), primary_label(document, "qa")
+    figure = frontier_figure(
+        frontier_points(document, "qa", shown), corpus="qa", label=label, order=shown
+    )
     names = [trace.name for trace in figure.data]
     assert names == [role(document, s) for s in COMPARED]  # 6 of the run's 9
     points = frontier_points(document, "qa")
     for trace, name in zip(figure.data, COMPARED, strict=True):
         mine = [p for p in points if p["strategy"] == name]
         assert list(trace.x) == [p["x"] for p in mine] and list(trace.y) == [p["y"] for p in mine]
-    cosine = tradeoff_figure(document, "qa", strategies=compared(document))
+    cosine = tradeoff_figure(tradeoff_points(document, "qa", shown), corpus="qa", label=label)
     assert {trace.name for trace in cosine.data} == set(COMPARED)
 
 

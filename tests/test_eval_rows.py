@@ -11,9 +11,11 @@ import pytest
 
 from adagres import Settings, SolverError, metrics
 from adagres.eval import cases as harness_cases
-from adagres.eval import charts, harness, results, strategies
+from adagres.eval import harness, results, strategies
 from adagres.eval.aggregate import metric_values
+from adagres.eval.frontier import tradeoff_points
 from adagres.eval.run import ROW_COLUMNS, evaluate_cases
+from adagres.figures.evaluation import tradeoff_figure
 from adagres.pools.pool import Chunk, Pool
 
 
@@ -303,13 +305,13 @@ def test_results_json_round_trip(demo_run, tmp_path):
 
 
 def test_figure_points_are_the_aggregates(demo_run):
-    points = charts.tradeoff_points(demo_run, "demo")
+    points = tradeoff_points(demo_run, "demo")
     entry = next(e for e in demo_run["aggregates"] if (e["strategy"], e["budget"]) == ("mmr", 900))
     point = next(p for p in points if (p["strategy"], p["budget"]) == ("mmr", 900))
     assert point["y"] == entry["metrics"]["answer_recall"]["mean"]
     assert point["x"] == entry["delta"]["redundancy_mean"]["mean"]
     assert next(p for p in points if p["strategy"] == "topk_budget")["x"] == 0.0
-    built = charts.tradeoff_figure(demo_run, "demo")
+    built = tradeoff_figure(points, corpus="demo", label=results.primary_label(demo_run, "demo"))
     figure = built.to_dict()
     assert len(figure["data"]) == len(points)
     assert [t["y"][0] for t in figure["data"]] == [p["y"] for p in points]

@@ -190,6 +190,33 @@ def test_the_app_draws_no_figure_of_its_own():
                 assert not (node.module or "").startswith("plotly"), (name, node.module)
 
 
+def test_the_library_builds_every_figure_in_its_figures_room():
+    """Outside adagres/figures only the report writer imports plotly, to write the figures
+    as HTML and PNG: no module there draws one (no trace, no subplots, no Figure())."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    writers = {"adagres/eval/report.py"}
+    for path in sorted((root / "adagres").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name.startswith("adagres/figures/"):
+            continue
+        source = path.read_text(encoding="utf-8")
+        imports = [
+            node
+            for node in ast.walk(ast.parse(source))
+            if (
+                isinstance(node, ast.Import)
+                and any(a.name.startswith("plotly") for a in node.names)
+            )
+            or (isinstance(node, ast.ImportFrom) and (node.module or "").startswith("plotly"))
+        ]
+        assert name in writers or not imports, name
+        assert "make_subplots" not in source and not re.search(r"\bgo\.\w+\(", source), name
+
+
 #: The modules where a strategy's name is written: the registry and the modules that define
 #: a strategy (``selection``: AdaGReS; ``baselines``: the by-name functions of the public API).
 STRATEGY_HOMES = {

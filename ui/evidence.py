@@ -21,11 +21,18 @@ import streamlit as st
 from adagres import Settings as Selector
 from adagres.core.strategies import ADAGRES, STRATEGIES, TOPK_BUDGET
 from adagres.eval.aggregate import METRIC_LABELS
-from adagres.eval.charts import frontier_figure, tradeoff_figure
-from adagres.eval.frontier import compared, preset_entry, summary_rows
+from adagres.eval.frontier import (
+    compared,
+    frontier_points,
+    preset_entry,
+    summary_rows,
+    tradeoff_points,
+)
 from adagres.eval.report import PACKING_COLUMNS, packing_rows
 from adagres.eval.results import primary_label, read_results, strategy_table
+from adagres.eval.strategies import BASELINE_BUDGET
 from adagres.eval.targets import targets_table
+from adagres.figures.evaluation import frontier_figure, tradeoff_figure
 
 from . import pools, state
 
@@ -177,9 +184,13 @@ def _load(path: str, modified: float) -> dict[str, Any]:
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _figure(path: str, modified: float, corpus: str, tradeoff: bool) -> Any:
     doc = _load(path, modified)
+    shown, label = compared(doc), primary_label(doc, corpus)
     if tradeoff:
-        return tradeoff_figure(doc, corpus, strategies=compared(doc))
-    return frontier_figure(doc, corpus)
+        return tradeoff_figure(tradeoff_points(doc, corpus, shown), corpus=corpus, label=label)
+    points = frontier_points(doc, corpus, shown)
+    return frontier_figure(
+        points, corpus=corpus, label=label, order=shown, baseline=BASELINE_BUDGET
+    )
 
 
 def _stamped(name: str) -> tuple[str, float]:
@@ -196,8 +207,9 @@ def document(name: str) -> dict[str, Any]:
 
 def figure(name: str, corpus: str, *, tradeoff: bool) -> Any:
     """The recall–repeated-text frontier of ``corpus`` in report ``name``
-    (:func:`adagres.eval.charts.frontier_figure`), or with ``tradeoff`` its recall–mean-cosine
-    figure (the compared strategies); built once per report file, not at every rerun."""
+    (:func:`adagres.figures.evaluation.frontier_figure`), or with ``tradeoff`` its
+    recall–mean-cosine figure (the compared strategies); built once per report file, not at
+    every rerun."""
     return _figure(*_stamped(name), corpus, tradeoff)
 
 

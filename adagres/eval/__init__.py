@@ -8,8 +8,8 @@ metrics, in parallel), :mod:`~adagres.eval.stats` and :mod:`~adagres.eval.aggreg
 (intervals, paired comparisons, findings), :mod:`~adagres.eval.results` (results.json),
 :mod:`~adagres.eval.harness` (one run), :mod:`~adagres.eval.frontier` and
 :mod:`~adagres.eval.targets` (what the report leads with: the compared strategies, the
-sentence per corpus, the preset's targets), :mod:`~adagres.eval.charts` and
-:mod:`~adagres.eval.report` (the only plotly importers).
+sentence per corpus, the preset's targets, the points of the figures) and
+:mod:`~adagres.eval.report` (writes the figures :mod:`adagres.figures.evaluation` draws).
 """
 
 from . import strategies

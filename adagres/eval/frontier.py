@@ -30,6 +30,7 @@ __all__ = [
     "preset_entry",
     "role",
     "summary_rows",
+    "tradeoff_points",
     "verdict",
 ]
 
@@ -169,6 +170,46 @@ def frontier_points(
                     "n": interval.get("n"),
                 }
             )
+    return points
+
+
+def tradeoff_points(
+    document: Mapping[str, Any], corpus: str, strategies: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """One point per (strategy, budget) of ``corpus`` (of ``strategies`` only, when given):
+    ``x`` = mean pairwise cosine of the
+    selection minus topk_budget's (paired mean over queries), ``y`` = the primary metric's
+    mean, ``y_low``/``y_high`` its bootstrap interval, ``n`` the queries it is measured on
+    and ``n_all`` those of topk_budget (fewer for a strategy that was not solved or not run
+    on every query)."""
+    full = {
+        (e["corpus"], e["budget"]): e["metrics"][e["primary"]]["n"]
+        for e in document["aggregates"]
+        if e["strategy"] == BASELINE_BUDGET
+    }
+    points = []
+    for entry in document["aggregates"]:
+        if entry["corpus"] != corpus or (
+            strategies is not None and entry["strategy"] not in strategies
+        ):
+            continue
+        y = entry["metrics"][entry["primary"]]
+        x = entry["delta"]["redundancy_mean"]["mean"]
+        if y["mean"] is None or x is None:
+            continue
+        points.append(
+            {
+                "strategy": entry["strategy"],
+                "family": document["strategies"].get(entry["strategy"], {}).get("family", "custom"),
+                "budget": entry["budget"],
+                "x": x,
+                "y": y["mean"],
+                "y_low": y["low"],
+                "y_high": y["high"],
+                "n": y["n"],
+                "n_all": full.get((corpus, entry["budget"]), y["n"]),
+            }
+        )
     return points
 
 

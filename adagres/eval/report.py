@@ -4,7 +4,7 @@ kaleido finds a Chromium) and ``results.json``.
 ``report.md`` leads with what a reader compares (:mod:`adagres.eval.frontier`): one
 sentence per corpus, one table across corpora at the mid budget, the targets of the
 recommended preset, and per corpus the recall–repeated-text frontier
-(:func:`adagres.eval.charts.frontier_figure`). The full tables per budget, the recall
+(:func:`adagres.figures.evaluation.frontier_figure`). The full tables per budget, the recall
 against mean pairwise cosine figure and the paragraphs per strategy fold away in
 ``<details>`` blocks.
 
@@ -24,9 +24,18 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from ..figures.evaluation import frontier_figure, tradeoff_figure
 from .aggregate import METRIC_LABELS, interval_text
-from .charts import frontier_figure, tradeoff_figure
-from .frontier import compared, mid_budget, preset_entry, role, summary_rows, verdict
+from .frontier import (
+    compared,
+    frontier_points,
+    mid_budget,
+    preset_entry,
+    role,
+    summary_rows,
+    tradeoff_points,
+    verdict,
+)
 from .optimality import optimality_markdown
 from .results import (
     cell,
@@ -353,11 +362,20 @@ def write_report(
     )
     notes: list[str] = []
     figures: dict[str, list[str]] = {}
-    shown = compared(document)
-    drawn = {corpus: frontier_figure(document, corpus, shown) for corpus in document["corpora"]}
-    for corpus, frontier in drawn.items():
+    shown, drawn = compared(document), {}
+    for corpus in document["corpora"]:
+        label = primary_label(document, corpus)
+        drawn[corpus] = frontier = frontier_figure(
+            frontier_points(document, corpus, shown),
+            corpus=corpus,
+            label=label,
+            order=shown,
+            baseline=BASELINE_BUDGET,
+        )
+        cosine = tradeoff_figure(
+            tradeoff_points(document, corpus, shown), corpus=corpus, label=label
+        )
         figures[corpus] = [f"frontier_{corpus}.html", f"tradeoff_{corpus}.html"]
-        cosine = tradeoff_figure(document, corpus, strategies=shown)
         for figure, name in zip((frontier, cosine), figures[corpus], strict=True):
             figure.write_html(out / name, include_plotlyjs=f"../{PLOTLY_JS}", full_html=True)
     if png:

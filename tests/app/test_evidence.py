@@ -14,8 +14,14 @@ from streamlit.testing.v1 import AppTest
 
 from adagres.eval import cases as harness_cases
 from adagres.eval import harness
-from adagres.eval.charts import frontier_figure, tradeoff_figure
-from adagres.eval.frontier import compared, preset_entry, role, verdict
+from adagres.eval.frontier import (
+    compared,
+    frontier_points,
+    preset_entry,
+    role,
+    tradeoff_points,
+    verdict,
+)
 from adagres.eval.report import packing_rows, write_report
 from adagres.eval.results import read_results
 from adagres.eval.targets import targets_table
@@ -160,8 +166,8 @@ def test_what_the_page_computes_leaves_the_shared_report_as_it_was(reports):
     ui_evidence.packing_frame(doc)
     for corpus in doc["corpora"]:
         verdict(doc, corpus)
-        tradeoff_figure(doc, corpus)
-        frontier_figure(doc, corpus)
+        tradeoff_points(doc, corpus)  # what the figures read of the report
+        frontier_points(doc, corpus)
         for budget in doc["stamp"]["config"]["budgets"]:
             ui_evidence.table_frame(doc, corpus, int(budget))
             for strategy in doc["strategies"]:

@@ -1,10 +1,7 @@
-"""The report's figures (plotly): per corpus, the recall–repeated-text frontier of the
+"""The evaluation report's figures, drawn from the points :mod:`adagres.eval.frontier`
+computes (which tests check exactly): per corpus, the recall–repeated-text frontier of the
 compared strategies (:func:`frontier_figure`, the lead) and recall against mean pairwise
 cosine, one panel per budget (:func:`tradeoff_figure`, kept for the cosine view).
-
-The only modules of the harness that import plotly are this one and the report writer.
-Figures are drawn from plain points (:func:`adagres.eval.frontier.frontier_points`,
-:func:`tradeoff_points`), which tests check exactly.
 """
 
 from __future__ import annotations
@@ -14,14 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from ..figures.layout import SHORT_MODEBAR, apply_layout, panel_vline
-from .frontier import compared, frontier_points
-from .results import primary_label
-from .strategies import BASELINE_BUDGET
+from .layout import SHORT_MODEBAR, apply_layout, panel_vline
 
-__all__ = ["frontier_figure", "tradeoff_figure", "tradeoff_points"]
+__all__ = ["frontier_figure", "tradeoff_figure"]
 
 _FAMILY_SYMBOLS = {
     "adagres": "circle",
@@ -31,64 +26,19 @@ _FAMILY_SYMBOLS = {
     "preset": "star-diamond",
     "custom": "triangle-up",
 }
-
-
-def tradeoff_points(
-    document: Mapping[str, Any], corpus: str, strategies: Sequence[str] | None = None
-) -> list[dict[str, Any]]:
-    """One point per (strategy, budget) of ``corpus`` (of ``strategies`` only, when given):
-    ``x`` = mean pairwise cosine of the
-    selection minus topk_budget's (paired mean over queries), ``y`` = the primary metric's
-    mean, ``y_low``/``y_high`` its bootstrap interval, ``n`` the queries it is measured on
-    and ``n_all`` those of topk_budget (fewer for a strategy that was not solved or not run
-    on every query)."""
-    full = {
-        (e["corpus"], e["budget"]): e["metrics"][e["primary"]]["n"]
-        for e in document["aggregates"]
-        if e["strategy"] == BASELINE_BUDGET
-    }
-    points = []
-    for entry in document["aggregates"]:
-        if entry["corpus"] != corpus or (
-            strategies is not None and entry["strategy"] not in strategies
-        ):
-            continue
-        y = entry["metrics"][entry["primary"]]
-        x = entry["delta"]["redundancy_mean"]["mean"]
-        if y["mean"] is None or x is None:
-            continue
-        points.append(
-            {
-                "strategy": entry["strategy"],
-                "family": document["strategies"].get(entry["strategy"], {}).get("family", "custom"),
-                "budget": entry["budget"],
-                "x": x,
-                "y": y["mean"],
-                "y_low": y["low"],
-                "y_high": y["high"],
-                "n": y["n"],
-                "n_all": full.get((corpus, entry["budget"]), y["n"]),
-            }
-        )
-    return points
+#: Colours of the trade-off figure's strategies (up to 24, plotly's palette for many).
+_PALETTE = qualitative.Dark24
 
 
 def tradeoff_figure(
-    document: Mapping[str, Any],
-    corpus: str,
-    *,
-    panel_height: int = 380,
-    strategies: Sequence[str] | None = None,
+    points: Sequence[Mapping[str, Any]], *, corpus: str, label: str, panel_height: int = 380
 ) -> go.Figure:
     """The recall–redundancy trade-off of ``corpus``: one panel per budget (two per row),
     one marker per strategy (x: Δ mean pairwise cosine vs topk_budget, paired over queries;
     y: the primary metric with its 95 % CI). Markers: the strategy's family; an open marker
-    is measured on fewer queries than topk_budget (see the hover). ``strategies``: those
-    to draw (default: every one of the run; the report and the page pass
-    :func:`adagres.eval.frontier.compared`)."""
-    points = tradeoff_points(document, corpus, strategies)
+    is measured on fewer queries than topk_budget (see the hover). ``points``:
+    :func:`adagres.eval.frontier.tradeoff_points`; ``label``: the primary metric's."""
     budgets = sorted({p["budget"] for p in points})
-    label = primary_label(document, corpus)
     columns = min(2, max(len(budgets), 1))
     rows = max(1, math.ceil(len(budgets) / columns))
     figure = make_subplots(
@@ -156,41 +106,18 @@ def tradeoff_figure(
     return figure
 
 
-_PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-    "#393b79",
-    "#e7ba52",
-    "#637939",
-    "#843c39",
-    "#7b4173",
-    "#3182bd",
-    "#e6550d",
-    "#31a354",
-    "#756bb1",
-    "#636363",
-    "#6baed6",
-    "#fd8d3c",
-    "#74c476",
-    "#9e9ac8",
-)
-
-
 #: Colours of the compared strategies, in the order :func:`compared` lists them (top-k
 #: dark grey; Okabe–Ito after it).
 _COMPARED_COLOURS = ("#444444", "#E69F00", "#009E73", "#0072B2", "#CC79A7", "#D55E00")
 
 
 def frontier_figure(
-    document: Mapping[str, Any], corpus: str, strategies: Sequence[str] | None = None
+    points: Sequence[Mapping[str, Any]],
+    *,
+    corpus: str,
+    label: str,
+    order: Sequence[str],
+    baseline: str | None = None,
 ) -> go.Figure:
     """The recall–repeated-text frontier of ``corpus``: x the share of the context's words
     that repeat text already in it, y the corpus's primary metric (answer recall), for the
@@ -204,11 +131,8 @@ def frontier_figure(
     for less repeated text at every budget, and a crossing shows the budget where the order
     changes. One panel per corpus keeps every budget of a strategy in one view; the 95 %
     intervals are in the hover and the tables, where error bars would hide the lines."""
-    order = list(compared(document) if strategies is None else strategies)
-    points = frontier_points(document, corpus, order)
     budgets = sorted({p["budget"] for p in points})
     size = {b: 8 + 10 * i / max(len(budgets) - 1, 1) for i, b in enumerate(budgets)}
-    label = primary_label(document, corpus)
     names = list(dict.fromkeys(p["strategy"] for p in points))
     figure = go.Figure()
     for name in names:
@@ -224,7 +148,7 @@ def frontier_figure(
                 line={
                     "color": colour,
                     "width": 2,
-                    "dash": "dot" if name == BASELINE_BUDGET else "solid",
+                    "dash": "dot" if name == baseline else "solid",
                 },
                 marker={"color": colour, "size": [size[p["budget"]] for p in mine]},
                 customdata=[[p["budget"], p["n"], _interval(p)] for p in mine],
