@@ -42,11 +42,12 @@ from adagres.core.prepared import PreparedPool, prepare  # noqa: E402
 from adagres.core.presets import PRESETS  # noqa: E402
 from adagres.core.result import Selection  # noqa: E402
 from adagres.core.settings import Settings  # noqa: E402
+from adagres.core.strategies import ORTHOGONAL  # noqa: E402
 from adagres.pools.spans import TokenCounter  # noqa: E402
 
 ROUNDS, BUDGET_CHUNKS, TARGET, N = 30, 20, 1.5, 2000
 #: The recommended preset when the guard and packing were asked for.
-BEFORE = ("orthogonal", Settings(policy="fill", formula="derived"))
+BEFORE = (ORTHOGONAL.name, Settings(policy="fill", formula="derived"))
 
 
 def windows(n: int, seed: int) -> tuple[list[str], list[int]]:

@@ -88,7 +88,7 @@ def phase_breakdown(q, chunks, tokens, budget, lam, repeat) -> dict[str, Any]:
         "resolve λ (calibration from Σc)": lambda: resolve_terms(pool, budget, settings),
         "greedy loop (trace=False)": lambda: greedy(pool, budget, terms, rule, False),
         "finish (objective, Selection)": lambda: finish(
-            "adagres",
+            adagres.core.strategies.ADAGRES.name,
             pool,
             budget,
             run,

@@ -18,6 +18,7 @@ import adagres.core.packing as packing
 from adagres import Settings
 from adagres.core.baselines import run_prepared
 from adagres.core.metrics import evaluate
+from adagres.core.strategies import TOPK_BUDGET
 from adagres.eval.harness import BUDGETS, Config, build_cases
 
 
@@ -35,14 +36,16 @@ def main() -> None:
         for budget in BUDGETS:
             base = []
             for case in mine:
-                s = run_prepared("topk_budget", case.pool.prepared, budget, Settings(), trace=False)
+                s = run_prepared(
+                    TOPK_BUDGET.name, case.pool.prepared, budget, Settings(), trace=False
+                )
                 base.append(measure(case, s))
             for n in lengths:
                 packing.REPEAT_MIN_WORDS = n
                 rows = []
                 for case in mine:
                     s = run_prepared(
-                        "topk_budget",
+                        TOPK_BUDGET.name,
                         case.pool.prepared,
                         budget,
                         Settings(packing=True),

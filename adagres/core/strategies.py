@@ -256,6 +256,10 @@ TOPK_BUDGET = STRATEGIES["topk_budget"]
 TOPK_SAME_K = STRATEGIES["topk_same_k"]
 #: The variant the evaluation also measures with the near-duplicate guard.
 ORTHOGONAL = STRATEGIES["orthogonal"]
+#: The two redundancy-aware baselines the evaluation's figures always show: MMR and
+#: top-k that drops near-duplicates.
+MMR = STRATEGIES["mmr"]
+NEAR_DUPLICATES = STRATEGIES["near_duplicates"]
 
 #: The strategies a sweep compares by default (cheap, and needing no texts).
 SWEPT: tuple[str, ...] = tuple(name for name, s in STRATEGIES.items() if s.in_sweeps)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core.strategies import STRATEGIES, TOPK_BUDGET, TOPK_SAME_K
+from ..core.strategies import MMR, NEAR_DUPLICATES, STRATEGIES, TOPK_BUDGET, TOPK_SAME_K
 from .results import entries_by_key, mean_of
 from .strategies import BASELINE_BUDGET
 from .targets import TIE
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 #: The strategies every figure shows when the run has them, after top-k and the presets.
-FIXED = ("mmr", "near_duplicates")
+FIXED = (MMR.name, NEAR_DUPLICATES.name)
 #: Strategies never picked as "the best recall of the rest": top-k in other guises and the
 #: exact solver (measured on a few queries only).
 _NOT_BEST_CORES = (

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.strategies import TOPK_BUDGET, TOPK_SAME_K
 from ..errors import PoolError
 from .aggregate import METRIC_LABELS
 
@@ -161,8 +162,10 @@ def strategy_table(document: Mapping[str, Any], corpus: str, budget: int) -> lis
                 "budget_use": m["budget_use"]["mean"],
                 "near_duplicates": m["near_duplicates"]["mean"],
                 "primary_delta": entry["delta"][primary]["mean"],
-                "wtl_topk_budget": "{wins}/{ties}/{losses}".format(**wtl["topk_budget"]),
-                "wtl_topk_same_k": "{wins}/{ties}/{losses}".format(**wtl["topk_same_k"]),
+                **{
+                    f"wtl_{name}": "{wins}/{ties}/{losses}".format(**wtl[name])
+                    for name in (TOPK_BUDGET.name, TOPK_SAME_K.name)
+                },
                 "solved": f"{entry['n_solved']}/{entry['n_queries']}",
             }
         )
