@@ -27,6 +27,7 @@ import streamlit as st
 import adagres
 from adagres import traces
 from adagres.core.settings import Settings as Selector
+from adagres.embed.models import cache_dir
 from adagres.errors import AdagresError, InputError
 from adagres.pools.pool import Pool
 from adagres.poolsets import summaries as poolsets
@@ -100,7 +101,7 @@ def _load(path: str | Path) -> PoolSet:
     Phoenix's span table, LangSmith runs) as the pool set of its retrievals, converted once
     into the cache folder (:func:`adagres.traces.trace_pool_set`)."""
     if traces.detect(path) is not None:
-        return traces.trace_pool_set(path, _cache_folder() / "traces")
+        return traces.trace_pool_set(path, cache_dir(kind="poolsets") / "traces")
     return poolsets.load_pool_set(path)
 
 
@@ -143,11 +144,6 @@ def _release_upload() -> None:
     st.session_state.pop(_UPLOAD_ROWS, None)
 
 
-def _cache_folder() -> Path:
-    root = Path(os.environ.get("ADAGRES_CACHE_DIR") or Path.home() / ".cache" / "adagres")
-    return root / "poolsets"
-
-
 def _write_atomically(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
@@ -159,7 +155,9 @@ def save_upload(name: str, content: bytes) -> str:
     """Keep an uploaded pool set in the cache folder, named by its digest; return the path
     (which only this session may open: :func:`open_set`). The page calls the set by the
     uploaded file's name (:func:`display_name`), not by that path."""
-    target = _cache_folder() / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
+    target = (
+        cache_dir(kind="poolsets") / f"{hashlib.sha256(content).hexdigest()[:16]}-{Path(name).name}"
+    )
     if not target.exists():
         _write_atomically(target, content)
     # The session's latest uploads, oldest first: an older one may no longer be opened.
@@ -203,7 +201,9 @@ def _computed_rows(
 ) -> list[dict]:
     # The code version is part of the key: rows computed by another version are not reused.
     key = f"{ROWS_FORMAT}|{adagres.__version__}|{fingerprint}|{selector!r}|{budget}"
-    target = _cache_folder() / f"rows-{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+    target = (
+        cache_dir(kind="poolsets") / f"rows-{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+    )
     try:
         return list(json.loads(target.read_text(encoding="utf-8")))
     except (OSError, ValueError):
