@@ -68,6 +68,8 @@ class Span:
     end_ns: int | None = None
     kind: str | None = None
     resource: dict[str, Any] = field(default_factory=dict)
+    #: The pool's ``trace.format``: ``openinference``, or ``langsmith`` for a run.
+    format: str = "openinference"
 
     @property
     def span_kind(self) -> str | None:
@@ -302,18 +304,15 @@ def span_pool(span: Span) -> dict[str, Any]:
     query = _query(span.attributes, span.where)
     ids = _output_ids(span.attributes, [document["text"] for document in documents])
     rest = {k: v for k, v in span.attributes.items() if k not in used and k not in _READ}
-    return {
-        "query": query,
-        "chunks": _chunks(documents, ids),
-        "trace": _trace(span, "openinference", rest),
-    }
-
-
-def _trace(span: Span, kind: str, rest: dict[str, Any]) -> dict[str, Any]:
     values = {key: getattr(span, key) for key in ("trace_id", "span_id", "parent_id", "name")}
     values.update(service=span.service, start=iso_time(span.start_ns), end=iso_time(span.end_ns))
     values.update(resource=span.resource or None, attributes=rest or None)
-    return {"format": kind, **{key: value for key, value in values.items() if value is not None}}
+    trace = {key: value for key, value in values.items() if value is not None}
+    return {
+        "query": query,
+        "chunks": _chunks(documents, ids),
+        "trace": {"format": span.format, **trace},
+    }
 
 
 # --------------------------------------------------------------------------- LangSmith
@@ -328,7 +327,8 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
     """The canonical pool object of one LangSmith run of type ``retriever``: the query from
     ``inputs.query``, one chunk per ``outputs.documents`` item (LangChain's
     ``page_content``, ``metadata`` and ``id``, also in ``dumpd`` form), the run's ids and
-    times in ``trace``, every other field of the run in ``trace.attributes``."""
+    times in ``trace``, every other field of the run in ``trace.attributes``. The run is
+    read as the span it records (its documents as ``retrieval.documents.N.document.*``)."""
     label = f"{where}, run {one_line(run.get('id'), max_chars=40)}"
     inputs = _mapping(run.get("inputs"))
     query = inputs.get("query")
@@ -341,29 +341,25 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
     listed = outputs.get("documents")
     if not isinstance(listed, list) or not listed:
         raise PoolError(f"{label}: a retriever run without documents (outputs.documents)")
-    documents = []
+    attributes: dict[str, Any] = {"input.value": query}
     for position, item in enumerate(listed):
         doc = _mapping(item.get("kwargs", item) if isinstance(item, Mapping) else None)
-        content = doc.get("page_content")
-        if not isinstance(content, str):
-            raise PoolError(
-                f"{label}: outputs.documents[{position}]: a document without content (page_content)"
-            )
-        given_id = doc.get("id")
+        at = f"{label}: outputs.documents[{position}]"
+        if not isinstance(doc.get("page_content"), str):
+            raise PoolError(f"{at}: a document without content (page_content)")
         metadata = _metadata(doc.get("metadata"))
-        score = None
-        if metadata is not None and "score" in metadata:
-            score = _score(metadata["score"], f"{label}: outputs.documents[{position}]")
-        documents.append(
-            {
-                "text": content,
-                "given_id": None if _missing(given_id) or given_id == "" else str(given_id),
-                "score": score,
-                "metadata": metadata,
-            }
-        )
+        score = metadata.get("score") if metadata is not None else None
+        key = f"retrieval.documents.{position}.document."
+        attributes[key + "content"] = doc["page_content"]
+        attributes[key + "id"] = None if doc.get("id") == "" else doc.get("id")
+        attributes[key + "score"] = _score(score, at)
+        attributes[key + "metadata"] = metadata
+    rest = {k: v for k, v in run.items() if k not in _RUN_READ}
+    rest["inputs"] = {k: v for k, v in inputs.items() if k != "query"}
+    rest["outputs"] = {k: v for k, v in outputs.items() if k != "documents"}
+    attributes.update({k: v for k, v in rest.items() if v not in ({}, None)})
     span = Span(
-        {},
+        attributes,
         label,
         trace_id=text_or_none(run.get("trace_id")),
         span_id=text_or_none(run.get("id")),
@@ -371,16 +367,9 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
         name=text_or_none(run.get("name")),
         start_ns=nanoseconds(run.get("start_time")),
         end_ns=nanoseconds(run.get("end_time")),
+        format="langsmith",
     )
-    rest = {k: v for k, v in run.items() if k not in _RUN_READ}
-    rest["inputs"] = {k: v for k, v in inputs.items() if k != "query"}
-    rest["outputs"] = {k: v for k, v in outputs.items() if k != "documents"}
-    rest = {k: v for k, v in rest.items() if v not in ({}, None)}
-    return {
-        "query": query,
-        "chunks": _chunks(documents, None),
-        "trace": _trace(span, "langsmith", rest),
-    }
+    return span_pool(span)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
