@@ -37,7 +37,7 @@ from adagres.errors import InputError, PoolError, one_line
 from adagres.pools.io import pool_from_dict
 from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import Pool
-from adagres.poolsets.files import PoolSet, load_pool_set
+from adagres.poolsets.files import PoolSet, is_file, load_pool_set, reading
 from adagres.traces.exports import Record, detect, spans
 from adagres.traces.spans import (
     RETRIEVER,
@@ -120,11 +120,7 @@ def _opened(source: Any, limits: Limits | None) -> tuple[Path, str, Limits]:
         raise InputError(f"trace export: expected a path, got {type(source).__name__}")
     path = Path(source)
     label = one_line(path.name, max_chars=120)
-    try:
-        exists = path.is_file()
-    except OSError:
-        exists = False
-    if not exists:
+    if not is_file(path):
         raise PoolError(f"{label}: no such trace export file")
     kind = detect(path)
     if kind is None:
@@ -243,12 +239,8 @@ def trace_pool_set(
     (named by the digest of the export's bytes, so a second call reads it at once), then
     opened as any pool set file; the set keeps the export's name and path."""
     path = Path(source)
-    try:
-        with path.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256")
-    except OSError as error:
-        label = one_line(path.name, max_chars=120)
-        raise PoolError(f"{label}: cannot read the file ({error.strerror or error})") from None
+    with reading(one_line(path.name, max_chars=120)), path.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256")
     target = Path(folder) / f"trace-{digest.hexdigest()[:24]}.jsonl"
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
