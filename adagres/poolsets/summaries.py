@@ -23,7 +23,7 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -36,7 +36,7 @@ from adagres.core.strategies import ADAGRES, TOPK_BUDGET
 from adagres.errors import InputError
 from adagres.pools.pool import Pool
 from adagres.poolsets.cluster import check_workers_read, map_scattered
-from adagres.poolsets.files import PoolSet, Unit, load_pool_set, load_unit, spec_fields
+from adagres.poolsets.files import PoolSet, Unit, load_pool_set, load_unit
 from adagres.stores import lockfiles
 
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
     "load_pool_set",
     "load_unit",
     "prepare_pool",
-    "spec_fields",
     "summarize",
     "summarize_pool",
     "summarize_units",
@@ -173,10 +172,7 @@ def _executor(count: int) -> ProcessPoolExecutor:
         return executor
 
 
-def _run_local(
-    batches: list[list[tuple[int, Unit]]], settings: Settings, budget: int, count: int
-) -> list[list[dict[str, Any]]]:
-    work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
+def _run_local(work: Callable[..., Any], batches: list[Any], count: int) -> list[Any]:
     try:
         return list(_executor(count).map(work, batches))
     except BrokenProcessPool:
@@ -235,13 +231,13 @@ def summarize(
     in_files = all(unit.path is not None for unit in pool_set.units)
     if workers is None and in_files and sum(sizes.values()) <= SERIAL_BYTES:
         count = 1  # a small set: parsed once here (load_unit keeps it) beats worker start-up
+    work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
     if client is not None:
         check_workers_read(client, sizes)
         batches = _batches(pool_set.units, 4 * max(1, len(client.scheduler_info()["workers"])))
-        work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
         parts = map_scattered(client, work, batches)
     elif count > 1:
-        parts = _run_local(_batches(pool_set.units, 4 * count), settings, budget, count)
+        parts = _run_local(work, _batches(pool_set.units, 4 * count), count)
     else:
         parts = [summarize_units(list(enumerate(pool_set.units)), settings, budget)]
     rows = [row for part in parts for row in part]
