@@ -34,7 +34,14 @@ from typing import Any, NamedTuple
 
 from adagres.errors import PoolError, one_line, require
 from adagres.poolsets.files import is_file, reading
-from adagres.traces.spans import Span, flat_attributes, iso_time, nanoseconds, text_or_none
+from adagres.traces.spans import (
+    Span,
+    flat_attributes,
+    iso_time,
+    nanoseconds,
+    run_span,
+    text_or_none,
+)
 
 __all__ = ["FORMATS", "MAX_DOCUMENT_BYTES", "Record", "detect", "records", "spans"]
 
@@ -151,24 +158,38 @@ def records(path: str | Path) -> Iterator[Record]:
         return
     if not head.strip():
         raise PoolError(f"{label}: the file is empty")
-    if _loads_or_none(head) is None:  # not JSON lines: one document
-        yield from _document_records(path, label)
-        return
-    for number, line in enumerate(_lines(path, label), 1):
-        where = f"{label}, line {number}"
-        if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
+    whole = _loads_or_none(head) is None  # not JSON lines: one document
+    parts: Iterable[tuple[str, bytes]]
+    if whole:
+        with reading(label):
+            size = path.stat().st_size
+            if size > MAX_DOCUMENT_BYTES:
+                raise PoolError(
+                    f"{label}: one JSON document of {size:,} bytes, over the "
+                    f"{MAX_DOCUMENT_BYTES:,} read whole; export JSON lines (one request, span "
+                    f"or run per line), which are read a line at a time"
+                )
+            parts = [(label, path.read_bytes())]
+    else:
+        parts = ((f"{label}, line {n}", line) for n, line in enumerate(_lines(path, label), 1))
+    for where, data in parts:
+        if len(data) > MAX_DOCUMENT_BYTES and not data.endswith(b"\n"):
             raise PoolError(
                 f"{where}: longer than {MAX_DOCUMENT_BYTES:,} bytes, the most one line of "
                 f"an export may hold"
             )
-        if not line.strip():
+        if not data.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(data)
         except ValueError as error:
             raise PoolError(f"{where}: not JSON ({one_line(error, max_chars=80)})") from None
-        for position, item in enumerate(_listed(obj)):
-            yield Record(item, where if not isinstance(obj, list) else f"{where}[{position}]")
+        items = _listed(obj)
+        for position, item in enumerate(items):
+            if whole:  # a document's items, or a line's list
+                yield Record(item, where if len(items) == 1 else f"{where}, item {position}")
+            else:
+                yield Record(item, where if not isinstance(obj, list) else f"{where}[{position}]")
 
 
 def _listed(obj: Any) -> list[Any]:
@@ -177,25 +198,6 @@ def _listed(obj: Any) -> list[Any]:
     if isinstance(obj, Mapping) and isinstance(obj.get("runs"), list):
         return obj["runs"]
     return [obj]
-
-
-def _document_records(path: Path, label: str) -> Iterator[Record]:
-    with reading(label):
-        size = path.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise PoolError(
-                f"{label}: one JSON document of {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,} "
-                f"read whole; export JSON lines (one request, span or run per line), which "
-                f"are read a line at a time"
-            )
-        data = path.read_bytes()
-    try:
-        obj = json.loads(data)
-    except ValueError as error:
-        raise PoolError(f"{label}: not JSON ({one_line(error, max_chars=80)})") from None
-    items = _listed(obj)
-    for position, item in enumerate(items):
-        yield Record(item, label if len(items) == 1 else f"{label}, item {position}")
 
 
 def _parquet_records(path: Path, label: str) -> Iterator[Record]:
@@ -218,18 +220,16 @@ def _parquet_records(path: Path, label: str) -> Iterator[Record]:
 # --------------------------------------------------------------------------- spans
 
 
-def spans(path: str | Path, kind: str) -> Iterator[Span | Record]:
-    """The spans of an OpenInference export (``otlp``, ``phoenix``), or the run records of
-    a LangSmith export (``langsmith``, as :class:`Record`), in file order."""
+def spans(path: str | Path, kind: str) -> Iterator[Span]:
+    """The spans of an OpenInference export (``otlp``, ``phoenix``), or the runs of a
+    LangSmith export (``langsmith``, as spans), in file order."""
     for record in records(path):
         if kind == "otlp":
             yield from otlp_spans(record)
         elif kind == "phoenix":
             yield phoenix_span(record)
         else:
-            if not isinstance(record.obj, Mapping) or "run_type" not in record.obj:
-                raise PoolError(f"{record.where}: not a LangSmith run (no run_type)")
-            yield record
+            yield run_span(*record)
 
 
 def _field(obj: Mapping[str, Any], camel: str, snake: str | None = None) -> Any:
@@ -394,10 +394,9 @@ def phoenix_span(record: Record) -> Span:
             attributes.update(flat_attributes(value, key.removeprefix("attributes.")))
         elif key.startswith("__index_level_"):
             continue  # pandas' own name for an index that repeats a column (Phoenix's span id)
-        elif not key.startswith("context.") and key not in _ROW_READ:
+        elif not key.startswith("context.") and key not in _ROW_READ and value is not None:
             rest[f"phoenix.{key}"] = value
-    attributes = {k: json_value(v) for k, v in attributes.items()}
-    attributes.update({k: json_value(v) for k, v in rest.items() if v is not None})
+    attributes = {k: json_value(v) for k, v in {**attributes, **rest}.items()}
     span_id = row.get("context.span_id", context.get("span_id"))
     label = f"{where}, span {one_line(span_id, max_chars=40)}" if span_id else where
     kind = row.get("span_kind")

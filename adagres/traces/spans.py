@@ -22,6 +22,7 @@ makes them all flat, keeping each ``metadata`` value whole. :func:`span_pool` tu
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -38,7 +39,7 @@ __all__ = [
     "flat_attributes",
     "iso_time",
     "nanoseconds",
-    "run_pool",
+    "run_span",
     "span_pool",
     "text_or_none",
 ]
@@ -73,9 +74,17 @@ class Span:
 
     @property
     def span_kind(self) -> str | None:
-        """The OpenInference kind: the attribute, else the export's own column."""
+        """The OpenInference kind: the attribute, else the export's own column, in upper
+        case; a LangSmith run's ``run_type`` as written."""
         value = self.attributes.get(KIND_KEY, self.kind)
-        return value.upper() if isinstance(value, str) else None
+        if not isinstance(value, str):
+            return None
+        return value if self.format == "langsmith" else value.upper()
+
+    @property
+    def is_retriever(self) -> bool:
+        """A retriever span (OpenInference ``RETRIEVER``) or run (LangSmith ``retriever``)."""
+        return self.span_kind == ("retriever" if self.format == "langsmith" else RETRIEVER)
 
 
 def flat_attributes(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -213,38 +222,6 @@ def _score(value: Any, where: str) -> float | None:
     return float(value)
 
 
-def _documents(attributes: Mapping[str, Any], where: str) -> tuple[list[dict[str, Any]], set]:
-    """The documents of a span in the order of N, and the attribute keys they used."""
-    found: dict[int, dict[str, Any]] = {}
-    used = set()
-    for key, value in attributes.items():
-        match = _DOCUMENT.match(key)
-        if match is not None:
-            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
-            used.add(key)
-    documents = []
-    for number in sorted(found):
-        fields = found[number]
-        label = f"{where}: retrieval.documents.{number}"
-        content = fields.pop("content", None)
-        if _missing(content):
-            raise PoolError(f"{label}: a document without content (document.content)")
-        if not isinstance(content, str):
-            kind = type(content).__name__
-            raise PoolError(f"{label}: document.content must be a text, got {kind}")
-        given_id = fields.pop("id", None)
-        document: dict[str, Any] = {
-            "text": content,
-            "given_id": None if _missing(given_id) else str(given_id),
-            "score": _score(fields.pop("score", None), label),
-            "metadata": _metadata(fields.pop("metadata", None)),
-        }
-        if fields:
-            document["attributes"] = fields
-        documents.append(document)
-    return documents, used
-
-
 def _output_ids(attributes: Mapping[str, Any], texts: list[str]) -> list[str] | None:
     """The ids LangChain's instrumentation leaves in ``output.value`` (``{"documents":
     [{"id", "page_content", ...}]}``), when they name these texts in this order."""
@@ -269,24 +246,42 @@ def _output_ids(attributes: Mapping[str, Any], texts: list[str]) -> list[str] | 
     return ids
 
 
-def _chunks(documents: list[dict[str, Any]], ids: list[str] | None) -> list[dict[str, Any]]:
-    """The pool's chunks: ids the documents' own when distinct, else ``ids``, else ``cN``."""
-    given = [document["given_id"] for document in documents]
-    if None not in given and len(set(given)) == len(given):
-        ids = given
-    chunks = []
-    for position, document in enumerate(documents):
-        chunk: dict[str, Any] = {
-            "id": ids[position] if ids is not None else f"c{position}",
-            "text": document["text"],
-        }
-        if ids is None and document["given_id"] is not None:
-            chunk["document_id"] = document["given_id"]
-        for key in ("score", "metadata", "attributes"):
-            if document.get(key) is not None:
-                chunk[key] = document[key]
-        chunks.append(chunk)
-    return chunks
+def _chunks(span: Span) -> tuple[list[dict[str, Any]], set[str]]:
+    """The span's chunks in the order of N, and the attribute keys they used. Ids: the
+    documents' own when distinct, else those of ``output.value``, else ``cN``."""
+    found: dict[int, dict[str, Any]] = {}
+    used = set()
+    for key, value in span.attributes.items():
+        match = _DOCUMENT.match(key)
+        if match is not None:
+            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
+            used.add(key)
+    chunks: list[dict[str, Any]] = []
+    given: list[str | None] = []
+    for number in sorted(found):
+        fields = found[number]
+        label = f"{span.where}: retrieval.documents.{number}"
+        content = fields.pop("content", None)
+        if _missing(content):
+            raise PoolError(f"{label}: a document without content (document.content)")
+        if not isinstance(content, str):
+            kind = type(content).__name__
+            raise PoolError(f"{label}: document.content must be a text, got {kind}")
+        given_id = fields.pop("id", None)
+        given.append(None if _missing(given_id) else str(given_id))
+        score = _score(fields.pop("score", None), label)
+        metadata = _metadata(fields.pop("metadata", None))
+        chunks.append(
+            {"text": content, "score": score, "metadata": metadata, "attributes": fields or None}
+        )
+    distinct = None not in given and len(set(given)) == len(given)
+    ids = given if distinct else _output_ids(span.attributes, [c["text"] for c in chunks])
+    for position, chunk in enumerate(chunks):
+        named = {"id": ids[position] if ids else f"c{position}", "text": chunk.pop("text")}
+        if ids is None and given[position] is not None:
+            named["document_id"] = given[position]
+        chunks[position] = {**named, **{k: v for k, v in chunk.items() if v is not None}}
+    return chunks, used
 
 
 def has_documents(span: Span) -> bool:
@@ -296,13 +291,12 @@ def has_documents(span: Span) -> bool:
 
 def span_pool(span: Span) -> dict[str, Any]:
     """The canonical pool object of one OpenInference retriever span (see the module)."""
-    documents, used = _documents(span.attributes, span.where)
-    if not documents:
+    chunks, used = _chunks(span)
+    if not chunks:
         raise PoolError(
             f"{span.where}: a retriever span without documents (retrieval.documents.N.document.*)"
         )
     query = _query(span.attributes, span.where)
-    ids = _output_ids(span.attributes, [document["text"] for document in documents])
     rest = {k: v for k, v in span.attributes.items() if k not in used and k not in _READ}
     values = {key: getattr(span, key) for key in ("trace_id", "span_id", "parent_id", "name")}
     values.update(service=span.service, start=iso_time(span.start_ns), end=iso_time(span.end_ns))
@@ -310,7 +304,7 @@ def span_pool(span: Span) -> dict[str, Any]:
     trace = {key: value for key, value in values.items() if value is not None}
     return {
         "query": query,
-        "chunks": _chunks(documents, ids),
+        "chunks": chunks,
         "trace": {"format": span.format, **trace},
     }
 
@@ -323,12 +317,29 @@ _RUN_READ = frozenset(
 )
 
 
-def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """The canonical pool object of one LangSmith run of type ``retriever``: the query from
-    ``inputs.query``, one chunk per ``outputs.documents`` item (LangChain's
-    ``page_content``, ``metadata`` and ``id``, also in ``dumpd`` form), the run's ids and
-    times in ``trace``, every other field of the run in ``trace.attributes``. The run is
-    read as the span it records (its documents as ``retrieval.documents.N.document.*``)."""
+def run_span(run: Any, where: str) -> Span:
+    """One LangSmith run as the span it records, whose kind is its ``run_type``. A run of
+    type ``retriever`` with documents carries them as :func:`span_pool` reads them: the query
+    from ``inputs.query``, one ``retrieval.documents.N.document.*`` per ``outputs.documents``
+    item (LangChain's ``page_content``, ``metadata`` and ``id``, also in ``dumpd`` form),
+    and every other field of the run (kept in the pool's ``trace.attributes``)."""
+    if not isinstance(run, Mapping) or "run_type" not in run:
+        raise PoolError(f"{where}: not a LangSmith run (no run_type)")
+    span = Span(
+        {},
+        where,
+        trace_id=text_or_none(run.get("trace_id")),
+        span_id=text_or_none(run.get("id")),
+        parent_id=text_or_none(run.get("parent_run_id")),
+        name=text_or_none(run.get("name")),
+        start_ns=nanoseconds(run.get("start_time")),
+        end_ns=nanoseconds(run.get("end_time")),
+        kind=str(run["run_type"]),
+        format="langsmith",
+    )
+    outputs = _mapping(run.get("outputs"))
+    if span.kind != "retriever" or not outputs.get("documents"):
+        return span  # counted, and left out
     label = f"{where}, run {one_line(run.get('id'), max_chars=40)}"
     inputs = _mapping(run.get("inputs"))
     query = inputs.get("query")
@@ -337,7 +348,6 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
         query = texts[0] if len(texts) == 1 else None
     if not isinstance(query, str) or not query.strip():
         raise PoolError(f"{label}: a retriever run without a query (inputs.query)")
-    outputs = _mapping(run.get("outputs"))
     listed = outputs.get("documents")
     if not isinstance(listed, list) or not listed:
         raise PoolError(f"{label}: a retriever run without documents (outputs.documents)")
@@ -358,18 +368,7 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
     rest["inputs"] = {k: v for k, v in inputs.items() if k != "query"}
     rest["outputs"] = {k: v for k, v in outputs.items() if k != "documents"}
     attributes.update({k: v for k, v in rest.items() if v not in ({}, None)})
-    span = Span(
-        attributes,
-        label,
-        trace_id=text_or_none(run.get("trace_id")),
-        span_id=text_or_none(run.get("id")),
-        parent_id=text_or_none(run.get("parent_run_id")),
-        name=text_or_none(run.get("name")),
-        start_ns=nanoseconds(run.get("start_time")),
-        end_ns=nanoseconds(run.get("end_time")),
-        format="langsmith",
-    )
-    return span_pool(span)
+    return dataclasses.replace(span, attributes=attributes)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
