@@ -23,7 +23,7 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
@@ -172,24 +172,6 @@ def _executor(count: int) -> ProcessPoolExecutor:
         return executor
 
 
-def _run_local(work: Callable[..., Any], batches: list[Any], count: int) -> list[Any]:
-    try:
-        return list(_executor(count).map(work, batches))
-    except BrokenProcessPool:
-        with _EXECUTORS_LOCK:  # a worker died (out of memory?): the next call starts anew
-            _EXECUTORS.pop(count, None)
-        raise
-
-
-def _file_sizes(units: Sequence[Unit]) -> dict[str, int]:
-    """The bytes of each pool file that the pieces read (their furthest end)."""
-    sizes: dict[str, int] = {}
-    for unit in units:
-        if unit.path is not None:
-            sizes[unit.path] = max(sizes.get(unit.path, 0), unit.end)
-    return sizes
-
-
 def summarize(
     pool_set: PoolSet,
     settings: Settings,
@@ -226,7 +208,10 @@ def summarize(
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
     ):
         raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
-    sizes = _file_sizes(pool_set.units)
+    sizes: dict[str, int] = {}  # the bytes of each pool file that the pieces read
+    for unit in pool_set.units:
+        if unit.path is not None:
+            sizes[unit.path] = max(sizes.get(unit.path, 0), unit.end)
     count = min(workers or os.cpu_count() or 1, len(pool_set.units))
     in_files = all(unit.path is not None for unit in pool_set.units)
     if workers is None and in_files and sum(sizes.values()) <= SERIAL_BYTES:
@@ -237,7 +222,12 @@ def summarize(
         batches = _batches(pool_set.units, 4 * max(1, len(client.scheduler_info()["workers"])))
         parts = map_scattered(client, work, batches)
     elif count > 1:
-        parts = _run_local(work, _batches(pool_set.units, 4 * count), count)
+        try:
+            parts = list(_executor(count).map(work, _batches(pool_set.units, 4 * count)))
+        except BrokenProcessPool:
+            with _EXECUTORS_LOCK:  # a worker died (out of memory?): the next call starts anew
+                _EXECUTORS.pop(count, None)
+            raise
     else:
         parts = [summarize_units(list(enumerate(pool_set.units)), settings, budget)]
     rows = [row for part in parts for row in part]

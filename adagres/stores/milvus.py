@@ -479,7 +479,8 @@ def _documents_with_sources(documents: Any) -> tuple[dict[str, str], dict[str, s
     texts: dict[str, str] = {}
     sources: dict[str, str] = {}
     for position, item in enumerate(items):
-        if isinstance(item, os.PathLike) or (isinstance(item, str) and _exists(item)):
+        short = isinstance(item, str) and "\n" not in item and len(item) < 4096
+        if isinstance(item, os.PathLike) or (short and Path(item).exists()):
             path = Path(item)
             found = read_documents(path)
             origin = {d: str(path / d if path.is_dir() else path) for d in found}
@@ -495,13 +496,8 @@ def _documents_with_sources(documents: Any) -> tuple[dict[str, str], dict[str, s
                     f"and {origin.get(doc_id, 'a text')}; give the documents distinct names"
                 )
             texts[doc_id] = text
-            if doc_id in origin:
-                sources[doc_id] = origin[doc_id]
+        sources.update(origin)
     return texts, sources
-
-
-def _exists(text: str) -> bool:
-    return "\n" not in text and len(text) < 4096 and Path(text).exists()
 
 
 def index_documents(

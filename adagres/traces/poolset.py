@@ -128,13 +128,6 @@ def _no_pools(path: Path, kind: str, tally: Counter) -> PoolError:
     )
 
 
-def _trace_key(obj: dict[str, Any], number: int) -> int:
-    """A 64-bit key of the pool's trace (its own number when the export names none)."""
-    trace_id = obj["trace"].get("trace_id")
-    text = f"t:{trace_id}" if trace_id else f"n:{number}"
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 1
-
-
 def write_pool_set(
     source: str | os.PathLike[str],
     target: str | os.PathLike[str],
@@ -175,7 +168,10 @@ def write_pool_set(
                 if embed:
                     pool = ensure_embeddings(pool)
                 line = (json.dumps(pool.to_dict(), ensure_ascii=False) + "\n").encode()
-                keys.append(_trace_key(obj, len(keys)))
+                trace_id = obj["trace"].get("trace_id")  # else the pool is a trace of its own
+                key = f"t:{trace_id}" if trace_id else f"n:{len(keys)}"
+                digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+                keys.append(int.from_bytes(digest, "little") >> 1)  # the trace's 63-bit key
                 starts.append(start)
                 offsets.append(handle.tell())
                 lengths.append(len(line))
