@@ -260,8 +260,7 @@ def spec_fields(
             )
         lists = {}
         for key in ("answers", "gold"):
-            value = item.get(key)
-            value = [] if value is None else value
+            value = [] if item.get(key) is None else item[key]
             problem = string_list_problem(value)
             if problem is not None:
                 raise InputError(f"{field}.{key}: {problem}")

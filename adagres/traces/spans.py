@@ -172,11 +172,8 @@ def _query(attributes: Mapping[str, Any], where: str) -> str:
         shown = "nothing" if value is None else one_line(repr(value), max_chars=60)
         raise PoolError(f"{where}: a retriever span without a query (input.value), got {shown}")
     mime = attributes.get("input.mime_type")
-    if (mime == "application/json" or value.lstrip().startswith("{")) and (
-        found := _query_in_json(value)
-    ):
-        return found
-    return value
+    recorded = mime == "application/json" or value.lstrip().startswith("{")  # inputs as JSON
+    return (_query_in_json(value) if recorded else None) or value
 
 
 def _query_in_json(text: str) -> str | None:
@@ -202,11 +199,9 @@ def _metadata(value: Any) -> dict[str, Any] | None:
     if isinstance(value, Mapping):
         return {str(k): v for k, v in value.items()}
     if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return {"value": value}
-        return parsed if isinstance(parsed, dict) else {"value": value}
+        with contextlib.suppress(ValueError):
+            if isinstance(parsed := json.loads(value), dict):
+                return parsed
     return {"value": value}
 
 
