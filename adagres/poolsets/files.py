@@ -77,7 +77,7 @@ def _file_units(path: Path, digest: Any, limits: Limits, units: list[Unit]) -> N
     the longest line), into the digest; its size is checked first, against ``max_bytes``."""
     # the pieces carry absolute paths: a Dask worker may run in another folder
     label, where = one_line(path.name, max_chars=120), str(path.resolve())
-    with _reading(label):
+    with reading(label):
         size = path.stat().st_size
     if size > limits.max_bytes:
         raise PoolError(
@@ -91,7 +91,7 @@ def _file_units(path: Path, digest: Any, limits: Limits, units: list[Unit]) -> N
             raise _too_many_pieces(label, limits)
         units.append(Unit(label, where, 0, size, limits=limits))
     start, number = 0, 1
-    with _reading(label), path.open("rb") as handle:
+    with reading(label), path.open("rb") as handle:
         for line in handle:  # lines end at b"\n" only, as the .jsonl reader splits them
             digest.update(line)
             end = start + len(line)
@@ -108,7 +108,7 @@ def _file_units(path: Path, digest: Any, limits: Limits, units: list[Unit]) -> N
 
 
 @contextlib.contextmanager
-def _reading(label: str) -> Iterator[None]:
+def reading(label: str) -> Iterator[None]:
     """Turn an OSError (a name too long, a folder we may not read, ...) into a PoolError."""
     try:
         yield
@@ -120,7 +120,7 @@ def _spec(source: Any) -> Mapping[str, Any] | None:
     if isinstance(source, Mapping):
         return source
     path = Path(source)
-    if path.suffix.lower() != ".json" or not _is_file(path) or path.stat().st_size > 1 << 20:
+    if path.suffix.lower() != ".json" or not is_file(path) or path.stat().st_size > 1 << 20:
         return None
     try:
         obj = parse_json(path.read_bytes())
@@ -129,10 +129,11 @@ def _spec(source: Any) -> Mapping[str, Any] | None:
     return obj if isinstance(obj, dict) and "collection" in obj and "queries" in obj else None
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a name the system refuses (too long, ...)."""
     try:
         return path.is_file()
-    except OSError:  # a name too long: no such file
+    except OSError:
         return False
 
 
@@ -259,8 +260,7 @@ def spec_fields(
             )
         lists = {}
         for key in ("answers", "gold"):
-            value = item.get(key)
-            value = [] if value is None else value
+            value = [] if item.get(key) is None else item[key]
             problem = string_list_problem(value)
             if problem is not None:
                 raise InputError(f"{field}.{key}: {problem}")
@@ -287,7 +287,7 @@ def load_unit(unit: Unit) -> list[Pool]:
         return list(unit.pools)
     assert unit.path is not None
     name = Path(unit.path).name
-    with _reading(one_line(name, max_chars=120)), open(unit.path, "rb") as handle:
+    with reading(one_line(name, max_chars=120)), open(unit.path, "rb") as handle:
         handle.seek(unit.start)
         data = handle.read(unit.end - unit.start)
     key = (

@@ -36,7 +36,7 @@ from adagres.core.strategies import ADAGRES, TOPK_BUDGET
 from adagres.errors import InputError
 from adagres.pools.pool import Pool
 from adagres.poolsets.cluster import check_workers_read, map_scattered
-from adagres.poolsets.files import PoolSet, Unit, load_pool_set, load_unit, spec_fields
+from adagres.poolsets.files import PoolSet, Unit, load_pool_set, load_unit
 from adagres.stores import lockfiles
 
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
     "load_pool_set",
     "load_unit",
     "prepare_pool",
-    "spec_fields",
     "summarize",
     "summarize_pool",
     "summarize_units",
@@ -173,27 +172,6 @@ def _executor(count: int) -> ProcessPoolExecutor:
         return executor
 
 
-def _run_local(
-    batches: list[list[tuple[int, Unit]]], settings: Settings, budget: int, count: int
-) -> list[list[dict[str, Any]]]:
-    work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
-    try:
-        return list(_executor(count).map(work, batches))
-    except BrokenProcessPool:
-        with _EXECUTORS_LOCK:  # a worker died (out of memory?): the next call starts anew
-            _EXECUTORS.pop(count, None)
-        raise
-
-
-def _file_sizes(units: Sequence[Unit]) -> dict[str, int]:
-    """The bytes of each pool file that the pieces read (their furthest end)."""
-    sizes: dict[str, int] = {}
-    for unit in units:
-        if unit.path is not None:
-            sizes[unit.path] = max(sizes.get(unit.path, 0), unit.end)
-    return sizes
-
-
 def summarize(
     pool_set: PoolSet,
     settings: Settings,
@@ -230,18 +208,26 @@ def summarize(
         isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
     ):
         raise InputError(f"workers must be a whole number >= 1, got {workers!r}")
-    sizes = _file_sizes(pool_set.units)
+    sizes: dict[str, int] = {}  # the bytes of each pool file that the pieces read
+    for unit in pool_set.units:
+        if unit.path is not None:
+            sizes[unit.path] = max(sizes.get(unit.path, 0), unit.end)
     count = min(workers or os.cpu_count() or 1, len(pool_set.units))
     in_files = all(unit.path is not None for unit in pool_set.units)
     if workers is None and in_files and sum(sizes.values()) <= SERIAL_BYTES:
         count = 1  # a small set: parsed once here (load_unit keeps it) beats worker start-up
+    work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
     if client is not None:
         check_workers_read(client, sizes)
         batches = _batches(pool_set.units, 4 * max(1, len(client.scheduler_info()["workers"])))
-        work = functools.partial(summarize_units, settings=settings, budget=budget, prepare=False)
         parts = map_scattered(client, work, batches)
     elif count > 1:
-        parts = _run_local(_batches(pool_set.units, 4 * count), settings, budget, count)
+        try:
+            parts = list(_executor(count).map(work, _batches(pool_set.units, 4 * count)))
+        except BrokenProcessPool:
+            with _EXECUTORS_LOCK:  # a worker died (out of memory?): the next call starts anew
+                _EXECUTORS.pop(count, None)
+            raise
     else:
         parts = [summarize_units(list(enumerate(pool_set.units)), settings, budget)]
     rows = [row for part in parts for row in part]

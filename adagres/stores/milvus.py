@@ -120,10 +120,8 @@ def redact_uri(uri: str) -> str:
     'http://***@milvus.example:19530'
     """
     clean, _, found = _split(uri)
-    if not found:
-        return clean
     parts = urlsplit(clean)
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc))
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc)) if found else clean
 
 
 # --------------------------------------------------------------------------- connection
@@ -168,29 +166,23 @@ def key_of(text: str) -> int:
     return int.from_bytes(digest, "little") >> 1
 
 
-def _store_locked(path: Path) -> bool:
-    """Whether another process holds the Milvus Lite lock of the store ``path``."""
+def _lock_holder(path: Path) -> str | None:
+    """Who holds the Milvus Lite lock of the store ``path``, as the message says it (the
+    process(es) when known), or None when no other process holds it."""
     import fcntl
 
-    lock = path / "LOCK"
+    lock = path / lockfiles.LOCK_NAME
     if not lock.is_file():
-        return False
+        return None
     with open(lock, "rb") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
-
-
-def _lock_holder(path: Path) -> str:
-    """Who holds the store's lock, as the message says it: the process(es) when known."""
-    others = [
-        (pid, command)
-        for pid, command in lockfiles.holders(path / lockfiles.LOCK_NAME)
-        if pid != os.getpid()
-    ]
+            pass
+        else:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return None
+    others = [(pid, command) for pid, command in lockfiles.holders(lock) if pid != os.getpid()]
     if not others:
         return "another process has it open"
     named = "; ".join(f"pid {pid}: {command[:80] or '?'}" for pid, command in others[:3])
@@ -208,24 +200,23 @@ def connect(uri: str, *, create: bool = False) -> Iterator[Any]:
     if not isinstance(uri, str) or not uri.strip():
         raise InputError(f"uri must be a store file (.db) or a server address, got {uri!r}")
     clean, token, _ = _split(uri)
-    shown = redact_uri(uri)
-    if is_local(uri):
-        path = Path(uri)
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        elif not path.exists():
-            raise PoolError(f"no Milvus Lite store at {shown} (make one with 'adagres index')")
+    shown, local = redact_uri(uri), is_local(uri)
+    if local and create:
+        Path(uri).parent.mkdir(parents=True, exist_ok=True)
+    elif local and not Path(uri).exists():
+        raise PoolError(f"no Milvus Lite store at {shown} (make one with 'adagres index')")
     MilvusClient = _pymilvus("pymilvus").MilvusClient
-    if is_local(uri):
+    if local:
         _pymilvus("milvus_lite")  # pymilvus runs a .db store through it
 
     with _quiet():
         try:
             client = MilvusClient(clean, token=token or "", timeout=60)
         except Exception as error:
-            if is_local(uri) and _store_locked(Path(uri)):
+            held = _lock_holder(Path(uri)) if local else None
+            if held is not None:
                 raise PoolError(
-                    f"cannot open the Milvus Lite store {shown}: {_lock_holder(Path(uri))} "
+                    f"cannot open the Milvus Lite store {shown}: {held} "
                     f"(one process per store file; close it or use a Milvus server)"
                 ) from None
             refused = auth_failure(error)
@@ -247,14 +238,13 @@ def connect(uri: str, *, create: bool = False) -> Iterator[Any]:
 def _quiet() -> Iterator[None]:
     """Keep pymilvus and Milvus Lite from logging tracebacks of errors that :func:`call` turns
     into one PoolError line anyway."""
-    loggers = [logging.getLogger(name) for name in _NOISY]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
+    levels = {logger: logger.level for logger in map(logging.getLogger, _NOISY)}
+    for logger in levels:
         logger.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        for logger, level in zip(loggers, levels, strict=True):
+        for logger, level in levels.items():
             logger.setLevel(level)
 
 
@@ -324,21 +314,14 @@ def describe(client: Any, uri: str, collection: str) -> Layout:
     )
 
 
-def load_collection(client: Any, uri: str, collection: str) -> None:
+def load_collection(client: Any, collection: str, where: str) -> None:
     """Load ``collection`` into memory for search unless it is loaded (a store reopened by a
-    new process holds its collections released); no row is written."""
+    new process holds its collections released); no row is written. ``where`` names it."""
     LoadState = _pymilvus("pymilvus.client.types").LoadState
 
-    where = f"{redact_uri(uri)}: collection {collection!r}"
     state = call(f"{where}: load state", client.get_load_state, collection)
     if state.get("state") != LoadState.Loaded:
         call(f"{where}: load", client.load_collection, collection)
-
-
-def row_count(client: Any, collection: str) -> int:
-    """Rows in ``collection`` (a strong-consistency count, right after an insert too)."""
-    rows = client.query(collection, filter="", output_fields=["count(*)"])
-    return int(rows[0]["count(*)"])
 
 
 def create_collection(
@@ -358,9 +341,8 @@ def create_collection(
     # numbers needs no quoting of ids that hold quotes or other punctuation.
     schema.add_field("pk", DataType.INT64, is_primary=True)
     schema.add_field("doc_key", DataType.INT64)
-    schema.add_field("chunk_id", DataType.VARCHAR, max_length=LENGTHS["chunk_id"])
-    for name in ("doc_id", "title", "source", "text"):
-        schema.add_field(name, DataType.VARCHAR, max_length=LENGTHS[name])
+    for name, length in LENGTHS.items():  # chunk_id, doc_id, title, source, text
+        schema.add_field(name, DataType.VARCHAR, max_length=length)
     schema.add_field("tokens", DataType.INT64)
     schema.add_field("metadata", DataType.JSON)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dimension)
@@ -422,7 +404,7 @@ def _row(chunk: Chunk, vector: np.ndarray, where: str) -> dict[str, Any]:
         size = len(row[name].encode("utf-8"))
         if size > limit:
             raise PoolError(
-                f"{where}chunk {chunk.id!r}: {name} has {size} bytes, the store's field holds "
+                f"{where}: chunk {chunk.id!r}: {name} has {size} bytes, the store's field holds "
                 f"at most {limit} (use smaller chunks)"
             )
     return row
@@ -446,34 +428,29 @@ def index_chunks(
     matrix = np.asarray(vectors, dtype=np.float32)
     if matrix.ndim != 2 or matrix.shape[0] != len(chunks) or not len(chunks):
         raise InputError(f"vectors have shape {matrix.shape}, expected ({len(chunks)}, d)")
-    where = f"{redact_uri(uri)}: collection {collection!r}: "
+    dim = matrix.shape[1]
+    where = f"{redact_uri(uri)}: collection {collection!r}"
     rows = [_row(c, v, where) for c, v in zip(chunks, matrix, strict=True)]
     if len({row["pk"] for row in rows}) != len(rows):
-        raise PoolError(f"{where}the chunk ids are not unique")
+        raise PoolError(f"{where}: the chunk ids are not unique")
     with connect(uri, create=True) as client:
-        if not call(where + "has_collection", client.has_collection, collection):
-            call(
-                where + "create",
-                create_collection,
-                client,
-                collection,
-                matrix.shape[1],
-                model,
-                tokenizer,
-            )
+        if not call(f"{where}: has_collection", client.has_collection, collection):
+            call(f"{where}: create", create_collection, client, collection, dim, model, tokenizer)
         layout = describe(client, uri, collection)
-        wanted = (model, tokenizer, matrix.shape[1])
-        if (layout.model, layout.tokenizer, layout.dimension) != wanted:
+        if (layout.model, layout.tokenizer, layout.dimension) != (model, tokenizer, dim):
             raise PoolError(
-                f"{where}holds {layout.dimension}-d vectors from {layout.model!r} counted with "
-                f"{layout.tokenizer!r}; these chunks are {matrix.shape[1]}-d from {model!r} "
+                f"{where}: holds {layout.dimension}-d vectors from {layout.model!r} counted with "
+                f"{layout.tokenizer!r}; these chunks are {dim}-d from {model!r} "
                 f"counted with {tokenizer!r} (use another collection)"
             )
-        load_collection(client, uri, collection)  # a reopened store holds it released
+        load_collection(client, collection, where)  # a reopened store holds it released
         _delete_documents(client, collection, sorted({r["doc_key"] for r in rows}), where)
         for start in range(0, len(rows), _BATCH):
-            call(where + "insert", client.insert, collection, rows[start : start + _BATCH])
-        return int(call(where + "counting rows", row_count, client, collection))
+            call(f"{where}: insert", client.insert, collection, rows[start : start + _BATCH])
+        # a strong-consistency count, right after the insert
+        query = {"filter": "", "output_fields": ["count(*)"]}
+        counted = call(f"{where}: counting rows", client.query, collection, **query)
+        return int(counted[0]["count(*)"])
 
 
 def _delete_documents(client: Any, collection: str, doc_keys: list[int], where: str) -> None:
@@ -481,14 +458,14 @@ def _delete_documents(client: Any, collection: str, doc_keys: list[int], where: 
     for start in range(0, len(doc_keys), _BATCH):
         wanted = ", ".join(str(key) for key in doc_keys[start : start + _BATCH])
         old = call(
-            where + "query",
+            f"{where}: query",
             client.query,
             collection,
             filter=f"doc_key in [{wanted}]",
             output_fields=["pk"],
         )
         if old:
-            call(where + "delete", client.delete, collection, ids=[row["pk"] for row in old])
+            call(f"{where}: delete", client.delete, collection, ids=[row["pk"] for row in old])
 
 
 def _documents_with_sources(documents: Any) -> tuple[dict[str, str], dict[str, str]]:
@@ -502,7 +479,8 @@ def _documents_with_sources(documents: Any) -> tuple[dict[str, str], dict[str, s
     texts: dict[str, str] = {}
     sources: dict[str, str] = {}
     for position, item in enumerate(items):
-        if isinstance(item, os.PathLike) or (isinstance(item, str) and _exists(item)):
+        short = isinstance(item, str) and "\n" not in item and len(item) < 4096
+        if isinstance(item, os.PathLike) or (short and Path(item).exists()):
             path = Path(item)
             found = read_documents(path)
             origin = {d: str(path / d if path.is_dir() else path) for d in found}
@@ -518,13 +496,8 @@ def _documents_with_sources(documents: Any) -> tuple[dict[str, str], dict[str, s
                     f"and {origin.get(doc_id, 'a text')}; give the documents distinct names"
                 )
             texts[doc_id] = text
-            if doc_id in origin:
-                sources[doc_id] = origin[doc_id]
+        sources.update(origin)
     return texts, sources
-
-
-def _exists(text: str) -> bool:
-    return "\n" not in text and len(text) < 4096 and Path(text).exists()
 
 
 def index_documents(
@@ -618,7 +591,7 @@ def retrieve_pools(
     with connect(uri) as client:
         layout = describe(client, uri, collection)
         name = _query_model(layout, model, where)
-        load_collection(client, uri, collection)
+        load_collection(client, collection, where)
         vectors = embed_texts(queries, model=name)
         if vectors.shape[1] != layout.dimension:
             raise PoolError(
@@ -635,16 +608,26 @@ def retrieve_pools(
             anns_field=layout.vector,
             output_fields=wanted,
         )
-    record = {
-        "store": "milvus",
-        "uri": strip_credentials(uri),
-        "collection": collection,
-        "top_n": top_n,
-    }
-    return [
-        _pool(query, list(found), vector, layout, name, tokenizer, record, where)
-        for query, found, vector in zip(queries, hits, vectors, strict=True)
-    ]
+    record = dict(store="milvus", uri=strip_credentials(uri), collection=collection, top_n=top_n)
+    pools = []
+    for query, found, query_vector in zip(queries, hits, vectors, strict=True):
+        chunks, stored = _chunks(list(found), layout, where)
+        counted = all(chunk.tokens is not None for chunk in chunks)
+        pool = Pool(
+            query,
+            chunks,
+            raw_embeddings=stored,
+            raw_query_embedding=query_vector,
+            embedding_model=name,
+            tokenizer=layout.tokenizer if counted else None,
+            extra={"retrieval": dict(record)},
+        )
+        # the store's counts (named or not), unless another tokenizer is asked for
+        if pool.token_counts is None or tokenizer not in (None, pool.tokenizer):
+            counter = tokenizer or DEFAULT_TOKENIZER
+            pool = pool.with_token_counts(count_tokens(pool.texts, counter), counter)
+        pools.append(pool)
+    return pools
 
 
 def _query_model(layout: Layout, model: Any, where: str) -> str:
@@ -663,16 +646,8 @@ def _query_model(layout: Layout, model: Any, where: str) -> str:
         raise PoolError(f"{where}: the model it records is not available here: {error}") from None
 
 
-def _pool(
-    query: str,
-    hits: list[Any],
-    query_vector: np.ndarray,
-    layout: Layout,
-    model: str,
-    tokenizer: str | None,
-    record: dict[str, Any],
-    where: str,
-) -> Pool:
+def _chunks(hits: list[Any], layout: Layout, where: str) -> tuple[tuple[Chunk, ...], np.ndarray]:
+    """The chunks of one query's hits, in the store's rank order, and their stored vectors."""
     if not hits:
         raise PoolError(f"{where}: the collection holds no rows, so the pool would be empty")
     chunks, vectors = [], []
@@ -691,17 +666,4 @@ def _pool(
                 metadata=entity.get("metadata") or None,
             )
         )
-    counted = all(chunk.tokens is not None for chunk in chunks)
-    pool = Pool(
-        query,
-        tuple(chunks),
-        raw_embeddings=np.stack(vectors),
-        raw_query_embedding=query_vector,
-        embedding_model=model,
-        tokenizer=layout.tokenizer if counted else None,
-        extra={"retrieval": dict(record)},
-    )
-    if pool.token_counts is not None and tokenizer in (None, pool.tokenizer):
-        return pool  # the store's counts (named or not), unless another tokenizer is asked for
-    wanted = tokenizer or DEFAULT_TOKENIZER
-    return pool.with_token_counts(count_tokens(pool.texts, wanted), wanted)
+    return tuple(chunks), np.stack(vectors)

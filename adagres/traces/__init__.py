@@ -12,10 +12,8 @@ already record, read as a pool set.
   (converted once into a folder);
 - :func:`read_pools` yields its pools in file order.
 
-Each retriever span becomes one pool (:mod:`adagres.traces.spans`): the query from
-``input.value``, one chunk per ``retrieval.documents.N.document.*`` in rank order, and the
-trace and span ids, service, name, times and every other attribute in the pool's
-``trace`` object. Imports neither OpenTelemetry nor any framework.
+Each retriever span (or run) becomes one pool, as :mod:`adagres.traces.spans` says.
+Imports neither OpenTelemetry nor any framework.
 """
 
 from adagres.traces.exports import FORMATS, MAX_DOCUMENT_BYTES, detect

@@ -27,12 +27,21 @@ import binascii
 import datetime as dt
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from adagres.errors import PoolError, one_line, require
-from adagres.traces.spans import Span, flat_attributes, iso_time, nanoseconds, text_or_none
+from adagres.poolsets.files import is_file, reading
+from adagres.traces.spans import (
+    Span,
+    flat_attributes,
+    iso_time,
+    nanoseconds,
+    run_span,
+    text_or_none,
+)
 
 __all__ = ["FORMATS", "MAX_DOCUMENT_BYTES", "Record", "detect", "records", "spans"]
 
@@ -50,10 +59,6 @@ class Record(NamedTuple):
 
     obj: Any
     where: str
-
-
-def _read_error(label: str, error: OSError) -> PoolError:
-    return PoolError(f"{label}: cannot read the file ({error.strerror or error})")
 
 
 def _kind_of(obj: Any) -> str | None:
@@ -76,11 +81,8 @@ def _span_columns(names: Iterable[Any]) -> bool:
 
 def _lines(path: Path, label: str) -> Iterator[bytes]:
     """The file's lines, one over :data:`MAX_DOCUMENT_BYTES` in parts."""
-    try:
-        with path.open("rb") as handle:
-            yield from iter(lambda: handle.readline(MAX_DOCUMENT_BYTES + 1), b"")
-    except OSError as error:
-        raise _read_error(label, error) from None
+    with reading(label), path.open("rb") as handle:
+        yield from iter(lambda: handle.readline(MAX_DOCUMENT_BYTES + 1), b"")
 
 
 def _first_line(path: Path, label: str) -> bytes:
@@ -92,13 +94,9 @@ def detect(path: str | Path) -> str | None:
     holds no trace export (a pool file, a pool set, anything else). Reads the first line
     (a Parquet file's schema; a whole JSON document when the first line is not one)."""
     path = Path(path)
-    label = one_line(path.name, max_chars=120)
-    try:
-        if not path.is_file():
-            return None
-    except OSError:
+    if not is_file(path):
         return None
-    head = _first_line(path, label)
+    head = _first_line(path, one_line(path.name, max_chars=120))
     if head.startswith(_PARQUET):
         return "phoenix" if _parquet_has_spans(path) else None
     obj = _loads_or_none(head)
@@ -160,24 +158,38 @@ def records(path: str | Path) -> Iterator[Record]:
         return
     if not head.strip():
         raise PoolError(f"{label}: the file is empty")
-    if _loads_or_none(head) is None:  # not JSON lines: one document
-        yield from _document_records(path, label)
-        return
-    for number, line in enumerate(_lines(path, label), 1):
-        where = f"{label}, line {number}"
-        if len(line) > MAX_DOCUMENT_BYTES and not line.endswith(b"\n"):
+    whole = _loads_or_none(head) is None  # not JSON lines: one document
+    parts: Iterable[tuple[str, bytes]]
+    if whole:
+        with reading(label):
+            size = path.stat().st_size
+            if size > MAX_DOCUMENT_BYTES:
+                raise PoolError(
+                    f"{label}: one JSON document of {size:,} bytes, over the "
+                    f"{MAX_DOCUMENT_BYTES:,} read whole; export JSON lines (one request, span "
+                    f"or run per line), which are read a line at a time"
+                )
+            parts = [(label, path.read_bytes())]
+    else:
+        parts = ((f"{label}, line {n}", line) for n, line in enumerate(_lines(path, label), 1))
+    for where, data in parts:
+        if len(data) > MAX_DOCUMENT_BYTES and not data.endswith(b"\n"):
             raise PoolError(
                 f"{where}: longer than {MAX_DOCUMENT_BYTES:,} bytes, the most one line of "
                 f"an export may hold"
             )
-        if not line.strip():
+        if not data.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(data)
         except ValueError as error:
             raise PoolError(f"{where}: not JSON ({one_line(error, max_chars=80)})") from None
-        for position, item in enumerate(_listed(obj)):
-            yield Record(item, where if not isinstance(obj, list) else f"{where}[{position}]")
+        items = _listed(obj)
+        for position, item in enumerate(items):
+            if whole:  # a document's items, or a line's list
+                yield Record(item, where if len(items) == 1 else f"{where}, item {position}")
+            else:
+                yield Record(item, where if not isinstance(obj, list) else f"{where}[{position}]")
 
 
 def _listed(obj: Any) -> list[Any]:
@@ -188,69 +200,48 @@ def _listed(obj: Any) -> list[Any]:
     return [obj]
 
 
-def _document_records(path: Path, label: str) -> Iterator[Record]:
-    try:
-        size = path.stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            raise PoolError(
-                f"{label}: one JSON document of {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,} "
-                f"read whole; export JSON lines (one request, span or run per line), which "
-                f"are read a line at a time"
-            )
-        data = path.read_bytes()
-    except OSError as error:
-        raise _read_error(label, error) from None
-    try:
-        obj = json.loads(data)
-    except ValueError as error:
-        raise PoolError(f"{label}: not JSON ({one_line(error, max_chars=80)})") from None
-    items = _listed(obj)
-    for position, item in enumerate(items):
-        yield Record(item, label if len(items) == 1 else f"{label}, item {position}")
-
-
 def _parquet_records(path: Path, label: str) -> Iterator[Record]:
     pq = require("pyarrow.parquet", "tables", purpose="reading a Parquet span table")
 
-    try:
-        batches = pq.ParquetFile(path).iter_batches(batch_size=_BATCH_ROWS)
-        items = (item for batch in batches for item in batch.to_pylist())
-        for row, item in enumerate(items, 1):
-            yield Record(item, f"{label}, row {row}")
-    except PoolError:
-        raise
-    except OSError as error:
-        raise _read_error(label, error) from None
-    except Exception as error:  # pyarrow's own errors: a torn or foreign file
-        raise PoolError(
-            f"{label}: not a readable Parquet file ({one_line(error, max_chars=100)})"
-        ) from None
+    with reading(label):
+        try:
+            batches = pq.ParquetFile(path).iter_batches(batch_size=_BATCH_ROWS)
+            items = (item for batch in batches for item in batch.to_pylist())
+            for row, item in enumerate(items, 1):
+                yield Record(item, f"{label}, row {row}")
+        except OSError:
+            raise
+        except Exception as error:  # pyarrow's own errors: a torn or foreign file
+            raise PoolError(
+                f"{label}: not a readable Parquet file ({one_line(error, max_chars=100)})"
+            ) from None
 
 
 # --------------------------------------------------------------------------- spans
 
 
-def spans(path: str | Path, kind: str) -> Iterator[Span | Record]:
-    """The spans of an OpenInference export (``otlp``, ``phoenix``), or the run records of
-    a LangSmith export (``langsmith``, as :class:`Record`), in file order."""
+def spans(path: str | Path, kind: str) -> Iterator[Span]:
+    """The spans of an OpenInference export (``otlp``, ``phoenix``), or the runs of a
+    LangSmith export (``langsmith``, as spans), in file order."""
     for record in records(path):
         if kind == "otlp":
             yield from otlp_spans(record)
         elif kind == "phoenix":
             yield phoenix_span(record)
         else:
-            if not isinstance(record.obj, Mapping) or "run_type" not in record.obj:
-                raise PoolError(f"{record.where}: not a LangSmith run (no run_type)")
-            yield record
+            yield run_span(*record)
 
 
-def _field(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
-    return obj.get(camel, obj.get(snake))
+def _field(obj: Mapping[str, Any], camel: str, snake: str | None = None) -> Any:
+    """``obj[camel]``, else its protobuf field name (``snake``, by default ``camel`` in
+    snake_case)."""
+    return obj.get(camel, obj.get(snake or re.sub("([A-Z])", r"_\1", camel).lower()))
 
 
-def _hex_id(value: Any, where: str, what: str) -> str | None:
-    """An OTLP id as lowercase hex: hex as OTLP/JSON writes it, or base64 (protobuf's
-    default JSON mapping of bytes)."""
+def _hex_id(obj: Mapping[str, Any], what: str, where: str) -> str | None:
+    """The id field ``what`` of ``obj`` as lowercase hex: hex as OTLP/JSON writes it, or
+    base64 (protobuf's default JSON mapping of bytes)."""
+    value = _field(obj, what)
     if value is None or value == "":
         return None
     if not isinstance(value, str):
@@ -265,42 +256,40 @@ def _hex_id(value: Any, where: str, what: str) -> str | None:
         raise PoolError(f"{where}: {what} is neither hex nor base64: {shown}") from None
 
 
+#: The fields of an OTLP ``AnyValue`` (a one-of), in the order they are looked for.
+_ANY_FIELDS = ("string", "bool", "int", "double", "array", "kvlist", "bytes")
+
+
 def any_value(value: Any, where: str) -> Any:
     """An OTLP ``AnyValue`` object as a plain value (arrays as lists, key-value lists as
     objects, 64-bit integers given as texts as integers, bytes as hex)."""
     if not isinstance(value, Mapping):
         return value
-    for camel, snake in (("stringValue", "string_value"), ("boolValue", "bool_value")):
-        if camel in value or snake in value:
-            return _field(value, camel, snake)
-    if "intValue" in value or "int_value" in value:
-        number = _field(value, "intValue", "int_value")
+    kind = next((k for k in _ANY_FIELDS if f"{k}Value" in value or f"{k}_value" in value), None)
+    if kind is None:
+        return None  # an empty AnyValue
+    inner = _field(value, f"{kind}Value")
+    if kind == "int":
         try:
-            return int(number)
+            return int(inner)
         except (TypeError, ValueError):
-            raise PoolError(f"{where}: intValue {number!r:.40} is not an integer") from None
-    if "doubleValue" in value or "double_value" in value:
-        number = _field(value, "doubleValue", "double_value")
-        if isinstance(number, str):  # "NaN", "Infinity" as protobuf's JSON writes them
-            try:
-                return float(number)
-            except ValueError:
-                raise PoolError(f"{where}: doubleValue {number!r:.40} is not a number") from None
-        return number
-    if "arrayValue" in value or "array_value" in value:
-        array = _object(_field(value, "arrayValue", "array_value") or {}, f"{where}: arrayValue")
-        listed = _list(array.get("values", []), f"{where}: arrayValue.values")
-        return [any_value(item, where) for item in listed]
-    if "kvlistValue" in value or "kvlist_value" in value:
-        pairs = _object(_field(value, "kvlistValue", "kvlist_value") or {}, f"{where}: kvlistValue")
-        return key_values(pairs.get("values", []), where)
-    if "bytesValue" in value or "bytes_value" in value:
-        raw = _field(value, "bytesValue", "bytes_value")
+            raise PoolError(f"{where}: intValue {inner!r:.40} is not an integer") from None
+    if kind == "double" and isinstance(inner, str):  # "NaN", "Infinity" as protobuf writes them
         try:
-            return base64.b64decode(raw).hex()
+            return float(inner)
+        except ValueError:
+            raise PoolError(f"{where}: doubleValue {inner!r:.40} is not a number") from None
+    if kind in ("array", "kvlist"):
+        listed = _object(inner or {}, f"{where}: {kind}Value").get("values", [])
+        if kind == "kvlist":
+            return key_values(listed, where)
+        return [any_value(item, where) for item in _list(listed, f"{where}: arrayValue.values")]
+    if kind == "bytes":
+        try:
+            return base64.b64decode(inner).hex()
         except (binascii.Error, ValueError, TypeError):
-            return raw
-    return None  # an empty AnyValue
+            return inner
+    return inner
 
 
 def key_values(items: Any, where: str) -> dict[str, Any]:
@@ -325,7 +314,7 @@ def otlp_spans(record: Record) -> Iterator[Span]:
     obj, where = record
     if not isinstance(obj, Mapping):
         raise PoolError(f"{where}: not an OTLP export (an object with resourceSpans)")
-    resources = _field(obj, "resourceSpans", "resource_spans")
+    resources = _field(obj, "resourceSpans")
     if not isinstance(resources, list):
         raise PoolError(f"{where}: not an OTLP export (resourceSpans must be a list)")
     for r, resource_spans in enumerate(resources):
@@ -334,7 +323,7 @@ def otlp_spans(record: Record) -> Iterator[Span]:
         resource = _object(resource_spans.get("resource") or {}, f"{at}.resource")
         resource_attrs = key_values(resource.get("attributes", []), f"{at}.resource")
         service = resource_attrs.pop("service.name", None)
-        scopes = _field(resource_spans, "scopeSpans", "scope_spans")
+        scopes = _field(resource_spans, "scopeSpans")
         if scopes is None:
             scopes = _field(resource_spans, "instrumentationLibrarySpans", "il_spans") or []
         for s, scope in enumerate(_list(scopes, f"{at}.scopeSpans")):
@@ -344,10 +333,8 @@ def otlp_spans(record: Record) -> Iterator[Span]:
             listed = _list(scope.get("spans", []), f"{at}.scopeSpans[{s}].spans")
             for n, span in enumerate(listed):
                 span = _object(span, f"{at}.scopeSpans[{s}].spans[{n}]")
-                span_id = _hex_id(_field(span, "spanId", "span_id"), where, "spanId")
+                span_id = _hex_id(span, "spanId", where)
                 label = f"{where}, span {span_id}"
-                start = nanoseconds(_field(span, "startTimeUnixNano", "start_time_unix_nano"))
-                end = nanoseconds(_field(span, "endTimeUnixNano", "end_time_unix_nano"))
                 attributes = key_values(span.get("attributes", []), label)
                 if isinstance(scope_name, str):
                     attributes.setdefault("otel.scope.name", scope_name)
@@ -359,15 +346,13 @@ def otlp_spans(record: Record) -> Iterator[Span]:
                 yield Span(
                     attributes,
                     label,
-                    trace_id=_hex_id(_field(span, "traceId", "trace_id"), label, "traceId"),
+                    trace_id=_hex_id(span, "traceId", label),
                     span_id=span_id,
-                    parent_id=_hex_id(
-                        _field(span, "parentSpanId", "parent_span_id"), label, "parentSpanId"
-                    ),
+                    parent_id=_hex_id(span, "parentSpanId", label),
                     name=text_or_none(span.get("name")),
                     service=text_or_none(service),
-                    start_ns=start,
-                    end_ns=end,
+                    start_ns=nanoseconds(_field(span, "startTimeUnixNano")),
+                    end_ns=nanoseconds(_field(span, "endTimeUnixNano")),
                     resource={k: json_value(v) for k, v in resource_attrs.items()},
                 )
 
@@ -409,10 +394,9 @@ def phoenix_span(record: Record) -> Span:
             attributes.update(flat_attributes(value, key.removeprefix("attributes.")))
         elif key.startswith("__index_level_"):
             continue  # pandas' own name for an index that repeats a column (Phoenix's span id)
-        elif not key.startswith("context.") and key not in _ROW_READ:
+        elif not key.startswith("context.") and key not in _ROW_READ and value is not None:
             rest[f"phoenix.{key}"] = value
-    attributes = {k: json_value(v) for k, v in attributes.items()}
-    attributes.update({k: json_value(v) for k, v in rest.items() if v is not None})
+    attributes = {k: json_value(v) for k, v in {**attributes, **rest}.items()}
     span_id = row.get("context.span_id", context.get("span_id"))
     label = f"{where}, span {one_line(span_id, max_chars=40)}" if span_id else where
     kind = row.get("span_kind")

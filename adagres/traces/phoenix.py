@@ -46,6 +46,7 @@ def fetch_spans(
     if not Path(target).name.endswith((".parquet", ".pq")):
         raise InputError(f"target: expected a .parquet file, got {Path(target).name!r}")
     condition = RETRIEVERS if not where else f"({RETRIEVERS}) and ({where})"
+    at = f"Phoenix at {one_line(base_url, max_chars=80)}, project {project!r}"
     client = client_module.Client(base_url=base_url)
     try:
         frame = client.spans.get_spans_dataframe(
@@ -57,14 +58,8 @@ def fetch_spans(
             timeout=timeout,
         )
     except Exception as error:  # httpx's and the server's errors, told in one line
-        raise PoolError(
-            f"Phoenix at {one_line(base_url, max_chars=80)}, project {project!r}: "
-            f"{type(error).__name__}: {one_line(error, max_chars=160)}"
-        ) from None
+        raise PoolError(f"{at}: {type(error).__name__}: {one_line(error, max_chars=160)}") from None
     if frame is None or len(frame) == 0:
-        raise PoolError(
-            f"Phoenix at {one_line(base_url, max_chars=80)}, project {project!r}: no span "
-            f"matches {condition!r} in that time range"
-        )
+        raise PoolError(f"{at}: no span matches {condition!r} in that time range")
     frame.to_parquet(target)
     return len(frame)

@@ -33,20 +33,14 @@ from typing import Any
 
 import numpy as np
 
+from adagres.core.validate import choice
 from adagres.errors import InputError, PoolError, one_line
 from adagres.pools.io import pool_from_dict
 from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import Pool
-from adagres.poolsets.files import PoolSet, load_pool_set
-from adagres.traces.exports import Record, detect, spans
-from adagres.traces.spans import (
-    RETRIEVER,
-    Span,
-    has_documents,
-    nanoseconds,
-    run_pool,
-    span_pool,
-)
+from adagres.poolsets.files import PoolSet, is_file, load_pool_set, reading
+from adagres.traces.exports import detect, spans
+from adagres.traces.spans import has_documents, span_pool
 
 __all__ = ["Converted", "read_pools", "trace_pool_set", "write_pool_set"]
 
@@ -74,42 +68,28 @@ class Converted:
 
 def _pool_dicts(path: Path, kind: str, tally: Counter) -> Iterator[tuple[dict[str, Any], str, int]]:
     """(pool object, where, start in ns) of every retrieval with documents; ``tally``
-    counts what it read (``spans``, ``empty`` and each span kind)."""
-    for item in spans(path, kind):
+    counts what it read (``spans``, ``empty``, ``pools`` and each span kind). PoolError
+    when there is none."""
+    for span in spans(path, kind):
         tally["spans"] += 1
-        if isinstance(item, Record):  # a LangSmith run
-            run_type = str(item.obj.get("run_type"))
-            tally[f"kind:{run_type}"] += 1
-            if run_type != "retriever":
-                continue
-            outputs = item.obj.get("outputs")
-            if not isinstance(outputs, dict) or not outputs.get("documents"):
-                tally["empty"] += 1
-                continue
-            start = nanoseconds(item.obj.get("start_time")) or 0
-            yield run_pool(item.obj, item.where), item.where, start
+        tally[f"kind:{span.span_kind}"] += 1
+        if not span.is_retriever:
             continue
-        assert isinstance(item, Span)
-        tally[f"kind:{item.span_kind}"] += 1
-        if item.span_kind != RETRIEVER:
-            continue
-        if not has_documents(item):
+        if not has_documents(span):
             tally["empty"] += 1
             continue
-        yield span_pool(item), item.where, item.start_ns or 0
+        tally["pools"] += 1
+        yield span_pool(span), span.where, span.start_ns or 0
+    if not tally["pools"]:
+        raise _no_pools(path, kind, tally)
 
 
 def read_pools(source: str | os.PathLike[str], *, limits: Limits | None = None) -> Iterator[Pool]:
     """The pools of a trace export in file order (not grouped), each checked: for a look
     at a small export in code. :func:`write_pool_set` groups them by trace."""
     path, kind, chosen = _opened(source, limits)
-    tally: Counter = Counter()
-    found = 0
-    for obj, where, _ in _pool_dicts(path, kind, tally):
-        found += 1
+    for obj, where, _ in _pool_dicts(path, kind, Counter()):
         yield pool_from_dict(obj, name=where, limits=chosen)
-    if not found:
-        raise _no_pools(path, kind, tally)
 
 
 def _opened(source: Any, limits: Limits | None) -> tuple[Path, str, Limits]:
@@ -120,11 +100,7 @@ def _opened(source: Any, limits: Limits | None) -> tuple[Path, str, Limits]:
         raise InputError(f"trace export: expected a path, got {type(source).__name__}")
     path = Path(source)
     label = one_line(path.name, max_chars=120)
-    try:
-        exists = path.is_file()
-    except OSError:
-        exists = False
-    if not exists:
+    if not is_file(path):
         raise PoolError(f"{label}: no such trace export file")
     kind = detect(path)
     if kind is None:
@@ -152,13 +128,6 @@ def _no_pools(path: Path, kind: str, tally: Counter) -> PoolError:
     )
 
 
-def _trace_key(obj: dict[str, Any], number: int) -> int:
-    """A 64-bit key of the pool's trace (its own number when the export names none)."""
-    trace_id = obj["trace"].get("trace_id")
-    text = f"t:{trace_id}" if trace_id else f"n:{number}"
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 1
-
-
 def write_pool_set(
     source: str | os.PathLike[str],
     target: str | os.PathLike[str],
@@ -179,9 +148,8 @@ def write_pool_set(
     from adagres.embed.tokens import TOKENIZERS
     from adagres.pools.ready import ensure_embeddings, ensure_token_counts
 
-    if tokenizer is not None and tokenizer not in TOKENIZERS:
-        names = ", ".join(map(repr, TOKENIZERS))
-        raise InputError(f"tokenizer: expected one of {names}, got {tokenizer!r}")
+    if tokenizer is not None:
+        choice(tokenizer, "tokenizer", TOKENIZERS)
     path, kind, chosen = _opened(source, limits)
     out = Path(target)
     if not out.name.endswith((".jsonl", ".ndjson")):
@@ -200,13 +168,14 @@ def write_pool_set(
                 if embed:
                     pool = ensure_embeddings(pool)
                 line = (json.dumps(pool.to_dict(), ensure_ascii=False) + "\n").encode()
-                keys.append(_trace_key(obj, len(keys)))
+                trace_id = obj["trace"].get("trace_id")  # else the pool is a trace of its own
+                key = f"t:{trace_id}" if trace_id else f"n:{len(keys)}"
+                digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+                keys.append(int.from_bytes(digest, "little") >> 1)  # the trace's 63-bit key
                 starts.append(start)
                 offsets.append(handle.tell())
                 lengths.append(len(line))
                 handle.write(line)
-        if not keys:
-            raise _no_pools(path, kind, tally)
         order = _grouped(np.frombuffer(keys, np.int64), np.frombuffer(starts, np.int64))
         with scratch.open("rb") as unsorted, partial.open("wb") as handle:
             for index in order:
@@ -243,12 +212,8 @@ def trace_pool_set(
     (named by the digest of the export's bytes, so a second call reads it at once), then
     opened as any pool set file; the set keeps the export's name and path."""
     path = Path(source)
-    try:
-        with path.open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256")
-    except OSError as error:
-        label = one_line(path.name, max_chars=120)
-        raise PoolError(f"{label}: cannot read the file ({error.strerror or error})") from None
+    with reading(one_line(path.name, max_chars=120)), path.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256")
     target = Path(folder) / f"trace-{digest.hexdigest()[:24]}.jsonl"
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)

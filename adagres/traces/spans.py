@@ -22,6 +22,7 @@ makes them all flat, keeping each ``metadata`` value whole. :func:`span_pool` tu
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -38,7 +39,7 @@ __all__ = [
     "flat_attributes",
     "iso_time",
     "nanoseconds",
-    "run_pool",
+    "run_span",
     "span_pool",
     "text_or_none",
 ]
@@ -68,12 +69,22 @@ class Span:
     end_ns: int | None = None
     kind: str | None = None
     resource: dict[str, Any] = field(default_factory=dict)
+    #: The pool's ``trace.format``: ``openinference``, or ``langsmith`` for a run.
+    format: str = "openinference"
 
     @property
     def span_kind(self) -> str | None:
-        """The OpenInference kind: the attribute, else the export's own column."""
+        """The OpenInference kind: the attribute, else the export's own column, in upper
+        case; a LangSmith run's ``run_type`` as written."""
         value = self.attributes.get(KIND_KEY, self.kind)
-        return value.upper() if isinstance(value, str) else None
+        if not isinstance(value, str):
+            return None
+        return value if self.format == "langsmith" else value.upper()
+
+    @property
+    def is_retriever(self) -> bool:
+        """A retriever span (OpenInference ``RETRIEVER``) or run (LangSmith ``retriever``)."""
+        return self.span_kind == ("retriever" if self.format == "langsmith" else RETRIEVER)
 
 
 def flat_attributes(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -161,11 +172,8 @@ def _query(attributes: Mapping[str, Any], where: str) -> str:
         shown = "nothing" if value is None else one_line(repr(value), max_chars=60)
         raise PoolError(f"{where}: a retriever span without a query (input.value), got {shown}")
     mime = attributes.get("input.mime_type")
-    if (mime == "application/json" or value.lstrip().startswith("{")) and (
-        found := _query_in_json(value)
-    ):
-        return found
-    return value
+    recorded = mime == "application/json" or value.lstrip().startswith("{")  # inputs as JSON
+    return (_query_in_json(value) if recorded else None) or value
 
 
 def _query_in_json(text: str) -> str | None:
@@ -191,11 +199,9 @@ def _metadata(value: Any) -> dict[str, Any] | None:
     if isinstance(value, Mapping):
         return {str(k): v for k, v in value.items()}
     if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return {"value": value}
-        return parsed if isinstance(parsed, dict) else {"value": value}
+        with contextlib.suppress(ValueError):
+            if isinstance(parsed := json.loads(value), dict):
+                return parsed
     return {"value": value}
 
 
@@ -209,38 +215,6 @@ def _score(value: Any, where: str) -> float | None:
         shown = one_line(repr(value), max_chars=40)
         raise PoolError(f"{where}: document.score must be a finite number, got {shown}")
     return float(value)
-
-
-def _documents(attributes: Mapping[str, Any], where: str) -> tuple[list[dict[str, Any]], set]:
-    """The documents of a span in the order of N, and the attribute keys they used."""
-    found: dict[int, dict[str, Any]] = {}
-    used = set()
-    for key, value in attributes.items():
-        match = _DOCUMENT.match(key)
-        if match is not None:
-            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
-            used.add(key)
-    documents = []
-    for number in sorted(found):
-        fields = found[number]
-        label = f"{where}: retrieval.documents.{number}"
-        content = fields.pop("content", None)
-        if _missing(content):
-            raise PoolError(f"{label}: a document without content (document.content)")
-        if not isinstance(content, str):
-            kind = type(content).__name__
-            raise PoolError(f"{label}: document.content must be a text, got {kind}")
-        given_id = fields.pop("id", None)
-        document: dict[str, Any] = {
-            "text": content,
-            "given_id": None if _missing(given_id) else str(given_id),
-            "score": _score(fields.pop("score", None), label),
-            "metadata": _metadata(fields.pop("metadata", None)),
-        }
-        if fields:
-            document["attributes"] = fields
-        documents.append(document)
-    return documents, used
 
 
 def _output_ids(attributes: Mapping[str, Any], texts: list[str]) -> list[str] | None:
@@ -267,24 +241,42 @@ def _output_ids(attributes: Mapping[str, Any], texts: list[str]) -> list[str] | 
     return ids
 
 
-def _chunks(documents: list[dict[str, Any]], ids: list[str] | None) -> list[dict[str, Any]]:
-    """The pool's chunks: ids the documents' own when distinct, else ``ids``, else ``cN``."""
-    given = [document["given_id"] for document in documents]
-    if None not in given and len(set(given)) == len(given):
-        ids = given
-    chunks = []
-    for position, document in enumerate(documents):
-        chunk: dict[str, Any] = {
-            "id": ids[position] if ids is not None else f"c{position}",
-            "text": document["text"],
-        }
-        if ids is None and document["given_id"] is not None:
-            chunk["document_id"] = document["given_id"]
-        for key in ("score", "metadata", "attributes"):
-            if document.get(key) is not None:
-                chunk[key] = document[key]
-        chunks.append(chunk)
-    return chunks
+def _chunks(span: Span) -> tuple[list[dict[str, Any]], set[str]]:
+    """The span's chunks in the order of N, and the attribute keys they used. Ids: the
+    documents' own when distinct, else those of ``output.value``, else ``cN``."""
+    found: dict[int, dict[str, Any]] = {}
+    used = set()
+    for key, value in span.attributes.items():
+        match = _DOCUMENT.match(key)
+        if match is not None:
+            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
+            used.add(key)
+    chunks: list[dict[str, Any]] = []
+    given: list[str | None] = []
+    for number in sorted(found):
+        fields = found[number]
+        label = f"{span.where}: retrieval.documents.{number}"
+        content = fields.pop("content", None)
+        if _missing(content):
+            raise PoolError(f"{label}: a document without content (document.content)")
+        if not isinstance(content, str):
+            kind = type(content).__name__
+            raise PoolError(f"{label}: document.content must be a text, got {kind}")
+        given_id = fields.pop("id", None)
+        given.append(None if _missing(given_id) else str(given_id))
+        score = _score(fields.pop("score", None), label)
+        metadata = _metadata(fields.pop("metadata", None))
+        chunks.append(
+            {"text": content, "score": score, "metadata": metadata, "attributes": fields or None}
+        )
+    distinct = None not in given and len(set(given)) == len(given)
+    ids = given if distinct else _output_ids(span.attributes, [c["text"] for c in chunks])
+    for position, chunk in enumerate(chunks):
+        named = {"id": ids[position] if ids else f"c{position}", "text": chunk.pop("text")}
+        if ids is None and given[position] is not None:
+            named["document_id"] = given[position]
+        chunks[position] = {**named, **{k: v for k, v in chunk.items() if v is not None}}
+    return chunks, used
 
 
 def has_documents(span: Span) -> bool:
@@ -294,26 +286,22 @@ def has_documents(span: Span) -> bool:
 
 def span_pool(span: Span) -> dict[str, Any]:
     """The canonical pool object of one OpenInference retriever span (see the module)."""
-    documents, used = _documents(span.attributes, span.where)
-    if not documents:
+    chunks, used = _chunks(span)
+    if not chunks:
         raise PoolError(
             f"{span.where}: a retriever span without documents (retrieval.documents.N.document.*)"
         )
     query = _query(span.attributes, span.where)
-    ids = _output_ids(span.attributes, [document["text"] for document in documents])
     rest = {k: v for k, v in span.attributes.items() if k not in used and k not in _READ}
-    return {
-        "query": query,
-        "chunks": _chunks(documents, ids),
-        "trace": _trace(span, "openinference", rest),
-    }
-
-
-def _trace(span: Span, kind: str, rest: dict[str, Any]) -> dict[str, Any]:
     values = {key: getattr(span, key) for key in ("trace_id", "span_id", "parent_id", "name")}
     values.update(service=span.service, start=iso_time(span.start_ns), end=iso_time(span.end_ns))
     values.update(resource=span.resource or None, attributes=rest or None)
-    return {"format": kind, **{key: value for key, value in values.items() if value is not None}}
+    trace = {key: value for key, value in values.items() if value is not None}
+    return {
+        "query": query,
+        "chunks": chunks,
+        "trace": {"format": span.format, **trace},
+    }
 
 
 # --------------------------------------------------------------------------- LangSmith
@@ -324,11 +312,29 @@ _RUN_READ = frozenset(
 )
 
 
-def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """The canonical pool object of one LangSmith run of type ``retriever``: the query from
-    ``inputs.query``, one chunk per ``outputs.documents`` item (LangChain's
-    ``page_content``, ``metadata`` and ``id``, also in ``dumpd`` form), the run's ids and
-    times in ``trace``, every other field of the run in ``trace.attributes``."""
+def run_span(run: Any, where: str) -> Span:
+    """One LangSmith run as the span it records, whose kind is its ``run_type``. A run of
+    type ``retriever`` with documents carries them as :func:`span_pool` reads them: the query
+    from ``inputs.query``, one ``retrieval.documents.N.document.*`` per ``outputs.documents``
+    item (LangChain's ``page_content``, ``metadata`` and ``id``, also in ``dumpd`` form),
+    and every other field of the run (kept in the pool's ``trace.attributes``)."""
+    if not isinstance(run, Mapping) or "run_type" not in run:
+        raise PoolError(f"{where}: not a LangSmith run (no run_type)")
+    span = Span(
+        {},
+        where,
+        trace_id=text_or_none(run.get("trace_id")),
+        span_id=text_or_none(run.get("id")),
+        parent_id=text_or_none(run.get("parent_run_id")),
+        name=text_or_none(run.get("name")),
+        start_ns=nanoseconds(run.get("start_time")),
+        end_ns=nanoseconds(run.get("end_time")),
+        kind=str(run["run_type"]),
+        format="langsmith",
+    )
+    outputs = _mapping(run.get("outputs"))
+    if span.kind != "retriever" or not outputs.get("documents"):
+        return span  # counted, and left out
     label = f"{where}, run {one_line(run.get('id'), max_chars=40)}"
     inputs = _mapping(run.get("inputs"))
     query = inputs.get("query")
@@ -337,50 +343,27 @@ def run_pool(run: Mapping[str, Any], where: str) -> dict[str, Any]:
         query = texts[0] if len(texts) == 1 else None
     if not isinstance(query, str) or not query.strip():
         raise PoolError(f"{label}: a retriever run without a query (inputs.query)")
-    outputs = _mapping(run.get("outputs"))
     listed = outputs.get("documents")
     if not isinstance(listed, list) or not listed:
         raise PoolError(f"{label}: a retriever run without documents (outputs.documents)")
-    documents = []
+    attributes: dict[str, Any] = {"input.value": query}
     for position, item in enumerate(listed):
         doc = _mapping(item.get("kwargs", item) if isinstance(item, Mapping) else None)
-        content = doc.get("page_content")
-        if not isinstance(content, str):
-            raise PoolError(
-                f"{label}: outputs.documents[{position}]: a document without content (page_content)"
-            )
-        given_id = doc.get("id")
+        at = f"{label}: outputs.documents[{position}]"
+        if not isinstance(doc.get("page_content"), str):
+            raise PoolError(f"{at}: a document without content (page_content)")
         metadata = _metadata(doc.get("metadata"))
-        score = None
-        if metadata is not None and "score" in metadata:
-            score = _score(metadata["score"], f"{label}: outputs.documents[{position}]")
-        documents.append(
-            {
-                "text": content,
-                "given_id": None if _missing(given_id) or given_id == "" else str(given_id),
-                "score": score,
-                "metadata": metadata,
-            }
-        )
-    span = Span(
-        {},
-        label,
-        trace_id=text_or_none(run.get("trace_id")),
-        span_id=text_or_none(run.get("id")),
-        parent_id=text_or_none(run.get("parent_run_id")),
-        name=text_or_none(run.get("name")),
-        start_ns=nanoseconds(run.get("start_time")),
-        end_ns=nanoseconds(run.get("end_time")),
-    )
+        score = metadata.get("score") if metadata is not None else None
+        key = f"retrieval.documents.{position}.document."
+        attributes[key + "content"] = doc["page_content"]
+        attributes[key + "id"] = None if doc.get("id") == "" else doc.get("id")
+        attributes[key + "score"] = _score(score, at)
+        attributes[key + "metadata"] = metadata
     rest = {k: v for k, v in run.items() if k not in _RUN_READ}
     rest["inputs"] = {k: v for k, v in inputs.items() if k != "query"}
     rest["outputs"] = {k: v for k, v in outputs.items() if k != "documents"}
-    rest = {k: v for k, v in rest.items() if v not in ({}, None)}
-    return {
-        "query": query,
-        "chunks": _chunks(documents, None),
-        "trace": _trace(span, "langsmith", rest),
-    }
+    attributes.update({k: v for k, v in rest.items() if v not in ({}, None)})
+    return dataclasses.replace(span, attributes=attributes)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
