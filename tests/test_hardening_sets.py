@@ -252,3 +252,12 @@ def test_a_string_is_never_split_into_characters(value):
 )
 def test_string_list_problem(value, problem):
     assert string_list_problem(value) == problem
+
+
+@pytest.mark.parametrize(
+    ("source", "kind"), [(5, "int"), (None, "NoneType"), (b"a.jsonl", "bytes")]
+)
+def test_a_source_that_is_neither_a_path_nor_a_spec_gets_one_line_naming_its_type(source, kind):
+    with pytest.raises(InputError) as error:
+        poolsets.load_pool_set(source)
+    assert str(error.value) == f"pool set: expected a path or a spec mapping, got {kind}"

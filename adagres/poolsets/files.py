@@ -116,10 +116,8 @@ def reading(label: str) -> Iterator[None]:
         raise PoolError(f"{label}: cannot read the file ({error.strerror or error})") from None
 
 
-def _spec(source: Any) -> Mapping[str, Any] | None:
-    if isinstance(source, Mapping):
-        return source
-    path = Path(source)
+def _spec(path: Path) -> Mapping[str, Any] | None:
+    """The collection spec a ``.json`` file holds, or None (a pool file)."""
     if path.suffix.lower() != ".json" or not is_file(path) or path.stat().st_size > 1 << 20:
         return None
     try:
@@ -155,14 +153,16 @@ def load_pool_set(
     chosen = limits or DEFAULT_LIMITS
     if not isinstance(chosen, Limits):
         raise InputError(f"limits must be an adagres.Limits, got {type(chosen).__name__}")
-    spec = _spec(source)
-    if spec is not None:
-        return _collection_set(spec)
-    if not isinstance(source, (str, os.PathLike)):
+    if not isinstance(source, (str, os.PathLike, Mapping)):
         raise InputError(
             f"pool set: expected a path or a spec mapping, got {type(source).__name__}"
         )
+    if isinstance(source, Mapping):
+        return _collection_set(source)
     path = Path(source)
+    spec = _spec(path)
+    if spec is not None:
+        return _collection_set(spec)
     label = one_line(path, max_chars=200)
     digest = hashlib.sha256()
     units: list[Unit] = []
