@@ -107,6 +107,18 @@ def test_protobuf_json_ids_and_enum_names_read_as_otlp_json(tmp_path):
     assert (pool.extra["trace"]["trace_id"], pool.extra["trace"]["span_id"]) == (T1, "1" * 16)
 
 
+@pytest.mark.parametrize("field", ["instrumentationLibrarySpans", "instrumentation_library_spans"])
+def test_an_export_of_the_older_otlp_names_its_scopes_instrumentation_library_spans(
+    tmp_path, field
+):
+    """OTLP before 0.15 wrote a resource's spans under instrumentationLibrarySpans (protobuf:
+    instrumentation_library_spans); such an export reads as the scopeSpans of today."""
+    old = request(span(T1, "1" * 16, retriever("q", ["p", "r"])))
+    old["resourceSpans"][0][field] = old["resourceSpans"][0].pop("scopeSpans")
+    [pool] = list(read_pools(lines(tmp_path / "x.jsonl", old)))
+    assert (pool.query, pool.texts) == ("q", ("p", "r"))
+
+
 def test_unknown_document_fields_and_repeated_ids_are_kept(tmp_path):
     attributes = retriever(
         "q",

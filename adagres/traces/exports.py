@@ -232,10 +232,9 @@ def spans(path: str | Path, kind: str) -> Iterator[Span]:
             yield run_span(*record)
 
 
-def _field(obj: Mapping[str, Any], camel: str, snake: str | None = None) -> Any:
-    """``obj[camel]``, else its protobuf field name (``snake``, by default ``camel`` in
-    snake_case)."""
-    return obj.get(camel, obj.get(snake or re.sub("([A-Z])", r"_\1", camel).lower()))
+def _field(obj: Mapping[str, Any], camel: str) -> Any:
+    """``obj[camel]``, else its protobuf field name (``camel`` in snake_case)."""
+    return obj.get(camel, obj.get(re.sub("([A-Z])", r"_\1", camel).lower()))
 
 
 def _hex_id(obj: Mapping[str, Any], what: str, where: str) -> str | None:
@@ -325,7 +324,7 @@ def otlp_spans(record: Record) -> Iterator[Span]:
         service = resource_attrs.pop("service.name", None)
         scopes = _field(resource_spans, "scopeSpans")
         if scopes is None:
-            scopes = _field(resource_spans, "instrumentationLibrarySpans", "il_spans") or []
+            scopes = _field(resource_spans, "instrumentationLibrarySpans") or []
         for s, scope in enumerate(_list(scopes, f"{at}.scopeSpans")):
             scope = _object(scope, f"{at}.scopeSpans[{s}]")
             named = scope.get("scope")
