@@ -25,9 +25,7 @@ from adagres.pools.formats.frameworks import normalise_pool
 from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import GIVEN, Chunk, Pool
 
-__all__ = ["MAX_CHUNKS", "build_pool", "pool_from_dict"]
-
-MAX_CHUNKS = DEFAULT_LIMITS.max_chunks
+__all__ = ["build_pool", "pool_from_dict"]
 
 _POOL_FIELDS = ("query", "query_embedding", "embedding_model", "answers", "tokenizer", "chunks")
 
