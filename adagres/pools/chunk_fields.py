@@ -29,12 +29,11 @@ __all__ = [
     "Location",
     "RawPool",
     "json_line_finder",
-    "line_positions",
     "optional_field",
     "parse_chunk",
     "parse_token_count",
     "parse_vector",
-    "row_positions",
+    "positions",
     "show_id",
     "type_name",
 ]
@@ -114,14 +113,9 @@ def json_line_finder(text: str) -> Callable[[int, Any], str]:
     return position
 
 
-def row_positions(rows: Sequence[int]) -> Callable[[int, Any], str]:
-    """Name chunk ``i`` by its table row, ``rows[i]``."""
-    return lambda index, _chunk: f"row {rows[index]}"
-
-
-def line_positions(lines: Sequence[int]) -> Callable[[int, Any], str]:
-    """Name chunk ``i`` by its file line, ``lines[i]``."""
-    return lambda index, _chunk: f"line {lines[index]}"
+def positions(unit: str, numbers: Sequence[int]) -> Callable[[int, Any], str]:
+    """Name chunk ``i`` by its table row or file line (``unit``), ``numbers[i]``."""
+    return lambda index, _chunk: f"{unit} {numbers[index]}"
 
 
 # --------------------------------------------------------------------------- values

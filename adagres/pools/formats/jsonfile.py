@@ -25,7 +25,7 @@ from adagres.pools.chunk_fields import (
     Location,
     RawPool,
     json_line_finder,
-    line_positions,
+    positions,
     show_id,
     type_name,
 )
@@ -185,7 +185,7 @@ def jsonl_pools(
         raise PoolError(f"{label}: the file holds no pool (no non-blank line)")
     if not looks_like_pool(records[0][0]):
         lines = [number for _, number in records]
-        ctx = Location(label, chunk_position=line_positions(lines), plain=plain)
+        ctx = Location(label, chunk_position=positions("line", lines), plain=plain)
         return [(normalise_pool([item for item, _ in records], ctx, query), ctx)]
     at_lines = [(item, Location(label, line=number, plain=plain)) for item, number in records]
     return [(normalise_pool(item, ctx, None), ctx) for item, ctx in at_lines]

@@ -35,7 +35,7 @@ from adagres.pools.chunk_fields import (
     CHUNK_FIELDS,
     Location,
     RawPool,
-    row_positions,
+    positions,
     show_id,
     type_name,
 )
@@ -143,7 +143,7 @@ def table_pools(
         chunks = [
             _row_to_chunk(rows[n - 1], n, text_column, query_column, typed, cells) for n in numbers
         ]
-        ctx = Location(label, chunk_position=row_positions(numbers))
+        ctx = Location(label, chunk_position=positions("row", numbers))
         pool = {"query": group_query, "chunks": chunks}
         pool.update(_pool_fields(rows, numbers, typed, cells))
         pools.append((pool, ctx))
