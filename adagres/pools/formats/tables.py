@@ -40,7 +40,7 @@ from adagres.pools.chunk_fields import (
     type_name,
 )
 from adagres.pools.formats.jsonfile import parse_json
-from adagres.pools.formats.parquet import parquet_rows
+from adagres.pools.formats.parquet import check_column_names, parquet_rows
 from adagres.pools.load_limits import (
     DEFAULT_LIMITS,
     Limits,
@@ -103,10 +103,7 @@ def _read_csv(text: str, label: str, limits: Limits) -> list[dict[str, Any]]:
                 f"{limits.max_field_chars:,} characters ({limit_hint('max_field_chars')})"
             ) from None
         raise PoolError(f"{label}, line {reader.line_num}: malformed CSV ({error})") from None
-    if len(set(header)) != len(header):
-        twice = next(name for name in header if header.count(name) > 1)
-        shown = one_line(twice, max_chars=80)
-        raise PoolError(f"{label}, column '{shown}': two columns have this name")
+    check_column_names(header, label)
     return rows
 
 
