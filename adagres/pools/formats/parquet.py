@@ -87,9 +87,10 @@ def decoded_bytes(pa: Any, array: Any) -> int:
     kind = array.type
     if pa.types.is_dictionary(kind):
         values = array.dictionary
-        width = _fixed_width(pa, values.type)
-        if width is not None:
-            return len(array) * width
+        try:
+            return len(array) * max(values.type.bit_width // 8, 1)
+        except ValueError:  # not a fixed-width type
+            pass
         # Dictionaries of lists: an upper bound.
         if not _is(pa, values.type, "string", "large_string", *_BINARIES):
             return len(array) * max(values.nbytes, 1)
@@ -105,14 +106,6 @@ def decoded_bytes(pa: Any, array: Any) -> int:
     if pa.types.is_struct(kind):
         return 8 * len(array) + sum(decoded_bytes(pa, child) for child in array.flatten())
     return int(array.nbytes)
-
-
-def _fixed_width(pa: Any, kind: Any) -> int | None:
-    try:
-        width = kind.bit_width
-    except ValueError:  # not a fixed-width type
-        return None
-    return max(width // 8, 1)
 
 
 def _is(pa: Any, kind: Any, *names: str) -> bool:
