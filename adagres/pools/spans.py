@@ -63,13 +63,9 @@ def _candidates(chunk: Chunk) -> list[tuple[str, Hashable | None, str, Any]]:
         llama = ("start_char_idx", extra["start_char_idx"])
     else:
         llama = ("metadata.start_char_idx", meta.get("start_char_idx"))
+    source = chunk.source if chunk.source is not None else chunk.title
     return [
-        (
-            "source",
-            chunk.source if chunk.source is not None else chunk.title,
-            "offset",
-            extra.get("offset"),
-        ),
+        ("source", source, "offset", extra.get("offset")),
         ("doc", _key(meta.get("doc_id")), "metadata.start", meta.get("start")),
         ("langchain", _page_source(meta), "metadata.start_index", meta.get("start_index")),
         ("llamaindex", _llamaindex_source(chunk), *llama),
