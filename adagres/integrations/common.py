@@ -303,7 +303,8 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
                 max_attributes=room,
             )
             values = {**documents, **values}
-        tracing.set_on(span, values)
+        if span is not None:
+            span.set_attributes(values)  # lists stay lists of strings
     if chosen.record_to is not None:
         record(chosen.record_to, retrieved, tokens, selection, chosen, framework=framework)
     return selection
