@@ -290,7 +290,7 @@ def _child_run(
     """The base retriever's documents, searched by vector, reported as its own child run."""
     child = run_manager.get_child().on_retriever_start(None, query, name=retriever.get_name())
     try:
-        found = search_by_vector(retriever, query_vector) or []
+        found = search_by_vector(retriever, query_vector)
     except Exception as error:
         child.on_retriever_error(error)
         raise
