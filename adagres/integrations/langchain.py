@@ -342,12 +342,9 @@ def _select(
         dispatch_custom_event(tracing.SPAN_NAME, values, config=config)
         return values
 
-    metadata = {
-        f"{tracing.PREFIX}budget": chosen.budget,
-        f"{tracing.PREFIX}strategy": chosen.strategy,
-        f"{tracing.PREFIX}preset": chosen.preset or "",
-        f"{tracing.PREFIX}tokenizer": chosen.tokenizer_name,
-    }
+    names = ("budget", "strategy", "preset", "tokenizer")
+    shown = (chosen.budget, chosen.strategy, chosen.preset or "", chosen.tokenizer_name)
+    metadata = {f"{tracing.PREFIX}{name}": value for name, value in zip(names, shown, strict=True)}
     config: RunnableConfig = {"callbacks": callbacks, "metadata": metadata}
     RunnableLambda(run, name=tracing.SPAN_NAME).invoke(
         {"query": query, "documents": len(documents)}, config
