@@ -60,8 +60,8 @@ from ..embed.models import DEFAULT_MODEL, embed_texts
 from ..errors import InputError
 from . import common, tracing
 from .fields import Checked, OptionFields
-from .langchain_passages import passage, places
 from .langchain_vectors import search_by_vector, searches_by_vector, stored_vectors, stores_of
+from .passages import Placed, Places, joined_id, located
 
 __all__ = ["NAMESPACE", "AdagresCompressor", "AdagresRetriever", "PackagedMiniLM", "QueryCache"]
 
@@ -330,7 +330,7 @@ def _select(
         ids=tuple(doc.id for doc in documents),
         metadata=tuple(doc.metadata for doc in documents),
         embedding_model=_model_name(embeddings),
-        places=places(documents),
+        places=_places(documents),
     )
     chosen = adapter.options()
     made: list[Any] = []
@@ -349,9 +349,33 @@ def _select(
     RunnableLambda(run, name=tracing.SPAN_NAME).invoke(
         {"query": query, "documents": len(documents)}, config
     )
-    return common.answer(made[0], retrieved, lambda placed: passage(documents, placed))
+    return common.answer(made[0], retrieved, lambda placed: _passage(documents, placed))
 
 
 def _model_name(embeddings: Any) -> str | None:
     name = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
     return name if isinstance(name, str) else None
+
+
+def _places(documents: Sequence[Document]) -> Places:
+    """Each document's source (``metadata["source"]``, with ``"page"`` where a loader split
+    by page: a splitter's offsets count from the page) and offset (``metadata["start_index"]``,
+    a splitter's ``add_start_index``)."""
+    found = []
+    for position, doc in enumerate(documents):
+        meta = doc.metadata or {}
+        source, page = meta.get("source"), meta.get("page")
+        key = (FRAMEWORK, source, page if isinstance(page, int | str) else None)
+        where = f"document {doc.id!r} (position {position}), metadata['start_index']"
+        found.append((key if isinstance(source, str) else None, meta.get("start_index"), where))
+    return located([d.page_content for d in documents], found)
+
+
+def _passage(documents: Sequence[Document], placed: Placed) -> Document:
+    """The document returned for one passage (see :mod:`adagres.integrations.passages`)."""
+    first = documents[placed.first]
+    update: dict[str, Any] = {"metadata": {**first.metadata, **placed.extra}}
+    if placed.stitched:
+        update["page_content"] = placed.text
+        update["id"] = joined_id([documents[i].id for i in placed.chunks])
+    return first.model_copy(update=update)
