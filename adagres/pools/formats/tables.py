@@ -25,7 +25,7 @@ import csv
 import io
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,13 +119,13 @@ def table_pools(
     if not rows:
         raise PoolError(f"{label}: the table has no rows: the pool is empty")
     columns = list(rows[0])
-    text_column = _column(columns, _TEXT_COLUMNS)
+    text_column = next((name for name in _TEXT_COLUMNS if name in columns), None)
     if text_column is None:
         raise PoolError(
             f"{label}: no text column; expected one of {', '.join(_TEXT_COLUMNS)}"
             f" (found {', '.join(map(str, columns))})"
         )
-    query_column = _column(columns, _QUERY_COLUMNS)
+    query_column = next((name for name in _QUERY_COLUMNS if name in columns), None)
     if query_column is None and query is None:
         raise PoolError(f"{label}: no query column ({', '.join(_QUERY_COLUMNS)}); give query=")
     groups: dict[str, list[int]] = {}
@@ -186,11 +186,6 @@ def _place(value: Any) -> Any:
         if text.isascii() and text.isdigit():
             return int(text)
     return value
-
-
-def _column(columns: Iterable[str], choices: Sequence[str]) -> str | None:
-    present = list(columns)
-    return next((name for name in choices if name in present), None)
 
 
 def _row_to_chunk(
