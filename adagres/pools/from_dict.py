@@ -84,7 +84,7 @@ def build_pool(raw: dict[str, Any], ctx: Location, limits: Limits = DEFAULT_LIMI
         query=query,
         chunks=tuple(chunks),
         raw_embeddings=_embedding_matrix(chunks, vectors, ctx),
-        raw_query_embedding=_query_vector(raw, chunks, vectors, ctx),
+        raw_query_embedding=_query_vector(raw, vectors, ctx),
         embedding_model=model,
         answers=tuple(_answers(raw, ctx, limits)),
         tokenizer=_tokenizer_name(raw, chunks, ctx, limits),
@@ -135,9 +135,7 @@ def _embedding_matrix(chunks: list[Chunk], vectors: list[Any], ctx: Location) ->
     return np.array(vectors, dtype=np.float64)
 
 
-def _query_vector(
-    raw: dict[str, Any], chunks: list[Chunk], vectors: list[Any], ctx: Location
-) -> np.ndarray | None:
+def _query_vector(raw: dict[str, Any], vectors: list[Any], ctx: Location) -> np.ndarray | None:
     value = raw.get("query_embedding")
     has_chunk_vectors = vectors[0] is not None
     if value is None:
