@@ -267,8 +267,15 @@ def _retrieve(
     """What ``retriever.invoke(query)`` returns, with every vector store that embeds with
     ``embeddings`` searched by ``query_vector`` instead (also inside an ``EnsembleRetriever``,
     whose own fusion, ``weighted_reciprocal_rank``, then ranks the lists)."""
-    if _same_model(retriever, embeddings):
-        return _child_run(run_manager, retriever, query, query_vector)
+    if _same_model(retriever, embeddings):  # searched by vector, reported as its own child run
+        child = run_manager.get_child().on_retriever_start(None, query, name=retriever.get_name())
+        try:
+            found = search_by_vector(retriever, query_vector)
+        except Exception as error:
+            child.on_retriever_error(error)
+            raise
+        child.on_retriever_end(found)
+        return found
     inner = getattr(retriever, "retrievers", None)
     fuse = getattr(retriever, "weighted_reciprocal_rank", None)
     if inner and callable(fuse) and any(_same_model(r, embeddings) for r in inner):
@@ -279,23 +286,6 @@ def _retrieve(
 
 def _same_model(retriever: Any, embeddings: Embeddings) -> bool:
     return searches_by_vector(retriever) and retriever.vectorstore.embeddings is embeddings
-
-
-def _child_run(
-    run_manager: CallbackManagerForRetrieverRun,
-    retriever: Any,
-    query: str,
-    query_vector: list[float],
-) -> list[Document]:
-    """The base retriever's documents, searched by vector, reported as its own child run."""
-    child = run_manager.get_child().on_retriever_start(None, query, name=retriever.get_name())
-    try:
-        found = search_by_vector(retriever, query_vector)
-    except Exception as error:
-        child.on_retriever_error(error)
-        raise
-    child.on_retriever_end(found)
-    return found
 
 
 def _vectors(stores: Sequence[Any], documents: list[Document], embeddings: Embeddings) -> list[Any]:
