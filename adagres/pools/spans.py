@@ -107,13 +107,13 @@ def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
 
     An offset over :data:`adagres.core.validate.MAX_OFFSET` is a :class:`PoolError` naming
     the chunk and the field (a pool built in code; the loaders refuse it at load)."""
-    found = offset_problem(chunk)
-    if found is not None:
-        shown = one_line(chunk.id, max_chars=80)
-        raise PoolError(f"chunk '{shown}', field '{found[0]}': {found[1]}")
     used = _used(chunk)
     if used is not None:
-        tag, key, _, at = used
+        tag, key, field, at = used
+        problem = v.offset_problem(at)
+        if problem is not None:
+            shown = one_line(chunk.id, max_chars=80)
+            raise PoolError(f"chunk '{shown}', field '{field}': {problem}")
         return (tag, key), at
     if chunk.source is not None:
         return ("source", chunk.source), None
