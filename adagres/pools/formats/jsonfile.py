@@ -116,18 +116,14 @@ def _parse(text: str | bytes) -> Any:
     return json.loads(text, parse_constant=float)
 
 
-def _json_error(error: json.JSONDecodeError, label: str, line_offset: int = 0) -> PoolError:
-    where = f"{label}, line {error.lineno + line_offset}, column {error.colno}"
-    if isinstance(error, DuplicateKeyError):
-        return PoolError(f"{where}: {error.msg}; remove one of them")
-    return PoolError(f"{where}: malformed JSON ({error.msg})")
-
-
 def _loads(text: str, label: str, line_offset: int = 0) -> Any:
     try:
         return parse_json(text)
     except json.JSONDecodeError as error:
-        raise _json_error(error, label, line_offset) from None
+        where = f"{label}, line {error.lineno + line_offset}, column {error.colno}"
+        if isinstance(error, DuplicateKeyError):
+            raise PoolError(f"{where}: {error.msg}; remove one of them") from None
+        raise PoolError(f"{where}: malformed JSON ({error.msg})") from None
     except RecursionError:  # only when max_depth was raised past Python's recursion limit
         raise PoolError(
             f"{label}, line {line_offset + 1}: JSON nested too deep for Python's recursion "
