@@ -53,7 +53,6 @@ def pool_from_dict(
 
 def build_pool(raw: dict[str, Any], ctx: Location, limits: Limits = DEFAULT_LIMITS) -> Pool:
     """Check a canonical pool dict (as the readers produce it) and return the Pool."""
-    max_chunks = limits.max_chunks
     query = raw.get("query")
     if query is None:
         raise ctx.fail("missing field 'query'")
@@ -67,10 +66,10 @@ def build_pool(raw: dict[str, Any], ctx: Location, limits: Limits = DEFAULT_LIMI
         raise ctx.fail(f"must be a list of chunks, got {type_name(items)}", field="chunks")
     if not items:
         raise ctx.fail("the pool is empty: 'chunks' has no chunk", field="chunks")
-    if len(items) > max_chunks:
+    if len(items) > limits.max_chunks:
         raise ctx.fail(
             f"the pool has {len(items):,} chunks, over the limit of "
-            f"{max_chunks:,} (raise max_chunks to load it)",
+            f"{limits.max_chunks:,} (raise max_chunks to load it)",
             field="chunks",
         )
     chunks, vectors = _parse_chunks(items, ctx, limits)
