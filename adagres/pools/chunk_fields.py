@@ -70,11 +70,9 @@ class Location:
         self, problem: str, *, index: int | None = None, chunk: Any = None, field: str | None = None
     ) -> PoolError:
         parts = [self.file]
-        position = None
-        if index is not None and self.chunk_position is not None:
-            position = self.chunk_position(index, chunk)
-        if position:
-            parts.append(position)
+        found = self.chunk_position and index is not None and self.chunk_position(index, chunk)
+        if found:
+            parts.append(found)
         elif self.line is not None:
             parts.append(f"line {self.line}")
         if index is not None:
