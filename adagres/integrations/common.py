@@ -287,8 +287,8 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
         selection = baselines.run_prepared(
             chosen.strategy, pool, chosen.budget, chosen.settings, texts=texts, trace=False
         )
-        values = report(chosen, retrieved, selection)
-        if span is not None and span.is_recording():  # the documents, as a reranker shows them
+        if span is not None and span.is_recording():  # its values, the documents as a reranker
+            values = report(chosen, retrieved, selection)
             room = tracing.attribute_limit() - len(values) - 1  # - 1: adagres.framework
             documents = tracing.reranker_attributes(
                 selection,
@@ -300,9 +300,7 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
                 gains={index: added[GAIN_KEY] for index, added in picks(selection)},
                 max_attributes=room,
             )
-            values = {**documents, **values}
-        if span is not None:
-            span.set_attributes(values)  # lists stay lists of strings
+            span.set_attributes({**documents, **values})  # lists stay lists of strings
     if chosen.record_to is not None:
         record(chosen.record_to, retrieved, tokens, selection, chosen, framework=framework)
     return selection
