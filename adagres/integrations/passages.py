@@ -115,13 +115,10 @@ def located(
     """The :class:`Places` of documents from what their framework left: per document its
     source key (None: no source), its offset as given (read by :func:`whole`) and where
     that offset is, for a message. A document is placed when it has both."""
-    sources: list[Hashable | None] = []
-    starts: list[int | None] = []
-    for source, start, where in found:
-        at = None if source is None else whole(start, where)
-        sources.append(None if at is None else source)
-        starts.append(at)
-    return Places(tuple(texts), tuple(sources), tuple(starts), render)
+    starts = tuple(None if key is None else whole(start, where) for key, start, where in found)
+    keys = (key for key, _, _ in found)
+    sources = tuple(None if at is None else key for key, at in zip(keys, starts, strict=True))
+    return Places(tuple(texts), sources, starts, render)
 
 
 def spans_for(places: Places, tokenizer: Any) -> Spans:
