@@ -48,7 +48,7 @@ from ..errors import InputError, one_line
 from ..pools.io import pool_from_retrieval
 from ..pools.pool import GIVEN, Pool
 from . import tracing
-from .passages import Placed, Places, passages, spans_for, token_count
+from .passages import Placed, Places, located, passages, spans_for, token_count
 
 __all__ = [
     "DEFAULT_PRESET",
@@ -282,15 +282,13 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
         tokens = count(retrieved.texts, chosen.tokenizer)
         pool = prepare(retrieved.query_embedding, retrieved.embeddings, tokens)
         texts = checked_texts(retrieved.texts, pool.n_chunks)
-        places = retrieved.places
-        if places is None:
-            places = Places(tuple(texts), (None,) * len(texts), (None,) * len(texts))
+        places = retrieved.places or located(texts, [(None, None, "")] * len(texts))
         pool = pool.with_spans(spans_for(places, chosen.tokenizer))
         selection = baselines.run_prepared(
             chosen.strategy, pool, chosen.budget, chosen.settings, texts=texts, trace=False
         )
-        values = report(chosen, retrieved, selection)
-        if span is not None and span.is_recording():  # the documents, as a reranker shows them
+        if span is not None and span.is_recording():  # its values, the documents as a reranker
+            values = report(chosen, retrieved, selection)
             room = tracing.attribute_limit() - len(values) - 1  # - 1: adagres.framework
             documents = tracing.reranker_attributes(
                 selection,
@@ -302,8 +300,7 @@ def select(chosen: Options, retrieved: Retrieved, *, framework: str) -> Selectio
                 gains={index: added[GAIN_KEY] for index, added in picks(selection)},
                 max_attributes=room,
             )
-            values = {**documents, **values}
-        tracing.set_on(span, values)
+            span.set_attributes({**documents, **values})  # lists stay lists of strings
     if chosen.record_to is not None:
         record(chosen.record_to, retrieved, tokens, selection, chosen, framework=framework)
     return selection

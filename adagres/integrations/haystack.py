@@ -148,8 +148,7 @@ class AdagresSelector:
             )
         if "budget" not in params:
             raise InputError("init_parameters: 'budget' is missing (the token budget)")
-        params = dict(params)
-        params["settings"] = common.settings_from(params.get("settings"))
+        params = {**params, "settings": common.settings_from(params.get("settings"))}
         try:
             selector: AdagresSelector = default_from_dict(cls, {**data, "init_parameters": params})
         except DeserializationError as error:  # another component's type

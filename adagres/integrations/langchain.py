@@ -60,8 +60,8 @@ from ..embed.models import DEFAULT_MODEL, embed_texts
 from ..errors import InputError
 from . import common, tracing
 from .fields import Checked, OptionFields
-from .langchain_passages import passage, places
 from .langchain_vectors import search_by_vector, searches_by_vector, stored_vectors, stores_of
+from .passages import Placed, Places, joined_id, located
 
 __all__ = ["NAMESPACE", "AdagresCompressor", "AdagresRetriever", "PackagedMiniLM", "QueryCache"]
 
@@ -267,8 +267,15 @@ def _retrieve(
     """What ``retriever.invoke(query)`` returns, with every vector store that embeds with
     ``embeddings`` searched by ``query_vector`` instead (also inside an ``EnsembleRetriever``,
     whose own fusion, ``weighted_reciprocal_rank``, then ranks the lists)."""
-    if _same_model(retriever, embeddings):
-        return _child_run(run_manager, retriever, query, query_vector)
+    if _same_model(retriever, embeddings):  # searched by vector, reported as its own child run
+        child = run_manager.get_child().on_retriever_start(None, query, name=retriever.get_name())
+        try:
+            found = search_by_vector(retriever, query_vector)
+        except Exception as error:
+            child.on_retriever_error(error)
+            raise
+        child.on_retriever_end(found)
+        return found
     inner = getattr(retriever, "retrievers", None)
     fuse = getattr(retriever, "weighted_reciprocal_rank", None)
     if inner and callable(fuse) and any(_same_model(r, embeddings) for r in inner):
@@ -279,23 +286,6 @@ def _retrieve(
 
 def _same_model(retriever: Any, embeddings: Embeddings) -> bool:
     return searches_by_vector(retriever) and retriever.vectorstore.embeddings is embeddings
-
-
-def _child_run(
-    run_manager: CallbackManagerForRetrieverRun,
-    retriever: Any,
-    query: str,
-    query_vector: list[float],
-) -> list[Document]:
-    """The base retriever's documents, searched by vector, reported as its own child run."""
-    child = run_manager.get_child().on_retriever_start(None, query, name=retriever.get_name())
-    try:
-        found = search_by_vector(retriever, query_vector) or []
-    except Exception as error:
-        child.on_retriever_error(error)
-        raise
-    child.on_retriever_end(found)
-    return found
 
 
 def _vectors(stores: Sequence[Any], documents: list[Document], embeddings: Embeddings) -> list[Any]:
@@ -330,7 +320,7 @@ def _select(
         ids=tuple(doc.id for doc in documents),
         metadata=tuple(doc.metadata for doc in documents),
         embedding_model=_model_name(embeddings),
-        places=places(documents),
+        places=_places(documents),
     )
     chosen = adapter.options()
     made: list[Any] = []
@@ -342,19 +332,40 @@ def _select(
         dispatch_custom_event(tracing.SPAN_NAME, values, config=config)
         return values
 
-    metadata = {
-        f"{tracing.PREFIX}budget": chosen.budget,
-        f"{tracing.PREFIX}strategy": chosen.strategy,
-        f"{tracing.PREFIX}preset": chosen.preset or "",
-        f"{tracing.PREFIX}tokenizer": chosen.tokenizer_name,
-    }
+    names = ("budget", "strategy", "preset", "tokenizer")
+    shown = (chosen.budget, chosen.strategy, chosen.preset or "", chosen.tokenizer_name)
+    metadata = {f"{tracing.PREFIX}{name}": value for name, value in zip(names, shown, strict=True)}
     config: RunnableConfig = {"callbacks": callbacks, "metadata": metadata}
     RunnableLambda(run, name=tracing.SPAN_NAME).invoke(
         {"query": query, "documents": len(documents)}, config
     )
-    return common.answer(made[0], retrieved, lambda placed: passage(documents, placed))
+    return common.answer(made[0], retrieved, lambda placed: _passage(documents, placed))
 
 
 def _model_name(embeddings: Any) -> str | None:
     name = getattr(embeddings, "model_name", None) or getattr(embeddings, "model", None)
     return name if isinstance(name, str) else None
+
+
+def _places(documents: Sequence[Document]) -> Places:
+    """Each document's source (``metadata["source"]``, with ``"page"`` where a loader split
+    by page: a splitter's offsets count from the page) and offset (``metadata["start_index"]``,
+    a splitter's ``add_start_index``)."""
+    found = []
+    for position, doc in enumerate(documents):
+        meta = doc.metadata or {}
+        source, page = meta.get("source"), meta.get("page")
+        key = (FRAMEWORK, source, page if isinstance(page, int | str) else None)
+        where = f"document {doc.id!r} (position {position}), metadata['start_index']"
+        found.append((key if isinstance(source, str) else None, meta.get("start_index"), where))
+    return located([d.page_content for d in documents], found)
+
+
+def _passage(documents: Sequence[Document], placed: Placed) -> Document:
+    """The document returned for one passage (see :mod:`adagres.integrations.passages`)."""
+    first = documents[placed.first]
+    update: dict[str, Any] = {"metadata": {**first.metadata, **placed.extra}}
+    if placed.stitched:
+        update["page_content"] = placed.text
+        update["id"] = joined_id([documents[i].id for i in placed.chunks])
+    return first.model_copy(update=update)

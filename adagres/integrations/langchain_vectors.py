@@ -82,20 +82,15 @@ def searches_by_vector(retriever: Any) -> bool:
     )
 
 
-def search_by_vector(
-    retriever: Any, query_vector: list[float], **kwargs: Any
-) -> list[Document] | None:
-    """What ``retriever.invoke(query)`` returns, searched with ``query_vector``; ``None``
-    when ``retriever`` is no vector-store retriever of the ``similarity`` or ``mmr`` type."""
-    if not isinstance(retriever, VectorStoreRetriever):
-        return None
-    search = {**retriever.search_kwargs, **kwargs}
+def search_by_vector(retriever: Any, query_vector: list[float]) -> list[Document]:
+    """What ``retriever.invoke(query)`` returns, searched with ``query_vector``, for a
+    retriever :func:`searches_by_vector` accepts."""
     store: VectorStore = retriever.vectorstore
-    if retriever.search_type == "similarity":
-        return store.similarity_search_by_vector(query_vector, **search)
     if retriever.search_type == "mmr":
-        return store.max_marginal_relevance_search_by_vector(query_vector, **search)
-    return None
+        return store.max_marginal_relevance_search_by_vector(
+            query_vector, **retriever.search_kwargs
+        )
+    return store.similarity_search_by_vector(query_vector, **retriever.search_kwargs)
 
 
 def _read(store: Any, documents: list[Document]) -> list[Vector | None]:

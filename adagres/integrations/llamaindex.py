@@ -264,22 +264,6 @@ def _stored(vector_store: Any, node_ids: list[str]) -> dict[str, Any]:
     return {node.node_id: node.embedding for node in found if node.embedding is not None}
 
 
-def _annotated(item: NodeWithScore, extra: dict[str, Any], **update: Any) -> NodeWithScore:
-    """A copy of the node with the step record in its metadata, out of its LLM/embed text
-    (``update``: more fields to replace, and ``score``)."""
-    node = item.node
-    score = update.pop("score", item.score)
-    copy = node.model_copy(
-        update={
-            "metadata": {**node.metadata, **extra},
-            "excluded_llm_metadata_keys": [*node.excluded_llm_metadata_keys, *_RECORD_KEYS],
-            "excluded_embed_metadata_keys": [*node.excluded_embed_metadata_keys, *_RECORD_KEYS],
-            **update,
-        }
-    )
-    return NodeWithScore(node=copy, score=score)
-
-
 def _places(nodes: Sequence[NodeWithScore]) -> Places:
     """Each node's text, source document (``ref_doc_id``: its source relationship) and offset
     in it (``start_char_idx``, set by LlamaIndex's node parsers). The tokens of a passage are
@@ -305,21 +289,24 @@ def _places(nodes: Sequence[NodeWithScore]) -> Places:
 
 
 def _passage(nodes: Sequence[NodeWithScore], placed: Placed) -> NodeWithScore:
-    """The node returned for one passage (see :mod:`adagres.integrations.passages`): a
-    stitched one is its first node with the passage's text, its character range and no
-    embedding."""
+    """The node returned for one passage (see :mod:`adagres.integrations.passages`): a copy
+    of its first node with the step record in its metadata, out of its LLM and embedding
+    text; a stitched one has the passage's text, its character range, the best score of
+    its nodes and no embedding."""
     first = nodes[placed.first]
-    if not placed.stitched:
-        return _annotated(first, placed.extra)
-    start = getattr(first.node, "start_char_idx", None)
-    scores = [s for s in (nodes[i].score for i in placed.chunks) if s is not None]
+    node, score = first.node, first.score
     update: dict[str, Any] = {
-        "text": placed.text,
-        "embedding": None,
-        "score": max(scores) if scores else None,
-        "end_char_idx": None if start is None else start + len(placed.text),
+        "metadata": {**node.metadata, **placed.extra},
+        "excluded_llm_metadata_keys": [*node.excluded_llm_metadata_keys, *_RECORD_KEYS],
+        "excluded_embed_metadata_keys": [*node.excluded_embed_metadata_keys, *_RECORD_KEYS],
     }
-    node_id = joined_id([nodes[i].node.node_id for i in placed.chunks])
-    if node_id is not None:
-        update["id_"] = node_id
-    return _annotated(first, placed.extra, **update)
+    if placed.stitched:
+        start = getattr(node, "start_char_idx", None)
+        end = None if start is None else start + len(placed.text)
+        update.update(text=placed.text, embedding=None, end_char_idx=end)
+        scores = [s for s in (nodes[i].score for i in placed.chunks) if s is not None]
+        score = max(scores) if scores else None
+        node_id = joined_id([nodes[i].node.node_id for i in placed.chunks])
+        if node_id is not None:
+            update["id_"] = node_id
+    return NodeWithScore(node=node.model_copy(update=update), score=score)

@@ -115,42 +115,26 @@ def located(
     """The :class:`Places` of documents from what their framework left: per document its
     source key (None: no source), its offset as given (read by :func:`whole`) and where
     that offset is, for a message. A document is placed when it has both."""
-    sources: list[Hashable | None] = []
-    starts: list[int | None] = []
-    for source, start, where in found:
-        at = None if source is None else whole(start, where)
-        sources.append(None if at is None else source)
-        starts.append(at)
-    return Places(tuple(texts), tuple(sources), tuple(starts), render)
+    starts = tuple(None if key is None else whole(start, where) for key, start, where in found)
+    keys = (key for key, _, _ in found)
+    sources = tuple(None if at is None else key for key, at in zip(keys, starts, strict=True))
+    return Places(tuple(texts), sources, starts, render)
 
 
-class _Counter:
-    """Tokens of a stitched passage: the tokenizer run on its rendered text."""
+def spans_for(places: Places, tokenizer: Any) -> Spans:
+    """The spans the core packs with: a stitched passage is counted by ``tokenizer`` on its
+    text as ``places.render`` gives it for the document it begins with (the longest text
+    it starts with)."""
+    counter = TokenCounter(tokenizer) if isinstance(tokenizer, str) else tokenizer
+    texts, render = places.texts, places.render
 
-    def __init__(self, tokenizer: Any, places: Places) -> None:
-        self.counter = TokenCounter(tokenizer) if isinstance(tokenizer, str) else tokenizer
-        self.places = places
-
-    def __call__(self, text: str) -> int:
-        render = self.places.render
+    def count(text: str) -> int:
         if render is not None:
-            text = render(self.first(text), text)
-        return token_count(self.counter(text), "a stitched passage")
+            starts = (i for i, own in enumerate(texts) if text.startswith(own.rstrip()))
+            text = render(max(starts, key=lambda i: len(texts[i]), default=0), text)
+        return token_count(counter(text), "a stitched passage")
 
-    def first(self, text: str) -> int:
-        """The document a passage begins with: the longest text it starts with."""
-        best, length = 0, -1
-        for i, own in enumerate(self.places.texts):
-            if len(own) > length and text.startswith(own.rstrip()):
-                best, length = i, len(own)
-        return best
-
-
-def spans_for(places: Places | None, tokenizer: Any) -> Spans | None:
-    """The spans the core packs with (None without places)."""
-    if places is None:
-        return None
-    return Spans(places.texts, places.sources, places.starts, _Counter(tokenizer, places))
+    return Spans(texts, places.sources, places.starts, count)
 
 
 class Placed(NamedTuple):

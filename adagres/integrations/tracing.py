@@ -46,7 +46,6 @@ __all__ = [
     "attributes",
     "otel_span",
     "reranker_attributes",
-    "set_on",
 ]
 
 #: The prefix of every reported key.
@@ -168,7 +167,7 @@ def attribute_limit() -> int:
 @contextlib.contextmanager
 def otel_span(framework: str) -> Iterator[Any]:
     """An OpenTelemetry span named :data:`SPAN_NAME` around a selection, or ``None``
-    without ``opentelemetry-api``; set the values with :func:`set_on`."""
+    without ``opentelemetry-api``."""
     try:
         from opentelemetry import trace
     except ImportError:
@@ -178,9 +177,3 @@ def otel_span(framework: str) -> Iterator[Any]:
     with tracer.start_as_current_span(SPAN_NAME) as span:
         span.set_attribute(f"{PREFIX}framework", framework)
         yield span
-
-
-def set_on(span: Any, values: Mapping[str, Any]) -> None:
-    """Set ``values`` on an OpenTelemetry span (lists stay lists of strings)."""
-    if span is not None:
-        span.set_attributes(dict(values))

@@ -29,12 +29,11 @@ __all__ = [
     "Location",
     "RawPool",
     "json_line_finder",
-    "line_positions",
     "optional_field",
     "parse_chunk",
     "parse_token_count",
     "parse_vector",
-    "row_positions",
+    "positions",
     "show_id",
     "type_name",
 ]
@@ -71,11 +70,9 @@ class Location:
         self, problem: str, *, index: int | None = None, chunk: Any = None, field: str | None = None
     ) -> PoolError:
         parts = [self.file]
-        position = None
-        if index is not None and self.chunk_position is not None:
-            position = self.chunk_position(index, chunk)
-        if position:
-            parts.append(position)
+        found = self.chunk_position and index is not None and self.chunk_position(index, chunk)
+        if found:
+            parts.append(found)
         elif self.line is not None:
             parts.append(f"line {self.line}")
         if index is not None:
@@ -114,14 +111,9 @@ def json_line_finder(text: str) -> Callable[[int, Any], str]:
     return position
 
 
-def row_positions(rows: Sequence[int]) -> Callable[[int, Any], str]:
-    """Name chunk ``i`` by its table row, ``rows[i]``."""
-    return lambda index, _chunk: f"row {rows[index]}"
-
-
-def line_positions(lines: Sequence[int]) -> Callable[[int, Any], str]:
-    """Name chunk ``i`` by its file line, ``lines[i]``."""
-    return lambda index, _chunk: f"line {lines[index]}"
+def positions(unit: str, numbers: Sequence[int]) -> Callable[[int, Any], str]:
+    """Name chunk ``i`` by its table row or file line (``unit``), ``numbers[i]``."""
+    return lambda index, _chunk: f"{unit} {numbers[index]}"
 
 
 # --------------------------------------------------------------------------- values

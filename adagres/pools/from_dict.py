@@ -25,9 +25,7 @@ from adagres.pools.formats.frameworks import normalise_pool
 from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import GIVEN, Chunk, Pool
 
-__all__ = ["MAX_CHUNKS", "build_pool", "pool_from_dict"]
-
-MAX_CHUNKS = DEFAULT_LIMITS.max_chunks
+__all__ = ["build_pool", "pool_from_dict"]
 
 _POOL_FIELDS = ("query", "query_embedding", "embedding_model", "answers", "tokenizer", "chunks")
 
@@ -55,7 +53,6 @@ def pool_from_dict(
 
 def build_pool(raw: dict[str, Any], ctx: Location, limits: Limits = DEFAULT_LIMITS) -> Pool:
     """Check a canonical pool dict (as the readers produce it) and return the Pool."""
-    max_chunks = limits.max_chunks
     query = raw.get("query")
     if query is None:
         raise ctx.fail("missing field 'query'")
@@ -69,10 +66,10 @@ def build_pool(raw: dict[str, Any], ctx: Location, limits: Limits = DEFAULT_LIMI
         raise ctx.fail(f"must be a list of chunks, got {type_name(items)}", field="chunks")
     if not items:
         raise ctx.fail("the pool is empty: 'chunks' has no chunk", field="chunks")
-    if len(items) > max_chunks:
+    if len(items) > limits.max_chunks:
         raise ctx.fail(
             f"the pool has {len(items):,} chunks, over the limit of "
-            f"{max_chunks:,} (raise max_chunks to load it)",
+            f"{limits.max_chunks:,} (raise max_chunks to load it)",
             field="chunks",
         )
     chunks, vectors = _parse_chunks(items, ctx, limits)
@@ -86,7 +83,7 @@ def build_pool(raw: dict[str, Any], ctx: Location, limits: Limits = DEFAULT_LIMI
         query=query,
         chunks=tuple(chunks),
         raw_embeddings=_embedding_matrix(chunks, vectors, ctx),
-        raw_query_embedding=_query_vector(raw, chunks, vectors, ctx),
+        raw_query_embedding=_query_vector(raw, vectors, ctx),
         embedding_model=model,
         answers=tuple(_answers(raw, ctx, limits)),
         tokenizer=_tokenizer_name(raw, chunks, ctx, limits),
@@ -137,9 +134,7 @@ def _embedding_matrix(chunks: list[Chunk], vectors: list[Any], ctx: Location) ->
     return np.array(vectors, dtype=np.float64)
 
 
-def _query_vector(
-    raw: dict[str, Any], chunks: list[Chunk], vectors: list[Any], ctx: Location
-) -> np.ndarray | None:
+def _query_vector(raw: dict[str, Any], vectors: list[Any], ctx: Location) -> np.ndarray | None:
     value = raw.get("query_embedding")
     has_chunk_vectors = vectors[0] is not None
     if value is None:

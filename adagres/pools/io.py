@@ -31,7 +31,7 @@ from typing import Any
 from adagres.core.validate import limit_hint
 from adagres.errors import PoolError, one_line
 from adagres.pools.chunk_fields import RawPool
-from adagres.pools.formats.detect import FORMATS, MAX_BYTES, decode_text, detect_format, read_source
+from adagres.pools.formats.detect import decode_text, detect_format, read_source
 from adagres.pools.formats.jsonfile import (
     json_pools,
     jsonl_line_pool,
@@ -40,16 +40,13 @@ from adagres.pools.formats.jsonfile import (
     save_pools,
 )
 from adagres.pools.formats.tables import csv_rows, parquet_rows, table_pools
-from adagres.pools.from_dict import MAX_CHUNKS, build_pool, pool_from_dict
+from adagres.pools.from_dict import build_pool, pool_from_dict
 from adagres.pools.load_limits import DEFAULT_LIMITS, Limits, too_many_chunks
 from adagres.pools.pool import Pool
 from adagres.pools.retrieval import dump_retrieval, pool_from_retrieval
 
 __all__ = [
     "DEFAULT_LIMITS",
-    "FORMATS",
-    "MAX_BYTES",
-    "MAX_CHUNKS",
     "SCHEMA_PATH",
     "Limits",
     "detect_format",

@@ -46,16 +46,8 @@ def pool_from_retrieval(
     if problem is not None:
         raise PoolError(f"{_WHERE}: answers: {problem}")
     texts = _listed(texts, "texts")
-    given = {
-        name: _listed(value, name, len(texts))
-        for name, value in (
-            ("scores", scores),
-            ("ids", ids),
-            ("metadata", metadata),
-            ("embeddings", embeddings),
-        )
-        if value is not None
-    }
+    optional = {"scores": scores, "ids": ids, "metadata": metadata, "embeddings": embeddings}
+    given = {name: _listed(v, name, len(texts)) for name, v in optional.items() if v is not None}
     items: list[Any] = []
     for position, item in enumerate(texts):
         try:

@@ -63,13 +63,9 @@ def _candidates(chunk: Chunk) -> list[tuple[str, Hashable | None, str, Any]]:
         llama = ("start_char_idx", extra["start_char_idx"])
     else:
         llama = ("metadata.start_char_idx", meta.get("start_char_idx"))
+    source = chunk.source if chunk.source is not None else chunk.title
     return [
-        (
-            "source",
-            chunk.source if chunk.source is not None else chunk.title,
-            "offset",
-            extra.get("offset"),
-        ),
+        ("source", source, "offset", extra.get("offset")),
         ("doc", _key(meta.get("doc_id")), "metadata.start", meta.get("start")),
         ("langchain", _page_source(meta), "metadata.start_index", meta.get("start_index")),
         ("llamaindex", _llamaindex_source(chunk), *llama),
@@ -111,13 +107,13 @@ def placement(chunk: Chunk) -> tuple[Hashable | None, int | None]:
 
     An offset over :data:`adagres.core.validate.MAX_OFFSET` is a :class:`PoolError` naming
     the chunk and the field (a pool built in code; the loaders refuse it at load)."""
-    found = offset_problem(chunk)
-    if found is not None:
-        shown = one_line(chunk.id, max_chars=80)
-        raise PoolError(f"chunk '{shown}', field '{found[0]}': {found[1]}")
     used = _used(chunk)
     if used is not None:
-        tag, key, _, at = used
+        tag, key, field, at = used
+        problem = v.offset_problem(at)
+        if problem is not None:
+            shown = one_line(chunk.id, max_chars=80)
+            raise PoolError(f"chunk '{shown}', field '{field}': {problem}")
         return (tag, key), at
     if chunk.source is not None:
         return ("source", chunk.source), None

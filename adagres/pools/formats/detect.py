@@ -6,12 +6,10 @@ import os
 from pathlib import Path
 
 from adagres.errors import PoolError, one_line
-from adagres.pools.load_limits import DEFAULT_LIMITS
 
-__all__ = ["FORMATS", "MAX_BYTES", "decode_text", "detect_format", "read_source"]
+__all__ = ["FORMATS", "decode_text", "detect_format", "read_source"]
 
 FORMATS = ("json", "jsonl", "csv", "parquet")
-MAX_BYTES = DEFAULT_LIMITS.max_bytes
 
 _EXTENSIONS = {
     ".json": "json",

@@ -112,13 +112,10 @@ def _llamaindex(node: dict[str, Any], index: int, *, score: Any) -> dict[str, An
     if text is None and isinstance(node.get("text_resource"), dict):
         text = node["text_resource"].get("text")
     out: dict[str, Any] = {"id": node.get("id_") or node.get("id") or f"c{index}", "text": text}
-    for key in ("metadata", "embedding"):
-        if node.get(key) is not None:
-            out[key] = node[key]
     if score is not None:
         out["score"] = score
-    # Everything else the node holds (relationships, start_char_idx and end_char_idx,
-    # templates) is kept as the chunk's own keys, and saved with it.
+    # Everything else the node holds (metadata, embedding, relationships, start_char_idx and
+    # end_char_idx, templates) is kept: the format's fields as such, others as the chunk's own.
     return _keep_rest(node, out, ("id_", "id", "text", "text_resource"))
 
 
@@ -127,10 +124,8 @@ def _haystack(doc: dict[str, Any], index: int) -> dict[str, Any]:
     meta = doc.get("meta")
     if meta is not None:
         out["metadata"] = meta
-    for key in ("score", "embedding"):
-        if doc.get(key) is not None:
-            out[key] = doc[key]
-    # sparse_embedding, blob and any other field: kept as the chunk's own keys.
+    # score and embedding as such; sparse_embedding, blob and any other field: kept as the
+    # chunk's own keys.
     return _keep_rest(doc, out, ("id", "content", "meta"))
 
 

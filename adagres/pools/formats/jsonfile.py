@@ -25,7 +25,7 @@ from adagres.pools.chunk_fields import (
     Location,
     RawPool,
     json_line_finder,
-    line_positions,
+    positions,
     show_id,
     type_name,
 )
@@ -116,18 +116,14 @@ def _parse(text: str | bytes) -> Any:
     return json.loads(text, parse_constant=float)
 
 
-def _json_error(error: json.JSONDecodeError, label: str, line_offset: int = 0) -> PoolError:
-    where = f"{label}, line {error.lineno + line_offset}, column {error.colno}"
-    if isinstance(error, DuplicateKeyError):
-        return PoolError(f"{where}: {error.msg}; remove one of them")
-    return PoolError(f"{where}: malformed JSON ({error.msg})")
-
-
 def _loads(text: str, label: str, line_offset: int = 0) -> Any:
     try:
         return parse_json(text)
     except json.JSONDecodeError as error:
-        raise _json_error(error, label, line_offset) from None
+        where = f"{label}, line {error.lineno + line_offset}, column {error.colno}"
+        if isinstance(error, DuplicateKeyError):
+            raise PoolError(f"{where}: {error.msg}; remove one of them") from None
+        raise PoolError(f"{where}: malformed JSON ({error.msg})") from None
     except RecursionError:  # only when max_depth was raised past Python's recursion limit
         raise PoolError(
             f"{label}, line {line_offset + 1}: JSON nested too deep for Python's recursion "
@@ -185,7 +181,7 @@ def jsonl_pools(
         raise PoolError(f"{label}: the file holds no pool (no non-blank line)")
     if not looks_like_pool(records[0][0]):
         lines = [number for _, number in records]
-        ctx = Location(label, chunk_position=line_positions(lines), plain=plain)
+        ctx = Location(label, chunk_position=positions("line", lines), plain=plain)
         return [(normalise_pool([item for item, _ in records], ctx, query), ctx)]
     at_lines = [(item, Location(label, line=number, plain=plain)) for item, number in records]
     return [(normalise_pool(item, ctx, None), ctx) for item, ctx in at_lines]

@@ -24,13 +24,15 @@ guarantees about the rows it returns:
 from __future__ import annotations
 
 import io
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from adagres.core.validate import limit_hint
 from adagres.errors import PoolError, one_line, require
 from adagres.pools.load_limits import Limits, too_many_chunks, too_many_values
 
-__all__ = ["decoded_bytes", "parquet_rows"]
+__all__ = ["check_column_names", "decoded_bytes", "parquet_rows"]
 
 _BATCH_ROWS = 1024
 
@@ -49,7 +51,7 @@ def parquet_rows(data: bytes, label: str, limits: Limits) -> list[dict[str, Any]
         ]
         parquet = pq.ParquetFile(io.BytesIO(data), read_dictionary=texts)
         schema = parquet.schema_arrow
-        _check_names(schema.names, label)
+        check_column_names(schema.names, label)
         targets = [_json_type(pa, field.type, field.name, label) for field in schema]
         batches = []
         decoded = 0
@@ -85,9 +87,10 @@ def decoded_bytes(pa: Any, array: Any) -> int:
     kind = array.type
     if pa.types.is_dictionary(kind):
         values = array.dictionary
-        width = _fixed_width(pa, values.type)
-        if width is not None:
-            return len(array) * width
+        try:
+            return len(array) * max(values.type.bit_width // 8, 1)
+        except ValueError:  # not a fixed-width type
+            pass
         # Dictionaries of lists: an upper bound.
         if not _is(pa, values.type, "string", "large_string", *_BINARIES):
             return len(array) * max(values.nbytes, 1)
@@ -105,14 +108,6 @@ def decoded_bytes(pa: Any, array: Any) -> int:
     return int(array.nbytes)
 
 
-def _fixed_width(pa: Any, kind: Any) -> int | None:
-    try:
-        width = kind.bit_width
-    except ValueError:  # not a fixed-width type
-        return None
-    return max(width // 8, 1)
-
-
 def _is(pa: Any, kind: Any, *names: str) -> bool:
     """Whether ``kind`` is one of the Arrow types ``pa.types.is_<name>`` names."""
     return any(getattr(pa.types, f"is_{name}")(kind) for name in names)
@@ -122,13 +117,12 @@ _LISTS = ("list", "large_list", "fixed_size_list")
 _BINARIES = ("binary", "large_binary", "fixed_size_binary")
 
 
-def _check_names(names: list[str], label: str) -> None:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            shown = one_line(name, max_chars=80)
-            raise PoolError(f"{label}, column '{shown}': two columns have this name")
-        seen.add(name)
+def check_column_names(names: Sequence[str], label: str) -> None:
+    """Refuse a table (CSV or Parquet) with two columns of one name: a row keeps one."""
+    twice = next((name for name, count in Counter(names).items() if count > 1), None)
+    if twice is not None:
+        shown = one_line(twice, max_chars=80)
+        raise PoolError(f"{label}, column '{shown}': two columns have this name")
 
 
 def _too_large(label: str, size: int, limits: Limits, qualifier: str = "") -> PoolError:

@@ -25,7 +25,7 @@ import csv
 import io
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,12 +35,12 @@ from adagres.pools.chunk_fields import (
     CHUNK_FIELDS,
     Location,
     RawPool,
-    row_positions,
+    positions,
     show_id,
     type_name,
 )
 from adagres.pools.formats.jsonfile import parse_json
-from adagres.pools.formats.parquet import parquet_rows
+from adagres.pools.formats.parquet import check_column_names, parquet_rows
 from adagres.pools.load_limits import (
     DEFAULT_LIMITS,
     Limits,
@@ -103,10 +103,7 @@ def _read_csv(text: str, label: str, limits: Limits) -> list[dict[str, Any]]:
                 f"{limits.max_field_chars:,} characters ({limit_hint('max_field_chars')})"
             ) from None
         raise PoolError(f"{label}, line {reader.line_num}: malformed CSV ({error})") from None
-    if len(set(header)) != len(header):
-        twice = next(name for name in header if header.count(name) > 1)
-        shown = one_line(twice, max_chars=80)
-        raise PoolError(f"{label}, column '{shown}': two columns have this name")
+    check_column_names(header, label)
     return rows
 
 
@@ -122,13 +119,13 @@ def table_pools(
     if not rows:
         raise PoolError(f"{label}: the table has no rows: the pool is empty")
     columns = list(rows[0])
-    text_column = _column(columns, _TEXT_COLUMNS)
+    text_column = next((name for name in _TEXT_COLUMNS if name in columns), None)
     if text_column is None:
         raise PoolError(
             f"{label}: no text column; expected one of {', '.join(_TEXT_COLUMNS)}"
             f" (found {', '.join(map(str, columns))})"
         )
-    query_column = _column(columns, _QUERY_COLUMNS)
+    query_column = next((name for name in _QUERY_COLUMNS if name in columns), None)
     if query_column is None and query is None:
         raise PoolError(f"{label}: no query column ({', '.join(_QUERY_COLUMNS)}); give query=")
     groups: dict[str, list[int]] = {}
@@ -143,7 +140,7 @@ def table_pools(
         chunks = [
             _row_to_chunk(rows[n - 1], n, text_column, query_column, typed, cells) for n in numbers
         ]
-        ctx = Location(label, chunk_position=row_positions(numbers))
+        ctx = Location(label, chunk_position=positions("row", numbers))
         pool = {"query": group_query, "chunks": chunks}
         pool.update(_pool_fields(rows, numbers, typed, cells))
         pools.append((pool, ctx))
@@ -189,11 +186,6 @@ def _place(value: Any) -> Any:
         if text.isascii() and text.isdigit():
             return int(text)
     return value
-
-
-def _column(columns: Iterable[str], choices: Sequence[str]) -> str | None:
-    present = list(columns)
-    return next((name for name in choices if name in present), None)
 
 
 def _row_to_chunk(
