@@ -35,16 +35,7 @@ from .enumeration import ENUMERATE_MAX_SETS, enumerate_best
 from .nonnegative import pair_multipliers
 from .problem import Problem, Search, incumbent, local_search, reduce
 
-__all__ = [
-    "EXACT_MAX_CHUNKS",
-    "EXACT_MAX_NODES",
-    "ExactResult",
-    "Problem",
-    "local_search",
-    "reduce",
-    "solve",
-    "solve_exact",
-]
+__all__ = ["EXACT_MAX_CHUNKS", "EXACT_MAX_NODES", "ExactResult", "solve", "solve_exact"]
 
 #: Most candidates (after :func:`reduce`) the solver takes. The refusal rule is this size
 #: alone: a node costs O(N²) plus an N × N eigenvalue step now and then, and the time limit
