@@ -289,24 +289,18 @@ def _load(args: argparse.Namespace) -> Any:
     return load_pool(args.pool_file, index=args.index, query=args.query, limits=limits)
 
 
-def _ready(pool: Any, tokenizer: str) -> Any:
-    """Fill in what the selector needs: embeddings (model) and token counts (tokenizer)."""
+def _select(args: argparse.Namespace) -> dict[str, Any]:
+    from .core import baselines
+    from .core.metrics import evaluate
     from .pools.ready import ensure_embeddings, ensure_token_counts
 
+    strategy, settings = settings_from_args(args)  # validated before the pool is loaded
+    pool = _load(args)  # then filled in: embeddings (model) and token counts (tokenizer)
     if pool.embeddings is None or pool.query_embedding is None:
         print("embedding chunks with the local model...", file=sys.stderr)
         pool = ensure_embeddings(pool)
     if pool.token_counts is None:
-        pool = ensure_token_counts(pool, tokenizer)
-    return pool
-
-
-def _select(args: argparse.Namespace) -> dict[str, Any]:
-    from .core import baselines
-    from .core.metrics import evaluate
-
-    strategy, settings = settings_from_args(args)  # validated before the pool is loaded
-    pool = _ready(_load(args), args.tokenizer)
+        pool = ensure_token_counts(pool, args.tokenizer)
     prepared = pool.prepared  # with the chunks' places in their sources (packing)
     # Trace only what is printed: per-candidate records cost O(k·N) memory and time.
     selection = baselines.run_prepared(
@@ -428,7 +422,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input, 141 when the
     output's reader closed the pipe)."""
     try:
-        return _main(argv)
+        code = _main(argv)
+        sys.stdout.flush()  # here, where a closed pipe can still be answered quietly
+        return code
     except BrokenPipeError:
         _discard_stdout()
         return PIPE_CLOSED
@@ -481,11 +477,6 @@ def run() -> NoReturn:
     process leaves without that teardown.
     """
     code = main()
-    try:
-        sys.stdout.flush()  # here, where a closed pipe can still be answered quietly
-    except BrokenPipeError:
-        _discard_stdout()
-        code = PIPE_CLOSED
     if "pyarrow" in sys.modules and "pymilvus" not in sys.modules:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to keep
