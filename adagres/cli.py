@@ -326,13 +326,11 @@ def _select(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def failed(exc: AdagresError | OSError) -> int:
-    """Print a command's error as the one line the CLI gives (an OSError names its file);
-    the exit status 2."""
-    if isinstance(exc, OSError):
-        print(one_line(f"adagres: error: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
-    else:
-        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
+def failed(exc: AdagresError | OSError, file: object = None) -> int:
+    """Print a command's error as the one line the CLI gives (an OSError names ``file``, or
+    else its own file); the exit status 2."""
+    message = f"{file or exc.filename}: {exc.strerror or exc}" if isinstance(exc, OSError) else exc
+    print(one_line(f"adagres: error: {message}"), file=sys.stderr)
     return 2
 
 
@@ -452,11 +450,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.budget < 0:
             raise InputError(f"--budget: must be >= 0 tokens, got {args.budget}")
         out = _select(args)
-    except AdagresError as exc:
-        return failed(exc)
-    except OSError as exc:
-        print(one_line(f"adagres: error: {args.pool_file}: {exc.strerror or exc}"), file=sys.stderr)
-        return 2
+    except (AdagresError, OSError) as exc:
+        return failed(exc, args.pool_file)
     if args.json:
         # Strict JSON: non-finite numbers are None (to_dict), NaN is refused, and every
         # non-ASCII character is escaped, so a lone surrogate in an id cannot break output.
