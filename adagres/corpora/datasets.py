@@ -52,47 +52,14 @@ _PACKAGES = {
 #: The labels of a drug review row and the columns of the package's files that hold them.
 _REVIEW_LABELS = (("drug", "drugName"), ("condition", "condition"), ("rating", "rating"))
 _WORD = re.compile(r"\w+")
+#: Words BM25 leaves out, by kind: articles and pronouns, joining words, verbs, questions.
 _STOP = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "with",
-        "how",
-        "when",
-        "where",
-        "why",
-        "did",
-        "does",
-        "do",
-    }
+    (
+        *("a", "an", "the", "this", "that", "it", "its"),
+        *("and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "to", "with"),
+        *("are", "be", "did", "do", "does", "has", "have", "is", "was", "were"),
+        *("how", "what", "when", "where", "which", "who", "whom", "whose", "why"),
+    )
 )
 
 
