@@ -70,20 +70,6 @@ def _floor(text: str) -> float | str | None:
         raise argparse.ArgumentTypeError(message) from None
 
 
-def settings_from_args(args: argparse.Namespace) -> tuple[str, Any]:
-    """The strategy and the one :class:`adagres.Settings` value of the ``select`` options:
-    the preset's (or the defaults), with every option the user gave applied on top."""
-    from .core.presets import preset
-
-    base = preset(args.preset) if args.preset is not None else None
-    # an option not given is no attribute (SUPPRESS): every Settings field the user named
-    fields = [field.name for field in dataclasses.fields(Settings)]
-    overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
-    settings = Settings.of(None if base is None else base.settings, **overrides)
-    strategy = getattr(args, "strategy", None) or (base.strategy if base else ADAGRES.name)
-    return strategy, settings
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="adagres", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -292,9 +278,16 @@ def _load(args: argparse.Namespace) -> Any:
 def _select(args: argparse.Namespace) -> dict[str, Any]:
     from .core import baselines
     from .core.metrics import evaluate
+    from .core.presets import preset
     from .pools.ready import ensure_embeddings, ensure_token_counts
 
-    strategy, settings = settings_from_args(args)  # validated before the pool is loaded
+    # The strategy and settings: the preset's (or the defaults), with every option the user
+    # gave on top (one not given is no attribute: SUPPRESS); checked before the pool loads.
+    base = preset(args.preset) if args.preset is not None else None
+    fields = [field.name for field in dataclasses.fields(Settings)]
+    overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
+    settings = Settings.of(None if base is None else base.settings, **overrides)
+    strategy = getattr(args, "strategy", None) or (base.strategy if base else ADAGRES.name)
     pool = _load(args)  # then filled in: embeddings (model) and token counts (tokenizer)
     if pool.embeddings is None or pool.query_embedding is None:
         print("embedding chunks with the local model...", file=sys.stderr)
