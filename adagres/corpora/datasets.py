@@ -230,7 +230,7 @@ def fanoutqa_pools(
     else:
         pools = [_fanout_pool(leaf, top_n) for leaf in sub_questions()]
         save_pools(pools, path)
-    return pools if limit is None else pools[:limit]
+    return pools[:limit]
 
 
 # --------------------------------------------------------------------------- drug reviews
@@ -272,9 +272,7 @@ def drug_reviews(*, condition: str | None = None, limit: int | None = None) -> d
     }
     if not out:
         raise PoolError(f"no drug review has the condition {condition!r}")
-    if limit is not None:
-        out = dict(list(out.items())[:limit])
-    return out
+    return dict(list(out.items())[:limit])
 
 
 def drug_review_pool(
