@@ -36,13 +36,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _lam(text: str) -> float | str:
-    if text == "adaptive":
-        return text
+def _number(text: str, expected: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 'adaptive' or a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
+def _lam(text: str) -> float | str:
+    return text if text == "adaptive" else _number(text, "'adaptive' or a number")
 
 
 def _limit(text: str) -> tuple[str, int]:
@@ -63,11 +65,7 @@ def _limit(text: str) -> tuple[str, int]:
 def _floor(text: str) -> float | str | None:
     if text in ("off", "pool"):
         return None if text == "off" else text
-    try:
-        return float(text)
-    except ValueError:
-        message = f"expected a cosine, 'pool' or 'off', got {text!r}"
-        raise argparse.ArgumentTypeError(message) from None
+    return _number(text, "a cosine, 'pool' or 'off'")
 
 
 def _parser() -> argparse.ArgumentParser:
