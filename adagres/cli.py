@@ -135,15 +135,14 @@ def _parser() -> argparse.ArgumentParser:
     # index and retrieve: documents into a Milvus collection, a pool out of it
     store = "a Milvus Lite store file (.db) or a server address (http://host:19530)"
     idx = commands.add_parser("index", help="chunk, embed and store documents in a collection")
-    idx.add_argument("uri", help=store)
-    idx.add_argument("collection")
+    ret = commands.add_parser("retrieve", help="retrieve the top-N pool of a query")
+    for command in (idx, ret):
+        command.add_argument("uri", help=store)
+        command.add_argument("collection")
     idx.add_argument("files", nargs="+", help="text, markdown, table or pool files, or folders")
     idx.add_argument("--size", type=int, default=200, help="chunk size in tokens (200)")
     idx.add_argument("--overlap", type=int, default=40, help="tokens two chunks share (40)")
     idx.add_argument("--tokenizer", default="cl100k", help="cl100k, o200k, minilm or words")
-    ret = commands.add_parser("retrieve", help="retrieve the top-N pool of a query")
-    ret.add_argument("uri", help=store)
-    ret.add_argument("collection")
     ret.add_argument("query")
     ret.add_argument("--top-n", type=int, default=20, help="chunks in the pool (20)")
     ret.add_argument("--tokenizer", default=None, help="count again with this tokenizer")
