@@ -343,9 +343,7 @@ def _print_selection(out: dict[str, Any]) -> None:
     _say(f"strategy {out['strategy']}" + (f" (policy {out['policy']})" if out["policy"] else ""))
     _say()
     _say(f"{'step':>4}  {'chunk':<24} {'tokens':>6} {'gain':>9} {'relevance':>9} {'redund.':>9}")
-    for step in out["steps"]:
-        if not step["accepted"]:
-            continue
+    for step in (s for s in out["steps"] if s["accepted"]):
         _say(
             f"{step['number']:>4}  {str(step['winner'])[:24]:<24} {step['winner_tokens']:>6} "
             f"{step['gain']:>+9.4f} {step['relevance_term']:>9.4f} {step['redundancy_term']:>9.4f}"
