@@ -107,8 +107,7 @@ def check_texts(texts: Any, what: str = "texts", *, max_chars: int = MAX_CHARS) 
 
 def text_batches(texts: list[str], max_texts: int | None = None) -> list[list[str]]:
     """Consecutive runs of texts of at most BATCH_CHARS characters and ``max_texts`` texts
-    (one text at least): a tokenizer's memory grows with a batch's characters (MiniLM's
-    holds about 150 bytes each), not with its texts."""
+    (one text at least): a tokenizer's memory grows with a batch's characters."""
     out: list[list[str]] = []
     size = BATCH_CHARS + 1
     for text in texts:

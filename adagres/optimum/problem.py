@@ -39,10 +39,9 @@ class Problem:
 
 
 class Search(NamedTuple):
-    """What a search of a :class:`Problem` leaves: the best set (candidate positions), its
-    F, a proven upper bound on the optimum, the nodes bounded (or the feasible sets
-    :mod:`~adagres.optimum.enumeration` visited), and whether it finished (not stopped by a
-    limit)."""
+    """What a search of a :class:`Problem` leaves: the best set (candidate positions), its F,
+    a proven upper bound on the optimum, the nodes bounded (or the feasible sets enumerated)
+    and whether it finished (not stopped by a limit)."""
 
     best: list[int]
     value: float
