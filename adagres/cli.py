@@ -36,13 +36,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _lam(text: str) -> float | str:
-    if text == "adaptive":
-        return text
+def _number(text: str, expected: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 'adaptive' or a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+
+def _lam(text: str) -> float | str:
+    return text if text == "adaptive" else _number(text, "'adaptive' or a number")
 
 
 def _limit(text: str) -> tuple[str, int]:
@@ -63,25 +65,7 @@ def _limit(text: str) -> tuple[str, int]:
 def _floor(text: str) -> float | str | None:
     if text in ("off", "pool"):
         return None if text == "off" else text
-    try:
-        return float(text)
-    except ValueError:
-        message = f"expected a cosine, 'pool' or 'off', got {text!r}"
-        raise argparse.ArgumentTypeError(message) from None
-
-
-def settings_from_args(args: argparse.Namespace) -> tuple[str, Any]:
-    """The strategy and the one :class:`adagres.Settings` value of the ``select`` options:
-    the preset's (or the defaults), with every option the user gave applied on top."""
-    from .core.presets import preset
-
-    base = preset(args.preset) if args.preset is not None else None
-    # an option not given is no attribute (SUPPRESS): every Settings field the user named
-    fields = [field.name for field in dataclasses.fields(Settings)]
-    overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
-    settings = Settings.of(None if base is None else base.settings, **overrides)
-    strategy = getattr(args, "strategy", None) or (base.strategy if base else ADAGRES.name)
-    return strategy, settings
+    return _number(text, "a cosine, 'pool' or 'off'")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -151,15 +135,14 @@ def _parser() -> argparse.ArgumentParser:
     # index and retrieve: documents into a Milvus collection, a pool out of it
     store = "a Milvus Lite store file (.db) or a server address (http://host:19530)"
     idx = commands.add_parser("index", help="chunk, embed and store documents in a collection")
-    idx.add_argument("uri", help=store)
-    idx.add_argument("collection")
+    ret = commands.add_parser("retrieve", help="retrieve the top-N pool of a query")
+    for command in (idx, ret):
+        command.add_argument("uri", help=store)
+        command.add_argument("collection")
     idx.add_argument("files", nargs="+", help="text, markdown, table or pool files, or folders")
     idx.add_argument("--size", type=int, default=200, help="chunk size in tokens (200)")
     idx.add_argument("--overlap", type=int, default=40, help="tokens two chunks share (40)")
     idx.add_argument("--tokenizer", default="cl100k", help="cl100k, o200k, minilm or words")
-    ret = commands.add_parser("retrieve", help="retrieve the top-N pool of a query")
-    ret.add_argument("uri", help=store)
-    ret.add_argument("collection")
     ret.add_argument("query")
     ret.add_argument("--top-n", type=int, default=20, help="chunks in the pool (20)")
     ret.add_argument("--tokenizer", default=None, help="count again with this tokenizer")
@@ -289,24 +272,25 @@ def _load(args: argparse.Namespace) -> Any:
     return load_pool(args.pool_file, index=args.index, query=args.query, limits=limits)
 
 
-def _ready(pool: Any, tokenizer: str) -> Any:
-    """Fill in what the selector needs: embeddings (model) and token counts (tokenizer)."""
+def _select(args: argparse.Namespace) -> dict[str, Any]:
+    from .core import baselines
+    from .core.metrics import evaluate
+    from .core.presets import preset
     from .pools.ready import ensure_embeddings, ensure_token_counts
 
+    # The strategy and settings: the preset's (or the defaults), with every option the user
+    # gave on top (one not given is no attribute: SUPPRESS); checked before the pool loads.
+    base = preset(args.preset) if args.preset is not None else None
+    fields = [field.name for field in dataclasses.fields(Settings)]
+    overrides = {name: getattr(args, name) for name in fields if hasattr(args, name)}
+    settings = Settings.of(None if base is None else base.settings, **overrides)
+    strategy = getattr(args, "strategy", None) or (base.strategy if base else ADAGRES.name)
+    pool = _load(args)  # then filled in: embeddings (model) and token counts (tokenizer)
     if pool.embeddings is None or pool.query_embedding is None:
         print("embedding chunks with the local model...", file=sys.stderr)
         pool = ensure_embeddings(pool)
     if pool.token_counts is None:
-        pool = ensure_token_counts(pool, tokenizer)
-    return pool
-
-
-def _select(args: argparse.Namespace) -> dict[str, Any]:
-    from .core import baselines
-    from .core.metrics import evaluate
-
-    strategy, settings = settings_from_args(args)  # validated before the pool is loaded
-    pool = _ready(_load(args), args.tokenizer)
+        pool = ensure_token_counts(pool, args.tokenizer)
     prepared = pool.prepared  # with the chunks' places in their sources (packing)
     # Trace only what is printed: per-candidate records cost O(k·N) memory and time.
     selection = baselines.run_prepared(
@@ -332,13 +316,11 @@ def _select(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def failed(exc: AdagresError | OSError) -> int:
-    """Print a command's error as the one line the CLI gives (an OSError names its file);
-    the exit status 2."""
-    if isinstance(exc, OSError):
-        print(one_line(f"adagres: error: {exc.filename}: {exc.strerror or exc}"), file=sys.stderr)
-    else:
-        print(one_line(f"adagres: error: {exc}"), file=sys.stderr)
+def failed(exc: AdagresError | OSError, file: object = None) -> int:
+    """Print a command's error as the one line the CLI gives (an OSError names ``file``, or
+    else its own file); the exit status 2."""
+    message = f"{file or exc.filename}: {exc.strerror or exc}" if isinstance(exc, OSError) else exc
+    print(one_line(f"adagres: error: {message}"), file=sys.stderr)
     return 2
 
 
@@ -361,9 +343,7 @@ def _print_selection(out: dict[str, Any]) -> None:
     _say(f"strategy {out['strategy']}" + (f" (policy {out['policy']})" if out["policy"] else ""))
     _say()
     _say(f"{'step':>4}  {'chunk':<24} {'tokens':>6} {'gain':>9} {'relevance':>9} {'redund.':>9}")
-    for step in out["steps"]:
-        if not step["accepted"]:
-            continue
+    for step in (s for s in out["steps"] if s["accepted"]):
         _say(
             f"{step['number']:>4}  {str(step['winner'])[:24]:<24} {step['winner_tokens']:>6} "
             f"{step['gain']:>+9.4f} {step['relevance_term']:>9.4f} {step['redundancy_term']:>9.4f}"
@@ -428,7 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 ok, 2 bad input, 141 when the
     output's reader closed the pipe)."""
     try:
-        return _main(argv)
+        code = _main(argv)
+        sys.stdout.flush()  # here, where a closed pipe can still be answered quietly
+        return code
     except BrokenPipeError:
         _discard_stdout()
         return PIPE_CLOSED
@@ -456,11 +438,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.budget < 0:
             raise InputError(f"--budget: must be >= 0 tokens, got {args.budget}")
         out = _select(args)
-    except AdagresError as exc:
-        return failed(exc)
-    except OSError as exc:
-        print(one_line(f"adagres: error: {args.pool_file}: {exc.strerror or exc}"), file=sys.stderr)
-        return 2
+    except (AdagresError, OSError) as exc:
+        return failed(exc, args.pool_file)
     if args.json:
         # Strict JSON: non-finite numbers are None (to_dict), NaN is refused, and every
         # non-ASCII character is escaped, so a lone surrogate in an id cannot break output.
@@ -481,11 +460,6 @@ def run() -> NoReturn:
     process leaves without that teardown.
     """
     code = main()
-    try:
-        sys.stdout.flush()  # here, where a closed pipe can still be answered quietly
-    except BrokenPipeError:
-        _discard_stdout()
-        code = PIPE_CLOSED
     if "pyarrow" in sys.modules and "pymilvus" not in sys.modules:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to keep

@@ -12,7 +12,7 @@ from test_exact import random_case, subsets
 from adagres import Settings, load_pools, prepare
 from adagres.core.loop import objective_value
 from adagres.core.selection import resolve_terms
-from adagres.optimum import exact
+from adagres.optimum import exact, problem
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -30,7 +30,7 @@ def test_enumeration_and_search_both_equal_brute_force(seed):
     for r in (listed, searched):
         assert r.proven and r.objective == pytest.approx(best, abs=1e-7)
         assert pool.tokens[list(r.indices)].sum() <= budget
-    reduced = len(exact.reduce(pool, budget, terms).positions)
+    reduced = len(problem.reduce(pool, budget, terms).positions)
     assert listed.enumerated and searched.enumerated == (listed.nodes == 0)  # 0: no set fits
     if reduced == len(tokens):  # no chunk dropped: every feasible set is visited
         assert listed.nodes == n_sets

@@ -17,8 +17,7 @@ from adagres import baselines as b
 from adagres.core.guarantee import guarantee
 from adagres.core.loop import Terms, objective_value
 from adagres.core.selection import resolve_terms, select_prepared
-from adagres.optimum import bounds, exact, gap
-from adagres.optimum.problem import incumbent
+from adagres.optimum import bounds, exact, gap, problem
 
 
 def random_case(seed: int):
@@ -68,7 +67,7 @@ def test_reduction_drops_only_chunks_no_optimum_needs(seed):
     q, C, tokens, budget, lam, alpha, tau = random_case(seed)
     pool = prepare(q, C, tokens)
     terms = Terms(lam, alpha, None if tau == "pool" else tau)
-    p = exact.reduce(pool, budget, terms)
+    p = problem.reduce(pool, budget, terms)
     kept = set(p.positions.tolist())
     assert p.n_fit == int((tokens <= budget).sum())
     assert all(tokens[i] <= budget for i in kept)
@@ -89,7 +88,7 @@ def test_negative_relevance_without_rewards_is_dropped():
     q = np.array([1.0, 0.0, 0.0])
     C = np.array([[1.0, 0.3, 0.0], [-0.2, 1.0, 0.3], [0.5, 0.5, 0.7]])  # all pairs >= 0
     assert (unit_rows(C) @ unit_rows(C).T >= 0).all()
-    p = exact.reduce(prepare(q, C, [5, 5, 5]), 15, Terms(0.5, 1.0, None))
+    p = problem.reduce(prepare(q, C, [5, 5, 5]), 15, Terms(0.5, 1.0, None))
     assert p.positions.tolist() == [0, 2]
 
 
@@ -227,8 +226,8 @@ def test_local_search_ends_at_a_local_optimum(seed):
     q, C, tokens = random_pool(rng, n=10, d=6)
     pool = prepare(q, C, tokens)
     terms = Terms(float(rng.choice([0.1, 0.5])), 1.0, None)
-    p = exact.reduce(pool, 200, terms)
-    found, value = exact.local_search(p, [])
+    p = problem.reduce(pool, 200, terms)
+    found, value = problem.local_search(p, [])
     positions = [int(p.positions[i]) for i in found]
     assert value == pytest.approx(objective_value(pool, positions, terms), abs=1e-9)
     here, n = set(found), len(p.positions)
@@ -416,12 +415,12 @@ def test_incumbent_is_a_feasible_set_no_worse_than_its_starts(seed):
     q, C, tokens, budget, lam, alpha, tau = random_case(seed)
     pool = prepare(q, C, tokens)
     terms = Terms(lam, alpha, None if tau == "pool" else tau)
-    p = exact.reduce(pool, budget, terms)
-    found, value = incumbent(p, [[]], kicks=50)
+    p = problem.reduce(pool, budget, terms)
+    found, value = problem.incumbent(p, [[]], kicks=50)
     positions = [int(p.positions[i]) for i in found]
     assert p.tokens[found].sum() <= budget
     assert value == pytest.approx(objective_value(pool, positions, terms), abs=1e-9)
-    singles = [exact.local_search(p, [i])[1] for i in range(len(p.positions))]
+    singles = [problem.local_search(p, [i])[1] for i in range(len(p.positions))]
     assert value >= max(singles, default=0.0) - 1e-9
     assert value >= 0.0  # the empty set
     best = max(
@@ -431,4 +430,4 @@ def test_incumbent_is_a_feasible_set_no_worse_than_its_starts(seed):
     )
     assert value <= best + 1e-9
     # Deterministic: the same seed gives the same set.
-    assert incumbent(p, [[]], kicks=50) == (found, value)
+    assert problem.incumbent(p, [[]], kicks=50) == (found, value)

@@ -11,7 +11,7 @@ from reference import random_pool, sdp_case
 
 from adagres import prepare
 from adagres.core.loop import Terms, objective_value
-from adagres.optimum import bounds, exact
+from adagres.optimum import bounds, exact, problem
 from adagres.optimum.nonnegative import pair_multipliers
 
 
@@ -100,7 +100,7 @@ def test_pairs_tighten_the_root_of_a_signed_cosine_pool_and_the_search_proves_it
     assert result.proven and result.nodes < 3000
     assert pool.tokens[list(result.indices)].sum() <= 900
     assert result.objective == pytest.approx(objective_value(pool, list(result.indices), terms))
-    p = exact.reduce(pool, 900, terms)
+    p = problem.reduce(pool, 900, terms)
     args = (p.relevance_term, p.weights, p.tokens, p.budget)
     shor = relaxed_bound(*args, np.zeros_like(p.weights))
     dnn = relaxed_bound(*args, pair_multipliers(*args))

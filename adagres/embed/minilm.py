@@ -152,8 +152,6 @@ class MiniLM:
     def encode(self, texts: list[str]) -> np.ndarray:
         """The (len(texts), d) float32 unit vectors of ``texts``."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        if not texts:
-            return out
         ids = [encoding.ids for encoding in self._tokenizer.encode_batch(texts)]
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))  # batches of like length
         start = 0

@@ -182,21 +182,19 @@ def embed_texts(
     name = resolve_model(model)
     folder = _model_folder(globals()["cache_dir"](cache_dir), name)
     keys = [_text_key(text) for text in texts]
-    found: dict[str, np.ndarray | None] = {
-        key: _read_cached(folder / f"{key}.npy") for key in dict.fromkeys(keys)
-    }
+    text_of = dict(zip(keys, texts, strict=True))  # each text once
+    found = {key: _read_cached(folder / f"{key}.npy") for key in text_of}
     dimension: int | None = None
     for _ in range(3):  # misses; then entries of another dimension than the model's
         todo = [
-            text
-            for text, key in zip(texts, keys, strict=True)
-            if (vector := found[key]) is None
-            or (dimension is not None and vector.shape[0] != dimension)
+            text_of[key]
+            for key, vector in found.items()
+            if vector is None or (dimension is not None and vector.shape[0] != dimension)
         ]
         sizes = {vector.shape[0] for vector in found.values() if vector is not None}
         if not todo and (dimension is not None or len(sizes) <= 1):
             break
-        todo = list(dict.fromkeys(todo)) or texts[:1]  # [:1]: learn the model's dimension
+        todo = todo or texts[:1]  # [:1]: learn the model's dimension
         done = 0
         for batch in text_batches(todo, _BATCH):
             for text, vector in zip(batch, _encode(name, batch), strict=True):

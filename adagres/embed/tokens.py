@@ -25,6 +25,7 @@ import re
 import warnings
 from collections.abc import Sequence
 from functools import cache, lru_cache
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -106,8 +107,7 @@ def check_texts(texts: Any, what: str = "texts", *, max_chars: int = MAX_CHARS) 
 
 def text_batches(texts: list[str], max_texts: int | None = None) -> list[list[str]]:
     """Consecutive runs of texts of at most BATCH_CHARS characters and ``max_texts`` texts
-    (one text at least): a tokenizer's memory grows with a batch's characters (MiniLM's
-    holds about 150 bytes each), not with its texts."""
+    (one text at least): a tokenizer's memory grows with a batch's characters."""
     out: list[list[str]] = []
     size = BATCH_CHARS + 1
     for text in texts:
@@ -178,20 +178,7 @@ def token_spans(text: str, tokenizer: str = DEFAULT_TOKENIZER) -> list[tuple[int
         return [tuple(offset) for offset in encoding.offsets]
     encoding = _bpe(tokenizer)
     pieces = encoding.decode_tokens_bytes(encoding.encode_ordinary(text))
-    char_end_of_byte = _char_ends(text)
-    spans: list[tuple[int, int]] = []
-    byte_start = 0
-    for piece in pieces:
-        byte_end = byte_start + len(piece)
-        start = spans[-1][1] if spans else 0
-        spans.append((start, char_end_of_byte[byte_end]))
-        byte_start = byte_end
-    return spans
-
-
-def _char_ends(text: str) -> list[int]:
-    """For each byte offset b of the UTF-8 text, the end of the character holding byte b-1."""
-    ends = [0]
-    for index, char in enumerate(text):
-        ends.extend([index + 1] * len(char.encode("utf-8")))
-    return ends
+    # for each byte offset b, the end of the character that holds byte b − 1
+    char_end = [0, *(i + 1 for i, char in enumerate(text) for _ in char.encode("utf-8"))]
+    ends = [char_end[end] for end in accumulate(len(piece) for piece in pieces)]
+    return list(zip([0, *ends], ends, strict=False))

@@ -284,13 +284,7 @@ def is_psd(q: np.ndarray) -> bool:
 
 
 def diagonal(
-    weights: np.ndarray,
-    gain: np.ndarray,
-    tokens: np.ndarray,
-    budget: float,
-    k: int,
-    levels: int = 12,
-    steps: int = 4,
+    weights: np.ndarray, gain: np.ndarray, tokens: np.ndarray, budget: float, k: int
 ) -> np.ndarray:
     """A per-chunk shift d ≥ 0 with W + diag(d) ≻ 0 (checked by Cholesky) for
     :func:`convex_bound`, chosen to make its relaxed bound as low as it goes.
@@ -327,8 +321,8 @@ def diagonal(
     d = uniform + 0.05 * scale  # strictly inside: the barrier needs M ≻ 0
     x: np.ndarray | None = None
     mu = 0.1 * scale / n
-    for _ in range(levels):
-        for _ in range(steps):
+    for _ in range(12):  # barrier levels, μ halved after each
+        for _ in range(4):  # Newton steps per level
             values, vectors = np.linalg.eigh(weights + np.diag(d))
             inverse = (vectors / values) @ vectors.T
             x = relaxed(d, 40, x, float(values[-1])).x

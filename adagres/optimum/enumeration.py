@@ -10,13 +10,11 @@ never by the clock.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
-from .problem import Problem
+from .problem import Problem, Search
 
-__all__ = ["ENUMERATE_MAX_SETS", "Enumerated", "enumerate_best"]
+__all__ = ["ENUMERATE_MAX_SETS", "enumerate_best"]
 
 #: Most feasible (non-empty) sets :func:`enumerate_best` visits before it gives up: about
 #: 0.2 s of work on 2 cores (138,065 sets of an 88-chunk pool at 300 tokens took 0.11 s),
@@ -24,23 +22,15 @@ __all__ = ["ENUMERATE_MAX_SETS", "Enumerated", "enumerate_best"]
 ENUMERATE_MAX_SETS = 200_000
 
 
-class Enumerated(NamedTuple):
-    """The best set (candidate positions of the problem, ascending), its F and the number
-    of non-empty feasible sets visited (all of them)."""
-
-    best: list[int]
-    value: float
-    sets: int
-
-
 class _TooMany(Exception):
     """Raised inside the walk when the limit is passed (never leaves this module)."""
 
 
-def enumerate_best(p: Problem, max_sets: int = ENUMERATE_MAX_SETS) -> Enumerated | None:
+def enumerate_best(p: Problem, max_sets: int = ENUMERATE_MAX_SETS) -> Search | None:
     """Every set of ``p``'s candidates that fits its budget, and the one with the largest F
-    (the empty set, F = 0, when none beats it; ties go to the set visited first); None when
-    more than ``max_sets`` non-empty sets fit.
+    (the empty set, F = 0, when none beats it; ties go to the set visited first), as a
+    finished :class:`Search` whose ``nodes`` are the non-empty feasible sets; None when more
+    than ``max_sets`` of them fit.
 
     Candidates are walked by increasing tokens, so a walk stops extending a set at the
     first candidate that does not fit. F(S ∪ {j}) = F(S) + g_j with g = a − Σ_{i∈S} W_i·.
@@ -49,7 +39,7 @@ def enumerate_best(p: Problem, max_sets: int = ENUMERATE_MAX_SETS) -> Enumerated
     >>> w = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
     >>> p = Problem(np.arange(3), np.array([1.0, 0.9, 0.2]), w, np.array([5, 5, 5]), 10, 2, 3)
     >>> r = enumerate_best(p)
-    >>> r.best, round(r.value, 6), r.sets   # {0, 2}: 1.2 beats {0, 1}: 1.9 − 1.0
+    >>> r.best, round(r.value, 6), r.nodes   # {0, 2}: 1.2 beats {0, 1}: 1.9 − 1.0
     ([0, 2], 1.2, 6)
     >>> enumerate_best(p, max_sets=5) is None
     True
@@ -80,4 +70,4 @@ def enumerate_best(p: Problem, max_sets: int = ENUMERATE_MAX_SETS) -> Enumerated
         visit(0, [], 0.0, p.relevance_term[order].astype(np.float64), int(p.budget))
     except _TooMany:
         return None
-    return Enumerated(sorted(int(order[j]) for j in best), best_value, count)
+    return Search(sorted(int(order[j]) for j in best), best_value, best_value, count, True)

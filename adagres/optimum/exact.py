@@ -33,18 +33,9 @@ from ..errors import SolverError
 from .bounds import ABS_TOL, convex_bound, count_fit, diagonal, rounded, shift, split_bound
 from .enumeration import ENUMERATE_MAX_SETS, enumerate_best
 from .nonnegative import pair_multipliers
-from .problem import Problem, incumbent, local_search, reduce
+from .problem import Problem, Search, incumbent, local_search, reduce
 
-__all__ = [
-    "EXACT_MAX_CHUNKS",
-    "EXACT_MAX_NODES",
-    "ExactResult",
-    "Problem",
-    "local_search",
-    "reduce",
-    "solve",
-    "solve_exact",
-]
+__all__ = ["EXACT_MAX_CHUNKS", "EXACT_MAX_NODES", "ExactResult", "solve", "solve_exact"]
 
 #: Most candidates (after :func:`reduce`) the solver takes. The refusal rule is this size
 #: alone: a node costs O(N²) plus an N × N eigenvalue step now and then, and the time limit
@@ -107,17 +98,6 @@ class Node(NamedTuple):
     shift: np.ndarray
     n_shift: int
     bound: float
-
-
-class Search(NamedTuple):
-    """What :func:`search` leaves: the best set, its F, a proven upper bound on the
-    optimum, the nodes bounded, and whether it finished (not stopped by a limit)."""
-
-    best: list[int]
-    value: float
-    upper_bound: float
-    nodes: int
-    finished: bool
 
 
 def search(
@@ -310,10 +290,9 @@ def solve(
     n = len(p.positions)
     if n > max_chunks:
         raise SolverError(refusal(budget, p.n_fit, n, p.k_max, max_chunks))
-    found = enumerate_best(p, max_sets)
-    if found is not None:  # every feasible set seen: the optimum, proven without a bound
-        best, value, upper, nodes, finished = found.best, found.value, -math.inf, found.sets, True
-    else:
+    found = enumerate_best(p, max_sets)  # every feasible set seen: proven without a bound
+    enumerated = found is not None
+    if found is None:
         where = {int(pos): i for i, pos in enumerate(p.positions)}
         rules = [
             POLICY_RULES["skip"],
@@ -326,10 +305,11 @@ def solve(
         ]
         best, value = incumbent(p, starts)
         deadline = math.inf if time_limit is None else started + time_limit
-        best, value, upper, nodes, finished = search(p, best, value, deadline, rel_gap, max_nodes)
+        found = search(p, best, value, deadline, rel_gap, max_nodes)
+    best, value, upper, nodes, finished = found
     indices = tuple(sorted(int(p.positions[i]) for i in best))
     objective = objective_value(pool, list(indices), terms)
-    upper = max(upper, objective)
+    upper = objective if enumerated else max(upper, objective)  # enumerated: F is the optimum
     # Finished: optimal (within rel_gap); stopped: proven only if every open bound is close.
     proven = finished or upper - value <= max(ABS_TOL, rel_gap * abs(value))  # value ≈ objective
     return ExactResult(
@@ -342,7 +322,7 @@ def solve(
         p.n_fit,
         n,
         p.k_max,
-        enumerated=found is not None,
+        enumerated=enumerated,
     )
 
 

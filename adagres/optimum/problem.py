@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from ..core.loop import Terms
 from ..core.prepared import PreparedPool
 from .bounds import ABS_TOL, count_fit, max_gain
 
-__all__ = ["INCUMBENT_KICKS", "Problem", "incumbent", "local_search", "reduce"]
+__all__ = ["INCUMBENT_KICKS", "Problem", "Search", "incumbent", "local_search", "reduce"]
 
 #: Perturbations of :func:`incumbent`'s iterated local search (each: a few chunks out, one
 #: in at random, then :func:`local_search`); a fixed count keeps the result deterministic.
@@ -35,6 +36,18 @@ class Problem:
     budget: int
     k_max: int  # largest number of candidates that fit together
     n_fit: int  # chunks no longer than the budget, before the other reductions
+
+
+class Search(NamedTuple):
+    """What a search of a :class:`Problem` leaves: the best set (candidate positions), its F,
+    a proven upper bound on the optimum, the nodes bounded (or the feasible sets enumerated)
+    and whether it finished (not stopped by a limit)."""
+
+    best: list[int]
+    value: float
+    upper_bound: float
+    nodes: int
+    finished: bool
 
 
 def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
