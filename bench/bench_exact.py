@@ -38,7 +38,7 @@ from bench_select import make_pool  # noqa: E402
 
 import adagres  # noqa: E402
 from adagres.core.selection import resolve_terms  # noqa: E402
-from adagres.optimum import exact, gap  # noqa: E402
+from adagres.optimum import exact, gap, problem  # noqa: E402
 
 BUDGETS = (300, 600, 900, 1200)
 #: No floor, or the pool's own (``redundancy_floor="pool"``).
@@ -155,14 +155,14 @@ def main() -> None:
     for (name, pool, budget, floor), results in zip(cases, runs, strict=True):
         settings = adagres.Settings(redundancy_floor=floor)
         terms = resolve_terms(pool, budget, settings)[0]
-        problem = exact.reduce(pool, budget, terms)
+        reduced = problem.reduce(pool, budget, terms)
         row: dict[str, Any] = {
             "pool": name,
             "floor": floor,
             "budget": budget,
             "n_chunks": pool.n_chunks,
-            "candidates": len(problem.positions),
-            "k_max": problem.k_max,
+            "candidates": len(reduced.positions),
+            "k_max": reduced.k_max,
             "lam": terms.lam,
         }
         if isinstance(results[0], str):

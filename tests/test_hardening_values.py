@@ -212,6 +212,16 @@ def test_a_missing_document_path_is_refused_not_chunked(tmp_path):
     assert read_documents({"doc": "see notes.md"}) == {"doc": "see notes.md"}
 
 
+@pytest.mark.parametrize(
+    "given", ["~nosuchuser-7f3a/notes.md", ["a text", "~nosuchuser-7f3a/x.txt"]]
+)
+def test_a_home_folder_of_an_unknown_user_is_one_line_naming_the_user(given):
+    with pytest.raises(PoolError) as error:
+        read_documents(given)
+    assert "names a file in the home folder of '~nosuchuser-7f3a'" in str(error.value)
+    assert "\n" not in str(error.value)
+
+
 # --------------------------------------------------------------------------- output
 
 

@@ -108,7 +108,7 @@ def _terms(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _bm25_index() -> tuple[list[str], list[Counter], dict[str, float], list[float]]:
+def _bm25_index() -> tuple[list[str], list[Counter[str]], dict[str, float], list[float]]:
     """The titles, their bags of terms, the terms' idf and each bag's length norm."""
     titles = list(wiki_summaries())
     bags = [Counter(_terms(f"{t} {wiki_summaries()[t]['extract']}")) for t in titles]
@@ -122,7 +122,7 @@ def _bm25_index() -> tuple[list[str], list[Counter], dict[str, float], list[floa
 
 def _bm25(query: str) -> list[float]:
     _titles, bags, idf, norms = _bm25_index()
-    terms = [t for t in set(_terms(query)) if t in idf]
+    terms = [t for t in dict.fromkeys(_terms(query)) if t in idf]  # in order: same sums
     return [
         sum(idf[t] * bag[t] * 2.2 / (bag[t] + norm) for t in terms if t in bag)
         for bag, norm in zip(bags, norms, strict=True)

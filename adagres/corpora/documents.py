@@ -101,9 +101,19 @@ def _is_path(text: str) -> bool:
 
 
 def _path(text: str | os.PathLike[str]) -> Path:
-    """The path a string names (``~/`` is the user's home folder)."""
+    """The path a string names (``~/`` is the user's home folder; PoolError for ``~name/``
+    of a user this system does not know)."""
     path = Path(text)
-    return path.expanduser() if str(text).startswith("~") else path
+    if not str(text).startswith("~"):
+        return path
+    try:
+        return path.expanduser()
+    except RuntimeError:  # no such user, or no home folder at all
+        shown = one_line(str(text), max_chars=200)
+        raise PoolError(
+            f"documents: {shown!r} names a file in the home folder of {path.parts[0]!r}, "
+            "which this system does not know"
+        ) from None
 
 
 def _read_files(paths: Iterable[Path]) -> dict[str, str]:
