@@ -40,6 +40,7 @@ test: install browser
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(PY) -m mypy --strict adagres/core adagres/errors.py  # and every module they import
 	$(PY) -m pytest -n 2 -m "not browser"
 	$(PY) -m pytest -m browser
 
@@ -83,6 +84,7 @@ lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(PY) -m mypy --strict adagres/core adagres/errors.py
 
 format: install
 	$(PY) -m ruff format .

@@ -178,7 +178,8 @@ class MiniLM:
         summed = np.einsum("bld,bl->bd", x, mask)
         pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), np.float32(1e-9))
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+        unit: np.ndarray = (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32)
+        return unit
 
     def _layer(
         self, x: np.ndarray, bias: np.ndarray, block: dict[str, tuple[np.ndarray, np.ndarray]]
@@ -212,7 +213,8 @@ def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     shape = x.shape
     out = x.reshape(-1, shape[-1]) @ weight
     out += bias
-    return out.reshape(*shape[:-1], weight.shape[1])
+    shaped: np.ndarray = out.reshape(*shape[:-1], weight.shape[1])
+    return shaped
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:

@@ -100,7 +100,8 @@ def _load_model(name: str) -> Any:
     with contextlib.suppress(ImportError, AttributeError):
         from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()
+        quiet: Callable[[], None] = transformers_logging.disable_progress_bar  # untyped
+        quiet()
     try:
         return SentenceTransformer(
             name, device="cpu", local_files_only=True, model_kwargs={"use_safetensors": True}

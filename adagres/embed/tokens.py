@@ -88,10 +88,10 @@ def check_texts(texts: Any, what: str = "texts", *, max_chars: int = MAX_CHARS) 
     if isinstance(texts, str):
         raise InputError(f"{what}: expected a list of texts, got one string")
     try:
-        texts = list(texts)
+        listed: list[str] = list(texts)
     except TypeError:
         raise InputError(f"{what}: expected a list of texts, got {type(texts).__name__}") from None
-    for position, text in enumerate(texts):
+    for position, text in enumerate(listed):
         if not isinstance(text, str):
             raise InputError(f"{what}[{position}]: expected a string, got {type(text).__name__}")
         problem = string_problem(text, max_chars - 1, "max_text_chars")
@@ -102,7 +102,7 @@ def check_texts(texts: Any, what: str = "texts", *, max_chars: int = MAX_CHARS) 
                     f"{max_chars:,} (split it into chunks first)"
                 )
             raise InputError(f"{what}[{position}]: {problem}")
-    return texts
+    return listed
 
 
 def text_batches(texts: list[str], max_texts: int | None = None) -> list[list[str]]:

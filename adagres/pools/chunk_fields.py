@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from adagres.core.validate import MAX_TOKENS, offset_problem, vector_problem
+from adagres.core.validate import MAX_TOKENS, offset_problem, string_problem, vector_problem
 from adagres.errors import PoolError, one_line
-from adagres.pools.kept_values import json_value_problem, string_problem
+from adagres.pools.kept_values import json_value_problem
 from adagres.pools.load_limits import DEFAULT_LIMITS, Limits
 from adagres.pools.pool import Chunk
 from adagres.pools.spans import offset_problem as placement_problem
@@ -209,7 +209,7 @@ def parse_token_count(value: Any, ctx: Location, index: int, chunk_id: str) -> i
         )
     if problem is not None:
         raise ctx.fail(problem, index=index, chunk=chunk_id, field="tokens")
-    return value
+    return int(value)
 
 
 def check_string(

@@ -344,7 +344,7 @@ class Pool:
         """
 
         def floats(vector: np.ndarray) -> list[float]:
-            values = vector.tolist()
+            values: list[float] = vector.tolist()
             if float_decimals is None:
                 return values
             return [round(value, float_decimals) for value in values]

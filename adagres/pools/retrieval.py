@@ -111,7 +111,8 @@ def _vector(value: Any, name: str) -> list[float]:
         ) from None
     if array.ndim != 1:
         raise PoolError(f"{_WHERE}: {name}: expected one vector, got shape {array.shape}")
-    return array.tolist()
+    values: list[float] = array.tolist()
+    return values
 
 
 def dump_retrieval(

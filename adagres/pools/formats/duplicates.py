@@ -43,7 +43,7 @@ def key_separators(text: str | bytes) -> int:
     pattern: Any = _STRING_BYTES if isinstance(text, bytes) else _STRING_TEXT
     colon: Any = b":" if isinstance(text, bytes) else ":"
     inside = sum(match.group().count(colon) for match in pattern.finditer(text))
-    return text.count(colon) - inside
+    return int(text.count(colon) - inside)
 
 
 def count_keys(value: Any) -> int:

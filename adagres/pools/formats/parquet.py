@@ -88,12 +88,12 @@ def decoded_bytes(pa: Any, array: Any) -> int:
     if pa.types.is_dictionary(kind):
         values = array.dictionary
         try:
-            return len(array) * max(values.type.bit_width // 8, 1)
+            return int(len(array) * max(values.type.bit_width // 8, 1))
         except ValueError:  # not a fixed-width type
             pass
         # Dictionaries of lists: an upper bound.
         if not _is(pa, values.type, "string", "large_string", *_BINARIES):
-            return len(array) * max(values.nbytes, 1)
+            return int(len(array) * max(values.nbytes, 1))
         import pyarrow.compute as pc
 
         lengths = np.asarray(pc.binary_length(values).fill_null(0), np.int64)
