@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import functools
 import json
 import math
 import re
@@ -234,7 +235,15 @@ def spans(path: str | Path, kind: str) -> Iterator[Span]:
 
 def _field(obj: Mapping[str, Any], camel: str) -> Any:
     """``obj[camel]``, else its protobuf field name (``camel`` in snake_case)."""
-    return obj.get(camel, obj.get(re.sub("([A-Z])", r"_\1", camel).lower()))
+    found = obj.get(camel)
+    return obj.get(_snake(camel)) if found is None else found
+
+
+@functools.cache
+def _snake(camel: str) -> str:
+    """``startTimeUnixNano`` -> ``start_time_unix_nano`` (made once per name: every span
+    reads its fields through :func:`_field`)."""
+    return re.sub("([A-Z])", r"_\1", camel).lower()
 
 
 def _hex_id(obj: Mapping[str, Any], what: str, where: str) -> str | None:
