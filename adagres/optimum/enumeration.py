@@ -70,4 +70,5 @@ def enumerate_best(p: Problem, max_sets: int = ENUMERATE_MAX_SETS) -> Search | N
         visit(0, [], 0.0, p.relevance_term[order].astype(np.float64), int(p.budget))
     except _TooMany:
         return None
-    return Search(sorted(int(order[j]) for j in best), best_value, best_value, count, True)
+    chosen = sorted(int(order[j]) for j in best)
+    return Search(best=chosen, value=best_value, upper_bound=best_value, nodes=count, finished=True)

@@ -156,7 +156,8 @@ def search(
         out_of_nodes = max_nodes is not None and nodes >= max_nodes
         if nodes and (out_of_nodes or time.perf_counter() > deadline):
             open_bounds = [-b for b, _, _ in heap] + ([dive.bound] if dive is not None else [])
-            return Search(best, value, max(value + slack(value), *open_bounds), nodes, False)
+            upper = max(value + slack(value), *open_bounds)
+            return Search(best=best, value=value, upper_bound=upper, nodes=nodes, finished=False)
         if dive is None:
             dive = heapq.heappop(heap)[2]
         chosen, open_, gain, f, left, warm, d, n_shift, parent = dive
@@ -236,7 +237,9 @@ def search(
         dive, other = (take, skip) if forced[j] or x[j] >= 0.5 else (skip, take)
         if not forced[j]:
             heapq.heappush(heap, (-other.bound, nodes, other))
-    return Search(best, value, value + slack(value), nodes, True)
+    return Search(
+        best=best, value=value, upper_bound=value + slack(value), nodes=nodes, finished=True
+    )
 
 
 def reshift(q: np.ndarray, d: np.ndarray) -> np.ndarray:
