@@ -121,7 +121,13 @@ class Guard:
             self.out[gone] = True
             for i in gone.tolist():
                 self.dropped.append(
-                    Duplicate(i, winner, step, float(sims[i]), self.shared(i, winner))
+                    Duplicate(
+                        chunk=i,
+                        of=winner,
+                        step=step,
+                        cosine=float(sims[i]),
+                        shared_text=self.shared(i, winner),
+                    )
                 )
         return gone
 
@@ -147,7 +153,9 @@ class Guard:
             if share >= self.shared_text:
                 self.out[chunk] = True
                 cosine = float(self.pool.similarities(pick)[chunk])
-                self.dropped.append(Duplicate(chunk, pick, step, cosine, share))
+                self.dropped.append(
+                    Duplicate(chunk=chunk, of=pick, step=step, cosine=cosine, shared_text=share)
+                )
                 return True
         return False
 

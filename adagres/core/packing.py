@@ -364,7 +364,7 @@ class Packer:
                 continue
             a, b = a + offset, b + offset
             if any(x <= a and b <= y for x, y in gaps):  # whole in what the chunk adds
-                new.append(Omission(chunk, holder, a, b, union[a:b]))
+                new.append(Omission(chunk=chunk, holder=holder, start=a, end=b, text=union[a:b]))
         # A stitch can show that what a window took for a sentence was the tail of a longer
         # one (it began mid-sentence): such an omission is put back, or it would cut the
         # longer sentence, which another pick may hold for a sentence left out elsewhere.
@@ -458,7 +458,13 @@ class Packer:
                 del self.passages[p]
             ell = int(self.tokens[chunk])
             self.merges.append(
-                Merge(step, chunk, tuple(sorted(joined)), plan.charge, ell - plan.charge)
+                Merge(
+                    step=step,
+                    chunk=chunk,
+                    joined=tuple(sorted(joined)),
+                    tokens=plan.charge,
+                    saved=ell - plan.charge,
+                )
             )
         else:
             self.first_step[pid] = step
@@ -482,7 +488,11 @@ class Packer:
         holder = self.plan(chunk).holder
         assert holder is not None
         cosine = float(self.similarities(holder)[chunk])
-        self.contained.append(Duplicate(chunk, holder, step, cosine, 1.0, inside=True))
+        self.contained.append(
+            Duplicate(
+                chunk=chunk, of=holder, step=step, cosine=cosine, shared_text=1.0, inside=True
+            )
+        )
 
     def result(self) -> tuple[tuple[Passage, ...], tuple[Merge, ...]]:
         """The passages in the order of their first pick, and the merges."""
@@ -498,13 +508,13 @@ class Packer:
             omissions = tuple(sorted(o.omissions, key=lambda x: x.start))
             passages.append(
                 Passage(
-                    o.members,
-                    render(o.source_text, omissions),
-                    o.tokens,
-                    apart,
-                    tuple(spans),
-                    o.source_text,
-                    omissions,
+                    chunks=o.members,
+                    text=render(o.source_text, omissions),
+                    tokens=o.tokens,
+                    separate_tokens=apart,
+                    spans=tuple(spans),
+                    source_text=o.source_text,
+                    omissions=omissions,
                 )
             )
         return tuple(passages), tuple(self.merges)

@@ -318,4 +318,4 @@ def budget_sweep(
             rows.append(row)
             if progress is not None:
                 progress(len(rows) / total)
-    return BudgetSweep(tuple(budget_list), strategies, tuple(rows))
+    return BudgetSweep(budgets=tuple(budget_list), strategies=strategies, rows=tuple(rows))

@@ -316,15 +316,15 @@ def solve(
     # Finished: optimal (within rel_gap); stopped: proven only if every open bound is close.
     proven = finished or upper - value <= max(ABS_TOL, rel_gap * abs(value))  # value ≈ objective
     return ExactResult(
-        indices,
-        objective,
-        upper,
-        bool(proven),
-        nodes,
-        time.perf_counter() - started,
-        p.n_fit,
-        n,
-        p.k_max,
+        indices=indices,
+        objective=objective,
+        upper_bound=upper,
+        proven=bool(proven),
+        nodes=nodes,
+        seconds=time.perf_counter() - started,
+        n_fit=p.n_fit,
+        n_candidates=n,
+        k_max=p.k_max,
         enumerated=enumerated,
     )
 

@@ -66,14 +66,14 @@ def optimality_gap(
     greedy_f = selection.objective
     paper = guarantee(pool.chunks, pool.tokens, budget, terms.lam).bound(r.objective)
     return GapReport(
-        r.objective,
-        r.upper_bound,
-        greedy_f,
-        r.objective - greedy_f,
-        relative(r.objective - greedy_f, r.objective),
-        r.proven,
-        r.seconds,
-        paper,
-        r.nodes,
-        r.enumerated,
+        optimum=r.objective,
+        upper_bound=r.upper_bound,
+        greedy=greedy_f,
+        absolute_gap=r.objective - greedy_f,
+        relative_gap=relative(r.objective - greedy_f, r.objective),
+        proven=r.proven,
+        seconds=r.seconds,
+        paper_bound=paper,
+        nodes=r.nodes,
+        enumerated=r.enumerated,
     )

@@ -78,7 +78,15 @@ def reduce(pool: PreparedPool, budget: int, terms: Terms) -> Problem:
             break
         live, a, tokens = live[keep], a[keep], tokens[keep]
         weights = weights[np.ix_(keep, keep)]
-    return Problem(live, a, weights, tokens, budget, k, n_fit)
+    return Problem(
+        positions=live,
+        relevance_term=a,
+        weights=weights,
+        tokens=tokens,
+        budget=budget,
+        k_max=k,
+        n_fit=n_fit,
+    )
 
 
 def local_search(p: Problem, start: Iterable[int]) -> tuple[list[int], float]:
